@@ -1,0 +1,121 @@
+# efabench build. `make` builds build/lib/libefab.a and build/bin/efab_*.
+# Overrides: LIBFABRIC_HOME (e.g. /opt/amazon/efa), MPI_HOME (e.g. /opt/amazon/openmpi)
+# or MPICC, HWLOC_HOME, CUDA_HOME (optional; empty disables CUDA), NVSHMEM_HOME.
+# V=1 prints commands, SAN=1 builds with ASan + UBSan.
+
+BUILD   ?= build
+CC      ?= cc
+V       ?= 0
+SAN     ?= 0
+PYTHON  ?= python3
+
+Q    := $(if $(filter 1,$(V)),,@)
+say   = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' $(1) $(2);)
+
+# ---- dependencies ----
+ifdef LIBFABRIC_HOME
+  FABRIC_CFLAGS := -I$(LIBFABRIC_HOME)/include
+  FABRIC_LIBS   := $(foreach d,lib lib64,-L$(LIBFABRIC_HOME)/$(d) -Wl,-rpath,$(LIBFABRIC_HOME)/$(d)) -lfabric
+else
+  FABRIC_CFLAGS := $(shell pkg-config --cflags libfabric 2>/dev/null)
+  FABRIC_LIBS   := $(or $(shell pkg-config --libs libfabric 2>/dev/null),-lfabric)
+endif
+
+ifndef MPICC
+  MPICC := $(if $(MPI_HOME),$(MPI_HOME)/bin/mpicc,mpicc)
+endif
+
+ifdef HWLOC_HOME
+  HWLOC_CFLAGS := -I$(HWLOC_HOME)/include
+  HWLOC_LIBS   := -L$(HWLOC_HOME)/lib -Wl,-rpath,$(HWLOC_HOME)/lib -lhwloc
+else
+  HWLOC_CFLAGS := $(shell pkg-config --cflags hwloc 2>/dev/null)
+  HWLOC_LIBS   := $(or $(shell pkg-config --libs hwloc 2>/dev/null),-lhwloc)
+endif
+
+# CUDA is optional: only its header is needed (the driver is dlopen'ed at run time).
+CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda))
+ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
+  CUDA_CFLAGS := -DEFAB_HAVE_CUDA -I$(CUDA_HOME)/include
+endif
+
+CFLAGS_BASE := -std=gnu11 -O2 -g -Wall -Wextra -Werror -MMD -MP -Ilib
+ifeq ($(SAN),1)
+  CFLAGS_BASE += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  LDFLAGS_SAN := -fsanitize=address,undefined
+endif
+LIB_CFLAGS := $(CFLAGS_BASE) $(FABRIC_CFLAGS) $(HWLOC_CFLAGS) $(CUDA_CFLAGS) $(CFLAGS)
+LIBS       := $(FABRIC_LIBS) $(HWLOC_LIBS) -ldl -lm $(LDFLAGS_SAN) $(LDFLAGS)
+
+# ---- sources ----
+LIB_SRC   := $(wildcard lib/*.c)
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+MAINS     := $(wildcard bench/efab_*.c)
+BENCH_SRC := $(filter-out $(MAINS),$(wildcard bench/*.c))
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
+BINS      := $(MAINS:bench/%.c=$(BUILD)/bin/%)
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+.SECONDARY:
+.PHONY: all deps check check-run demo install clean format tests
+all: $(BUILD)/lib/libefab.a $(BINS)
+
+$(BUILD)/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/lib/libefab.a: $(LIB_OBJ)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/bench/%.o: bench/%.c
+	@mkdir -p $(@D)
+	$(call say,MPICC,$<)
+	$(Q)$(MPICC) $(LIB_CFLAGS) -Ibench -c $< -o $@
+
+$(BUILD)/bin/%: $(BUILD)/bench/%.o $(BENCH_OBJ) $(BUILD)/lib/libefab.a
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(MPICC) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%.o: tests/unit/%.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/lib/libefab.a
+	$(call say,LINK,$@)
+	$(Q)$(CC) -o $@ $^ -lcmocka $(LIBS)
+
+tests: all $(UNITS)
+
+# The two README commands. Both first make sure the dependencies are here
+# (installing them on a fresh Debian/Ubuntu machine, doing nothing otherwise).
+deps:
+	$(Q).ci/setup-deps
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)$(MAKE) --no-print-directory check-run
+
+check-run:
+	$(Q)BUILD=$(BUILD) tests/run
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/demo.sh $(BUILD)
+
+PREFIX ?= /usr/local
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin
+
+format:
+	clang-format -i lib/*.c lib/*.h bench/*.c bench/*.h tests/unit/*.c
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,491 @@
+#include <math.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* ---- the MPI runtime ---- */
+
+static int mpi_barrier(efab_rt_t *rt)
+{
+	(void)rt;
+	return MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS;
+}
+
+static int mpi_allgather(efab_rt_t *rt, const void *in, void *out, size_t len)
+{
+	(void)rt;
+	return MPI_Allgather(in, (int)len, MPI_BYTE, out, (int)len, MPI_BYTE, MPI_COMM_WORLD) !=
+	       MPI_SUCCESS;
+}
+
+static int mpi_allreduce(efab_rt_t *rt, const double *in, double *out, size_t n, int op)
+{
+	(void)rt;
+	MPI_Op mop = op == EFAB_RT_MAX ? MPI_MAX : op == EFAB_RT_MIN ? MPI_MIN : MPI_SUM;
+	return MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, mop, MPI_COMM_WORLD) != MPI_SUCCESS;
+}
+
+static MPI_Request ibarrier_req;
+
+static int mpi_ibarrier(efab_rt_t *rt, void **req)
+{
+	(void)rt;
+	*req = &ibarrier_req;
+	return MPI_Ibarrier(MPI_COMM_WORLD, &ibarrier_req) != MPI_SUCCESS;
+}
+
+static int mpi_ibarrier_test(efab_rt_t *rt, void *req, int *done)
+{
+	(void)rt;
+	return MPI_Test((MPI_Request *)req, done, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+}
+
+__attribute__((noreturn)) static void mpi_abort(efab_rt_t *rt, int code)
+{
+	(void)rt;
+	MPI_Abort(MPI_COMM_WORLD, code);
+	_exit(code);
+}
+
+static int mpi_rt_init(efab_rt_t *rt)
+{
+	MPI_Comm local;
+	*rt = (efab_rt_t){0};
+	MPI_Comm_rank(MPI_COMM_WORLD, &rt->rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &rt->size);
+	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) !=
+	    MPI_SUCCESS)
+		return -1;
+	MPI_Comm_rank(local, &rt->local_rank);
+	MPI_Comm_size(local, &rt->local_size);
+	MPI_Comm_free(&local);
+	rt->barrier = mpi_barrier;
+	rt->allgather = mpi_allgather;
+	rt->allreduce = mpi_allreduce;
+	rt->ibarrier = mpi_ibarrier;
+	rt->ibarrier_test = mpi_ibarrier_test;
+	rt->abort = mpi_abort;
+	return 0;
+}
+
+/* ---- helpers for benchmarks ---- */
+
+void efab_note(efab_ctx_t *c, const char *fmt, ...)
+{
+	if (c->nnotes >= EFAB_MAX_NOTES)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->notes[c->nnotes++], sizeof(c->notes[0]), fmt, ap);
+	va_end(ap);
+}
+
+uint64_t efab_iters_for(const efab_ctx_t *c, uint64_t size)
+{
+	if (c->o.iters)
+		return c->o.iters;
+	if (size <= 65536)
+		return 1000;
+	uint64_t n = 1000 * 65536 / size;
+	return n < 20 ? 20 : n;
+}
+
+uint64_t efab_warmup_for(const efab_ctx_t *c, uint64_t size)
+{
+	if (c->o.iters || size <= 65536)
+		return c->o.warmup;
+	uint64_t n = c->o.warmup * 65536 / size;
+	return n < 2 && c->o.warmup >= 2 ? 2 : n;
+}
+
+int efab_fill(efab_ctx_t *c, size_t off, size_t len, uint64_t seq)
+{
+	int host = efab_mem_host_accessible(c->mem.kind);
+	uint8_t *p = host ? efab_local(c, off) : c->bounce;
+	for (size_t j = 0; j + 1 < len; j++)
+		p[j] = efab_pattern(seq, j);
+	p[len - 1] = efab_tag(seq);
+	return host ? EFAB_OK : efab_mem_write(&c->mem, off, c->bounce, len);
+}
+
+uint64_t efab_verify(efab_ctx_t *c, size_t off, size_t len, uint64_t seq)
+{
+	const uint8_t *p;
+	uint64_t bad = 0;
+	if (efab_mem_host_accessible(c->mem.kind)) {
+		p = efab_local(c, off);
+	} else {
+		if (efab_mem_read(&c->mem, off, c->bounce, len))
+			return len;
+		p = c->bounce;
+	}
+	for (size_t j = 0; j + 1 < len; j++)
+		bad += p[j] != efab_pattern(seq, j);
+	bad += p[len - 1] != efab_tag(seq);
+	if (bad && efab_log_verbose())
+		efab_log_error("payload check: %llu of %zu bytes differ (message %llu)",
+			       (unsigned long long)bad, len, (unsigned long long)seq);
+	return bad ? 1 : 0;
+}
+
+void efab_fail(efab_ctx_t *c)
+{
+	c->rt->abort(c->rt, EFAB_ERR);
+}
+
+/* ---- the main flow ---- */
+
+static void info_versions(const struct fi_info *info, efab_run_info_t *ri)
+{
+	uint32_t v = fi_version();
+	snprintf(ri->libfabric_version, sizeof(ri->libfabric_version), "%u.%u", FI_MAJOR(v),
+		 FI_MINOR(v));
+	uint32_t pv = info->fabric_attr->prov_version;
+	snprintf(ri->provider_version, sizeof(ri->provider_version), "%u.%u", FI_MAJOR(pv),
+		 FI_MINOR(pv));
+	snprintf(ri->provider, sizeof(ri->provider), "%s", info->fabric_attr->prov_name);
+	snprintf(ri->fabric, sizeof(ri->fabric), "%s", info->fabric_attr->name);
+	snprintf(ri->domain, sizeof(ri->domain), "%s", info->domain_attr->name);
+}
+
+/* Every rank must reach the same verdict; the worst status wins. */
+static int agree(efab_rt_t *rt, int rc)
+{
+	double in = rc, out = 0;
+	if (rt->allreduce(rt, &in, &out, 1, EFAB_RT_MAX))
+		return EFAB_ERR;
+	return (int)out;
+}
+
+static int prescan(int argc, char **argv, const efab_bench_t *b)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			efab_opts_help(stdout, b->name, b->summary, b->mask);
+			return 1;
+		}
+		if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
+			uint32_t v = fi_version();
+			printf("%s (efabench) %s, built against libfabric %d.%d, running %u.%u\n",
+			       b->name, EFAB_VERSION, FI_MAJOR_VERSION, FI_MINOR_VERSION, FI_MAJOR(v),
+			       FI_MINOR(v));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int check_opts(efab_ctx_t *c)
+{
+	const efab_bench_t *b = c->b;
+	efab_rt_t *rt = c->rt;
+	char sz[32];
+	if (c->op == EFAB_OP_DEFAULT)
+		c->op = b->default_op;
+	/* The CPU cannot poll GPU memory for the last byte: arrival becomes the
+	 * remote CQ data completion. */
+	if ((b->mask & EFAB_B_PUT_LAT) && c->op == EFAB_OP_WRITE &&
+	    (!efab_mem_host_accessible(c->o.mem_local) || !efab_mem_host_accessible(c->o.mem_remote)))
+		c->op = EFAB_OP_WRITEDATA;
+	if (!(b->ops & (1u << c->op))) {
+		efab_log_error("--op %s is not an operation of %s", efab_op_name(c->op), b->name);
+		return EFAB_EUSAGE;
+	}
+	if (b->exact_ranks && rt->size != b->exact_ranks) {
+		efab_log_error("%s needs exactly %d ranks (mpirun -np %d), got %d", b->name,
+			       b->exact_ranks, b->exact_ranks, rt->size);
+		return EFAB_EUSAGE;
+	}
+	if (!b->exact_ranks && (rt->size < 2 || rt->size % 2)) {
+		efab_log_error("%s needs an even number of ranks >= 2 (pairs), got %d", b->name,
+			       rt->size);
+		return EFAB_EUSAGE;
+	}
+	if (c->o.sizes.max > (1ull << 32)) {
+		efab_size_str(c->o.sizes.max, sz, sizeof(sz));
+		efab_log_error("--sizes: largest size %s is above the 4G a benchmark buffer may have",
+			       sz);
+		return EFAB_EUSAGE;
+	}
+	return EFAB_OK;
+}
+
+static int open_fabric(efab_ctx_t *c, uint64_t caps)
+{
+	efab_fabric_req_t req = {
+		.provider = c->o.provider,
+		.fabric = c->o.fabric,
+		.domain = c->o.domain,
+		.caps = caps,
+		.hmem = efab_mem_is_gpu(c->o.mem_local) || efab_mem_is_gpu(c->o.mem_remote),
+		.cq_data = c->op == EFAB_OP_WRITEDATA,
+	};
+	struct fi_info *info = NULL;
+	/* Selection is deterministic: only rank 0 speaks, every rank agrees. */
+	if (c->rt->rank)
+		efab_log_set_verbose(-1);
+	int rc = efab_fabric_select(&req, &info);
+	if (c->rt->rank)
+		efab_log_set_verbose(c->o.verbose);
+	rc = agree(c->rt, rc);
+	if (rc) {
+		fi_freeinfo(info);
+		return rc;
+	}
+	if (c->o.verbose && c->rt->rank == 0)
+		fprintf(stderr, "%s", fi_tostr(info, FI_TYPE_INFO));
+	info_versions(info, &c->ri);
+	rc = efab_fabric_open(info, c->rt, c->o.timeout_s, &c->fab);
+	return agree(c->rt, rc);
+}
+
+static int setup_memory(efab_ctx_t *c)
+{
+	size_t region = c->b->region ? c->b->region(c, c->o.sizes.max) : 4 * c->o.sizes.max;
+	c->mem_kind = c->initiator ? c->o.mem_local : c->o.mem_remote;
+	c->gpu = -1;
+	if (efab_mem_is_gpu(c->mem_kind)) {
+		int n = efab_cuda_device_count();
+		if (n < 0)
+			return -n;
+		if (n == 0) {
+			efab_log_error("cuda memory kinds unavailable: no GPU visible");
+			return EFAB_SKIP;
+		}
+		c->gpu = c->o.gpu >= 0 ? c->o.gpu : c->rt->local_rank % n;
+	}
+	int rc = efab_mem_alloc(c->mem_kind, c->gpu, region, &c->mem);
+	if (rc)
+		return rc;
+	c->bounce = malloc(region);
+	if (!c->bounce) {
+		efab_log_error("out of memory (%zu bytes staging)", region);
+		return EFAB_ERR;
+	}
+	uint64_t access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	if (c->b->mask & EFAB_B_ATOMIC)
+		access |= FI_SEND | FI_RECV; /* some providers check these for atomics */
+	rc = efab_mr_reg(&c->fab, c->mem.ptr, region, efab_mem_iface(c->mem_kind),
+			 c->gpu < 0 ? 0 : c->gpu, access, &c->mr);
+	if (rc)
+		return rc;
+	c->ldesc = c->o.src_unregistered ? NULL : c->mr.desc;
+	c->rkeys = calloc((size_t)c->rt->size, sizeof(*c->rkeys));
+	if (!c->rkeys) {
+		efab_log_error("out of memory for keys");
+		return EFAB_ERR;
+	}
+	return efab_mr_exchange(&c->fab, &c->mr, c->rkeys);
+}
+
+static void teardown(efab_ctx_t *c)
+{
+	if (c->b->teardown)
+		c->b->teardown(c);
+	if (c->rkeys) {
+		efab_rkeys_release(&c->fab, c->rkeys, (size_t)c->rt->size);
+		free(c->rkeys);
+	}
+	efab_mr_dereg(&c->mr);
+	if (c->fab.ep)
+		efab_fabric_close(&c->fab);
+	else
+		fi_freeinfo(c->fab.info);
+	efab_mem_free(&c->mem);
+	free(c->bounce);
+	free(c->samples);
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/* Rows already measured are in the CSV (each appended whole); a signal stops
+ * the loop between sizes. A rank blocked in a completion wait still ends by
+ * its --timeout. */
+static void install_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
+{
+	static efab_ctx_t ctx;
+	static efab_rt_t rt;
+	efab_ctx_t *c = &ctx;
+	char err[512], prefix[96];
+	int rc;
+
+	if (prescan(argc, argv, b))
+		return 0;
+	if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+		fprintf(stderr, "%s: MPI_Init failed\n", b->name);
+		return EFAB_ERR;
+	}
+	if (mpi_rt_init(&rt)) {
+		fprintf(stderr, "%s: MPI communicator setup failed\n", b->name);
+		MPI_Abort(MPI_COMM_WORLD, EFAB_ERR);
+	}
+	if (rt.rank)
+		snprintf(prefix, sizeof(prefix), "%s[rank %d]", b->name, rt.rank);
+	else
+		snprintf(prefix, sizeof(prefix), "%s", b->name);
+	efab_log_set_prefix(prefix);
+	memset(c, 0, sizeof(*c));
+	c->b = b;
+	c->rt = &rt;
+	c->ri.ranks = rt.size;
+	snprintf(c->ri.bench, sizeof(c->ri.bench), "%s", b->csv_name);
+	for (size_t i = 0; i < b->n_extra && i < EFAB_MAX_EXTRA; i++)
+		c->ri.extra_cols[c->ri.n_extra++] = b->extra_cols[i];
+	efab_run_info_stamp(&c->ri);
+	efab_opts_init(&c->o);
+
+	rc = efab_opts_parse(&c->o, b->mask, argc, argv, err, sizeof(err));
+	if (rc) {
+		if (rt.rank == 0)
+			efab_log_error("%s", err);
+		rc = EFAB_EUSAGE;
+		goto finalize;
+	}
+	efab_log_set_verbose(c->o.verbose);
+	c->op = c->o.op;
+	install_signals();
+	if (rt.rank)
+		efab_log_set_verbose(-1);
+	rc = check_opts(c);
+	efab_log_set_verbose(c->o.verbose);
+	if ((rc = agree(&rt, rc)))
+		goto finalize;
+
+	c->npairs = rt.size / 2;
+	c->initiator = rt.rank < c->npairs;
+	c->pair = rt.rank % c->npairs;
+	c->peer = c->initiator ? rt.rank + c->npairs : rt.rank - c->npairs;
+	snprintf(c->ri.mem_local, sizeof(c->ri.mem_local), "%s", efab_mem_name(c->o.mem_local));
+	snprintf(c->ri.mem_remote, sizeof(c->ri.mem_remote), "%s", efab_mem_name(c->o.mem_remote));
+
+	uint64_t caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	if (b->mask & EFAB_B_ATOMIC)
+		caps = FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	if ((rc = open_fabric(c, caps)))
+		goto teardown;
+
+	/* FI_MR_LOCAL forbids unregistered local buffers: detected from the mr_mode
+	 * we got, not from the fabric's name. */
+	if (c->o.src_unregistered && (c->fab.info->domain_attr->mr_mode & FI_MR_LOCAL)) {
+		if (rt.rank == 0)
+			efab_log_error("--src-unregistered: fabric %s requires FI_MR_LOCAL: every local "
+				       "buffer must be registered (fi_mr_regattr) and its "
+				       "fi_mr_desc passed to each operation", c->ri.fabric);
+		rc = EFAB_SKIP;
+		goto teardown;
+	}
+	uint64_t max_msg = c->fab.info->ep_attr->max_msg_size;
+	if (c->o.sizes.max > max_msg) {
+		if (rt.rank == 0)
+			efab_log_error("--sizes: largest size %llu is above the provider's max message "
+				       "size %llu", (unsigned long long)c->o.sizes.max,
+				       (unsigned long long)max_msg);
+		rc = EFAB_EUSAGE;
+		goto teardown;
+	}
+	rc = agree(&rt, setup_memory(c));
+	if (rc)
+		goto teardown;
+	uint64_t most = 0;
+	for (size_t i = 0; i < efab_sizes_count(&c->o.sizes); i++) {
+		uint64_t n = efab_iters_for(c, efab_sizes_at(&c->o.sizes, i));
+		most = n > most ? n : most;
+	}
+	c->max_samples = most;
+	c->samples = calloc(most ? most : 1, sizeof(double));
+	if (!c->samples) {
+		efab_log_error("out of memory for %llu samples", (unsigned long long)most);
+		rc = EFAB_ERR;
+	}
+	if (!rc && b->setup)
+		rc = b->setup(c);
+	if ((rc = agree(&rt, rc)))
+		goto teardown;
+
+	efab_csv_t csv = {.fd = -1};
+	if (rt.rank == 0 && c->o.csv[0])
+		rc = efab_csv_open(c->o.csv, &c->ri, &csv);
+	if ((rc = agree(&rt, rc)))
+		goto teardown;
+
+	if (rt.rank == 0) {
+		char mrm[256];
+		const char *notes[EFAB_MAX_NOTES + 2];
+		size_t nn = 0;
+		efab_mr_mode_str(c->fab.info->domain_attr->mr_mode, mrm, sizeof(mrm));
+		char line1[512];
+		snprintf(line1, sizeof(line1), "mr_mode %s; progress %s; inject size %zu; pairs %d",
+			 mrm, efab_progress_name(efab_info_progress(c->fab.info)),
+			 c->fab.info->tx_attr->inject_size, c->npairs);
+		notes[nn++] = line1;
+		for (size_t i = 0; i < c->nnotes; i++)
+			notes[nn++] = c->notes[i];
+		efab_table_begin(stdout, &c->ri, notes, nn, b->show_lat, b->show_bw);
+	}
+
+	uint64_t total_errors = 0;
+	for (size_t i = 0; i < efab_sizes_count(&c->o.sizes) && !stop_signal; i++) {
+		uint64_t size = efab_sizes_at(&c->o.sizes, i);
+		efab_row_t row;
+		memset(&row, 0, sizeof(row));
+		row.size = size;
+		row.pairs = c->npairs;
+		snprintf(row.op, sizeof(row.op), "%s", efab_op_name(c->op));
+		if (b->run(c, size, &row))
+			efab_fail(c);
+		double e = (double)row.errors, esum = 0;
+		rt.allreduce(&rt, &e, &esum, 1, EFAB_RT_SUM);
+		row.errors = (uint64_t)esum;
+		total_errors += row.errors;
+		if (rt.rank == 0) {
+			efab_table_row(stdout, &c->ri, &row, b->show_lat, b->show_bw);
+			if (csv.fd >= 0 && efab_csv_write(&csv, &c->ri, &row))
+				efab_fail(c);
+		}
+		/* a signal on any rank stops every rank at the same size */
+		double s = stop_signal, sall = 0;
+		rt.allreduce(&rt, &s, &sall, 1, EFAB_RT_MAX);
+		if (sall)
+			stop_signal = (int)sall;
+	}
+	if (rt.rank == 0)
+		efab_csv_close(&csv);
+	if (stop_signal) {
+		if (rt.rank == 0)
+			efab_log_error("stopped by signal %d; rows measured so far are complete",
+				       (int)stop_signal);
+		rc = EFAB_ERR;
+	} else if (total_errors) {
+		if (rt.rank == 0)
+			efab_log_error("validation failed: %llu errors (see the errors column)",
+				       (unsigned long long)total_errors);
+		rc = EFAB_ERR;
+	}
+
+teardown:
+	teardown(c);
+finalize:
+	MPI_Finalize();
+	return rc;
+}

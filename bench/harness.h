@@ -1,0 +1,105 @@
+/* The MPI harness shared by every benchmark executable. A benchmark is a row
+ * (efab_bench_t): what it needs from the fabric and a function that measures
+ * one size. The harness does options, fabric bring-up, memory, keys, the size
+ * loop, output and exit codes. */
+#ifndef EFAB_HARNESS_H
+#define EFAB_HARNESS_H
+
+#include "efab.h"
+#include "efab_fabric.h"
+#include "efab_mem.h"
+#include "efab_opts.h"
+#include "efab_result.h"
+#include "efab_stats.h"
+
+typedef struct efab_ctx efab_ctx_t;
+
+typedef struct efab_bench {
+	const char *name;    /* executable name */
+	const char *csv_name; /* value of the 'bench' column */
+	unsigned mask;       /* EFAB_B_* */
+	const char *summary; /* first lines of --help */
+	int default_op;
+	unsigned ops;        /* allowed ops, bit (1 << EFAB_OP_*) */
+	int exact_ranks;     /* 2: exactly two ranks; 0: an even number >= 2 */
+	int show_lat, show_bw;
+	const char *const *extra_cols;
+	size_t n_extra;
+	/* Region bytes per rank for the largest size (default: 4 * max size). */
+	size_t (*region)(const efab_ctx_t *c, uint64_t max_size);
+	/* Once, after keys are exchanged; may add header notes. */
+	int (*setup)(efab_ctx_t *c);
+	/* Measure one size; fill row (rank 0's row is printed). Returns efab_status;
+	 * errors here end the job (MPI_Abort), validation mismatches go to row->errors. */
+	int (*run)(efab_ctx_t *c, uint64_t size, efab_row_t *row);
+	void (*teardown)(efab_ctx_t *c);
+} efab_bench_t;
+
+#define EFAB_MAX_NOTES 12
+
+struct efab_ctx {
+	const efab_bench_t *b;
+	efab_opts_t o;
+	efab_rt_t *rt;
+	efab_fabric_t fab;
+	int op;
+	/* pairing: ranks [0, N) initiate towards [N, 2N) */
+	int npairs, pair, peer, initiator;
+	int mem_kind; /* this rank's kind */
+	int gpu;      /* CUDA ordinal in use, -1 none */
+	efab_mem_t mem;
+	efab_mr_t mr;
+	efab_rkey_t *rkeys; /* by rank */
+	void *ldesc;        /* desc to pass for local buffers (NULL with --src-unregistered) */
+	uint64_t seq;       /* runs across sizes, so stale data never matches */
+	int use_inject;     /* per size, set by the bench */
+	double *samples;
+	size_t max_samples;
+	efab_run_info_t ri;
+	char notes[EFAB_MAX_NOTES][256];
+	size_t nnotes;
+	uint8_t *bounce;     /* host staging for fills/checks of GPU memory */
+	void *priv; /* the bench's own state */
+};
+
+int efab_bench_main(int argc, char **argv, const efab_bench_t *b);
+
+/* Header note, printf-style. */
+void efab_note(efab_ctx_t *c, const char *fmt, ...) EFAB_PRINTF(2, 3);
+
+/* Iterations and warmup for size: -n/-w as given, else 1000/50 scaled down
+ * linearly above 64 KiB (at least 20 and 2). */
+uint64_t efab_iters_for(const efab_ctx_t *c, uint64_t size);
+uint64_t efab_warmup_for(const efab_ctx_t *c, uint64_t size);
+
+/* Payload pattern: byte j of message seq. */
+static inline uint8_t efab_pattern(uint64_t seq, size_t j)
+{
+	return (uint8_t)((seq * 131u + j * 7u + (j >> 8) * 13u) & 0xff);
+}
+/* Last-byte tag for message seq: never 0, differs from seq +- 1 and +- 2. */
+static inline uint8_t efab_tag(uint64_t seq)
+{
+	return (uint8_t)(seq % 255u + 1u);
+}
+
+/* Fill local region [off, off+len) with pattern seq and the tag in the last
+ * byte; count mismatches of the same against the region. Work on any memory
+ * kind (GPU through a bounce buffer). */
+int efab_fill(efab_ctx_t *c, size_t off, size_t len, uint64_t seq);
+uint64_t efab_verify(efab_ctx_t *c, size_t off, size_t len, uint64_t seq);
+
+static inline uint8_t *efab_local(efab_ctx_t *c, size_t off)
+{
+	return (uint8_t *)c->mem.ptr + off;
+}
+static inline uint64_t efab_raddr(efab_ctx_t *c, int rank, size_t off)
+{
+	return c->rkeys[rank].base + off;
+}
+
+/* A runtime failure inside a measurement: the peer may be blocked on us, so
+ * the job ends now (MPI_Abort), exit 1. */
+void efab_fail(efab_ctx_t *c) __attribute__((noreturn));
+
+#endif

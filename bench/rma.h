@@ -1,0 +1,13 @@
+/* RMA benchmark functions (rma_lat.c, rma_bw.c). */
+#ifndef EFAB_RMA_H
+#define EFAB_RMA_H
+
+#include "harness.h"
+
+int efab_rma_notes(efab_ctx_t *c);
+int efab_put_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row);
+int efab_get_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row);
+
+extern const efab_bench_t efab_bench_put_lat, efab_bench_get_lat;
+
+#endif

@@ -1,0 +1,261 @@
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "efab.h"
+#include "efab_cuda.h"
+
+#ifndef EFAB_HAVE_CUDA
+
+static int no_cuda(void)
+{
+	efab_log_error("cuda memory kinds unavailable: efabench was built without CUDA (rebuild "
+		       "with CUDA_HOME=/usr/local/cuda)");
+	return EFAB_SKIP;
+}
+
+int efab_cuda_count(void)
+{
+	return no_cuda() ? -EFAB_SKIP : 0;
+}
+int efab_cuda_alloc(int host_pinned, int device, size_t len, void **out)
+{
+	(void)host_pinned, (void)device, (void)len, (void)out;
+	return no_cuda();
+}
+void efab_cuda_free(int host_pinned, int device, void *p)
+{
+	(void)host_pinned, (void)device, (void)p;
+}
+int efab_cuda_copy(void *dst, const void *src, size_t len, int to_device)
+{
+	(void)dst, (void)src, (void)len, (void)to_device;
+	return no_cuda();
+}
+int efab_cuda_bus_id(int device, char *buf, size_t len)
+{
+	(void)device, (void)buf, (void)len;
+	return no_cuda();
+}
+int efab_cuda_dmabuf(void *p, size_t len, int *fd, uint64_t *offset)
+{
+	(void)p, (void)len, (void)fd, (void)offset;
+	return no_cuda();
+}
+
+#else /* EFAB_HAVE_CUDA */
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+/* Driver API entry points by their versioned symbol names. */
+static struct {
+	int loaded; /* 0 not tried, 1 ok, -1 failed (status in err) */
+	int err;
+	CUresult (*Init)(unsigned);
+	CUresult (*DeviceGetCount)(int *);
+	CUresult (*DeviceGet)(CUdevice *, int);
+	CUresult (*PrimaryCtxRetain)(CUcontext *, CUdevice);
+	CUresult (*CtxSetCurrent)(CUcontext);
+	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+	CUresult (*MemFree)(CUdeviceptr);
+	CUresult (*MemAllocHost)(void **, size_t);
+	CUresult (*MemFreeHost)(void *);
+	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
+	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
+	CUresult (*DeviceGetPCIBusId)(char *, int, CUdevice);
+	CUresult (*GetErrorString)(CUresult, const char **);
+	CUresult (*PointerSetAttribute)(const void *, CUpointer_attribute, CUdeviceptr);
+	CUresult (*MemGetHandleForAddressRange)(void *, CUdeviceptr, size_t,
+						CUmemRangeHandleType, unsigned long long);
+} cu;
+
+static const char *cu_str(CUresult r)
+{
+	const char *s = NULL;
+	if (cu.GetErrorString && cu.GetErrorString(r, &s) == CUDA_SUCCESS && s)
+		return s;
+	return "unknown CUDA error";
+}
+
+#define SYM(field, name)                                                                  \
+	do {                                                                              \
+		*(void **)&cu.field = dlsym(h, name);                                     \
+		if (!cu.field) {                                                          \
+			efab_log_error("CUDA driver lacks %s", name);                     \
+			goto fail;                                                        \
+		}                                                                         \
+	} while (0)
+
+static int cu_load(void)
+{
+	if (cu.loaded)
+		return cu.loaded > 0 ? EFAB_OK : cu.err;
+	cu.loaded = -1;
+	cu.err = EFAB_SKIP;
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		efab_log_error("cuda memory kinds unavailable: no CUDA driver on this machine (%s)",
+			       dlerror());
+		return EFAB_SKIP;
+	}
+	SYM(Init, "cuInit");
+	SYM(DeviceGetCount, "cuDeviceGetCount");
+	SYM(DeviceGet, "cuDeviceGet");
+	SYM(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+	SYM(CtxSetCurrent, "cuCtxSetCurrent");
+	SYM(MemAlloc, "cuMemAlloc_v2");
+	SYM(MemFree, "cuMemFree_v2");
+	SYM(MemAllocHost, "cuMemAllocHost_v2");
+	SYM(MemFreeHost, "cuMemFreeHost");
+	SYM(MemcpyHtoD, "cuMemcpyHtoD_v2");
+	SYM(MemcpyDtoH, "cuMemcpyDtoH_v2");
+	SYM(DeviceGetPCIBusId, "cuDeviceGetPCIBusId");
+	SYM(GetErrorString, "cuGetErrorString");
+	SYM(PointerSetAttribute, "cuPointerSetAttribute");
+	/* Optional: CUDA >= 11.7 */
+	*(void **)&cu.MemGetHandleForAddressRange = dlsym(h, "cuMemGetHandleForAddressRange");
+	CUresult r = cu.Init(0);
+	if (r != CUDA_SUCCESS) {
+		efab_log_error("cuda memory kinds unavailable: cuInit: %s (no GPU visible?)",
+			       cu_str(r));
+		return EFAB_SKIP;
+	}
+	cu.loaded = 1;
+	return EFAB_OK;
+fail:
+	return EFAB_SKIP;
+}
+
+static int cu_use(int device)
+{
+	int rc = cu_load();
+	if (rc)
+		return rc;
+	int n = 0;
+	CUresult r = cu.DeviceGetCount(&n);
+	if (r != CUDA_SUCCESS || n == 0) {
+		efab_log_error("cuda memory kinds unavailable: no GPU visible (%s)",
+			       r ? cu_str(r) : "0 devices");
+		return EFAB_SKIP;
+	}
+	if (device < 0 || device >= n) {
+		efab_log_error("GPU %d does not exist: %d visible (CUDA_VISIBLE_DEVICES honoured)",
+			       device, n);
+		return EFAB_EUSAGE;
+	}
+	CUdevice dev;
+	CUcontext ctx;
+	if ((r = cu.DeviceGet(&dev, device)) || (r = cu.PrimaryCtxRetain(&ctx, dev)) ||
+	    (r = cu.CtxSetCurrent(ctx))) {
+		efab_log_error("cannot make GPU %d current: %s", device, cu_str(r));
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+int efab_cuda_count(void)
+{
+	int rc = cu_load();
+	if (rc)
+		return -rc;
+	int n = 0;
+	if (cu.DeviceGetCount(&n) != CUDA_SUCCESS)
+		return 0;
+	return n;
+}
+
+int efab_cuda_alloc(int host_pinned, int device, size_t len, void **out)
+{
+	int rc = cu_use(device);
+	if (rc)
+		return rc;
+	CUresult r;
+	if (host_pinned) {
+		void *p;
+		if ((r = cu.MemAllocHost(&p, len))) {
+			efab_log_error("cuMemAllocHost(%zu bytes): %s", len, cu_str(r));
+			return EFAB_ERR;
+		}
+		memset(p, 0, len);
+		*out = p;
+		return EFAB_OK;
+	}
+	CUdeviceptr d;
+	if ((r = cu.MemAlloc(&d, len))) {
+		efab_log_error("cuMemAlloc(%zu bytes) on GPU %d: %s", len, device, cu_str(r));
+		return EFAB_ERR;
+	}
+	/* RDMA into device memory must be ordered with CUDA copies (GPUDirect RDMA docs). */
+	unsigned one = 1;
+	cu.PointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d);
+	*out = (void *)(uintptr_t)d;
+	return EFAB_OK;
+}
+
+void efab_cuda_free(int host_pinned, int device, void *p)
+{
+	if (cu_use(device))
+		return;
+	if (host_pinned)
+		cu.MemFreeHost(p);
+	else
+		cu.MemFree((CUdeviceptr)(uintptr_t)p);
+}
+
+int efab_cuda_copy(void *dst, const void *src, size_t len, int to_device)
+{
+	if (cu_load())
+		return EFAB_ERR;
+	CUresult r = to_device ? cu.MemcpyHtoD((CUdeviceptr)(uintptr_t)dst, src, len)
+			       : cu.MemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)src, len);
+	if (r) {
+		efab_log_error("cuMemcpy%s (%zu bytes): %s", to_device ? "HtoD" : "DtoH", len,
+			       cu_str(r));
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+int efab_cuda_bus_id(int device, char *buf, size_t len)
+{
+	int rc = cu_use(device);
+	if (rc)
+		return rc;
+	CUdevice dev;
+	CUresult r = cu.DeviceGet(&dev, device);
+	if (!r)
+		r = cu.DeviceGetPCIBusId(buf, (int)len, dev);
+	if (r) {
+		efab_log_error("cuDeviceGetPCIBusId(%d): %s", device, cu_str(r));
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+int efab_cuda_dmabuf(void *p, size_t len, int *fd, uint64_t *offset)
+{
+	if (cu_load())
+		return EFAB_SKIP;
+	if (!cu.MemGetHandleForAddressRange) {
+		efab_log_error("--dmabuf: the CUDA driver has no cuMemGetHandleForAddressRange "
+			       "(needs CUDA >= 11.7)");
+		return EFAB_SKIP;
+	}
+	/* The range must be page aligned: export the enclosing pages, report the offset. */
+	uintptr_t base = (uintptr_t)p & ~(uintptr_t)0xffff;
+	size_t span = ((uintptr_t)p - base + len + 0xffff) & ~(size_t)0xffff;
+	int f = -1;
+	CUresult r = cu.MemGetHandleForAddressRange(&f, (CUdeviceptr)base, span,
+						    CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+	if (r) {
+		efab_log_error("--dmabuf: cuMemGetHandleForAddressRange: %s (driver or kernel "
+			       "without dmabuf support?)", cu_str(r));
+		return EFAB_SKIP;
+	}
+	*fd = f;
+	*offset = (uint64_t)((uintptr_t)p - base);
+	return EFAB_OK;
+}
+
+#endif

@@ -1,0 +1,45 @@
+/* efabench core definitions: status codes, logging, timing.
+ *
+ * Contract of every efab_* function that can fail: it returns an efab_status
+ * (0 on success), logs the error once where it is born, and sets its output
+ * parameters only on success. */
+#ifndef EFAB_H
+#define EFAB_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define EFAB_VERSION "0.1.0"
+#define EFAB_CSV_SCHEMA 1
+
+/* Exit codes (automake convention for SKIP). */
+enum efab_status {
+	EFAB_OK = 0,
+	EFAB_ERR = 1,    /* runtime failure: fabric error, validation mismatch, timeout */
+	EFAB_EUSAGE = 2, /* bad option, bad value, bad config */
+	EFAB_SKIP = 77,  /* requested operation/memory/fabric not supported here */
+};
+
+#define EFAB_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* Prefix for every message, e.g. "efab_put_lat" or "efab_put_lat[rank 1]". */
+void efab_log_set_prefix(const char *prefix);
+void efab_log_set_verbose(int level);
+int efab_log_verbose(void);
+void efab_log_error(const char *fmt, ...) EFAB_PRINTF(1, 2);
+void efab_log_info(const char *fmt, ...) EFAB_PRINTF(1, 2);
+void efab_log_debug(const char *fmt, ...) EFAB_PRINTF(1, 2);
+
+/* Monotonic time in nanoseconds. */
+static inline uint64_t efab_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#define EFAB_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

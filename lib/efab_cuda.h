@@ -1,0 +1,18 @@
+/* Internal: the CUDA driver API, loaded with dlopen on first use. Without
+ * EFAB_HAVE_CUDA every entry point reports "built without CUDA" (EFAB_SKIP). */
+#ifndef EFAB_CUDA_H
+#define EFAB_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int efab_cuda_count(void);
+int efab_cuda_alloc(int host_pinned, int device, size_t len, void **out);
+void efab_cuda_free(int host_pinned, int device, void *p);
+/* to_device: dst is device memory and src host, else the reverse. */
+int efab_cuda_copy(void *dst, const void *src, size_t len, int to_device);
+int efab_cuda_bus_id(int device, char *buf, size_t len);
+/* dmabuf fd for [p, p+len) of device memory (cuMemGetHandleForAddressRange). */
+int efab_cuda_dmabuf(void *p, size_t len, int *fd, uint64_t *offset);
+
+#endif

@@ -1,0 +1,152 @@
+/* Fabric selection, endpoint bring-up, memory registration and completion
+ * waits. Everything one rank needs travels in an efab_fabric_t: no globals. */
+#ifndef EFAB_FABRIC_H
+#define EFAB_FABRIC_H
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "efab.h"
+#include "efab_rt.h"
+
+#define EFAB_FI_VERSION FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
+
+/* Every mr_mode bit efabench honours. FI_MR_HMEM is honoured always (we
+ * register every buffer we use), FI_MR_RAW through fi_mr_raw_attr/map_raw. */
+#define EFAB_MR_MODE_SUPPORTED                                                               \
+	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT |     \
+	 FI_MR_HMEM | FI_MR_RAW)
+
+typedef struct efab_fabric_req {
+	const char *provider; /* NULL or "" = any */
+	const char *fabric;
+	const char *domain;   /* NULL, "" or "auto" = any (topology picks "auto" upstream) */
+	uint64_t caps;        /* FI_RMA | FI_READ ... ; FI_ATOMIC only for atomic benchmarks */
+	int hmem;             /* GPU memory in use: adds FI_HMEM */
+	int cq_data;          /* remote CQ data needed (writedata) */
+} efab_fabric_req_t;
+
+/* Hints for req (fi_freeinfo them). NULL on allocation failure. */
+struct fi_info *efab_hints_build(const efab_fabric_req_t *req);
+
+/* True when prov (e.g. "tcp;ofi_rxm") is selected by the name a user gave
+ * ("tcp", "tcp;ofi_rxm", "ofi_rxm"). */
+int efab_prov_matches(const char *user, const char *prov);
+
+/* Pick the first fi_info in list that matches req's names; NULL if none. */
+const struct fi_info *efab_info_match(const struct fi_info *list, const efab_fabric_req_t *req);
+
+/* fi_getinfo + classification: EFAB_OK with *out (fi_freeinfo it), EFAB_EUSAGE
+ * when no provider/fabric/domain of that name exists (the message lists those
+ * that do), EFAB_SKIP when it exists but lacks what req needs (the message says
+ * what), EFAB_ERR for libfabric failures. */
+int efab_fabric_select(const efab_fabric_req_t *req, struct fi_info **out);
+
+/* Why a fabric that exists cannot serve req; writes a sentence into buf.
+ * Exposed for tests on constructed fi_info. */
+void efab_explain_unsupported(const struct fi_info *info, const efab_fabric_req_t *req, char *buf,
+			      size_t len);
+
+/* One-line list of RDM "provider/fabric/domain" names available here. */
+void efab_fabric_list(char *buf, size_t len);
+
+typedef struct efab_fabric {
+	struct fi_info *info; /* owned */
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	fi_addr_t *peers; /* by rank */
+	efab_rt_t *rt;
+	double timeout_s;
+	uint64_t next_key; /* requested keys when not FI_MR_PROV_KEY */
+	/* completion accounting, driven by efab_progress() */
+	uint64_t tx_posted, tx_done;
+	uint64_t rx_data_count; /* remote CQ data arrivals */
+	uint64_t rx_data_last;
+	size_t rx_posted;       /* receives posted for FI_RX_CQ_DATA */
+	struct fi_context2 *ctx; /* ring of op contexts */
+	size_t nctx;
+} efab_fabric_t;
+
+/* Bring up fabric, domain, CQ, AV and endpoint for info (ownership passes to
+ * fab), then exchange addresses through rt. */
+int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab_fabric_t *fab);
+void efab_fabric_close(efab_fabric_t *fab);
+
+int efab_fabric_manual_progress(const efab_fabric_t *fab);
+const char *efab_progress_name(int progress);
+int efab_info_progress(const struct fi_info *info);
+/* "FI_MR_LOCAL|FI_MR_VIRT_ADDR" */
+void efab_mr_mode_str(uint64_t mr_mode, char *buf, size_t len);
+
+typedef struct efab_mr {
+	struct fid_mr *mr;
+	void *desc; /* NULL unless FI_MR_LOCAL (still valid to pass either way) */
+	uint64_t key;
+	void *buf;
+	size_t len;
+} efab_mr_t;
+
+/* iface: FI_HMEM_SYSTEM or FI_HMEM_CUDA, device: CUDA ordinal. */
+int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device,
+		uint64_t access, efab_mr_t *out);
+void efab_mr_dereg(efab_mr_t *mr);
+
+/* A peer's buffer as this rank addresses it. */
+typedef struct efab_rkey {
+	uint64_t base; /* address to add offsets to: the VA under FI_MR_VIRT_ADDR, else 0 */
+	uint64_t key;
+	uint64_t len;
+	int mapped; /* from fi_mr_map_raw: release with fi_mr_unmap_key */
+} efab_rkey_t;
+
+/* Collective: every rank learns every rank's (base, key, len) of its mr.
+ * out has rt->size entries. */
+int efab_mr_exchange(efab_fabric_t *fab, const efab_mr_t *mr, efab_rkey_t *out);
+void efab_rkeys_release(efab_fabric_t *fab, efab_rkey_t *keys, size_t n);
+
+/* What a wait is for, so a timeout can say it. */
+typedef struct efab_waitfor {
+	const char *what; /* "write completion", "pong", ... */
+	const char *op;
+	uint64_t size;
+	int peer;
+	uint64_t iter;
+} efab_waitfor_t;
+
+/* Read the CQ once (drives manual progress). <0 on a CQ error (logged). */
+int efab_progress(efab_fabric_t *fab);
+/* Wait until tx_done >= target. */
+int efab_wait_tx(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w);
+/* Wait until rx_data_count >= target. */
+int efab_wait_rxdata(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w);
+/* Poll *p until it equals v, driving progress meanwhile. */
+int efab_wait_byte(efab_fabric_t *fab, volatile uint8_t *p, uint8_t v, const efab_waitfor_t *w);
+
+/* Barrier that keeps driving progress while it waits (the target side of
+ * one-sided traffic), bounded by the timeout. */
+int efab_barrier_progress(efab_fabric_t *fab, const efab_waitfor_t *w);
+
+/* Post one RMA op; retries -FI_EAGAIN while driving progress, bounded by the
+ * timeout. flags: FI_INJECT (no completion is generated), FI_REMOTE_CQ_DATA. */
+int efab_post_write(efab_fabric_t *fab, int peer, const void *buf, size_t len, void *desc,
+		    uint64_t raddr, uint64_t rkey, uint64_t data, uint64_t flags,
+		    const efab_waitfor_t *w);
+int efab_post_read(efab_fabric_t *fab, int peer, void *buf, size_t len, void *desc,
+		   uint64_t raddr, uint64_t rkey, const efab_waitfor_t *w);
+
+/* Logs "what: <fi_strerror>" for a failed call. */
+void efab_log_fi(const char *call, int ret);
+
+/* Called by waits on timeout; default prints and returns EFAB_ERR. The
+ * harness installs one that aborts the job. */
+void efab_timeout_report(const efab_fabric_t *fab, const efab_waitfor_t *w);
+
+#endif

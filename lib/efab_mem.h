@@ -1,0 +1,37 @@
+/* Memory kinds: host, host-huge, cuda, cuda-host. CUDA is loaded (dlopen of
+ * the driver library) only when a cuda kind is asked for. */
+#ifndef EFAB_MEM_H
+#define EFAB_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct efab_mem {
+	int kind;      /* enum efab_mem_kind */
+	int device;    /* CUDA ordinal for cuda kinds */
+	void *ptr;
+	size_t len;    /* what was asked for */
+	size_t alloc_len;
+} efab_mem_t;
+
+/* EFAB_OK, EFAB_SKIP (kind unavailable here: no huge pages, no CUDA, no GPU;
+ * the message names the missing piece) or EFAB_ERR. */
+int efab_mem_alloc(int kind, int device, size_t len, efab_mem_t *out);
+void efab_mem_free(efab_mem_t *m);
+
+/* CPU load/store works on this kind (host, host-huge, cuda-host). */
+int efab_mem_host_accessible(int kind);
+/* libfabric iface for registration: FI_HMEM_SYSTEM or FI_HMEM_CUDA. */
+int efab_mem_iface(int kind);
+int efab_mem_is_gpu(int kind);
+
+/* Copies between a host buffer and mem at offset (cudaMemcpy for cuda). */
+int efab_mem_write(efab_mem_t *m, size_t off, const void *src, size_t len);
+int efab_mem_read(const efab_mem_t *m, size_t off, void *dst, size_t len);
+
+/* Number of visible CUDA devices, or a negative efab status (logged). */
+int efab_cuda_device_count(void);
+/* PCI bus id "0000:53:00.0" of a CUDA device. */
+int efab_cuda_pci_bus_id(int device, char *buf, size_t len);
+
+#endif

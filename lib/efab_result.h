@@ -1,0 +1,70 @@
+/* Results are a struct; the human table and the CSV are separate writers. */
+#ifndef EFAB_RESULT_H
+#define EFAB_RESULT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "efab_stats.h"
+
+#define EFAB_MAX_EXTRA 12
+
+/* What is constant across the rows of one run. */
+typedef struct efab_run_info {
+	char run_id[96];
+	char timestamp[32]; /* ISO 8601 UTC */
+	char bench[32];
+	char provider[64];
+	char fabric[128];
+	char domain[128];
+	char libfabric_version[32];
+	char provider_version[32];
+	char mem_local[16];
+	char mem_remote[16];
+	int ranks;
+	/* bench-specific columns after the schema-1 metrics (documented in README) */
+	const char *extra_cols[EFAB_MAX_EXTRA];
+	size_t n_extra;
+} efab_run_info_t;
+
+typedef struct efab_row {
+	char op[32];
+	int pairs;
+	uint64_t window;
+	uint64_t size;
+	uint64_t iters;
+	int has_lat;
+	efab_stats_t lat; /* microseconds */
+	int has_bw;
+	double bw_MBps;       /* 10^6 bytes per second */
+	double msg_rate_Mops; /* 10^6 operations per second */
+	uint64_t errors;
+	char extra[EFAB_MAX_EXTRA][40]; /* "" = empty cell */
+} efab_row_t;
+
+/* Fill run_id (EFAB_RUN_ID from the environment, else time-host-pid) and timestamp. */
+void efab_run_info_stamp(efab_run_info_t *ri);
+
+/* CSV. The header is written once; appending to a file whose header differs
+ * is refused (EFAB_EUSAGE), so a file never mixes schemas. Each row goes out
+ * in one write(2) on an O_APPEND descriptor: never a torn line. */
+typedef struct efab_csv {
+	int fd;
+	char path[4096];
+} efab_csv_t;
+
+int efab_csv_open(const char *path, const efab_run_info_t *ri, efab_csv_t *out);
+int efab_csv_write(efab_csv_t *csv, const efab_run_info_t *ri, const efab_row_t *row);
+void efab_csv_close(efab_csv_t *csv);
+/* The header line (without newline) for ri. */
+void efab_csv_header(const efab_run_info_t *ri, char *buf, size_t len);
+/* One row (with newline); returns its length, or -1 if it did not fit. */
+int efab_csv_format(const efab_run_info_t *ri, const efab_row_t *row, char *buf, size_t len);
+
+/* Human table: a header comment block, then one line per row. */
+void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *notes, size_t nnotes,
+		      int show_lat, int show_bw);
+void efab_table_row(FILE *f, const efab_run_info_t *ri, const efab_row_t *row, int show_lat,
+		    int show_bw);
+
+#endif

@@ -1,0 +1,738 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "efab_fabric.h"
+
+#define EFAB_ADDR_MAX 256
+#define EFAB_RAWKEY_MAX 64
+#define EFAB_RX_CQ_DATA_DEPTH 256
+
+void efab_log_fi(const char *call, int ret)
+{
+	efab_log_error("%s failed: %s (%d)", call, fi_strerror(ret < 0 ? -ret : ret), ret);
+}
+
+struct fi_info *efab_hints_build(const efab_fabric_req_t *req)
+{
+	struct fi_info *h = fi_allocinfo();
+	if (!h)
+		return NULL;
+	h->ep_attr->type = FI_EP_RDM;
+	h->caps = req->caps;
+	if (req->hmem)
+		h->caps |= FI_HMEM;
+	if (req->cq_data)
+		h->caps |= FI_MSG; /* FI_RX_CQ_DATA providers consume posted receives */
+	h->mode = FI_CONTEXT | FI_CONTEXT2;
+	if (h->caps & FI_MSG)
+		h->mode |= FI_RX_CQ_DATA;
+	h->domain_attr->mr_mode = EFAB_MR_MODE_SUPPORTED;
+	h->domain_attr->threading = FI_THREAD_DOMAIN;
+	if (req->cq_data)
+		h->domain_attr->cq_data_size = 4;
+	if (req->provider && *req->provider)
+		h->fabric_attr->prov_name = strdup(req->provider);
+	if (req->fabric && *req->fabric)
+		h->fabric_attr->name = strdup(req->fabric);
+	if (req->domain && *req->domain && strcmp(req->domain, "auto") != 0)
+		h->domain_attr->name = strdup(req->domain);
+	if ((req->provider && *req->provider && !h->fabric_attr->prov_name) ||
+	    (req->fabric && *req->fabric && !h->fabric_attr->name)) {
+		fi_freeinfo(h);
+		return NULL;
+	}
+	return h;
+}
+
+int efab_prov_matches(const char *user, const char *prov)
+{
+	if (!user || !*user)
+		return 1;
+	if (!prov)
+		return 0;
+	if (strcasecmp(user, prov) == 0)
+		return 1;
+	/* "tcp" selects "tcp;ofi_rxm"; "ofi_rxm" selects it too. */
+	size_t n = strlen(user);
+	const char *p = prov;
+	while (p && *p) {
+		if (strncasecmp(p, user, n) == 0 && (p[n] == ';' || p[n] == '\0'))
+			return 1;
+		p = strchr(p, ';');
+		if (p)
+			p++;
+	}
+	return 0;
+}
+
+static int name_matches(const char *user, const char *have)
+{
+	if (!user || !*user || !strcmp(user, "auto"))
+		return 1;
+	return have && strcmp(user, have) == 0;
+}
+
+static int info_matches(const struct fi_info *i, const efab_fabric_req_t *req)
+{
+	if (!i->ep_attr || i->ep_attr->type != FI_EP_RDM)
+		return 0;
+	return efab_prov_matches(req->provider, i->fabric_attr->prov_name) &&
+	       name_matches(req->fabric, i->fabric_attr->name) &&
+	       name_matches(req->domain, i->domain_attr->name);
+}
+
+const struct fi_info *efab_info_match(const struct fi_info *list, const efab_fabric_req_t *req)
+{
+	for (const struct fi_info *i = list; i; i = i->next)
+		if (info_matches(i, req))
+			return i;
+	return NULL;
+}
+
+/* Everything RDM the host offers, whatever the caps: hints ask only for the
+ * endpoint type and accept every mode and mr_mode bit. */
+static int getinfo_all(struct fi_info **out)
+{
+	struct fi_info *h = fi_allocinfo();
+	if (!h)
+		return -FI_ENOMEM;
+	h->ep_attr->type = FI_EP_RDM;
+	h->mode = ~0ull;
+	h->domain_attr->mr_mode = EFAB_MR_MODE_SUPPORTED;
+	h->caps = 0;
+	int ret = fi_getinfo(EFAB_FI_VERSION, NULL, NULL, 0, h, out);
+	fi_freeinfo(h);
+	return ret;
+}
+
+void efab_fabric_list(char *buf, size_t len)
+{
+	struct fi_info *all = NULL;
+	size_t n = 0;
+	buf[0] = '\0';
+	if (getinfo_all(&all) || !all) {
+		snprintf(buf, len, "(none)");
+		return;
+	}
+	for (struct fi_info *i = all; i && n + 1 < len; i = i->next) {
+		char item[384];
+		snprintf(item, sizeof(item), "%s/%s/%s", i->fabric_attr->prov_name,
+			 i->fabric_attr->name, i->domain_attr->name);
+		if (strstr(buf, item)) /* same triple listed for several caps sets */
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", item);
+	}
+	fi_freeinfo(all);
+}
+
+static const struct {
+	uint64_t bit;
+	const char *name;
+} cap_names[] = {
+	{FI_RMA, "FI_RMA"},     {FI_READ, "FI_READ"},   {FI_WRITE, "FI_WRITE"},
+	{FI_REMOTE_READ, "FI_REMOTE_READ"}, {FI_REMOTE_WRITE, "FI_REMOTE_WRITE"},
+	{FI_ATOMIC, "FI_ATOMIC"}, {FI_HMEM, "FI_HMEM"}, {FI_MSG, "FI_MSG"},
+	{FI_TAGGED, "FI_TAGGED"},
+};
+
+void efab_explain_unsupported(const struct fi_info *info, const efab_fabric_req_t *req, char *buf,
+			      size_t len)
+{
+	uint64_t want = req->caps | (req->hmem ? FI_HMEM : 0);
+	uint64_t missing = want & ~info->caps;
+	const char *fab = info->fabric_attr->name;
+	char names[256] = "";
+	size_t n = 0;
+
+	for (size_t k = 0; k < EFAB_ARRAY_SIZE(cap_names); k++)
+		if (missing & cap_names[k].bit)
+			n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", n ? ", " : "",
+					      cap_names[k].name);
+	if (missing & FI_ATOMIC) {
+		snprintf(buf, len, "%s provides no FI_ATOMIC%s", fab,
+			 !strcmp(fab, "efa-direct") ? "; use -f efa" : "");
+	} else if (missing & FI_HMEM) {
+		snprintf(buf, len,
+			 "%s (provider %s) offers no FI_HMEM: this libfabric cannot register GPU memory "
+			 "on it (built without CUDA support?)", fab, info->fabric_attr->prov_name);
+	} else if (missing) {
+		snprintf(buf, len, "%s (provider %s) does not provide %s", fab,
+			 info->fabric_attr->prov_name, names);
+	} else if (req->cq_data && info->domain_attr->cq_data_size < 4) {
+		snprintf(buf, len, "%s offers %zu bytes of remote CQ data; writedata needs 4", fab,
+			 info->domain_attr->cq_data_size);
+	} else {
+		uint64_t mr_extra = info->domain_attr->mr_mode & ~(uint64_t)EFAB_MR_MODE_SUPPORTED;
+		if (mr_extra)
+			snprintf(buf, len, "%s requires mr_mode bits 0x%llx that efabench cannot honour",
+				 fab, (unsigned long long)mr_extra);
+		else
+			snprintf(buf, len, "%s rejected the requested attributes (caps, mode, mr_mode)",
+				 fab);
+	}
+}
+
+int efab_fabric_select(const efab_fabric_req_t *req, struct fi_info **out)
+{
+	struct fi_info *hints = efab_hints_build(req);
+	struct fi_info *list = NULL, *all = NULL;
+	int rc = EFAB_ERR;
+	char msg[1024];
+
+	if (!hints) {
+		efab_log_error("out of memory building fi_getinfo hints");
+		return EFAB_ERR;
+	}
+	int ret = fi_getinfo(EFAB_FI_VERSION, NULL, NULL, 0, hints, &list);
+	if (ret == 0) {
+		const struct fi_info *m = efab_info_match(list, req);
+		if (m) {
+			struct fi_info *dup = fi_dupinfo(m);
+			if (!dup) {
+				efab_log_error("fi_dupinfo: out of memory");
+				goto free_list;
+			}
+			*out = dup;
+			rc = EFAB_OK;
+			goto free_list;
+		}
+	} else if (ret != -FI_ENODATA) {
+		efab_log_fi("fi_getinfo", ret);
+		goto free_hints;
+	}
+
+	/* Nothing fits: does the named provider/fabric/domain exist at all? */
+	ret = getinfo_all(&all);
+	if (ret && ret != -FI_ENODATA) {
+		efab_log_fi("fi_getinfo", ret);
+		goto free_list;
+	}
+	const struct fi_info *exists = efab_info_match(all, req);
+	if (!exists) {
+		efab_fabric_list(msg, sizeof(msg));
+		efab_log_error("no RDM fabric matches provider '%s' fabric '%s' domain '%s'; available "
+			       "here: %s",
+			       req->provider && *req->provider ? req->provider : "*",
+			       req->fabric && *req->fabric ? req->fabric : "*",
+			       req->domain && *req->domain ? req->domain : "*", msg);
+		rc = EFAB_EUSAGE;
+	} else {
+		efab_explain_unsupported(exists, req, msg, sizeof(msg));
+		efab_log_error("%s", msg);
+		rc = EFAB_SKIP;
+	}
+	fi_freeinfo(all);
+free_list:
+	fi_freeinfo(list);
+free_hints:
+	fi_freeinfo(hints);
+	return rc;
+}
+
+int efab_info_progress(const struct fi_info *info)
+{
+#if FI_MAJOR_VERSION >= 2
+	return info->domain_attr->progress;
+#else
+	return info->domain_attr->data_progress;
+#endif
+}
+
+const char *efab_progress_name(int p)
+{
+	switch (p) {
+	case FI_PROGRESS_AUTO: return "auto";
+	case FI_PROGRESS_MANUAL: return "manual";
+	default: return "unspec";
+	}
+}
+
+int efab_fabric_manual_progress(const efab_fabric_t *fab)
+{
+	return efab_info_progress(fab->info) != FI_PROGRESS_AUTO;
+}
+
+void efab_mr_mode_str(uint64_t m, char *buf, size_t len)
+{
+	static const struct {
+		uint64_t bit;
+		const char *name;
+	} bits[] = {
+		{FI_MR_LOCAL, "FI_MR_LOCAL"},         {FI_MR_RAW, "FI_MR_RAW"},
+		{FI_MR_VIRT_ADDR, "FI_MR_VIRT_ADDR"}, {FI_MR_ALLOCATED, "FI_MR_ALLOCATED"},
+		{FI_MR_PROV_KEY, "FI_MR_PROV_KEY"},   {FI_MR_MMU_NOTIFY, "FI_MR_MMU_NOTIFY"},
+		{FI_MR_RMA_EVENT, "FI_MR_RMA_EVENT"}, {FI_MR_ENDPOINT, "FI_MR_ENDPOINT"},
+		{FI_MR_HMEM, "FI_MR_HMEM"},
+	};
+	size_t n = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < EFAB_ARRAY_SIZE(bits); i++)
+		if (m & bits[i].bit)
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? "|" : "",
+					      bits[i].name);
+	if (n == 0)
+		snprintf(buf, len, "none");
+}
+
+static int post_rx_cq_data(efab_fabric_t *fab)
+{
+	while (fab->rx_posted < EFAB_RX_CQ_DATA_DEPTH) {
+		int ret = (int)fi_recv(fab->ep, NULL, 0, NULL, FI_ADDR_UNSPEC,
+				       &fab->ctx[fab->nctx - 1 - fab->rx_posted]);
+		if (ret == -FI_EAGAIN)
+			return 0; /* reposted from efab_progress as completions come */
+		if (ret) {
+			efab_log_fi("fi_recv (receive for FI_RX_CQ_DATA)", ret);
+			return EFAB_ERR;
+		}
+		fab->rx_posted++;
+	}
+	return 0;
+}
+
+static int uses_rx_cq_data(const efab_fabric_t *fab)
+{
+	return (fab->info->mode & FI_RX_CQ_DATA) && (fab->info->caps & FI_MSG);
+}
+
+int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab_fabric_t *out)
+{
+	efab_fabric_t fab;
+	int ret;
+	char *names = NULL;
+	char myname[EFAB_ADDR_MAX + sizeof(size_t)];
+
+	memset(&fab, 0, sizeof(fab));
+	fab.info = info;
+	fab.rt = rt;
+	fab.timeout_s = timeout_s;
+	fab.next_key = 1;
+	fab.nctx = 2 * (info->tx_attr->size > 512 ? info->tx_attr->size : 512) +
+		   EFAB_RX_CQ_DATA_DEPTH;
+	fab.ctx = calloc(fab.nctx, sizeof(*fab.ctx));
+	fab.peers = calloc((size_t)rt->size, sizeof(*fab.peers));
+	if (!fab.ctx || !fab.peers) {
+		efab_log_error("out of memory allocating endpoint state");
+		goto free_arrays;
+	}
+
+	ret = fi_fabric(info->fabric_attr, &fab.fabric, NULL);
+	if (ret) {
+		efab_log_fi("fi_fabric", ret);
+		goto free_arrays;
+	}
+	ret = fi_domain(fab.fabric, info, &fab.domain, NULL);
+	if (ret) {
+		efab_log_fi("fi_domain", ret);
+		goto close_fabric;
+	}
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_DATA,
+		.wait_obj = FI_WAIT_NONE,
+		.size = info->tx_attr->size + info->rx_attr->size,
+	};
+	ret = fi_cq_open(fab.domain, &cq_attr, &fab.cq, NULL);
+	if (ret) {
+		efab_log_fi("fi_cq_open", ret);
+		goto close_domain;
+	}
+	struct fi_av_attr av_attr = {
+		.type = info->domain_attr->av_type != FI_AV_UNSPEC ? info->domain_attr->av_type
+								   : FI_AV_TABLE,
+		.count = (size_t)rt->size,
+	};
+	ret = fi_av_open(fab.domain, &av_attr, &fab.av, NULL);
+	if (ret) {
+		efab_log_fi("fi_av_open", ret);
+		goto close_cq;
+	}
+	ret = fi_endpoint(fab.domain, info, &fab.ep, NULL);
+	if (ret) {
+		efab_log_fi("fi_endpoint", ret);
+		goto close_av;
+	}
+	ret = fi_ep_bind(fab.ep, &fab.av->fid, 0);
+	if (ret) {
+		efab_log_fi("fi_ep_bind (av)", ret);
+		goto close_ep;
+	}
+	ret = fi_ep_bind(fab.ep, &fab.cq->fid, FI_TRANSMIT | FI_RECV);
+	if (ret) {
+		efab_log_fi("fi_ep_bind (cq)", ret);
+		goto close_ep;
+	}
+	ret = fi_enable(fab.ep);
+	if (ret) {
+		efab_log_fi("fi_enable", ret);
+		goto close_ep;
+	}
+
+	size_t addrlen = EFAB_ADDR_MAX;
+	memset(myname, 0, sizeof(myname));
+	ret = fi_getname(&fab.ep->fid, myname + sizeof(size_t), &addrlen);
+	if (ret) {
+		efab_log_fi("fi_getname", ret);
+		goto close_ep;
+	}
+	memcpy(myname, &addrlen, sizeof(size_t));
+	names = malloc(sizeof(myname) * (size_t)rt->size);
+	if (!names) {
+		efab_log_error("out of memory for the address exchange");
+		goto close_ep;
+	}
+	if (rt->allgather(rt, myname, names, sizeof(myname))) {
+		efab_log_error("address exchange failed");
+		goto free_names;
+	}
+	for (int r = 0; r < rt->size; r++) {
+		const char *slot = names + sizeof(myname) * (size_t)r;
+		ret = fi_av_insert(fab.av, slot + sizeof(size_t), 1, &fab.peers[r], 0, NULL);
+		if (ret != 1) {
+			efab_log_fi("fi_av_insert", ret < 0 ? ret : -FI_EINVAL);
+			goto free_names;
+		}
+	}
+	free(names);
+	if (uses_rx_cq_data(&fab) && post_rx_cq_data(&fab))
+		goto close_ep;
+	if (rt->barrier(rt)) {
+		efab_log_error("barrier after endpoint bring-up failed");
+		goto close_ep;
+	}
+	*out = fab;
+	return EFAB_OK;
+
+free_names:
+	free(names);
+close_ep:
+	fi_close(&fab.ep->fid);
+close_av:
+	fi_close(&fab.av->fid);
+close_cq:
+	fi_close(&fab.cq->fid);
+close_domain:
+	fi_close(&fab.domain->fid);
+close_fabric:
+	fi_close(&fab.fabric->fid);
+free_arrays:
+	free(fab.peers);
+	free(fab.ctx);
+	return EFAB_ERR;
+}
+
+void efab_fabric_close(efab_fabric_t *fab)
+{
+	if (fab->ep)
+		fi_close(&fab->ep->fid);
+	if (fab->av)
+		fi_close(&fab->av->fid);
+	if (fab->cq)
+		fi_close(&fab->cq->fid);
+	if (fab->domain)
+		fi_close(&fab->domain->fid);
+	if (fab->fabric)
+		fi_close(&fab->fabric->fid);
+	free(fab->peers);
+	free(fab->ctx);
+	fi_freeinfo(fab->info);
+	memset(fab, 0, sizeof(*fab));
+}
+
+int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device,
+		uint64_t access, efab_mr_t *out)
+{
+	struct iovec iov = {buf, len};
+	struct fi_mr_attr attr = {
+		.mr_iov = &iov,
+		.iov_count = 1,
+		.access = access,
+		.requested_key = fab->next_key,
+		.iface = (enum fi_hmem_iface)iface,
+	};
+	struct fid_mr *mr;
+	if (iface == FI_HMEM_CUDA)
+		attr.device.cuda = device;
+	int ret = fi_mr_regattr(fab->domain, &attr, 0, &mr);
+	if (ret) {
+		efab_log_error("fi_mr_regattr (%zu bytes) failed: %s (%d)", len, fi_strerror(-ret), ret);
+		return EFAB_ERR;
+	}
+	if (fab->info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+		ret = fi_mr_bind(mr, &fab->ep->fid, 0);
+		if (ret) {
+			efab_log_fi("fi_mr_bind", ret);
+			goto close_mr;
+		}
+		ret = fi_mr_enable(mr);
+		if (ret) {
+			efab_log_fi("fi_mr_enable", ret);
+			goto close_mr;
+		}
+	}
+	fab->next_key++;
+	out->mr = mr;
+	out->desc = fi_mr_desc(mr);
+	out->key = fi_mr_key(mr);
+	out->buf = buf;
+	out->len = len;
+	return EFAB_OK;
+
+close_mr:
+	fi_close(&mr->fid);
+	return EFAB_ERR;
+}
+
+void efab_mr_dereg(efab_mr_t *mr)
+{
+	if (mr->mr)
+		fi_close(&mr->mr->fid);
+	memset(mr, 0, sizeof(*mr));
+}
+
+struct wire_key {
+	uint64_t base, key, len, raw_len;
+	uint8_t raw[EFAB_RAWKEY_MAX];
+};
+
+int efab_mr_exchange(efab_fabric_t *fab, const efab_mr_t *mr, efab_rkey_t *out)
+{
+	efab_rt_t *rt = fab->rt;
+	uint64_t mr_mode = fab->info->domain_attr->mr_mode;
+	struct wire_key mine;
+	memset(&mine, 0, sizeof(mine));
+	mine.base = (mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)mr->buf : 0;
+	mine.key = mr->key;
+	mine.len = mr->len;
+	if (mr_mode & FI_MR_RAW) {
+		size_t klen = sizeof(mine.raw);
+		uint64_t base;
+		int ret = fi_mr_raw_attr(mr->mr, &base, mine.raw, &klen, 0);
+		if (ret) {
+			efab_log_fi("fi_mr_raw_attr", ret);
+			return EFAB_ERR;
+		}
+		mine.base = base;
+		mine.raw_len = klen;
+	}
+	struct wire_key *all = calloc((size_t)rt->size, sizeof(*all));
+	if (!all) {
+		efab_log_error("out of memory for the key exchange");
+		return EFAB_ERR;
+	}
+	if (rt->allgather(rt, &mine, all, sizeof(mine))) {
+		efab_log_error("memory key exchange failed");
+		free(all);
+		return EFAB_ERR;
+	}
+	for (int r = 0; r < rt->size; r++) {
+		out[r] = (efab_rkey_t){all[r].base, all[r].key, all[r].len, 0};
+		if (mr_mode & FI_MR_RAW) {
+			uint64_t key;
+			int ret = fi_mr_map_raw(fab->domain, all[r].base, all[r].raw, all[r].raw_len,
+						&key, 0);
+			if (ret) {
+				efab_log_fi("fi_mr_map_raw", ret);
+				efab_rkeys_release(fab, out, (size_t)r);
+				free(all);
+				return EFAB_ERR;
+			}
+			out[r].key = key;
+			out[r].mapped = 1;
+		}
+	}
+	free(all);
+	return EFAB_OK;
+}
+
+void efab_rkeys_release(efab_fabric_t *fab, efab_rkey_t *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (keys[i].mapped) {
+			fi_mr_unmap_key(fab->domain, keys[i].key);
+			keys[i].mapped = 0;
+		}
+}
+
+int efab_progress(efab_fabric_t *fab)
+{
+	struct fi_cq_data_entry ent[16];
+	ssize_t n = fi_cq_read(fab->cq, ent, EFAB_ARRAY_SIZE(ent));
+	if (n == -FI_EAGAIN)
+		return 0;
+	if (n == -FI_EAVAIL) {
+		struct fi_cq_err_entry err;
+		char pbuf[256];
+		memset(&err, 0, sizeof(err));
+		fi_cq_readerr(fab->cq, &err, 0);
+		const char *perr = fi_cq_strerror(fab->cq, err.prov_errno, err.err_data, pbuf,
+						  sizeof(pbuf));
+		efab_log_error("completion error: %s (%d); provider: %s (%d)", fi_strerror(err.err),
+			       err.err, perr ? perr : "-", err.prov_errno);
+		return -1;
+	}
+	if (n < 0) {
+		efab_log_fi("fi_cq_read", (int)n);
+		return -1;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		if (ent[i].flags & FI_REMOTE_CQ_DATA) {
+			fab->rx_data_count++;
+			fab->rx_data_last = ent[i].data;
+			if (ent[i].flags & FI_RECV)
+				fab->rx_posted--;
+		} else if (ent[i].flags & FI_RECV) {
+			fab->rx_posted--;
+		} else {
+			fab->tx_done++;
+		}
+	}
+	if (uses_rx_cq_data(fab) && fab->rx_posted < EFAB_RX_CQ_DATA_DEPTH / 2 &&
+	    post_rx_cq_data(fab))
+		return -1;
+	return (int)n;
+}
+
+void efab_timeout_report(const efab_fabric_t *fab, const efab_waitfor_t *w)
+{
+	efab_log_error("timeout after %.1f s waiting for %s (op %s, %llu bytes, peer rank %d, "
+		       "iteration %llu); the peer may have died or the fabric stalled",
+		       fab->timeout_s, w->what, w->op, (unsigned long long)w->size, w->peer,
+		       (unsigned long long)w->iter);
+}
+
+/* The clock is read once per 256 polls: cheap, and still precise to well
+ * under a millisecond on any of these loops. */
+#define WAIT_LOOP(cond)                                                                      \
+	do {                                                                                 \
+		uint64_t deadline = efab_now_ns() + (uint64_t)(fab->timeout_s * 1e9);        \
+		unsigned spins = 0;                                                          \
+		while (!(cond)) {                                                            \
+			if (efab_progress(fab) < 0)                                          \
+				return EFAB_ERR;                                             \
+			if (++spins % 256 == 0 && efab_now_ns() > deadline) {                \
+				efab_timeout_report(fab, w);                                 \
+				return EFAB_ERR;                                             \
+			}                                                                    \
+		}                                                                            \
+		return EFAB_OK;                                                              \
+	} while (0)
+
+int efab_wait_tx(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w)
+{
+	WAIT_LOOP(fab->tx_done >= target);
+}
+
+int efab_wait_rxdata(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w)
+{
+	WAIT_LOOP(fab->rx_data_count >= target);
+}
+
+int efab_wait_byte(efab_fabric_t *fab, volatile uint8_t *p, uint8_t v, const efab_waitfor_t *w)
+{
+	WAIT_LOOP(*p == v);
+}
+
+int efab_barrier_progress(efab_fabric_t *fab, const efab_waitfor_t *w)
+{
+	void *req;
+	int done = 0;
+	if (fab->rt->ibarrier(fab->rt, &req)) {
+		efab_log_error("barrier failed");
+		return EFAB_ERR;
+	}
+	uint64_t deadline = efab_now_ns() + (uint64_t)(fab->timeout_s * 1e9);
+	for (unsigned spins = 1;; spins++) {
+		if (fab->rt->ibarrier_test(fab->rt, req, &done)) {
+			efab_log_error("barrier failed");
+			return EFAB_ERR;
+		}
+		if (done)
+			return EFAB_OK;
+		if (efab_progress(fab) < 0)
+			return EFAB_ERR;
+		if (spins % 256 == 0 && efab_now_ns() > deadline) {
+			efab_timeout_report(fab, w);
+			return EFAB_ERR;
+		}
+	}
+}
+
+static void *next_ctx(efab_fabric_t *fab)
+{
+	/* The top EFAB_RX_CQ_DATA_DEPTH slots belong to receives. */
+	size_t ring = fab->nctx - EFAB_RX_CQ_DATA_DEPTH;
+	return &fab->ctx[fab->tx_posted % ring];
+}
+
+/* Keep in-flight ops below the context ring. */
+static int reserve_slot(efab_fabric_t *fab, const efab_waitfor_t *w)
+{
+	size_t ring = fab->nctx - EFAB_RX_CQ_DATA_DEPTH;
+	if (fab->tx_posted - fab->tx_done >= ring)
+		return efab_wait_tx(fab, fab->tx_posted - ring + 1, w);
+	return EFAB_OK;
+}
+
+#define POST_LOOP(call, name)                                                                \
+	do {                                                                                 \
+		uint64_t deadline = 0;                                                       \
+		for (;;) {                                                                   \
+			ssize_t ret = (call);                                                \
+			if (ret == 0)                                                        \
+				break;                                                       \
+			if (ret != -FI_EAGAIN) {                                             \
+				efab_log_error("%s (%llu bytes to rank %d) failed: %s (%zd)", \
+					       name, (unsigned long long)len, peer,          \
+					       fi_strerror((int)-ret), ret);                 \
+				return EFAB_ERR;                                             \
+			}                                                                    \
+			if (!deadline)                                                       \
+				deadline = efab_now_ns() + (uint64_t)(fab->timeout_s * 1e9); \
+			if (efab_progress(fab) < 0)                                          \
+				return EFAB_ERR;                                             \
+			if (efab_now_ns() > deadline) {                                      \
+				efab_timeout_report(fab, w);                                 \
+				return EFAB_ERR;                                             \
+			}                                                                    \
+		}                                                                            \
+	} while (0)
+
+int efab_post_write(efab_fabric_t *fab, int peer, const void *buf, size_t len, void *desc,
+		    uint64_t raddr, uint64_t rkey, uint64_t data, uint64_t flags,
+		    const efab_waitfor_t *w)
+{
+	fi_addr_t dest = fab->peers[peer];
+	if (flags & FI_INJECT) {
+		if (flags & FI_REMOTE_CQ_DATA)
+			POST_LOOP(fi_inject_writedata(fab->ep, buf, len, data, dest, raddr, rkey),
+				  "fi_inject_writedata");
+		else
+			POST_LOOP(fi_inject_write(fab->ep, buf, len, dest, raddr, rkey),
+				  "fi_inject_write");
+		return EFAB_OK;
+	}
+	if (reserve_slot(fab, w))
+		return EFAB_ERR;
+	void *ctx = next_ctx(fab);
+	if (flags & FI_REMOTE_CQ_DATA)
+		POST_LOOP(fi_writedata(fab->ep, buf, len, desc, data, dest, raddr, rkey, ctx),
+			  "fi_writedata");
+	else
+		POST_LOOP(fi_write(fab->ep, buf, len, desc, dest, raddr, rkey, ctx), "fi_write");
+	fab->tx_posted++;
+	return EFAB_OK;
+}
+
+int efab_post_read(efab_fabric_t *fab, int peer, void *buf, size_t len, void *desc,
+		   uint64_t raddr, uint64_t rkey, const efab_waitfor_t *w)
+{
+	fi_addr_t dest = fab->peers[peer];
+	if (reserve_slot(fab, w))
+		return EFAB_ERR;
+	void *ctx = next_ctx(fab);
+	POST_LOOP(fi_read(fab->ep, buf, len, desc, dest, raddr, rkey, ctx), "fi_read");
+	fab->tx_posted++;
+	return EFAB_OK;
+}

@@ -1,0 +1,561 @@
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "efab_opts.h"
+
+static const char *const op_names[] = {"default", "write", "writedata", "read", "atomic", NULL};
+static const char *const op_choices[] = {"write", "writedata", "read", NULL};
+static const char *const mem_names[] = {"host", "host-huge", "cuda", "cuda-host", NULL};
+static const char *const aop_names[] = {"add", "fadd", "cswap", "swap", "min",
+					"max", "bor", "band", "bxor", NULL};
+static const char *const dtype_names[] = {"u64", "u32", "i32", "i64", "f32", "f64", NULL};
+
+#define OFF(f) offsetof(efab_opts_t, f)
+#define SZ(f) sizeof(((efab_opts_t *)0)->f)
+
+/* The one option table. The order here is the order of --help. */
+const efab_optdef_t efab_optdefs[] = {
+	{"provider", 'p', EFAB_OT_STR, OFF(provider), SZ(provider), "NAME",
+	 "libfabric provider (efa, shm, tcp, sockets, ...); default: first that fits", EFAB_B_FABRIC,
+	 0, 0, NULL},
+	{"fabric", 'f', EFAB_OT_STR, OFF(fabric), SZ(fabric), "NAME",
+	 "fabric name (efa-direct, efa, shm, 127.0.0.1/32, ...); default: first that fits",
+	 EFAB_B_FABRIC, 0, 0, NULL},
+	{"domain", 0, EFAB_OT_STR, OFF(domain), SZ(domain), "NAME|auto",
+	 "domain (NIC) name; auto = the NIC nearest this rank's GPU", EFAB_B_FABRIC, 0, 0, NULL},
+	{"sizes", 'm', EFAB_OT_SIZES, OFF(sizes), SZ(sizes), "MIN:MAX[:xF]",
+	 "message sizes in bytes, K/M/G binary suffixes, factor F (default 2); one size allowed",
+	 EFAB_B_TRAFFIC, 0, 0, NULL},
+	{"iters", 'n', EFAB_OT_U64, OFF(iters), SZ(iters), "N",
+	 "measured iterations per size (default 1000, scaled down above 64 KiB)", EFAB_B_TRAFFIC,
+	 1, 1e9, NULL},
+	{"warmup", 'w', EFAB_OT_U64, OFF(warmup), SZ(warmup), "N",
+	 "unmeasured warmup iterations per size (default 50)", EFAB_B_TRAFFIC, 0, 1e9, NULL},
+	{"window", 'W', EFAB_OT_U64, OFF(window), SZ(window), "N",
+	 "operations in flight per window (default 64)", EFAB_B_BW, 1, 65536, NULL},
+	{"op", 'o', EFAB_OT_CHOICE, OFF(op), SZ(op), "write|writedata|read",
+	 "RMA operation (put benchmarks: write or writedata; get: read)", EFAB_B_PUT | EFAB_B_GET_LAT |
+	 EFAB_B_GET_BW, 0, 0, op_choices},
+	{"mem", 0, EFAB_OT_MEM, OFF(mem_local), SZ(mem_local), "LOCAL[:REMOTE]",
+	 "memory kinds host|host-huge|cuda|cuda-host for initiator[:target] (default host)",
+	 EFAB_B_TRAFFIC | EFAB_B_MR_REG, 0, 0, NULL},
+	{"gpu", 0, EFAB_OT_GPU, OFF(gpu), SZ(gpu), "auto|N",
+	 "GPU for cuda memory kinds (auto = local rank modulo visible GPUs)",
+	 EFAB_B_TRAFFIC | EFAB_B_REG, 0, 1023, NULL},
+	{"check", 'c', EFAB_OT_FLAG, OFF(check), SZ(check), NULL,
+	 "validate every transfer's payload; mismatches count into 'errors' and exit 1",
+	 EFAB_B_TRAFFIC, 0, 0, NULL},
+	{"bidir", 0, EFAB_OT_FLAG, OFF(bidir), SZ(bidir), NULL,
+	 "both sides of a pair issue at once; the row reports the sum", EFAB_B_PUT_BW | EFAB_B_GET_BW,
+	 0, 0, NULL},
+	{"no-inject", 0, EFAB_OT_FLAG, OFF(no_inject), SZ(no_inject), NULL,
+	 "never use fi_inject_write, even for sizes within the inject limit", EFAB_B_PUT_BW, 0, 0,
+	 NULL},
+	{"per-pair", 0, EFAB_OT_FLAG, OFF(per_pair), SZ(per_pair), NULL,
+	 "with more than one pair, add one row per pair after the aggregate row",
+	 EFAB_B_PUT_BW | EFAB_B_GET_BW | EFAB_B_ATOMIC_BW, 0, 0, NULL},
+	{"time", 0, EFAB_OT_DOUBLE, OFF(time_s), SZ(time_s), "SECONDS",
+	 "measure each size for about this long instead of -n iterations", EFAB_B_BW, 0.001, 3600,
+	 NULL},
+	{"aop", 0, EFAB_OT_CHOICE, OFF(aop), SZ(aop), "OP",
+	 "atomic op: add fadd cswap swap min max bor band bxor (default fadd)", EFAB_B_ATOMIC, 0, 0,
+	 aop_names},
+	{"dtype", 0, EFAB_OT_CHOICE, OFF(dtype), SZ(dtype), "TYPE",
+	 "atomic datatype: u64 u32 i32 i64 f32 f64 (default u64)", EFAB_B_ATOMIC, 0, 0, dtype_names},
+	{"contend", 0, EFAB_OT_FLAG, OFF(contend), SZ(contend), NULL,
+	 "with more than 2 ranks, every rank but 0 targets one word on rank 0", EFAB_B_ATOMIC, 0, 0,
+	 NULL},
+	{"src-unregistered", 0, EFAB_OT_FLAG, OFF(src_unregistered), SZ(src_unregistered), NULL,
+	 "pass desc = NULL for the local source buffer (exit 77 where FI_MR_LOCAL forbids it)",
+	 EFAB_B_PUT, 0, 0, NULL},
+	{"live", 0, EFAB_OT_FLAG, OFF(live), SZ(live), NULL,
+	 "under mpirun -np 2: try each operation per fabric and record OK or the error",
+	 EFAB_B_PROBE, 0, 0, NULL},
+	{"json", 0, EFAB_OT_FLAG, OFF(json), SZ(json), NULL, "print JSON instead of the table",
+	 EFAB_B_PROBE, 0, 0, NULL},
+	{"csv", 0, EFAB_OT_STR, OFF(csv), SZ(csv), "FILE",
+	 "append result rows to FILE (header written once)", EFAB_B_ALL, 0, 0, NULL},
+	{"timeout", 't', EFAB_OT_DOUBLE, OFF(timeout_s), SZ(timeout_s), "SECONDS",
+	 "give up any completion wait after this long (default 30)", EFAB_B_ALL, 0.01, 86400, NULL},
+	{"verbose", 'v', EFAB_OT_COUNT, OFF(verbose), SZ(verbose), NULL,
+	 "print the chosen fi_info and progress details (repeat for more)", EFAB_B_ALL, 0, 0, NULL},
+};
+const size_t efab_n_optdefs = EFAB_ARRAY_SIZE(efab_optdefs);
+
+void efab_opts_init(efab_opts_t *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->sizes.min = 1;
+	o->sizes.max = 4ull << 20;
+	o->sizes.factor = 2;
+	o->warmup = 50;
+	o->window = 64;
+	o->gpu = -1;
+	o->timeout_s = 30.0;
+	o->aop = EFAB_AOP_FADD;
+	o->dtype = EFAB_DT_U64;
+}
+
+static int choice_index(const char *const *choices, const char *v)
+{
+	for (int i = 0; choices[i]; i++)
+		if (strcmp(choices[i], v) == 0)
+			return i;
+	return -1;
+}
+
+static void choices_str(const char *const *choices, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; choices[i] && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", choices[i]);
+}
+
+/* Digits only: no sign, no whitespace, no hex; overflow is an error. */
+static int parse_u64(const char *s, uint64_t *out)
+{
+	if (!s || !isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -2;
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int efab_size_parse(const char *s, uint64_t *out, char *err, size_t errlen)
+{
+	char num[64];
+	size_t n = strlen(s);
+	if (n == 0 || n >= sizeof(num)) {
+		snprintf(err, errlen, "invalid size '%s'", s);
+		return EFAB_EUSAGE;
+	}
+	memcpy(num, s, n + 1);
+	unsigned shift = 0;
+	switch (toupper((unsigned char)num[n - 1])) {
+	case 'K': shift = 10; break;
+	case 'M': shift = 20; break;
+	case 'G': shift = 30; break;
+	case 'T': shift = 40; break;
+	default: break;
+	}
+	if (shift) {
+		num[--n] = '\0';
+		if (n > 0 && toupper((unsigned char)num[n - 1]) == 'I') /* also accept KiB-style "Ki" */
+			num[--n] = '\0';
+	}
+	uint64_t v;
+	int rc = parse_u64(num, &v);
+	if (rc == -1) {
+		snprintf(err, errlen, "invalid size '%s': expected a number with optional K/M/G suffix", s);
+		return EFAB_EUSAGE;
+	}
+	if (rc == -2 || (shift && v > (EFAB_SIZE_LIMIT >> shift)) || v > EFAB_SIZE_LIMIT) {
+		snprintf(err, errlen, "size '%s' out of range (largest allowed is 1T)", s);
+		return EFAB_EUSAGE;
+	}
+	v <<= shift;
+	if (v == 0) {
+		snprintf(err, errlen, "size '%s' must be at least 1 byte", s);
+		return EFAB_EUSAGE;
+	}
+	*out = v;
+	return EFAB_OK;
+}
+
+int efab_sizes_parse(const char *s, efab_sizes_t *out, char *err, size_t errlen)
+{
+	char buf[128];
+	if (strlen(s) >= sizeof(buf) || !*s) {
+		snprintf(err, errlen, "invalid size range '%s'", s);
+		return EFAB_EUSAGE;
+	}
+	strcpy(buf, s);
+	char *parts[4] = {0};
+	int np = 0;
+	char *save = NULL;
+	/* strtok would merge "1::4" into two parts: split by hand. */
+	char *p = buf;
+	while (np < 4) {
+		parts[np++] = p;
+		char *c = strchr(p, ':');
+		if (!c)
+			break;
+		*c = '\0';
+		p = c + 1;
+	}
+	(void)save;
+	if (np > 3 || (np == 4)) {
+		snprintf(err, errlen, "invalid size range '%s': expected MIN:MAX[:xFACTOR]", s);
+		return EFAB_EUSAGE;
+	}
+	efab_sizes_t r = {0, 0, 2};
+	if (efab_size_parse(parts[0], &r.min, err, errlen))
+		return EFAB_EUSAGE;
+	r.max = r.min;
+	if (np >= 2 && efab_size_parse(parts[1], &r.max, err, errlen))
+		return EFAB_EUSAGE;
+	if (np == 3) {
+		const char *f = parts[2];
+		if (*f == 'x' || *f == 'X')
+			f++;
+		uint64_t fac;
+		if (parse_u64(f, &fac) || fac < 2 || fac > 1024) {
+			snprintf(err, errlen, "invalid factor '%s' in '%s': expected x2 .. x1024", parts[2], s);
+			return EFAB_EUSAGE;
+		}
+		r.factor = fac;
+	}
+	if (r.min > r.max) {
+		snprintf(err, errlen, "size range '%s': MIN is larger than MAX", s);
+		return EFAB_EUSAGE;
+	}
+	*out = r;
+	return EFAB_OK;
+}
+
+size_t efab_sizes_count(const efab_sizes_t *s)
+{
+	size_t n = 0;
+	for (uint64_t v = s->min; v <= s->max; v *= s->factor) {
+		n++;
+		if (v > s->max / s->factor)
+			break;
+	}
+	return n;
+}
+
+uint64_t efab_sizes_at(const efab_sizes_t *s, size_t i)
+{
+	uint64_t v = s->min;
+	while (i--)
+		v *= s->factor;
+	return v;
+}
+
+void efab_size_str(uint64_t v, char *buf, size_t len)
+{
+	static const char suf[] = "KMGT";
+	int k = -1;
+	while (v >= 1024 && v % 1024 == 0 && k < 3) {
+		v /= 1024;
+		k++;
+	}
+	if (k < 0)
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, len, "%llu%c", (unsigned long long)v, suf[k]);
+}
+
+static int parse_mem_kind(const char *s, int *out)
+{
+	int i = choice_index(mem_names, s);
+	if (i < 0)
+		return -1;
+	*out = i;
+	return 0;
+}
+
+static int parse_bool(const char *v, int *out)
+{
+	if (!v || !strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") ||
+	    !strcasecmp(v, "on")) {
+		*out = 1;
+		return 0;
+	}
+	if (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "no") ||
+	    !strcasecmp(v, "off")) {
+		*out = 0;
+		return 0;
+	}
+	return -1;
+}
+
+const efab_optdef_t *efab_opts_find(unsigned bench, const char *name)
+{
+	for (size_t i = 0; i < efab_n_optdefs; i++)
+		if ((efab_optdefs[i].benches & bench) && strcmp(efab_optdefs[i].name, name) == 0)
+			return &efab_optdefs[i];
+	return NULL;
+}
+
+static int set_def(efab_opts_t *o, const efab_optdef_t *d, const char *v, char *err, size_t errlen)
+{
+	char *field = (char *)o + d->offset;
+	char tmp[256];
+
+	if (d->type != EFAB_OT_FLAG && d->type != EFAB_OT_COUNT && (!v || !*v)) {
+		snprintf(err, errlen, "option --%s needs a value (%s)", d->name, d->metavar);
+		return EFAB_EUSAGE;
+	}
+	switch (d->type) {
+	case EFAB_OT_STR:
+		if (strlen(v) >= d->size) {
+			snprintf(err, errlen, "value for --%s is too long (%zu characters at most)", d->name,
+				 d->size - 1);
+			return EFAB_EUSAGE;
+		}
+		strcpy(field, v);
+		return EFAB_OK;
+	case EFAB_OT_U64: {
+		uint64_t x;
+		int rc = parse_u64(v, &x);
+		if (rc == -1) {
+			snprintf(err, errlen, "invalid value '%s' for --%s: expected a non-negative integer",
+				 v, d->name);
+			return EFAB_EUSAGE;
+		}
+		if (rc == -2 || (double)x < d->min || (double)x > d->max) {
+			snprintf(err, errlen, "value '%s' for --%s out of range [%.0f, %.0f]", v, d->name,
+				 d->min, d->max);
+			return EFAB_EUSAGE;
+		}
+		*(uint64_t *)field = x;
+		return EFAB_OK;
+	}
+	case EFAB_OT_DOUBLE: {
+		char *end;
+		errno = 0;
+		double x = strtod(v, &end);
+		if (*end || end == v || errno == ERANGE || !isfinite(x) || isspace((unsigned char)*v)) {
+			snprintf(err, errlen, "invalid value '%s' for --%s: expected a number", v, d->name);
+			return EFAB_EUSAGE;
+		}
+		if (x < d->min || x > d->max) {
+			snprintf(err, errlen, "value '%s' for --%s out of range [%g, %g]", v, d->name, d->min,
+				 d->max);
+			return EFAB_EUSAGE;
+		}
+		*(double *)field = x;
+		return EFAB_OK;
+	}
+	case EFAB_OT_FLAG: {
+		int b;
+		if (parse_bool(v, &b)) {
+			snprintf(err, errlen, "invalid value '%s' for --%s: expected true or false", v,
+				 d->name);
+			return EFAB_EUSAGE;
+		}
+		*(int *)field = b;
+		return EFAB_OK;
+	}
+	case EFAB_OT_COUNT: {
+		uint64_t x;
+		if (!v) {
+			(*(int *)field)++;
+			return EFAB_OK;
+		}
+		if (parse_u64(v, &x) || x > 9) {
+			snprintf(err, errlen, "invalid value '%s' for --%s: expected 0..9", v, d->name);
+			return EFAB_EUSAGE;
+		}
+		*(int *)field = (int)x;
+		return EFAB_OK;
+	}
+	case EFAB_OT_CHOICE: {
+		int i = choice_index(d->choices, v);
+		if (i < 0) {
+			choices_str(d->choices, tmp, sizeof(tmp));
+			snprintf(err, errlen, "invalid value '%s' for --%s: expected one of %s", v, d->name,
+				 tmp);
+			return EFAB_EUSAGE;
+		}
+		/* --op names skip the internal "default" entry. */
+		*(int *)field = d->choices == op_choices ? i + 1 : i;
+		return EFAB_OK;
+	}
+	case EFAB_OT_SIZES: {
+		char e2[200];
+		if (efab_sizes_parse(v, (efab_sizes_t *)field, e2, sizeof(e2))) {
+			snprintf(err, errlen, "--%s: %s", d->name, e2);
+			return EFAB_EUSAGE;
+		}
+		o->sizes_given = 1;
+		return EFAB_OK;
+	}
+	case EFAB_OT_MEM: {
+		if (strlen(v) >= sizeof(tmp))
+			goto bad_mem;
+		strcpy(tmp, v);
+		char *colon = strchr(tmp, ':');
+		if (colon)
+			*colon = '\0';
+		int l, r;
+		if (parse_mem_kind(tmp, &l))
+			goto bad_mem;
+		r = l;
+		if (colon && parse_mem_kind(colon + 1, &r))
+			goto bad_mem;
+		o->mem_local = l;
+		o->mem_remote = r;
+		return EFAB_OK;
+bad_mem:
+		snprintf(err, errlen,
+			 "invalid value '%s' for --mem: expected LOCAL[:REMOTE] with kinds host, "
+			 "host-huge, cuda, cuda-host", v);
+		return EFAB_EUSAGE;
+	}
+	case EFAB_OT_GPU: {
+		uint64_t x;
+		if (!strcmp(v, "auto")) {
+			*(int *)field = -1;
+			return EFAB_OK;
+		}
+		if (parse_u64(v, &x) || x > (uint64_t)d->max) {
+			snprintf(err, errlen, "invalid value '%s' for --gpu: expected auto or 0..%.0f", v,
+				 d->max);
+			return EFAB_EUSAGE;
+		}
+		*(int *)field = (int)x;
+		return EFAB_OK;
+	}
+	}
+	snprintf(err, errlen, "internal error: option type %d", d->type);
+	return EFAB_EUSAGE;
+}
+
+int efab_opts_set(efab_opts_t *o, unsigned bench, const char *name, const char *value, char *err,
+		  size_t errlen)
+{
+	const efab_optdef_t *d = efab_opts_find(bench, name);
+	if (!d) {
+		snprintf(err, errlen, "unknown option '%s'", name);
+		return EFAB_EUSAGE;
+	}
+	return set_def(o, d, value, err, errlen);
+}
+
+int efab_opts_parse(efab_opts_t *o, unsigned bench, int argc, char **argv, char *err,
+		    size_t errlen)
+{
+	struct option longopts[64];
+	const efab_optdef_t *defs[64];
+	char shortopts[128] = ":hV";
+	size_t ns = strlen(shortopts), nl = 0;
+
+	for (size_t i = 0; i < efab_n_optdefs && nl < 60; i++) {
+		const efab_optdef_t *d = &efab_optdefs[i];
+		if (!(d->benches & bench))
+			continue;
+		int has_arg = (d->type == EFAB_OT_FLAG || d->type == EFAB_OT_COUNT) ? no_argument
+										      : required_argument;
+		longopts[nl] = (struct option){d->name, has_arg, NULL, (int)(1000 + nl)};
+		defs[nl] = d;
+		if (d->short_name) {
+			shortopts[ns++] = (char)d->short_name;
+			if (has_arg == required_argument)
+				shortopts[ns++] = ':';
+		}
+		nl++;
+	}
+	shortopts[ns] = '\0';
+	longopts[nl++] = (struct option){"help", no_argument, NULL, 'h'};
+	longopts[nl++] = (struct option){"version", no_argument, NULL, 'V'};
+	longopts[nl] = (struct option){0};
+
+	optind = 1;
+	opterr = 0;
+	int c, li;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, &li)) != -1) {
+		const efab_optdef_t *d = NULL;
+		if (c == 'h')
+			return EFAB_PARSE_HELP;
+		if (c == 'V')
+			return EFAB_PARSE_VERSION;
+		if (c == '?') {
+			if (optopt)
+				snprintf(err, errlen, "unknown option '-%c' (see --help)", optopt);
+			else
+				snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+			return EFAB_EUSAGE;
+		}
+		if (c == ':') {
+			snprintf(err, errlen, "option '%s' needs a value (see --help)", argv[optind - 1]);
+			return EFAB_EUSAGE;
+		}
+		if (c >= 1000)
+			d = defs[c - 1000];
+		else
+			for (size_t i = 0; i < nl - 2; i++)
+				if (defs[i]->short_name == c)
+					d = defs[i];
+		if (!d) {
+			snprintf(err, errlen, "unknown option '-%c' (see --help)", c);
+			return EFAB_EUSAGE;
+		}
+		if (set_def(o, d, optarg, err, errlen))
+			return EFAB_EUSAGE;
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+		return EFAB_EUSAGE;
+	}
+	return EFAB_PARSE_OK;
+}
+
+void efab_opts_help(FILE *f, const char *prog, const char *summary, unsigned bench)
+{
+	fprintf(f, "Usage: %s [OPTIONS]\n%s\n\nOptions:\n", prog, summary);
+	for (size_t i = 0; i < efab_n_optdefs; i++) {
+		const efab_optdef_t *d = &efab_optdefs[i];
+		char lhs[80];
+		if (!(d->benches & bench))
+			continue;
+		if (d->short_name)
+			snprintf(lhs, sizeof(lhs), "-%c, --%s%s%s", d->short_name, d->name,
+				 d->metavar ? " " : "", d->metavar ? d->metavar : "");
+		else
+			snprintf(lhs, sizeof(lhs), "    --%s%s%s", d->name, d->metavar ? " " : "",
+				 d->metavar ? d->metavar : "");
+		if (strlen(lhs) > 28)
+			fprintf(f, "  %s\n  %-28s  %s\n", lhs, "", d->help);
+		else
+			fprintf(f, "  %-28s  %s\n", lhs, d->help);
+	}
+	fprintf(f, "  %-28s  %s\n  %-28s  %s\n", "-h, --help", "print this help and exit",
+		"-V, --version", "print the version and exit");
+	fprintf(f, "\nExit status: 0 success, 1 runtime failure (fabric error, validation mismatch, "
+		   "timeout),\n2 usage error, 77 not supported here (skipped).\n");
+}
+
+const char *efab_op_name(int op)
+{
+	return (op >= 0 && op <= EFAB_OP_ATOMIC) ? op_names[op] : "?";
+}
+
+const char *efab_mem_name(int kind)
+{
+	return (kind >= 0 && kind <= EFAB_MEM_CUDA_HOST) ? mem_names[kind] : "?";
+}
+
+const char *efab_aop_name(int aop)
+{
+	return (aop >= 0 && aop <= EFAB_AOP_BXOR) ? aop_names[aop] : "?";
+}
+
+const char *efab_dtype_name(int dt)
+{
+	return (dt >= 0 && dt <= EFAB_DT_F64) ? dtype_names[dt] : "?";
+}
+
+size_t efab_dtype_size(int dt)
+{
+	switch (dt) {
+	case EFAB_DT_U32:
+	case EFAB_DT_I32:
+	case EFAB_DT_F32:
+		return 4;
+	default:
+		return 8;
+	}
+}

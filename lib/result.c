@@ -1,0 +1,222 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "efab.h"
+#include "efab_opts.h"
+#include "efab_result.h"
+
+static const char *const base_cols[] = {
+	"schema", "run_id", "timestamp", "bench", "op", "provider", "fabric", "domain",
+	"libfabric_version", "provider_version", "mem_local", "mem_remote", "ranks", "pairs",
+	"window", "size_bytes", "iters", "lat_us_min", "lat_us_p50", "lat_us_mean", "lat_us_p99",
+	"lat_us_p999", "lat_us_max", "lat_us_stdev", "bw_MBps", "msg_rate_Mops", "errors",
+};
+
+void efab_run_info_stamp(efab_run_info_t *ri)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(ri->timestamp, sizeof(ri->timestamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	const char *id = getenv("EFAB_RUN_ID");
+	if (id && *id) {
+		snprintf(ri->run_id, sizeof(ri->run_id), "%s", id);
+	} else {
+		char host[64] = "host", ts[32];
+		gethostname(host, sizeof(host) - 1);
+		host[sizeof(host) - 1] = '\0';
+		strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
+		snprintf(ri->run_id, sizeof(ri->run_id), "%s-%s-%d", ts, host, (int)getpid());
+	}
+}
+
+void efab_csv_header(const efab_run_info_t *ri, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < EFAB_ARRAY_SIZE(base_cols) && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? "," : "", base_cols[i]);
+	for (size_t i = 0; i < ri->n_extra && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, ",%s", ri->extra_cols[i]);
+}
+
+/* Text fields are ours or the provider's; quote any that could break a row. */
+static int put_text(char *buf, size_t len, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r"))
+		return snprintf(buf, len, ",%s", s);
+	size_t n = 0;
+	n += (size_t)snprintf(buf, len, ",\"");
+	for (const char *p = s; *p && n + 3 < len; p++) {
+		if (*p == '"')
+			buf[n++] = '"';
+		buf[n++] = (*p == '\n' || *p == '\r') ? ' ' : *p;
+	}
+	n += (size_t)snprintf(buf + n, len > n ? len - n : 0, "\"");
+	return (int)n;
+}
+
+#define APPEND(...)                                                                  \
+	do {                                                                         \
+		int k_ = snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__);      \
+		if (k_ < 0)                                                          \
+			return -1;                                                   \
+		n += (size_t)k_;                                                     \
+	} while (0)
+#define APPEND_TEXT(s)                                                               \
+	do {                                                                         \
+		n += (size_t)put_text(buf + n, n < len ? len - n : 0, (s));          \
+	} while (0)
+
+int efab_csv_format(const efab_run_info_t *ri, const efab_row_t *r, char *buf, size_t len)
+{
+	size_t n = 0;
+	APPEND("%d", EFAB_CSV_SCHEMA);
+	APPEND_TEXT(ri->run_id);
+	APPEND_TEXT(ri->timestamp);
+	APPEND_TEXT(ri->bench);
+	APPEND_TEXT(r->op);
+	APPEND_TEXT(ri->provider);
+	APPEND_TEXT(ri->fabric);
+	APPEND_TEXT(ri->domain);
+	APPEND_TEXT(ri->libfabric_version);
+	APPEND_TEXT(ri->provider_version);
+	APPEND_TEXT(ri->mem_local);
+	APPEND_TEXT(ri->mem_remote);
+	APPEND(",%d,%d,%llu,%llu,%llu", ri->ranks, r->pairs, (unsigned long long)r->window,
+	       (unsigned long long)r->size, (unsigned long long)r->iters);
+	if (r->has_lat)
+		APPEND(",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f", r->lat.min, r->lat.p50, r->lat.mean,
+		       r->lat.p99, r->lat.p999, r->lat.max, r->lat.stdev);
+	else
+		APPEND(",,,,,,,");
+	if (r->has_bw)
+		APPEND(",%.3f,%.6f", r->bw_MBps, r->msg_rate_Mops);
+	else
+		APPEND(",,");
+	APPEND(",%llu", (unsigned long long)r->errors);
+	for (size_t i = 0; i < ri->n_extra; i++)
+		APPEND_TEXT(r->extra[i]);
+	APPEND("\n");
+	return n < len ? (int)n : -1;
+}
+
+int efab_csv_open(const char *path, const efab_run_info_t *ri, efab_csv_t *out)
+{
+	char header[4096], existing[4096];
+	efab_csv_header(ri, header, sizeof(header));
+	int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		efab_log_error("cannot open CSV file '%s': %s", path, strerror(errno));
+		return EFAB_EUSAGE;
+	}
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		efab_log_error("CSV path '%s' is not a regular file", path);
+		goto close_fd;
+	}
+	if (st.st_size > 0) {
+		ssize_t n = pread(fd, existing, sizeof(existing) - 1, 0);
+		if (n < 0) {
+			efab_log_error("cannot read CSV file '%s': %s", path, strerror(errno));
+			goto close_fd;
+		}
+		existing[n] = '\0';
+		char *nl = strchr(existing, '\n');
+		if (nl)
+			*nl = '\0';
+		if (strcmp(existing, header) != 0) {
+			efab_log_error("CSV file '%s' already holds other columns (another benchmark or "
+				       "schema); use a new file", path);
+			goto close_fd;
+		}
+	} else {
+		size_t hl = strlen(header);
+		header[hl++] = '\n';
+		if (write(fd, header, hl) != (ssize_t)hl) {
+			efab_log_error("cannot write CSV header to '%s': %s", path, strerror(errno));
+			goto close_fd;
+		}
+	}
+	out->fd = fd;
+	snprintf(out->path, sizeof(out->path), "%s", path);
+	return EFAB_OK;
+
+close_fd:
+	close(fd);
+	return EFAB_EUSAGE;
+}
+
+int efab_csv_write(efab_csv_t *csv, const efab_run_info_t *ri, const efab_row_t *row)
+{
+	char line[8192];
+	int n = efab_csv_format(ri, row, line, sizeof(line));
+	if (n < 0) {
+		efab_log_error("CSV row too long");
+		return EFAB_ERR;
+	}
+	if (write(csv->fd, line, (size_t)n) != n) {
+		efab_log_error("cannot append to CSV file '%s': %s", csv->path, strerror(errno));
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+void efab_csv_close(efab_csv_t *csv)
+{
+	if (csv->fd > 0)
+		close(csv->fd);
+	csv->fd = -1;
+}
+
+void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *notes, size_t nnotes,
+		      int show_lat, int show_bw)
+{
+	fprintf(f, "# efabench %s: %s\n", EFAB_VERSION, ri->bench);
+	fprintf(f, "# provider %s, fabric %s, domain %s\n", ri->provider, ri->fabric, ri->domain);
+	fprintf(f, "# libfabric %s, provider version %s\n", ri->libfabric_version,
+		ri->provider_version);
+	fprintf(f, "# memory: local %s, remote %s; ranks %d\n", ri->mem_local, ri->mem_remote,
+		ri->ranks);
+	for (size_t i = 0; i < nnotes; i++)
+		if (notes[i])
+			fprintf(f, "# %s\n", notes[i]);
+	fprintf(f, "%-10s %-10s %10s", "size", "op", "iters");
+	if (show_lat)
+		fprintf(f, " %9s %9s %9s %9s %9s %9s", "min_us", "p50_us", "mean_us", "p99_us",
+			"p99.9_us", "max_us");
+	if (show_bw)
+		fprintf(f, " %12s %10s", "MB/s", "Mops/s");
+	fprintf(f, " %6s", "errors");
+	for (size_t i = 0; i < ri->n_extra; i++)
+		fprintf(f, " %s", ri->extra_cols[i]);
+	fprintf(f, "\n");
+	fflush(f);
+}
+
+void efab_table_row(FILE *f, const efab_run_info_t *ri, const efab_row_t *r, int show_lat,
+		    int show_bw)
+{
+	char sz[32];
+	efab_size_str(r->size, sz, sizeof(sz));
+	fprintf(f, "%-10s %-10s %10llu", sz, r->op, (unsigned long long)r->iters);
+	if (show_lat) {
+		if (r->has_lat)
+			fprintf(f, " %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f", r->lat.min, r->lat.p50,
+				r->lat.mean, r->lat.p99, r->lat.p999, r->lat.max);
+		else
+			fprintf(f, " %9s %9s %9s %9s %9s %9s", "-", "-", "-", "-", "-", "-");
+	}
+	if (show_bw)
+		fprintf(f, " %12.2f %10.4f", r->bw_MBps, r->msg_rate_Mops);
+	fprintf(f, " %6llu", (unsigned long long)r->errors);
+	for (size_t i = 0; i < ri->n_extra; i++)
+		fprintf(f, " %s", r->extra[i][0] ? r->extra[i] : "-");
+	fprintf(f, "\n");
+	fflush(f);
+}

@@ -83,7 +83,7 @@ $(BUILD)/bin/%: $(BUILD)/bench/%.o $(BENCH_OBJ) $(BUILD)/lib/libefab.a
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(LIB_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(LIB_CFLAGS) -Wno-unused-parameter -DEFAB_TEST_DATA='"$(CURDIR)/tests/data"' -c $< -o $@
 
 $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/lib/libefab.a
 	$(call say,LINK,$@)
@@ -103,9 +103,16 @@ check: deps
 check-run:
 	$(Q)BUILD=$(BUILD) tests/run
 
+# The main job: a small local sweep of the latency benchmarks on shm and tcp
+# loopback, tables on stdout, CSV under results/.
+DEMO_ENV := FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo OMPI_MCA_btl_tcp_if_include=lo \
+	OMPI_MCA_oob_tcp_if_include=lo OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tests/demo.sh $(BUILD)
+	$(Q)set -e; dir=results/$$(date +%Y%m%d-%H%M%S)-$$(hostname -s)-demo; mkdir -p $$dir; \
+	for p in shm tcp; do for b in put_lat get_lat; do \
+	  $(DEMO_ENV) timeout 300 mpirun -np 2 $(BUILD)/bin/efab_$$b -p $$p -m 1:1M:x4 -c \
+	    --csv $$dir/$$b.csv; done; done; echo "demo: results in $$dir"
 
 PREFIX ?= /usr/local
 install: all

@@ -11,6 +11,8 @@ const efab_bench_t efab_bench_put_lat = {
 		   "Reported: half the round trip of a write ping-pong, in microseconds, completed at\n"
 		   "the target: -o write polls the last byte of host memory; -o writedata waits for\n"
 		   "the remote CQ data completion (always used for GPU memory).",
+	.definition = "latency = half the round trip of a write ping-pong completed at the target "
+		      "(last byte polled, or remote CQ data for writedata), microseconds",
 	.default_op = EFAB_OP_WRITE,
 	.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),
 	.exact_ranks = 2,
@@ -28,6 +30,8 @@ const efab_bench_t efab_bench_get_lat = {
 	.summary = "RMA read latency between 2 ranks (mpirun -np 2).\n"
 		   "Reported: full round trip from posting fi_read to its completion at the\n"
 		   "initiator, in microseconds.",
+	.definition = "latency = full round trip of fi_read to its completion at the initiator, "
+		      "microseconds",
 	.default_op = EFAB_OP_READ,
 	.ops = 1u << EFAB_OP_READ,
 	.exact_ranks = 2,

@@ -113,9 +113,11 @@ int efab_fill(efab_ctx_t *c, size_t off, size_t len, uint64_t seq)
 	return host ? EFAB_OK : efab_mem_write(&c->mem, off, c->bounce, len);
 }
 
+/* EFAB_FAULT_CORRUPT=N flips one received byte of every Nth checked message
+ * (on the copy being checked) so the tests can prove that -c catches damage. */
 uint64_t efab_verify(efab_ctx_t *c, size_t off, size_t len, uint64_t seq)
 {
-	const uint8_t *p;
+	uint8_t *p;
 	uint64_t bad = 0;
 	if (efab_mem_host_accessible(c->mem.kind)) {
 		p = efab_local(c, off);
@@ -124,6 +126,8 @@ uint64_t efab_verify(efab_ctx_t *c, size_t off, size_t len, uint64_t seq)
 			return len;
 		p = c->bounce;
 	}
+	if (c->fault_every && ++c->nverified % c->fault_every == 0)
+		p[len / 2] ^= 0x01;
 	for (size_t j = 0; j + 1 < len; j++)
 		bad += p[j] != efab_pattern(seq, j);
 	bad += p[len - 1] != efab_tag(seq);
@@ -354,6 +358,8 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 		c->ri.extra_cols[c->ri.n_extra++] = b->extra_cols[i];
 	efab_run_info_stamp(&c->ri);
 	efab_opts_init(&c->o);
+	const char *fault = getenv("EFAB_FAULT_CORRUPT");
+	c->fault_every = fault ? strtoull(fault, NULL, 10) : 0;
 
 	rc = efab_opts_parse(&c->o, b->mask, argc, argv, err, sizeof(err));
 	if (rc) {
@@ -439,6 +445,8 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 			 mrm, efab_progress_name(efab_info_progress(c->fab.info)),
 			 c->fab.info->tx_attr->inject_size, c->npairs);
 		notes[nn++] = line1;
+		if (b->definition)
+			notes[nn++] = b->definition;
 		for (size_t i = 0; i < c->nnotes; i++)
 			notes[nn++] = c->notes[i];
 		efab_table_begin(stdout, &c->ri, notes, nn, b->show_lat, b->show_bw);

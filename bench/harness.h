@@ -19,6 +19,7 @@ typedef struct efab_bench {
 	const char *csv_name; /* value of the 'bench' column */
 	unsigned mask;       /* EFAB_B_* */
 	const char *summary; /* first lines of --help */
+	const char *definition; /* the metric, printed in the header block */
 	int default_op;
 	unsigned ops;        /* allowed ops, bit (1 << EFAB_OP_*) */
 	int exact_ranks;     /* 2: exactly two ranks; 0: an even number >= 2 */
@@ -58,6 +59,8 @@ struct efab_ctx {
 	efab_run_info_t ri;
 	char notes[EFAB_MAX_NOTES][256];
 	size_t nnotes;
+	uint64_t fault_every; /* EFAB_FAULT_CORRUPT: test hook, see efab_verify */
+	uint64_t nverified;
 	uint8_t *bounce;     /* host staging for fills/checks of GPU memory */
 	void *priv; /* the bench's own state */
 };

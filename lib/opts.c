@@ -142,6 +142,9 @@ int efab_size_parse(const char *s, uint64_t *out, char *err, size_t errlen)
 	}
 	memcpy(num, s, n + 1);
 	unsigned shift = 0;
+	/* "Ki", "Mi", ...: the binary prefixes spelled out */
+	if (n >= 2 && (num[n - 1] == 'i' || num[n - 1] == 'I') && strchr("KMGTkmgt", num[n - 2]))
+		num[--n] = '\0';
 	switch (toupper((unsigned char)num[n - 1])) {
 	case 'K': shift = 10; break;
 	case 'M': shift = 20; break;
@@ -149,11 +152,8 @@ int efab_size_parse(const char *s, uint64_t *out, char *err, size_t errlen)
 	case 'T': shift = 40; break;
 	default: break;
 	}
-	if (shift) {
+	if (shift)
 		num[--n] = '\0';
-		if (n > 0 && toupper((unsigned char)num[n - 1]) == 'I') /* also accept KiB-style "Ki" */
-			num[--n] = '\0';
-	}
 	uint64_t v;
 	int rc = parse_u64(num, &v);
 	if (rc == -1) {

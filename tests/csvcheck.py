@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Checks an efabench CSV file: schema-1 header, whole rows, expected bench,
+row count and sizes, zero errors, and sane statistics (min <= p50 <= p99 <=
+max, all positive). Exit 0 when every check holds, else 1 with the reason."""
+import argparse
+import csv
+import sys
+
+BASE = ("schema,run_id,timestamp,bench,op,provider,fabric,domain,libfabric_version,"
+        "provider_version,mem_local,mem_remote,ranks,pairs,window,size_bytes,iters,lat_us_min,"
+        "lat_us_p50,lat_us_mean,lat_us_p99,lat_us_p999,lat_us_max,lat_us_stdev,bw_MBps,"
+        "msg_rate_Mops,errors").split(",")
+
+
+def fail(msg):
+    print(f"csvcheck: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("file")
+    ap.add_argument("--bench", required=True)
+    ap.add_argument("--rows", type=int, help="expected number of data rows")
+    ap.add_argument("--sizes", help="comma-separated expected size_bytes in order")
+    ap.add_argument("--errors", type=int, default=0, help="expected total errors")
+    ap.add_argument("--lat", action="store_true", help="latency columns must be filled")
+    ap.add_argument("--bw", action="store_true", help="bw/msg rate columns must be filled")
+    ap.add_argument("--op", help="expected op in every row")
+    ap.add_argument("--provider", help="substring expected in the provider column")
+    ap.add_argument("--extra", default="", help="comma-separated extra columns after the base")
+    ap.add_argument("--where", action="append", default=[],
+                    help="COL=VALUE: only rows matching are counted and checked")
+    a = ap.parse_args()
+    with open(a.file, newline="") as f:
+        text = f.read()
+    if not text.endswith("\n"):
+        fail("file does not end with a newline (torn row?)")
+    rows = list(csv.reader(text.splitlines()))
+    header = rows[0]
+    want = BASE + ([c for c in a.extra.split(",") if c])
+    if header != want:
+        fail(f"header differs:\n got  {header}\n want {want}")
+    data = []
+    for n, r in enumerate(rows[1:], 2):
+        if len(r) != len(header):
+            fail(f"line {n}: {len(r)} fields, header has {len(header)}")
+        d = dict(zip(header, r))
+        if all(d.get(k) == v for k, v in (w.split("=", 1) for w in a.where)):
+            data.append(d)
+    if a.rows is not None and len(data) != a.rows:
+        fail(f"{len(data)} rows, expected {a.rows}")
+    if a.sizes and [int(d["size_bytes"]) for d in data] != [int(s) for s in a.sizes.split(",")]:
+        fail(f"sizes {[d['size_bytes'] for d in data]}, expected {a.sizes}")
+    total_err = 0
+    for d in data:
+        if d["schema"] != "1":
+            fail(f"schema {d['schema']}")
+        if d["bench"] != a.bench:
+            fail(f"bench {d['bench']}, expected {a.bench}")
+        if a.op and d["op"] != a.op:
+            fail(f"op {d['op']}, expected {a.op}")
+        if a.provider and a.provider not in d["provider"]:
+            fail(f"provider {d['provider']}, expected {a.provider}")
+        if int(d["iters"]) <= 0:
+            fail("iters <= 0")
+        total_err += int(d["errors"])
+        if a.lat:
+            v = [float(d[k]) for k in ("lat_us_min", "lat_us_p50", "lat_us_p99", "lat_us_max")]
+            if not (0 < v[0] <= v[1] <= v[2] <= v[3]):
+                fail(f"size {d['size_bytes']}: min/p50/p99/max not ordered: {v}")
+            if not (v[0] <= float(d["lat_us_mean"]) <= v[3]):
+                fail(f"size {d['size_bytes']}: mean outside [min, max]")
+        if a.bw:
+            if not (float(d["bw_MBps"]) > 0 and float(d["msg_rate_Mops"]) > 0):
+                fail(f"size {d['size_bytes']}: bandwidth or message rate not positive")
+            mb = float(d["msg_rate_Mops"]) * int(d["size_bytes"])
+            if abs(mb - float(d["bw_MBps"])) > 0.01 * float(d["bw_MBps"]) + 0.01:
+                fail(f"size {d['size_bytes']}: bw_MBps {d['bw_MBps']} != msg_rate x size {mb}")
+    if total_err != a.errors:
+        fail(f"errors column sums to {total_err}, expected {a.errors}")
+    print(f"csvcheck: {a.file}: {len(data)} rows ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+# Helpers for integration tests. Each test is a function t_NAME that returns
+# non-zero (or calls die) on failure; it runs in a subshell with its output
+# captured, shown only when it fails.
+
+die() { echo "ASSERT: $*"; exit 1; }
+
+# mpirun with a hard limit: a hung two-rank run must never eat the session.
+mpi() { # NP CMD...
+	local np=$1; shift
+	timeout -k 5 "${EFAB_TEST_TIMEOUT:-120}" mpirun -np "$np" --oversubscribe "$@"
+}
+
+# Run a command, require its exit status, keep its stderr in $WORK/last.err.
+expect_rc() { # RC CMD...
+	local want=$1; shift
+	"$@" >"$WORK/last.out" 2>"$WORK/last.err"
+	local rc=$?
+	cat "$WORK/last.out" "$WORK/last.err"
+	[ "$rc" = "$want" ] || die "exit $rc, expected $want: $*"
+}
+
+# The first line of stderr from our tools (mpirun adds its own banner).
+expect_msg() { # PATTERN
+	grep -E "^efab[a-z_]*(\[rank [0-9]+\])?: .*$1" "$WORK/last.err" >/dev/null ||
+		die "no message matching '$1' on stderr"
+}
+
+csvcheck() { python3 tests/csvcheck.py "$@" || die "csvcheck $*"; }

@@ -1,0 +1,96 @@
+# Core: put/get latency on shm and tcp (loopback), validation, bad inputs.
+
+t_put_lat_shm_check() {
+	expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p shm -m 8:64K -c --csv "$WORK/p.csv"
+	csvcheck "$WORK/p.csv" --bench put_lat --rows 14 --lat --op write --provider shm \
+		--extra inject --sizes 8,16,32,64,128,256,512,1024,2048,4096,8192,16384,32768,65536
+	grep -q "^# provider shm, fabric shm" "$WORK/last.out" || die "header lacks provider"
+	grep -q "half the round trip" "$WORK/last.out" || die "header lacks the definition"
+}
+
+t_put_lat_tcp_check() {
+	expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p tcp -m 1:1M:x4 -c -n 200 --csv "$WORK/p.csv"
+	csvcheck "$WORK/p.csv" --bench put_lat --rows 11 --lat --op write --provider "tcp" --extra inject
+}
+
+t_put_lat_writedata() {
+	for p in shm tcp; do
+		rm -f "$WORK/p.csv"
+		expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p $p -o writedata -m 8:256K:x8 -c -n 100 \
+			--csv "$WORK/p.csv"
+		csvcheck "$WORK/p.csv" --bench put_lat --rows 6 --lat --op writedata --extra inject
+	done
+}
+
+t_get_lat_check() {
+	for p in shm tcp; do
+		rm -f "$WORK/g.csv"
+		expect_rc 0 mpi 2 "$BIN/efab_get_lat" -p $p -m 8:4M:x8 -c --csv "$WORK/g.csv"
+		csvcheck "$WORK/g.csv" --bench get_lat --rows 7 --lat --op read \
+			--sizes 8,64,512,4096,32768,262144,2097152
+		grep -q "full round trip" "$WORK/last.out" || die "header lacks the definition"
+	done
+}
+
+# -c must be able to fail: corrupt one received byte in every 10th message.
+t_check_catches_corruption() {
+	EFAB_FAULT_CORRUPT=10 expect_rc 1 mpi 2 "$BIN/efab_put_lat" -p shm -m 64 -n 100 -w 0 -c \
+		--csv "$WORK/c.csv"
+	expect_msg "validation failed"
+	# both ranks check 100 messages: 10 corrupted on each
+	csvcheck "$WORK/c.csv" --bench put_lat --rows 1 --errors 20 --extra inject
+	EFAB_FAULT_CORRUPT=7 expect_rc 1 mpi 2 "$BIN/efab_get_lat" -p tcp -m 4K -n 70 -w 0 -c
+	expect_msg "validation failed"
+	# without -c nothing is checked, so nothing is counted
+	EFAB_FAULT_CORRUPT=1 expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p shm -m 64 -n 50
+}
+
+t_csv_appends_once_and_refuses_other_columns() {
+	expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p shm -m 8 -n 10 --csv "$WORK/a.csv"
+	expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p shm -m 16 -n 10 --csv "$WORK/a.csv"
+	[ "$(grep -c '^schema,' "$WORK/a.csv")" = 1 ] || die "header written twice"
+	csvcheck "$WORK/a.csv" --bench put_lat --rows 2 --lat --extra inject
+	expect_rc 2 mpi 2 "$BIN/efab_get_lat" -p shm -m 8 -n 10 --csv "$WORK/a.csv"
+	expect_msg "already holds other columns"
+}
+
+t_bad_inputs_exit_2() {
+	expect_rc 2 mpi 2 "$BIN/efab_put_lat" -p no-such-prov
+	expect_msg "no RDM fabric matches provider 'no-such-prov'.*available here: .*shm/shm/shm"
+	expect_rc 2 mpi 2 "$BIN/efab_put_lat" -p shm -f efa-direct
+	expect_msg "fabric 'efa-direct'"
+	expect_rc 2 mpi 3 "$BIN/efab_put_lat" -p shm
+	expect_msg "needs exactly 2 ranks"
+	expect_rc 2 mpi 2 "$BIN/efab_get_lat" -p shm -o write
+	expect_msg "not an operation of efab_get_lat"
+	expect_rc 2 mpi 2 "$BIN/efab_put_lat" -m 1:99999999T
+	expect_msg "out of range"
+	expect_rc 2 mpi 2 "$BIN/efab_put_lat" -m 64K:1K
+	expect_msg "MIN is larger than MAX"
+	expect_rc 2 mpi 2 "$BIN/efab_put_lat" --frobnicate
+	expect_msg "unknown option '--frobnicate'"
+	expect_rc 2 mpi 2 "$BIN/efab_put_lat" -n
+	expect_msg "needs a value"
+	expect_rc 2 mpi 2 "$BIN/efab_put_lat" -p shm -m 8 --csv /nonexistent-dir/x.csv
+	expect_msg "cannot open CSV file"
+	[ "$(grep -c 'efab_put_lat' "$WORK/last.err")" = 1 ] || die "more than one error line"
+}
+
+t_unsupported_exit_77() {
+	expect_rc 77 mpi 2 "$BIN/efab_put_lat" -p shm -m 8 --mem cuda
+	expect_msg "cuda memory kinds unavailable"
+	if [ "$(cat /proc/sys/vm/nr_hugepages 2>/dev/null)" = 0 ]; then
+		expect_rc 77 mpi 2 "$BIN/efab_get_lat" -p shm -m 8 --mem host-huge
+		expect_msg "huge pages"
+	fi
+}
+
+t_help_and_version() {
+	expect_rc 0 "$BIN/efab_put_lat" --help
+	for o in --provider --fabric --domain --sizes --iters --warmup --op --mem --gpu --check \
+		--csv --timeout --verbose --help --version "Exit status"; do
+		grep -q -- "$o" "$WORK/last.out" || die "--help lacks $o"
+	done
+	expect_rc 0 "$BIN/efab_get_lat" -V
+	grep -q "efabench" "$WORK/last.out" || die "no version"
+}

@@ -1,0 +1,160 @@
+/* Selection logic checked on the hints struct and on constructed fi_info
+ * lists, since no EFA device exists here. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "efab_fabric.h"
+
+#define RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+static void test_hints_efa_direct(void **state)
+{
+	(void)state;
+	efab_fabric_req_t req = {.provider = "efa", .fabric = "efa-direct", .caps = RMA_CAPS};
+	struct fi_info *h = efab_hints_build(&req);
+	assert_non_null(h);
+	assert_string_equal(h->fabric_attr->prov_name, "efa");
+	assert_string_equal(h->fabric_attr->name, "efa-direct");
+	assert_null(h->domain_attr->name);
+	assert_int_equal(h->ep_attr->type, FI_EP_RDM);
+	assert_int_equal(h->caps, RMA_CAPS);
+	assert_false(h->caps & FI_ATOMIC); /* RMA benchmarks must still land on efa-direct */
+	assert_false(h->caps & FI_HMEM);
+	/* efa-direct requires FI_MR_LOCAL and FI_CONTEXT2: both offered */
+	assert_true(h->domain_attr->mr_mode & FI_MR_LOCAL);
+	assert_true(h->mode & FI_CONTEXT2);
+	assert_true(h->mode & FI_CONTEXT);
+	uint64_t want = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY |
+			FI_MR_ENDPOINT | FI_MR_HMEM | FI_MR_RAW;
+	assert_int_equal(h->domain_attr->mr_mode, want);
+	assert_false(h->mode & FI_RX_CQ_DATA); /* no FI_MSG, so no receives to consume */
+	fi_freeinfo(h);
+}
+
+static void test_hints_efa_atomic_hmem_cqdata(void **state)
+{
+	(void)state;
+	efab_fabric_req_t req = {.provider = "efa", .fabric = "efa", .domain = "rdmap79s0-rdm",
+				 .caps = FI_ATOMIC, .hmem = 1, .cq_data = 1};
+	struct fi_info *h = efab_hints_build(&req);
+	assert_non_null(h);
+	assert_string_equal(h->fabric_attr->name, "efa");
+	assert_string_equal(h->domain_attr->name, "rdmap79s0-rdm");
+	assert_true(h->caps & FI_ATOMIC);
+	assert_true(h->caps & FI_HMEM);
+	assert_true(h->caps & FI_MSG);
+	assert_true(h->mode & FI_RX_CQ_DATA);
+	assert_true(h->domain_attr->cq_data_size >= 4);
+	fi_freeinfo(h);
+	/* domain "auto" is resolved by topology, never sent as a name */
+	efab_fabric_req_t a = {.provider = "efa", .domain = "auto", .caps = RMA_CAPS};
+	h = efab_hints_build(&a);
+	assert_null(h->domain_attr->name);
+	assert_null(h->fabric_attr->name);
+	fi_freeinfo(h);
+}
+
+static void test_prov_matches(void **state)
+{
+	(void)state;
+	assert_true(efab_prov_matches("tcp", "tcp;ofi_rxm"));
+	assert_true(efab_prov_matches("ofi_rxm", "tcp;ofi_rxm"));
+	assert_true(efab_prov_matches("tcp;ofi_rxm", "tcp;ofi_rxm"));
+	assert_true(efab_prov_matches("EFA", "efa"));
+	assert_true(efab_prov_matches(NULL, "shm"));
+	assert_true(efab_prov_matches("", "shm"));
+	assert_false(efab_prov_matches("tc", "tcp;ofi_rxm"));
+	assert_false(efab_prov_matches("efa", "shm"));
+	assert_false(efab_prov_matches("udp", "tcp;ofi_rxm"));
+}
+
+/* An fi_info list shaped like libfabric >= 2.1 on one p5en NIC: efa-direct
+ * listed first, then efa; domain names end in -rdm. */
+static struct fi_info *add(struct fi_info *prev, const char *prov, const char *fabric,
+			   const char *domain, uint64_t caps, uint64_t mr_mode)
+{
+	struct fi_info *i = fi_allocinfo();
+	assert_non_null(i);
+	i->fabric_attr->prov_name = strdup(prov);
+	i->fabric_attr->name = strdup(fabric);
+	i->domain_attr->name = strdup(domain);
+	i->ep_attr->type = FI_EP_RDM;
+	i->caps = caps;
+	i->domain_attr->mr_mode = (int)mr_mode;
+	if (prev)
+		prev->next = i;
+	return i;
+}
+
+static void test_match_efa_list(void **state)
+{
+	(void)state;
+	struct fi_info *head = add(NULL, "efa", "efa-direct", "rdmap79s0-rdm", RMA_CAPS | FI_MSG,
+				   FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY);
+	struct fi_info *t = add(head, "efa", "efa", "rdmap79s0-rdm",
+				RMA_CAPS | FI_MSG | FI_ATOMIC | FI_TAGGED,
+				FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY);
+	t = add(t, "efa", "efa-direct", "rdmap80s0-rdm", RMA_CAPS, FI_MR_LOCAL);
+	add(t, "shm", "shm", "shm", RMA_CAPS | FI_ATOMIC, 0);
+
+	efab_fabric_req_t any_efa = {.provider = "efa"};
+	assert_ptr_equal(efab_info_match(head, &any_efa), head); /* efa-direct comes first */
+	efab_fabric_req_t proto = {.provider = "efa", .fabric = "efa"};
+	assert_string_equal(efab_info_match(head, &proto)->fabric_attr->name, "efa");
+	efab_fabric_req_t dom = {.provider = "efa", .fabric = "efa-direct",
+				 .domain = "rdmap80s0-rdm"};
+	assert_string_equal(efab_info_match(head, &dom)->domain_attr->name, "rdmap80s0-rdm");
+	efab_fabric_req_t none = {.provider = "efa", .fabric = "verbs"};
+	assert_null(efab_info_match(head, &none));
+	efab_fabric_req_t shm = {.provider = "shm"};
+	assert_string_equal(efab_info_match(head, &shm)->fabric_attr->prov_name, "shm");
+	fi_freeinfo(head);
+}
+
+static void test_explain(void **state)
+{
+	(void)state;
+	struct fi_info *direct = add(NULL, "efa", "efa-direct", "rdmap79s0-rdm", RMA_CAPS,
+				     FI_MR_LOCAL);
+	char msg[512];
+	efab_fabric_req_t atomics = {.provider = "efa", .fabric = "efa-direct", .caps = FI_ATOMIC};
+	efab_explain_unsupported(direct, &atomics, msg, sizeof(msg));
+	assert_string_equal(msg, "efa-direct provides no FI_ATOMIC; use -f efa");
+	efab_fabric_req_t gpu = {.provider = "efa", .caps = RMA_CAPS, .hmem = 1};
+	efab_explain_unsupported(direct, &gpu, msg, sizeof(msg));
+	assert_non_null(strstr(msg, "offers no FI_HMEM"));
+	struct fi_info *tcp = add(NULL, "tcp;ofi_rxm", "127.0.0.1/32", "lo", FI_MSG, 0);
+	efab_fabric_req_t rma = {.caps = RMA_CAPS};
+	efab_explain_unsupported(tcp, &rma, msg, sizeof(msg));
+	assert_non_null(strstr(msg, "does not provide FI_RMA"));
+	efab_fabric_req_t cqd = {.caps = FI_MSG, .cq_data = 1};
+	efab_explain_unsupported(tcp, &cqd, msg, sizeof(msg));
+	assert_non_null(strstr(msg, "remote CQ data"));
+	fi_freeinfo(direct);
+	fi_freeinfo(tcp);
+}
+
+static void test_mr_mode_str(void **state)
+{
+	(void)state;
+	char b[256];
+	efab_mr_mode_str(FI_MR_LOCAL | FI_MR_PROV_KEY, b, sizeof(b));
+	assert_string_equal(b, "FI_MR_LOCAL|FI_MR_PROV_KEY");
+	efab_mr_mode_str(0, b, sizeof(b));
+	assert_string_equal(b, "none");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hints_efa_direct), cmocka_unit_test(test_hints_efa_atomic_hmem_cqdata),
+		cmocka_unit_test(test_prov_matches),     cmocka_unit_test(test_match_efa_list),
+		cmocka_unit_test(test_explain),          cmocka_unit_test(test_mr_mode_str),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

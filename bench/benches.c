@@ -39,3 +39,42 @@ const efab_bench_t efab_bench_get_lat = {
 	.setup = efab_rma_notes,
 	.run = efab_get_lat_run,
 };
+
+#define BW_SUMMARY_TAIL                                                                        \
+	"With 2N ranks, ranks [0,N) pair with [N,2N) and all pairs run at once; the row\n"      \
+	"reports the aggregate (sum over initiating ranks), --per-pair adds one row per pair.\n" \
+	"Bandwidth in 10^6 B/s, message rate in 10^6 ops/s; -n counts windows of -W ops."
+
+const efab_bench_t efab_bench_put_bw = {
+	.name = "efab_put_bw",
+	.csv_name = "put_bw",
+	.mask = EFAB_B_PUT_BW,
+	.summary = "RMA write bandwidth and message rate (mpirun -np 2N).\n"
+		   "A window of -W writes is posted, then waited for; bandwidth = bytes / sum of\n"
+		   "window times (first post to last local completion).\n" BW_SUMMARY_TAIL,
+	.default_op = EFAB_OP_WRITE,
+	.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),
+	.show_bw = 1,
+	.extra_cols = efab_bw_cols,
+	.n_extra = 6,
+	.region = efab_bw_region,
+	.setup = efab_bw_setup,
+	.run = efab_bw_run,
+};
+
+const efab_bench_t efab_bench_get_bw = {
+	.name = "efab_get_bw",
+	.csv_name = "get_bw",
+	.mask = EFAB_B_GET_BW,
+	.summary = "RMA read bandwidth and message rate (mpirun -np 2N).\n"
+		   "A window of -W reads is posted, then waited for; bandwidth = bytes / sum of\n"
+		   "window times (first post to last read completion).\n" BW_SUMMARY_TAIL,
+	.default_op = EFAB_OP_READ,
+	.ops = 1u << EFAB_OP_READ,
+	.show_bw = 1,
+	.extra_cols = efab_bw_cols,
+	.n_extra = 6,
+	.region = efab_bw_region,
+	.setup = efab_bw_setup,
+	.run = efab_bw_run,
+};

@@ -137,6 +137,18 @@ uint64_t efab_verify(efab_ctx_t *c, size_t off, size_t len, uint64_t seq)
 	return bad ? 1 : 0;
 }
 
+int efab_more_row(efab_ctx_t *c, const efab_row_t *row)
+{
+	efab_row_t *r = realloc(c->more_rows, (c->n_more_rows + 1) * sizeof(*r));
+	if (!r) {
+		efab_log_error("out of memory for result rows");
+		return EFAB_ERR;
+	}
+	r[c->n_more_rows++] = *row;
+	c->more_rows = r;
+	return EFAB_OK;
+}
+
 void efab_fail(efab_ctx_t *c)
 {
 	c->rt->abort(c->rt, EFAB_ERR);
@@ -305,6 +317,7 @@ static void teardown(efab_ctx_t *c)
 	efab_mem_free(&c->mem);
 	free(c->bounce);
 	free(c->samples);
+	free(c->more_rows);
 }
 
 static volatile sig_atomic_t stop_signal;
@@ -470,7 +483,14 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 			efab_table_row(stdout, &c->ri, &row, b->show_lat, b->show_bw);
 			if (csv.fd >= 0 && efab_csv_write(&csv, &c->ri, &row))
 				efab_fail(c);
+			for (size_t k = 0; k < c->n_more_rows; k++) {
+				efab_table_row(stdout, &c->ri, &c->more_rows[k], b->show_lat,
+					       b->show_bw);
+				if (csv.fd >= 0 && efab_csv_write(&csv, &c->ri, &c->more_rows[k]))
+					efab_fail(c);
+			}
 		}
+		c->n_more_rows = 0;
 		/* a signal on any rank stops every rank at the same size */
 		double s = stop_signal, sall = 0;
 		rt.allreduce(&rt, &s, &sall, 1, EFAB_RT_MAX);

@@ -61,6 +61,8 @@ struct efab_ctx {
 	size_t nnotes;
 	uint64_t fault_every; /* EFAB_FAULT_CORRUPT: test hook, see efab_verify */
 	uint64_t nverified;
+	efab_row_t *more_rows; /* rows after the main one (--per-pair), rank 0 */
+	size_t n_more_rows;
 	uint8_t *bounce;     /* host staging for fills/checks of GPU memory */
 	void *priv; /* the bench's own state */
 };
@@ -100,6 +102,9 @@ static inline uint64_t efab_raddr(efab_ctx_t *c, int rank, size_t off)
 {
 	return c->rkeys[rank].base + off;
 }
+
+/* Queue a row to print after this size's main row (rank 0 only). */
+int efab_more_row(efab_ctx_t *c, const efab_row_t *row);
 
 /* A runtime failure inside a measurement: the peer may be blocked on us, so
  * the job ends now (MPI_Abort), exit 1. */

@@ -8,6 +8,13 @@ int efab_rma_notes(efab_ctx_t *c);
 int efab_put_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row);
 int efab_get_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row);
 
-extern const efab_bench_t efab_bench_put_lat, efab_bench_get_lat;
+size_t efab_bw_region(const efab_ctx_t *c, uint64_t max_size);
+int efab_bw_setup(efab_ctx_t *c);
+int efab_bw_run(efab_ctx_t *c, uint64_t size, efab_row_t *row);
+extern const char *const efab_bw_cols[];
+extern const size_t efab_n_bw_cols;
+
+extern const efab_bench_t efab_bench_put_lat, efab_bench_get_lat, efab_bench_put_bw,
+	efab_bench_get_bw;
 
 #endif

@@ -122,14 +122,14 @@ int efab_put_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 		if (c->o.check)
 			row->errors += efab_verify(c, RX(c, p), size, c->seq);
 	}
-	put_waitfor(c, &w, "write completion", size, n);
-	if (efab_wait_tx(&c->fab, c->fab.tx_posted, &w))
+	put_waitfor(c, &w, "write completions and the peer", size, n);
+	if (efab_barrier_progress(&c->fab, &w))
 		return EFAB_ERR;
 	row->iters = n;
 	row->has_lat = 1;
 	efab_stats_compute(c->samples, ns, &row->lat);
 	snprintf(row->extra[0], sizeof(row->extra[0]), "%s", c->use_inject ? "yes" : "no");
-	return c->rt->barrier(c->rt) ? EFAB_ERR : EFAB_OK;
+	return EFAB_OK;
 }
 
 int efab_get_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)

@@ -83,6 +83,12 @@ void efab_fabric_close(efab_fabric_t *fab);
 int efab_fabric_manual_progress(const efab_fabric_t *fab);
 const char *efab_progress_name(int progress);
 int efab_info_progress(const struct fi_info *info);
+/* Link speed the provider reports (nic->link_attr->speed), in Gbit/s; 0 when unknown. */
+double efab_info_link_gbps(const struct fi_info *info);
+/* Percent of line rate: bw in 10^6 B/s against links_gbps (already summed over
+ * the links and directions in use). 0 when the link speed is unknown. */
+double efab_pct_of_link(double bw_MBps, double links_gbps);
+
 /* "FI_MR_LOCAL|FI_MR_VIRT_ADDR" */
 void efab_mr_mode_str(uint64_t mr_mode, char *buf, size_t len);
 
@@ -130,8 +136,10 @@ int efab_wait_rxdata(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *
 /* Poll *p until it equals v, driving progress meanwhile. */
 int efab_wait_byte(efab_fabric_t *fab, volatile uint8_t *p, uint8_t v, const efab_waitfor_t *w);
 
-/* Barrier that keeps driving progress while it waits (the target side of
- * one-sided traffic), bounded by the timeout. */
+/* Wait for this rank's own operations, then a barrier that keeps driving
+ * progress while it waits (the target side of one-sided traffic needs it on
+ * manual-progress providers); bounded by the timeout. Every benchmark ends a
+ * size with this before any blocking collective. */
 int efab_barrier_progress(efab_fabric_t *fab, const efab_waitfor_t *w);
 
 /* Post one RMA op; retries -FI_EAGAIN while driving progress, bounded by the

@@ -63,6 +63,7 @@ typedef struct efab_opts {
 	int no_inject;
 	int per_pair;
 	double time_s;
+	int no_window_stats;
 	/* atomics */
 	int aop;
 	int dtype;

@@ -231,6 +231,20 @@ free_hints:
 	return rc;
 }
 
+double efab_info_link_gbps(const struct fi_info *info)
+{
+	if (!info->nic || !info->nic->link_attr || !info->nic->link_attr->speed)
+		return 0.0;
+	return (double)info->nic->link_attr->speed / 1e9;
+}
+
+double efab_pct_of_link(double bw_MBps, double links_gbps)
+{
+	if (links_gbps <= 0)
+		return 0.0;
+	return 100.0 * (bw_MBps * 8.0 / 1000.0) / links_gbps;
+}
+
 int efab_info_progress(const struct fi_info *info)
 {
 #if FI_MAJOR_VERSION >= 2
@@ -638,6 +652,10 @@ int efab_barrier_progress(efab_fabric_t *fab, const efab_waitfor_t *w)
 {
 	void *req;
 	int done = 0;
+	/* Own operations first: their completion may need the peer's progress,
+	 * which it drives while it waits here too. */
+	if (efab_wait_tx(fab, fab->tx_posted, w))
+		return EFAB_ERR;
 	if (fab->rt->ibarrier(fab->rt, &req)) {
 		efab_log_error("barrier failed");
 		return EFAB_ERR;

@@ -31,6 +31,8 @@ def main():
     ap.add_argument("--extra", default="", help="comma-separated extra columns after the base")
     ap.add_argument("--where", action="append", default=[],
                     help="COL=VALUE: only rows matching are counted and checked")
+    ap.add_argument("--pairs-sum", action="store_true",
+                    help="per size, the pair=all row's bw and rate equal the sum of the per-pair rows")
     a = ap.parse_args()
     with open(a.file, newline="") as f:
         text = f.read()
@@ -77,6 +79,17 @@ def main():
             mb = float(d["msg_rate_Mops"]) * int(d["size_bytes"])
             if abs(mb - float(d["bw_MBps"])) > 0.01 * float(d["bw_MBps"]) + 0.01:
                 fail(f"size {d['size_bytes']}: bw_MBps {d['bw_MBps']} != msg_rate x size {mb}")
+    if a.pairs_sum:
+        sizes = sorted({d["size_bytes"] for d in data}, key=int)
+        for sz in sizes:
+            agg = [d for d in data if d["size_bytes"] == sz and d["pair"] == "all"]
+            per = [d for d in data if d["size_bytes"] == sz and d["pair"] != "all"]
+            if len(agg) != 1 or len(per) != int(agg[0]["pairs"]):
+                fail(f"size {sz}: {len(agg)} aggregate rows and {len(per)} pair rows")
+            for col in ("bw_MBps", "msg_rate_Mops"):
+                tot = sum(float(d[col]) for d in per)
+                if abs(tot - float(agg[0][col])) > 0.01 * tot + 0.001:
+                    fail(f"size {sz}: aggregate {col} {agg[0][col]} != sum of pairs {tot}")
     if total_err != a.errors:
         fail(f"errors column sums to {total_err}, expected {a.errors}")
     print(f"csvcheck: {a.file}: {len(data)} rows ok")

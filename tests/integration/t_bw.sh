@@ -1,0 +1,81 @@
+# Bandwidth and message rate: put/get, 2 and 4 ranks, --bidir, --time, --per-pair.
+
+BWCOLS=pair,window_us_p50,window_us_p99,inject,link_Gbps,pct_of_link
+
+t_put_bw_check() {
+	for p in shm tcp; do
+		rm -f "$WORK/b.csv"
+		expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p $p -m 8:2M:x8 -c -n 20 --csv "$WORK/b.csv"
+		csvcheck "$WORK/b.csv" --bench put_bw --rows 7 --bw --op write --extra $BWCOLS \
+			--sizes 8,64,512,4096,32768,262144,2097152
+		grep -q "^# inject: fi_inject_write" "$WORK/last.out" || die "header lacks inject"
+		grep -q "bandwidth = bytes / sum of window times" "$WORK/last.out" || die "no definition"
+	done
+	# writedata: arrival detected by remote CQ data
+	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p tcp -o writedata -m 64:64K:x32 -c -n 10 --no-inject
+	grep -q "inject: off" "$WORK/last.out" || die "header does not say inject is off"
+}
+
+t_get_bw_check() {
+	for p in shm tcp; do
+		rm -f "$WORK/b.csv"
+		expect_rc 0 mpi 2 "$BIN/efab_get_bw" -p $p -m 8:2M:x8 -c -n 20 --csv "$WORK/b.csv"
+		csvcheck "$WORK/b.csv" --bench get_bw --rows 7 --bw --op read --extra $BWCOLS
+	done
+}
+
+t_bw_catches_corruption() {
+	EFAB_FAULT_CORRUPT=5 expect_rc 1 mpi 2 "$BIN/efab_put_bw" -p shm -m 4K -n 5 -w 0 -W 4 -c \
+		--csv "$WORK/c.csv"
+	# 5 windows x 4 slots checked on the target; every 5th corrupted
+	csvcheck "$WORK/c.csv" --bench put_bw --rows 1 --errors 4 --extra $BWCOLS
+	EFAB_FAULT_CORRUPT=3 expect_rc 1 mpi 2 "$BIN/efab_get_bw" -p tcp -m 4K -n 3 -w 0 -W 3 -c
+	expect_msg "validation failed: 3 errors"
+}
+
+t_bw_four_ranks_pairs_sum() {
+	for p in shm tcp; do
+		for b in put_bw get_bw; do
+			rm -f "$WORK/m.csv"
+			expect_rc 0 mpi 4 "$BIN/efab_$b" -p $p -m 4K:256K:x8 -n 20 -c --per-pair \
+				--csv "$WORK/m.csv"
+			csvcheck "$WORK/m.csv" --bench $b --rows 9 --bw --extra $BWCOLS --pairs-sum
+			csvcheck "$WORK/m.csv" --bench $b --rows 3 --bw --extra $BWCOLS --where pair=all
+		done
+	done
+}
+
+t_bw_bidir() {
+	for p in shm tcp; do
+		rm -f "$WORK/m.csv"
+		expect_rc 0 mpi 4 "$BIN/efab_put_bw" -p $p -m 64K -n 20 -c --bidir --per-pair \
+			--csv "$WORK/m.csv"
+		csvcheck "$WORK/m.csv" --bench put_bw --rows 3 --bw --extra $BWCOLS --pairs-sum
+		grep -q "^# --bidir" "$WORK/last.out" || die "header lacks --bidir"
+	done
+	expect_rc 0 mpi 2 "$BIN/efab_get_bw" -p shm -m 64K -n 20 -c --bidir
+}
+
+t_bw_time() {
+	local t0 t1
+	t0=$(date +%s.%N)
+	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm -m 4K:64K:x16 --time 0.5 --csv "$WORK/t.csv"
+	t1=$(date +%s.%N)
+	csvcheck "$WORK/t.csv" --bench put_bw --rows 2 --bw --extra $BWCOLS
+	# 2 sizes x 0.5 s: the run takes about 1 s plus start-up, far from -n defaults
+	python3 -c "import sys; d=$t1-$t0; sys.exit(0 if 0.9 < d < 15 else 1)" || die "took $t1-$t0 s"
+	expect_rc 0 mpi 2 "$BIN/efab_get_bw" -p tcp -m 64K --time 0.2 -c
+}
+
+t_bw_bad_inputs() {
+	expect_rc 2 mpi 2 "$BIN/efab_put_bw" -p shm -W 0
+	expect_msg "out of range"
+	expect_rc 2 mpi 2 "$BIN/efab_put_bw" -p shm -m 8 -W 65536
+	expect_msg "above the provider's tx queue size"
+	expect_rc 2 mpi 3 "$BIN/efab_get_bw" -p shm -m 8
+	expect_msg "even number of ranks"
+	expect_rc 2 mpi 2 "$BIN/efab_put_bw" -p shm --time 0
+	expect_msg "out of range"
+	expect_rc 2 mpi 2 "$BIN/efab_put_bw" -p shm -o read
+	expect_msg "not an operation"
+}

@@ -1,4 +1,5 @@
 /* The benchmark table: one row per executable. */
+#include "atomic.h"
 #include "rma.h"
 
 static const char *const put_lat_cols[] = {"inject"};
@@ -77,4 +78,45 @@ const efab_bench_t efab_bench_get_bw = {
 	.region = efab_bw_region,
 	.setup = efab_bw_setup,
 	.run = efab_bw_run,
+};
+
+const efab_bench_t efab_bench_atomic_lat = {
+	.name = "efab_atomic_lat",
+	.csv_name = "atomic_lat",
+	.mask = EFAB_B_ATOMIC_LAT,
+	.summary = "Atomic latency between 2 ranks (mpirun -np 2; any count >= 2 with --contend).\n"
+		   "Reported: full round trip of one atomic to its completion at the initiator, in\n"
+		   "microseconds. -m is in bytes (a multiple of the datatype size; default one\n"
+		   "element); ops: add fadd cswap swap min max bor band bxor; dtypes: u32 u64 i32\n"
+		   "i64 f32 f64. Unsupported op/dtype combinations exit 77 (asked of the provider).",
+	.definition = "latency = full round trip of one atomic to its completion at the initiator, "
+		      "microseconds",
+	.default_op = EFAB_OP_ATOMIC,
+	.ops = 1u << EFAB_OP_ATOMIC,
+	.exact_ranks = 2,
+	.show_lat = 1,
+	.region = efab_atomic_region,
+	.setup = efab_atomic_setup,
+	.run = efab_atomic_lat_run,
+};
+
+const efab_bench_t efab_bench_atomic_bw = {
+	.name = "efab_atomic_bw",
+	.csv_name = "atomic_bw",
+	.mask = EFAB_B_ATOMIC_BW,
+	.summary = "Atomic message rate (mpirun -np 2N; any count >= 2 with --contend).\n"
+		   "A window of -W atomics is posted, then waited for; rate = atomics / sum of\n"
+		   "window times, in 10^6 ops/s (bw_MBps = rate x operand bytes). Pairs as in\n"
+		   "efab_put_bw, or with --contend every rank but 0 hits the same words of rank 0.\n"
+		   "-n counts windows (default 200).",
+	.definition = "message rate = atomics / sum of window times (first post to last "
+		      "completion), 10^6 ops/s; aggregate = sum over initiating ranks",
+	.default_op = EFAB_OP_ATOMIC,
+	.ops = 1u << EFAB_OP_ATOMIC,
+	.show_bw = 1,
+	.extra_cols = efab_bw_cols,
+	.n_extra = 6,
+	.region = efab_atomic_region,
+	.setup = efab_atomic_setup,
+	.run = efab_atomic_bw_run,
 };

@@ -214,6 +214,26 @@ static int check_opts(efab_ctx_t *c)
 		efab_log_error("--op %s is not an operation of %s", efab_op_name(c->op), b->name);
 		return EFAB_EUSAGE;
 	}
+	if (b->mask & EFAB_B_ATOMIC) {
+		size_t dsz = efab_dtype_size(c->o.dtype);
+		if (!c->o.sizes_given)
+			c->o.sizes = (efab_sizes_t){dsz, dsz, 2};
+		for (size_t i = 0; i < efab_sizes_count(&c->o.sizes); i++)
+			if (efab_sizes_at(&c->o.sizes, i) % dsz) {
+				efab_log_error("--sizes: %llu bytes is not a whole number of %s elements "
+					       "(%zu bytes each)",
+					       (unsigned long long)efab_sizes_at(&c->o.sizes, i),
+					       efab_dtype_name(c->o.dtype), dsz);
+				return EFAB_EUSAGE;
+			}
+		if (c->o.contend) {
+			if (rt->size < 2) {
+				efab_log_error("--contend needs at least 2 ranks, got %d", rt->size);
+				return EFAB_EUSAGE;
+			}
+			return EFAB_OK;
+		}
+	}
 	if (b->exact_ranks && rt->size != b->exact_ranks) {
 		efab_log_error("%s needs exactly %d ranks (mpirun -np %d), got %d", b->name,
 			       b->exact_ranks, b->exact_ranks, rt->size);
@@ -391,10 +411,17 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 	if ((rc = agree(&rt, rc)))
 		goto finalize;
 
-	c->npairs = rt.size / 2;
-	c->initiator = rt.rank < c->npairs;
-	c->pair = rt.rank % c->npairs;
-	c->peer = c->initiator ? rt.rank + c->npairs : rt.rank - c->npairs;
+	if (c->o.contend) { /* every rank but 0 targets rank 0 */
+		c->npairs = rt.size - 1;
+		c->initiator = rt.rank != 0;
+		c->pair = rt.rank ? rt.rank - 1 : 0;
+		c->peer = 0;
+	} else {
+		c->npairs = rt.size / 2;
+		c->initiator = rt.rank < c->npairs;
+		c->pair = rt.rank % c->npairs;
+		c->peer = c->initiator ? rt.rank + c->npairs : rt.rank - c->npairs;
+	}
 	snprintf(c->ri.mem_local, sizeof(c->ri.mem_local), "%s", efab_mem_name(c->o.mem_local));
 	snprintf(c->ri.mem_remote, sizeof(c->ri.mem_remote), "%s", efab_mem_name(c->o.mem_remote));
 
@@ -472,7 +499,11 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 		memset(&row, 0, sizeof(row));
 		row.size = size;
 		row.pairs = c->npairs;
-		snprintf(row.op, sizeof(row.op), "%s", efab_op_name(c->op));
+		if (b->mask & EFAB_B_ATOMIC)
+			snprintf(row.op, sizeof(row.op), "%s_%s", efab_aop_name(c->o.aop),
+				 efab_dtype_name(c->o.dtype));
+		else
+			snprintf(row.op, sizeof(row.op), "%s", efab_op_name(c->op));
 		if (b->run(c, size, &row))
 			efab_fail(c);
 		double e = (double)row.errors, esum = 0;

@@ -11,6 +11,8 @@ int efab_get_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row);
 size_t efab_bw_region(const efab_ctx_t *c, uint64_t max_size);
 int efab_bw_setup(efab_ctx_t *c);
 int efab_bw_run(efab_ctx_t *c, uint64_t size, efab_row_t *row);
+int efab_bw_report(efab_ctx_t *c, efab_row_t *row, int active, uint64_t total_ns, size_t ns,
+		   uint64_t n, double bytes_per_op, const char *inject);
 extern const char *const efab_bw_cols[];
 extern const size_t efab_n_bw_cols;
 

@@ -253,8 +253,8 @@ typedef struct bw_share {
 	char host[64], domain[64];
 } bw_share_t;
 
-static void fill_row(efab_ctx_t *c, efab_row_t *row, const bw_state_t *st, uint64_t n,
-		     const bw_share_t *r, double links, const char *pair)
+static void fill_row(efab_ctx_t *c, efab_row_t *row, uint64_t n, const bw_share_t *r,
+		     double links, const char *pair, const char *inject)
 {
 	row->iters = n;
 	row->window = c->o.window;
@@ -266,13 +266,88 @@ static void fill_row(efab_ctx_t *c, efab_row_t *row, const bw_state_t *st, uint6
 		snprintf(row->extra[X_WP50], sizeof(row->extra[0]), "%.3f", r->p50);
 		snprintf(row->extra[X_WP99], sizeof(row->extra[0]), "%.3f", r->p99);
 	}
-	snprintf(row->extra[X_INJECT], sizeof(row->extra[0]), "%s", c->use_inject ? "yes" : "no");
+	snprintf(row->extra[X_INJECT], sizeof(row->extra[0]), "%s", inject);
 	if (links > 0) {
 		snprintf(row->extra[X_LINK], sizeof(row->extra[0]), "%.1f", links);
 		snprintf(row->extra[X_PCT], sizeof(row->extra[0]), "%.1f",
 			 efab_pct_of_link(r->bw, links));
 	}
-	(void)st;
+}
+
+/* Share every rank's figures and fill this size's rows: the aggregate row
+ * (sum over initiating ranks; line rate summed over the distinct NICs, host
+ * and domain, those ranks used) and, with --per-pair, one row per pair. */
+int efab_bw_report(efab_ctx_t *c, efab_row_t *row, int active, uint64_t total_ns, size_t ns,
+		   uint64_t n, double bytes_per_op, const char *inject)
+{
+	bw_share_t mine;
+	memset(&mine, 0, sizeof(mine));
+	if (active && total_ns) {
+		double us = (double)total_ns / 1e3, ops = (double)n * (double)c->o.window;
+		efab_stats_t ws;
+		mine.active = 1;
+		mine.bw = ops * bytes_per_op / us;
+		mine.mops = ops / us;
+		efab_stats_compute(c->samples, ns, &ws);
+		mine.p50 = ws.p50;
+		mine.p99 = ws.p99;
+		mine.link = efab_info_link_gbps(c->fab.info);
+		gethostname(mine.host, sizeof(mine.host) - 1);
+		snprintf(mine.domain, sizeof(mine.domain), "%s", c->fab.info->domain_attr->name);
+	}
+	bw_share_t *all = calloc((size_t)c->rt->size, sizeof(*all));
+	if (!all || c->rt->allgather(c->rt, &mine, all, sizeof(mine))) {
+		free(all);
+		efab_log_error("gathering bandwidth results failed");
+		return EFAB_ERR;
+	}
+	bw_share_t agg;
+	memset(&agg, 0, sizeof(agg));
+	double links = 0;
+	int first = -1;
+	for (int r = 0; r < c->rt->size; r++) {
+		if (!all[r].active)
+			continue;
+		if (first < 0)
+			first = r;
+		agg.bw += all[r].bw;
+		agg.mops += all[r].mops;
+		int seen = 0;
+		for (int q = 0; q < r; q++)
+			seen |= all[q].active && !strcmp(all[q].host, all[r].host) &&
+				!strcmp(all[q].domain, all[r].domain);
+		if (!seen)
+			links += all[r].link;
+	}
+	if (first >= 0) { /* window times of the first initiating rank */
+		agg.p50 = all[first].p50;
+		agg.p99 = all[first].p99;
+	}
+	fill_row(c, row, n, &agg, links, "all", inject);
+	if (c->o.per_pair && c->rt->rank == 0 && c->npairs > 1 && !c->o.contend) {
+		for (int p = 0; p < c->npairs; p++) {
+			efab_row_t pr = *row;
+			bw_share_t one = all[p];
+			int q = p + c->npairs;
+			if (c->o.bidir) { /* the pair's two directions */
+				one.bw += all[q].bw;
+				one.mops += all[q].mops;
+			}
+			char name[16];
+			snprintf(name, sizeof(name), "%d", p);
+			pr.errors = 0;
+			memset(pr.extra, 0, sizeof(pr.extra));
+			fill_row(c, &pr, n, &one,
+				 all[p].link * (c->o.bidir && strcmp(all[p].host, all[q].host) ? 2 : 1),
+				 name, inject);
+			if (efab_more_row(c, &pr)) {
+				free(all);
+				return EFAB_ERR;
+			}
+		}
+	}
+	free(all);
+	return EFAB_OK;
 }
 
 int efab_bw_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
@@ -300,69 +375,6 @@ int efab_bw_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 	if (!c->o.check)
 		c->seq++;
 
-	bw_share_t mine;
-	memset(&mine, 0, sizeof(mine));
-	if (st.active && st.total_ns) {
-		double us = (double)st.total_ns / 1e3, ops = (double)n * (double)c->o.window;
-		efab_stats_t ws;
-		mine.active = 1;
-		mine.bw = ops * (double)size / us;
-		mine.mops = ops / us;
-		efab_stats_compute(c->samples, st.ns, &ws);
-		mine.p50 = ws.p50;
-		mine.p99 = ws.p99;
-		mine.link = efab_info_link_gbps(c->fab.info);
-		gethostname(mine.host, sizeof(mine.host) - 1);
-		snprintf(mine.domain, sizeof(mine.domain), "%s", c->fab.info->domain_attr->name);
-	}
-	bw_share_t *all = calloc((size_t)c->rt->size, sizeof(*all));
-	if (!all || c->rt->allgather(c->rt, &mine, all, sizeof(mine))) {
-		free(all);
-		efab_log_error("gathering bandwidth results failed");
-		return EFAB_ERR;
-	}
-	/* Aggregate: sum over initiating ranks; the line rate is the sum over
-	 * the distinct NICs (host, domain) those ranks used. */
-	bw_share_t agg;
-	memset(&agg, 0, sizeof(agg));
-	double links = 0;
-	for (int r = 0; r < c->rt->size; r++) {
-		if (!all[r].active)
-			continue;
-		agg.bw += all[r].bw;
-		agg.mops += all[r].mops;
-		int seen = 0;
-		for (int q = 0; q < r; q++)
-			seen |= all[q].active && !strcmp(all[q].host, all[r].host) &&
-				!strcmp(all[q].domain, all[r].domain);
-		if (!seen)
-			links += all[r].link;
-	}
-	agg.p50 = all[0].p50;
-	agg.p99 = all[0].p99;
-	fill_row(c, row, &st, n, &agg, links, "all");
-	if (c->o.per_pair && c->rt->rank == 0 && c->npairs > 1) {
-		for (int p = 0; p < c->npairs; p++) {
-			efab_row_t pr = *row;
-			bw_share_t one = all[p];
-			int q = p + c->npairs;
-			if (c->o.bidir) { /* the pair's two directions */
-				one.bw += all[q].bw;
-				one.mops += all[q].mops;
-			}
-			char name[16];
-			snprintf(name, sizeof(name), "%d", p);
-			pr.errors = 0;
-			memset(pr.extra, 0, sizeof(pr.extra));
-			fill_row(c, &pr, &st, n, &one,
-				 all[p].link * (c->o.bidir && strcmp(all[p].host, all[q].host) ? 2 : 1),
-				 name);
-			if (efab_more_row(c, &pr)) {
-				free(all);
-				return EFAB_ERR;
-			}
-		}
-	}
-	free(all);
-	return EFAB_OK;
+	return efab_bw_report(c, row, st.active, st.total_ns, st.ns, n, (double)size,
+			      c->use_inject ? "yes" : "no");
 }

@@ -150,6 +150,22 @@ int efab_post_write(efab_fabric_t *fab, int peer, const void *buf, size_t len, v
 int efab_post_read(efab_fabric_t *fab, int peer, void *buf, size_t len, void *desc,
 		   uint64_t raddr, uint64_t rkey, const efab_waitfor_t *w);
 
+enum efab_atomic_kind { EFAB_ATOMIC_PLAIN = 0, EFAB_ATOMIC_FETCH, EFAB_ATOMIC_COMPARE };
+
+/* fi_query_atomic / fi_fetch_atomicvalid / fi_compare_atomicvalid in one:
+ * 0 and the provider's max element count, or the negative libfabric error. */
+int efab_atomic_query(struct fid_domain *domain, int kind, enum fi_datatype dt, enum fi_op op,
+		      size_t *max_count);
+const char *efab_fi_op_name(enum fi_op op);
+const char *efab_fi_datatype_name(enum fi_datatype dt);
+
+/* Post one atomic (retrying -FI_EAGAIN like the RMA posts). compare is used
+ * by EFAB_ATOMIC_COMPARE only, result by FETCH and COMPARE. */
+int efab_post_atomic(efab_fabric_t *fab, int peer, int kind, const void *buf, size_t count,
+		     void *desc, const void *compare, void *compare_desc, void *result,
+		     void *result_desc, uint64_t raddr, uint64_t rkey, enum fi_datatype dt,
+		     enum fi_op op, const efab_waitfor_t *w);
+
 /* Logs "what: <fi_strerror>" for a failed call. */
 void efab_log_fi(const char *call, int ret);
 

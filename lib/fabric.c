@@ -754,3 +754,77 @@ int efab_post_read(efab_fabric_t *fab, int peer, void *buf, size_t len, void *de
 	fab->tx_posted++;
 	return EFAB_OK;
 }
+
+int efab_atomic_query(struct fid_domain *domain, int kind, enum fi_datatype dt, enum fi_op op,
+		      size_t *max_count)
+{
+	struct fi_atomic_attr attr;
+	uint64_t flags = kind == EFAB_ATOMIC_FETCH ? FI_FETCH_ATOMIC
+			 : kind == EFAB_ATOMIC_COMPARE ? FI_COMPARE_ATOMIC : 0;
+	memset(&attr, 0, sizeof(attr));
+	int ret = fi_query_atomic(domain, dt, op, &attr, flags);
+	if (ret)
+		return ret < 0 ? ret : -ret;
+	if (attr.count == 0)
+		return -FI_EOPNOTSUPP;
+	*max_count = attr.count;
+	return 0;
+}
+
+const char *efab_fi_op_name(enum fi_op op)
+{
+	switch (op) {
+	case FI_MIN: return "FI_MIN";
+	case FI_MAX: return "FI_MAX";
+	case FI_SUM: return "FI_SUM";
+	case FI_BOR: return "FI_BOR";
+	case FI_BAND: return "FI_BAND";
+	case FI_BXOR: return "FI_BXOR";
+	case FI_ATOMIC_WRITE: return "FI_ATOMIC_WRITE";
+	case FI_CSWAP: return "FI_CSWAP";
+	default: return "FI_OP?";
+	}
+}
+
+const char *efab_fi_datatype_name(enum fi_datatype dt)
+{
+	switch (dt) {
+	case FI_INT32: return "FI_INT32";
+	case FI_UINT32: return "FI_UINT32";
+	case FI_INT64: return "FI_INT64";
+	case FI_UINT64: return "FI_UINT64";
+	case FI_FLOAT: return "FI_FLOAT";
+	case FI_DOUBLE: return "FI_DOUBLE";
+	default: return "FI_DATATYPE?";
+	}
+}
+
+int efab_post_atomic(efab_fabric_t *fab, int peer, int kind, const void *buf, size_t count,
+		     void *desc, const void *compare, void *compare_desc, void *result,
+		     void *result_desc, uint64_t raddr, uint64_t rkey, enum fi_datatype dt,
+		     enum fi_op op, const efab_waitfor_t *w)
+{
+	fi_addr_t dest = fab->peers[peer];
+	size_t len = count;
+	if (reserve_slot(fab, w))
+		return EFAB_ERR;
+	void *ctx = next_ctx(fab);
+	switch (kind) {
+	case EFAB_ATOMIC_PLAIN:
+		POST_LOOP(fi_atomic(fab->ep, buf, count, desc, dest, raddr, rkey, dt, op, ctx),
+			  "fi_atomic");
+		break;
+	case EFAB_ATOMIC_FETCH:
+		POST_LOOP(fi_fetch_atomic(fab->ep, buf, count, desc, result, result_desc, dest, raddr,
+					  rkey, dt, op, ctx),
+			  "fi_fetch_atomic");
+		break;
+	default:
+		POST_LOOP(fi_compare_atomic(fab->ep, buf, count, desc, compare, compare_desc, result,
+					    result_desc, dest, raddr, rkey, dt, op, ctx),
+			  "fi_compare_atomic");
+		break;
+	}
+	fab->tx_posted++;
+	return EFAB_OK;
+}

@@ -25,12 +25,12 @@ t_get_bw_check() {
 }
 
 t_bw_catches_corruption() {
-	EFAB_FAULT_CORRUPT=5 expect_rc 1 mpi 2 "$BIN/efab_put_bw" -p shm -m 4K -n 5 -w 0 -W 4 -c \
+	EFAB_FAULT_CORRUPT=5 expect_rc 1 mpi 2 "$BIN/efab_put_bw" -p shm -m 4K -n 10 -w 0 -W 4 -c \
 		--csv "$WORK/c.csv"
-	# 5 windows x 4 slots checked on the target; every 5th corrupted
-	csvcheck "$WORK/c.csv" --bench put_bw --rows 1 --errors 4 --extra $BWCOLS
-	EFAB_FAULT_CORRUPT=3 expect_rc 1 mpi 2 "$BIN/efab_get_bw" -p tcp -m 4K -n 3 -w 0 -W 3 -c
-	expect_msg "validation failed: 3 errors"
+	# 10 windows, one destination buffer checked per window; every 5th corrupted
+	csvcheck "$WORK/c.csv" --bench put_bw --rows 1 --errors 2 --extra $BWCOLS
+	EFAB_FAULT_CORRUPT=3 expect_rc 1 mpi 2 "$BIN/efab_get_bw" -p tcp -m 4K -n 6 -w 0 -W 3 -c
+	expect_msg "validation failed: 2 errors"
 }
 
 t_bw_four_ranks_pairs_sum() {

@@ -52,7 +52,7 @@ __attribute__((noreturn)) static void mpi_abort(efab_rt_t *rt, int code)
 	_exit(code);
 }
 
-static int mpi_rt_init(efab_rt_t *rt)
+int efab_mpi_rt_init(efab_rt_t *rt)
 {
 	MPI_Comm local;
 	*rt = (efab_rt_t){0};
@@ -373,7 +373,7 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 		fprintf(stderr, "%s: MPI_Init failed\n", b->name);
 		return EFAB_ERR;
 	}
-	if (mpi_rt_init(&rt)) {
+	if (efab_mpi_rt_init(&rt)) {
 		fprintf(stderr, "%s: MPI communicator setup failed\n", b->name);
 		MPI_Abort(MPI_COMM_WORLD, EFAB_ERR);
 	}

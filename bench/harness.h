@@ -69,6 +69,9 @@ struct efab_ctx {
 
 int efab_bench_main(int argc, char **argv, const efab_bench_t *b);
 
+/* The MPI implementation of the runtime (after MPI_Init). */
+int efab_mpi_rt_init(efab_rt_t *rt);
+
 /* Header note, printf-style. */
 void efab_note(efab_ctx_t *c, const char *fmt, ...) EFAB_PRINTF(2, 3);
 

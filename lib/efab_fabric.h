@@ -52,6 +52,10 @@ int efab_fabric_select(const efab_fabric_req_t *req, struct fi_info **out);
 void efab_explain_unsupported(const struct fi_info *info, const efab_fabric_req_t *req, char *buf,
 			      size_t len);
 
+/* Every RDM fi_info the host offers, whatever its caps (hints: endpoint type
+ * only, every mode and mr_mode bit accepted). */
+int efab_getinfo_all(struct fi_info **out);
+
 /* One-line list of RDM "provider/fabric/domain" names available here. */
 void efab_fabric_list(char *buf, size_t len);
 

@@ -93,7 +93,7 @@ const struct fi_info *efab_info_match(const struct fi_info *list, const efab_fab
 
 /* Everything RDM the host offers, whatever the caps: hints ask only for the
  * endpoint type and accept every mode and mr_mode bit. */
-static int getinfo_all(struct fi_info **out)
+int efab_getinfo_all(struct fi_info **out)
 {
 	struct fi_info *h = fi_allocinfo();
 	if (!h)
@@ -112,7 +112,7 @@ void efab_fabric_list(char *buf, size_t len)
 	struct fi_info *all = NULL;
 	size_t n = 0;
 	buf[0] = '\0';
-	if (getinfo_all(&all) || !all) {
+	if (efab_getinfo_all(&all) || !all) {
 		snprintf(buf, len, "(none)");
 		return;
 	}
@@ -204,7 +204,7 @@ int efab_fabric_select(const efab_fabric_req_t *req, struct fi_info **out)
 	}
 
 	/* Nothing fits: does the named provider/fabric/domain exist at all? */
-	ret = getinfo_all(&all);
+	ret = efab_getinfo_all(&all);
 	if (ret && ret != -FI_ENODATA) {
 		efab_log_fi("fi_getinfo", ret);
 		goto free_list;

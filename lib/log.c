@@ -5,6 +5,16 @@
 
 static char log_prefix[128] = "efab";
 static int log_verbose;
+static char *capture_buf;
+static size_t capture_len;
+
+void efab_log_capture(char *buf, size_t len)
+{
+	capture_buf = buf;
+	capture_len = len;
+	if (buf && len)
+		buf[0] = '\0';
+}
 
 void efab_log_set_prefix(const char *prefix)
 {
@@ -44,6 +54,12 @@ static void log_emit(FILE *f, const char *fmt, va_list ap)
 void efab_log_error(const char *fmt, ...)
 {
 	va_list ap;
+	if (capture_buf) {
+		va_start(ap, fmt);
+		vsnprintf(capture_buf, capture_len, fmt, ap);
+		va_end(ap);
+		return;
+	}
 	if (log_verbose < 0)
 		return;
 	va_start(ap, fmt);

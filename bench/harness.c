@@ -433,12 +433,10 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 
 	/* FI_MR_LOCAL forbids unregistered local buffers: detected from the mr_mode
 	 * we got, not from the fabric's name. */
-	if (c->o.src_unregistered && (c->fab.info->domain_attr->mr_mode & FI_MR_LOCAL)) {
+	if (c->o.src_unregistered &&
+	    (rc = efab_check_src_unregistered(c->fab.info, err, sizeof(err)))) {
 		if (rt.rank == 0)
-			efab_log_error("--src-unregistered: fabric %s requires FI_MR_LOCAL: every local "
-				       "buffer must be registered (fi_mr_regattr) and its "
-				       "fi_mr_desc passed to each operation", c->ri.fabric);
-		rc = EFAB_SKIP;
+			efab_log_error("%s", err);
 		goto teardown;
 	}
 	uint64_t max_msg = c->fab.info->ep_attr->max_msg_size;

@@ -42,6 +42,16 @@ int efab_cuda_dmabuf(void *p, size_t len, int *fd, uint64_t *offset)
 	(void)p, (void)len, (void)fd, (void)offset;
 	return no_cuda();
 }
+int efab_cuda_host_register(void *p, size_t len)
+{
+	(void)p, (void)len;
+	return no_cuda();
+}
+int efab_cuda_host_unregister(void *p)
+{
+	(void)p;
+	return no_cuda();
+}
 
 #else /* EFAB_HAVE_CUDA */
 
@@ -68,6 +78,8 @@ static struct {
 	CUresult (*PointerSetAttribute)(const void *, CUpointer_attribute, CUdeviceptr);
 	CUresult (*MemGetHandleForAddressRange)(void *, CUdeviceptr, size_t,
 						CUmemRangeHandleType, unsigned long long);
+	CUresult (*MemHostRegister)(void *, size_t, unsigned);
+	CUresult (*MemHostUnregister)(void *);
 } cu;
 
 static const char *cu_str(CUresult r)
@@ -113,6 +125,8 @@ static int cu_load(void)
 	SYM(DeviceGetPCIBusId, "cuDeviceGetPCIBusId");
 	SYM(GetErrorString, "cuGetErrorString");
 	SYM(PointerSetAttribute, "cuPointerSetAttribute");
+	SYM(MemHostRegister, "cuMemHostRegister_v2");
+	SYM(MemHostUnregister, "cuMemHostUnregister");
 	/* Optional: CUDA >= 11.7 */
 	*(void **)&cu.MemGetHandleForAddressRange = dlsym(h, "cuMemGetHandleForAddressRange");
 	CUresult r = cu.Init(0);
@@ -255,6 +269,29 @@ int efab_cuda_dmabuf(void *p, size_t len, int *fd, uint64_t *offset)
 	}
 	*fd = f;
 	*offset = (uint64_t)((uintptr_t)p - base);
+	return EFAB_OK;
+}
+
+int efab_cuda_host_register(void *p, size_t len)
+{
+	int rc = cu_use(0);
+	if (rc)
+		return rc;
+	CUresult r = cu.MemHostRegister(p, len, 0);
+	if (r) {
+		efab_log_error("cuMemHostRegister(%zu bytes): %s", len, cu_str(r));
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+int efab_cuda_host_unregister(void *p)
+{
+	CUresult r = cu.MemHostUnregister(p);
+	if (r) {
+		efab_log_error("cuMemHostUnregister: %s", cu_str(r));
+		return EFAB_ERR;
+	}
 	return EFAB_OK;
 }
 

@@ -15,4 +15,8 @@ int efab_cuda_bus_id(int device, char *buf, size_t len);
 /* dmabuf fd for [p, p+len) of device memory (cuMemGetHandleForAddressRange). */
 int efab_cuda_dmabuf(void *p, size_t len, int *fd, uint64_t *offset);
 
+/* Page-lock host memory for the GPU (cuMemHostRegister = cudaHostRegister). */
+int efab_cuda_host_register(void *p, size_t len);
+int efab_cuda_host_unregister(void *p);
+
 #endif

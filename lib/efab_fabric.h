@@ -56,6 +56,11 @@ void efab_explain_unsupported(const struct fi_info *info, const efab_fabric_req_
  * only, every mode and mr_mode bit accepted). */
 int efab_getinfo_all(struct fi_info **out);
 
+/* --src-unregistered: EFAB_SKIP with the reason in msg when the fabric's
+ * mr_mode requires registered local buffers (FI_MR_LOCAL), detected from the
+ * mr_mode, never from the fabric's name; EFAB_OK otherwise. */
+int efab_check_src_unregistered(const struct fi_info *info, char *msg, size_t len);
+
 /* One-line list of RDM "provider/fabric/domain" names available here. */
 void efab_fabric_list(char *buf, size_t len);
 
@@ -107,6 +112,10 @@ typedef struct efab_mr {
 /* iface: FI_HMEM_SYSTEM or FI_HMEM_CUDA, device: CUDA ordinal. */
 int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device,
 		uint64_t access, efab_mr_t *out);
+/* Register CUDA memory through a dmabuf fd (FI_MR_DMABUF, libfabric >=
+ * 1.20); EFAB_SKIP with the missing piece named when unavailable. */
+int efab_mr_reg_dmabuf(efab_fabric_t *fab, void *buf, size_t len, int device, uint64_t access,
+		       efab_mr_t *out);
 void efab_mr_dereg(efab_mr_t *mr);
 
 /* A peer's buffer as this rank addresses it. */

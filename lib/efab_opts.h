@@ -35,6 +35,7 @@ enum efab_aop { EFAB_AOP_ADD = 0, EFAB_AOP_FADD, EFAB_AOP_CSWAP, EFAB_AOP_SWAP, 
 		EFAB_AOP_MAX, EFAB_AOP_BOR, EFAB_AOP_BAND, EFAB_AOP_BXOR };
 enum efab_dtype { EFAB_DT_U64 = 0, EFAB_DT_U32, EFAB_DT_I32, EFAB_DT_I64, EFAB_DT_F32, EFAB_DT_F64 };
 enum efab_tristate { EFAB_DEFAULT = 0, EFAB_ON, EFAB_OFF };
+enum efab_regime { EFAB_REGIME_ALL = 0, EFAB_REGIME_FRESH, EFAB_REGIME_SAME, EFAB_REGIME_ACCUMULATE };
 
 #define EFAB_SIZE_LIMIT (1ull << 40) /* 1 TiB: anything above is a typo */
 
@@ -70,13 +71,19 @@ typedef struct efab_opts {
 	int contend;
 	/* registration / unregistered source */
 	int src_unregistered;
+	int regime;   /* enum efab_regime */
+	int mr_cache; /* enum efab_tristate */
+	int dmabuf;
+	int access;   /* 0 remote (default), 1 local only */
+	uint64_t max_total;
+	int components;
 	/* probe */
 	int live;
 	int json;
 } efab_opts_t;
 
 enum efab_opt_type { EFAB_OT_STR, EFAB_OT_U64, EFAB_OT_DOUBLE, EFAB_OT_FLAG, EFAB_OT_CHOICE,
-		     EFAB_OT_SIZES, EFAB_OT_MEM, EFAB_OT_GPU, EFAB_OT_COUNT };
+		     EFAB_OT_SIZES, EFAB_OT_MEM, EFAB_OT_GPU, EFAB_OT_COUNT, EFAB_OT_SIZE };
 
 typedef struct efab_optdef {
 	const char *name;  /* long option and config key */
@@ -126,6 +133,7 @@ void efab_size_str(uint64_t v, char *buf, size_t len);
 const char *efab_op_name(int op);
 const char *efab_mem_name(int kind);
 const char *efab_aop_name(int aop);
+const char *efab_regime_name(int regime);
 const char *efab_dtype_name(int dt);
 size_t efab_dtype_size(int dt);
 

@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "efab_cuda.h"
 #include "efab_fabric.h"
 
 #define EFAB_ADDR_MAX 256
@@ -243,6 +246,17 @@ double efab_pct_of_link(double bw_MBps, double links_gbps)
 	if (links_gbps <= 0)
 		return 0.0;
 	return 100.0 * (bw_MBps * 8.0 / 1000.0) / links_gbps;
+}
+
+int efab_check_src_unregistered(const struct fi_info *info, char *msg, size_t len)
+{
+	if (!(info->domain_attr->mr_mode & FI_MR_LOCAL))
+		return EFAB_OK;
+	snprintf(msg, len,
+		 "--src-unregistered: fabric %s requires FI_MR_LOCAL: every local buffer must be "
+		 "registered (fi_mr_regattr) and its fi_mr_desc passed to each operation",
+		 info->fabric_attr->name);
+	return EFAB_SKIP;
 }
 
 int efab_info_progress(const struct fi_info *info)
@@ -496,6 +510,47 @@ int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device
 close_mr:
 	fi_close(&mr->fid);
 	return EFAB_ERR;
+}
+
+int efab_mr_reg_dmabuf(efab_fabric_t *fab, void *buf, size_t len, int device, uint64_t access,
+		       efab_mr_t *out)
+{
+#ifdef FI_MR_DMABUF
+	int fd;
+	uint64_t offset;
+	int rc = efab_cuda_dmabuf(buf, len, &fd, &offset);
+	if (rc)
+		return rc;
+	struct fi_mr_dmabuf dmabuf = {.fd = fd, .offset = offset, .len = len, .base_addr = buf};
+	struct fi_mr_attr attr = {
+		.dmabuf = &dmabuf,
+		.iov_count = 1,
+		.access = access,
+		.requested_key = fab->next_key,
+		.iface = FI_HMEM_CUDA,
+	};
+	attr.device.cuda = device;
+	struct fid_mr *mr;
+	int ret = fi_mr_regattr(fab->domain, &attr, FI_MR_DMABUF, &mr);
+	close(fd); /* the provider imported it (or failed to) */
+	if (ret) {
+		efab_log_error("fi_mr_regattr(FI_MR_DMABUF, %zu bytes) failed: %s (%d)", len,
+			       fi_strerror(-ret), ret);
+		return ret == -FI_EOPNOTSUPP || ret == -FI_ENOSYS ? EFAB_SKIP : EFAB_ERR;
+	}
+	fab->next_key++;
+	out->mr = mr;
+	out->desc = fi_mr_desc(mr);
+	out->key = fi_mr_key(mr);
+	out->buf = buf;
+	out->len = len;
+	return EFAB_OK;
+#else
+	(void)fab, (void)buf, (void)len, (void)device, (void)access, (void)out;
+	efab_log_error("--dmabuf: this libfabric (%d.%d headers) has no FI_MR_DMABUF (needs >= 1.20)",
+		       FI_MAJOR_VERSION, FI_MINOR_VERSION);
+	return EFAB_SKIP;
+#endif
 }
 
 void efab_mr_dereg(efab_mr_t *mr)

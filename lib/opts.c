@@ -13,6 +13,9 @@ static const char *const mem_names[] = {"host", "host-huge", "cuda", "cuda-host"
 static const char *const aop_names[] = {"add", "fadd", "cswap", "swap", "min",
 					"max", "bor", "band", "bxor", NULL};
 static const char *const dtype_names[] = {"u64", "u32", "i32", "i64", "f32", "f64", NULL};
+static const char *const regime_names[] = {"all", "fresh", "same", "accumulate", NULL};
+static const char *const tristate_names[] = {"default", "on", "off", NULL};
+static const char *const access_names[] = {"remote", "local", NULL};
 
 #define OFF(f) offsetof(efab_opts_t, f)
 #define SZ(f) sizeof(((efab_opts_t *)0)->f)
@@ -29,10 +32,10 @@ const efab_optdef_t efab_optdefs[] = {
 	 "domain (NIC) name; auto = the NIC nearest this rank's GPU", EFAB_B_FABRIC, 0, 0, NULL},
 	{"sizes", 'm', EFAB_OT_SIZES, OFF(sizes), SZ(sizes), "MIN:MAX[:xF]",
 	 "message sizes in bytes, K/M/G binary suffixes, factor F (default 2); one size allowed",
-	 EFAB_B_TRAFFIC, 0, 0, NULL},
+	 EFAB_B_TRAFFIC | EFAB_B_REG, 0, 0, NULL},
 	{"iters", 'n', EFAB_OT_U64, OFF(iters), SZ(iters), "N",
-	 "measured iterations per size (default 1000, scaled down above 64 KiB)", EFAB_B_TRAFFIC,
-	 1, 1e9, NULL},
+	 "measured iterations per size (default 1000, scaled down above 64 KiB)",
+	 EFAB_B_TRAFFIC | EFAB_B_REG, 1, 1e9, NULL},
 	{"warmup", 'w', EFAB_OT_U64, OFF(warmup), SZ(warmup), "N",
 	 "unmeasured warmup iterations per size (default 50)", EFAB_B_TRAFFIC, 0, 1e9, NULL},
 	{"window", 'W', EFAB_OT_U64, OFF(window), SZ(window), "N",
@@ -42,7 +45,7 @@ const efab_optdef_t efab_optdefs[] = {
 	 EFAB_B_GET_BW, 0, 0, op_choices},
 	{"mem", 0, EFAB_OT_MEM, OFF(mem_local), SZ(mem_local), "LOCAL[:REMOTE]",
 	 "memory kinds host|host-huge|cuda|cuda-host for initiator[:target] (default host)",
-	 EFAB_B_TRAFFIC | EFAB_B_MR_REG, 0, 0, NULL},
+	 EFAB_B_TRAFFIC | EFAB_B_REG, 0, 0, NULL},
 	{"gpu", 0, EFAB_OT_GPU, OFF(gpu), SZ(gpu), "auto|N",
 	 "GPU for cuda memory kinds (auto = local rank modulo visible GPUs)",
 	 EFAB_B_TRAFFIC | EFAB_B_REG, 0, 1023, NULL},
@@ -75,6 +78,24 @@ const efab_optdef_t efab_optdefs[] = {
 	{"src-unregistered", 0, EFAB_OT_FLAG, OFF(src_unregistered), SZ(src_unregistered), NULL,
 	 "pass desc = NULL for the local source buffer (exit 77 where FI_MR_LOCAL forbids it)",
 	 EFAB_B_PUT, 0, 0, NULL},
+	{"regime", 0, EFAB_OT_CHOICE, OFF(regime), SZ(regime), "all|fresh|same|accumulate",
+	 "registration regimes: a new buffer each time, the same buffer again, or keeping "
+	 "registrations alive (default all)", EFAB_B_REG, 0, 0, regime_names},
+	{"mr-cache", 0, EFAB_OT_CHOICE, OFF(mr_cache), SZ(mr_cache), "on|off|default",
+	 "set FI_MR_CACHE_MAX_COUNT / FI_EFA_MR_CACHE_ENABLE for the run (default: leave as is)",
+	 EFAB_B_MR_REG, 0, 0, tristate_names},
+	{"dmabuf", 0, EFAB_OT_FLAG, OFF(dmabuf), SZ(dmabuf), NULL,
+	 "register cuda memory through a dmabuf fd (FI_MR_DMABUF, libfabric >= 1.20)",
+	 EFAB_B_MR_REG, 0, 0, NULL},
+	{"access", 0, EFAB_OT_CHOICE, OFF(access), SZ(access), "remote|local",
+	 "MR access: remote read/write too (default) or local only", EFAB_B_MR_REG, 0, 0,
+	 access_names},
+	{"max-total", 0, EFAB_OT_SIZE, OFF(max_total), SZ(max_total), "BYTES",
+	 "most memory registered at once per rank (accumulate regime; default 2G)", EFAB_B_REG, 0, 0,
+	 NULL},
+	{"components", 0, EFAB_OT_FLAG, OFF(components), SZ(components), NULL,
+	 "also time what registration is made of on a GPU host: cuMemHostRegister of host "
+	 "memory, or the dmabuf export of cuda memory (needs a GPU)", EFAB_B_MR_REG, 0, 0, NULL},
 	{"live", 0, EFAB_OT_FLAG, OFF(live), SZ(live), NULL,
 	 "under mpirun -np 2: try each operation per fabric and record OK or the error",
 	 EFAB_B_PROBE, 0, 0, NULL},
@@ -101,6 +122,7 @@ void efab_opts_init(efab_opts_t *o)
 	o->timeout_s = 30.0;
 	o->aop = EFAB_AOP_FADD;
 	o->dtype = EFAB_DT_U64;
+	o->max_total = 2ull << 30;
 }
 
 static int choice_index(const char *const *choices, const char *v)
@@ -377,6 +399,14 @@ static int set_def(efab_opts_t *o, const efab_optdef_t *d, const char *v, char *
 		*(int *)field = d->choices == op_choices ? i + 1 : i;
 		return EFAB_OK;
 	}
+	case EFAB_OT_SIZE: {
+		char e2[200];
+		if (efab_size_parse(v, (uint64_t *)field, e2, sizeof(e2))) {
+			snprintf(err, errlen, "--%s: %s", d->name, e2);
+			return EFAB_EUSAGE;
+		}
+		return EFAB_OK;
+	}
 	case EFAB_OT_SIZES: {
 		char e2[200];
 		if (efab_sizes_parse(v, (efab_sizes_t *)field, e2, sizeof(e2))) {
@@ -544,6 +574,11 @@ const char *efab_mem_name(int kind)
 const char *efab_aop_name(int aop)
 {
 	return (aop >= 0 && aop <= EFAB_AOP_BXOR) ? aop_names[aop] : "?";
+}
+
+const char *efab_regime_name(int r)
+{
+	return (r >= 0 && r <= EFAB_REGIME_ACCUMULATE) ? regime_names[r] : "?";
 }
 
 const char *efab_dtype_name(int dt)

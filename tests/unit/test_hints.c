@@ -139,6 +139,28 @@ static void test_explain(void **state)
 	fi_freeinfo(tcp);
 }
 
+static void test_src_unregistered_detection(void **state)
+{
+	(void)state;
+	char msg[512] = "";
+	/* efa-direct as libfabric >= 2.1 reports it: FI_MR_LOCAL required */
+	struct fi_info *direct = add(NULL, "efa", "efa-direct", "rdmap79s0-rdm", RMA_CAPS,
+				     FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY);
+	assert_int_equal(efab_check_src_unregistered(direct, msg, sizeof(msg)), EFAB_SKIP);
+	assert_non_null(strstr(msg, "efa-direct requires FI_MR_LOCAL"));
+	assert_non_null(strstr(msg, "fi_mr_regattr"));
+	/* the efa protocol path takes unregistered buffers (bounce/MR cache) */
+	struct fi_info *proto = add(NULL, "efa", "efa", "rdmap79s0-rdm", RMA_CAPS,
+				    FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY);
+	assert_int_equal(efab_check_src_unregistered(proto, msg, sizeof(msg)), EFAB_OK);
+	/* detection is by mr_mode, not by name */
+	struct fi_info *other = add(NULL, "verbs", "mlx5_0", "mlx5_0", RMA_CAPS, FI_MR_LOCAL);
+	assert_int_equal(efab_check_src_unregistered(other, msg, sizeof(msg)), EFAB_SKIP);
+	fi_freeinfo(direct);
+	fi_freeinfo(proto);
+	fi_freeinfo(other);
+}
+
 static void test_mr_mode_str(void **state)
 {
 	(void)state;
@@ -155,6 +177,7 @@ int main(void)
 		cmocka_unit_test(test_hints_efa_direct), cmocka_unit_test(test_hints_efa_atomic_hmem_cqdata),
 		cmocka_unit_test(test_prov_matches),     cmocka_unit_test(test_match_efa_list),
 		cmocka_unit_test(test_explain),          cmocka_unit_test(test_mr_mode_str),
+		cmocka_unit_test(test_src_unregistered_detection),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

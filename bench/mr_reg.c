@@ -1,0 +1,452 @@
+/* efab_mr_reg: what registering memory costs, per call and per byte.
+ *
+ * Regimes, each over the size sweep:
+ *   fresh       a new buffer every time (allocated and first-touched before
+ *               the clock starts): fi_mr_regattr and fi_close timed apart
+ *   same        the same buffer registered again and again (MR caches show)
+ *   accumulate  registrations kept alive up to --max-total; each
+ *               registration's cost against what was already registered
+ * and with --components the parts that exist on any GPU host without an
+ * RDMA NIC: cuMemHostRegister/Unregister (page pinning, what NVSHMEM does
+ * for unregistered host buffers) and the dmabuf export of cuda memory.
+ *
+ * On shm and tcp registration is software bookkeeping; on EFA (and verbs)
+ * the NIC driver pins pages or imports a dmabuf: the includes_nic_work
+ * column says which a row measured. Single process, or one result per rank
+ * under mpirun. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "efab_cuda.h"
+#include "harness.h"
+
+enum { C_RANK, C_DEREG50, C_DEREG99, C_REGBEFORE, C_CACHE, C_ACCESS, C_NIC, C_FITX, C_FIXED,
+       C_SLOPE, C_R2, C_N };
+static const char *const cols[C_N] = {"rank", "dereg_us_p50", "dereg_us_p99",
+				      "registered_before_MiB", "mr_cache", "access",
+				      "includes_nic_work", "fit_x", "fit_fixed_us",
+				      "fit_us_per_MiB", "fit_r2"};
+
+typedef struct reg_ctx {
+	efab_opts_t o;
+	efab_rt_t *rt;
+	efab_fabric_t fab;
+	int kind, gpu;
+	uint64_t access;
+	efab_run_info_t ri;
+	efab_csv_t csv;
+	double *reg, *dereg;
+	size_t cap;
+	const char *nic_work;
+} reg_ctx_t;
+
+static int launched_by_mpi(void)
+{
+	static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
+					   "SLURM_PROCID", "MPI_LOCALNRANKS"};
+	for (size_t i = 0; i < EFAB_ARRAY_SIZE(vars); i++)
+		if (getenv(vars[i]))
+			return 1;
+	return 0;
+}
+
+static int nic_provider(const char *prov)
+{
+	static const char *const hw[] = {"efa", "verbs", "psm3", "cxi", "opx", "usnic"};
+	for (size_t i = 0; i < EFAB_ARRAY_SIZE(hw); i++)
+		if (efab_prov_matches(hw[i], prov))
+			return 1;
+	return 0;
+}
+
+static uint64_t iters_for(const reg_ctx_t *r, uint64_t size)
+{
+	if (r->o.iters)
+		return r->o.iters;
+	if (size <= (1u << 20))
+		return 50;
+	uint64_t n = 50 * (1ull << 20) / size;
+	return n < 3 ? 3 : n;
+}
+
+static int reg_one(reg_ctx_t *r, void *buf, size_t len, efab_mr_t *mr)
+{
+	if (r->o.dmabuf)
+		return efab_mr_reg_dmabuf(&r->fab, buf, len, r->gpu, r->access, mr);
+	return efab_mr_reg(&r->fab, buf, len, efab_mem_iface(r->kind), r->gpu < 0 ? 0 : r->gpu,
+			   r->access, mr);
+}
+
+typedef struct meas {
+	const char *op;
+	uint64_t size, n;
+	efab_stats_t reg, dereg;
+	double before_MiB;
+	efab_fit_t fit; /* accumulate: cost vs registered before */
+	int has_fit;
+} meas_t;
+
+/* One size of one regime (or component). */
+static int measure(reg_ctx_t *r, const char *op, uint64_t size, meas_t *m)
+{
+	uint64_t n = iters_for(r, size);
+	efab_mem_t mem = {0};
+	int rc = EFAB_OK;
+	memset(m, 0, sizeof(*m));
+	m->op = op;
+	m->size = size;
+	if (!strcmp(op, "accumulate")) {
+		n = r->o.iters ? r->o.iters : 64;
+		if (n > r->o.max_total / size)
+			n = r->o.max_total / size;
+		if (n < 2)
+			return EFAB_SKIP; /* no "already registered" to speak of */
+	}
+	if (n > r->cap) {
+		double *a = realloc(r->reg, n * sizeof(double)), *b = a ? realloc(r->dereg, n * sizeof(double)) : NULL;
+		if (!a || !b) {
+			if (a)
+				r->reg = a;
+			efab_log_error("out of memory for %llu samples", (unsigned long long)n);
+			return EFAB_ERR;
+		}
+		r->reg = a;
+		r->dereg = b;
+		r->cap = n;
+	}
+	m->n = n;
+	if (!strcmp(op, "fresh") || !strcmp(op, "cuMemHostRegister") ||
+	    !strcmp(op, "dmabuf_export")) {
+		for (uint64_t i = 0; i < n && !rc; i++) {
+			if ((rc = efab_mem_alloc(r->kind, r->gpu, size, &mem)))
+				break;
+			uint64_t t0 = efab_now_ns(), t1, t2, t3;
+			if (!strcmp(op, "fresh")) {
+				efab_mr_t mr;
+				rc = reg_one(r, mem.ptr, size, &mr);
+				t1 = t2 = efab_now_ns();
+				if (!rc)
+					efab_mr_dereg(&mr);
+			} else if (!strcmp(op, "cuMemHostRegister")) {
+				rc = efab_cuda_host_register(mem.ptr, size);
+				t1 = t2 = efab_now_ns();
+				if (!rc)
+					rc = efab_cuda_host_unregister(mem.ptr);
+			} else {
+				int fd;
+				uint64_t off;
+				rc = efab_cuda_dmabuf(mem.ptr, size, &fd, &off);
+				t1 = t2 = efab_now_ns();
+				if (!rc)
+					close(fd);
+			}
+			t3 = efab_now_ns();
+			r->reg[i] = (double)(t1 - t0) / 1e3;
+			r->dereg[i] = (double)(t3 - t2) / 1e3;
+			efab_mem_free(&mem);
+		}
+	} else if (!strcmp(op, "same")) {
+		if ((rc = efab_mem_alloc(r->kind, r->gpu, size, &mem)))
+			return rc;
+		for (uint64_t i = 0; i < n && !rc; i++) {
+			efab_mr_t mr;
+			uint64_t t0 = efab_now_ns();
+			rc = reg_one(r, mem.ptr, size, &mr);
+			uint64_t t1 = efab_now_ns();
+			if (rc)
+				break;
+			efab_mr_dereg(&mr);
+			r->reg[i] = (double)(t1 - t0) / 1e3;
+			r->dereg[i] = (double)(efab_now_ns() - t1) / 1e3;
+		}
+		efab_mem_free(&mem);
+	} else { /* accumulate */
+		efab_mem_t *mems = calloc(n, sizeof(*mems));
+		efab_mr_t *mrs = calloc(n, sizeof(*mrs));
+		double *x = calloc(n, sizeof(double));
+		uint64_t done = 0;
+		if (!mems || !mrs || !x) {
+			efab_log_error("out of memory");
+			rc = EFAB_ERR;
+		}
+		for (; !rc && done < n; done++) {
+			if ((rc = efab_mem_alloc(r->kind, r->gpu, size, &mems[done])))
+				break;
+			x[done] = (double)(done * size) / 1048576.0;
+			uint64_t t0 = efab_now_ns();
+			rc = reg_one(r, mems[done].ptr, size, &mrs[done]);
+			r->reg[done] = (double)(efab_now_ns() - t0) / 1e3;
+			if (rc) {
+				efab_mem_free(&mems[done]);
+				break;
+			}
+		}
+		if (!rc && efab_linfit(x, r->reg, n, &m->fit) == 0)
+			m->has_fit = 1;
+		m->before_MiB = (double)((n - 1) * size) / 1048576.0;
+		/* last registered, first released: the i-th release sees n-1-i others */
+		for (uint64_t i = done; i-- > 0;) {
+			uint64_t t0 = efab_now_ns();
+			efab_mr_dereg(&mrs[i]);
+			r->dereg[i] = (double)(efab_now_ns() - t0) / 1e3;
+			efab_mem_free(&mems[i]);
+		}
+		free(mems);
+		free(mrs);
+		free(x);
+	}
+	if (rc)
+		return rc;
+	efab_stats_compute(r->reg, n, &m->reg);
+	efab_stats_compute(r->dereg, n, &m->dereg);
+	return EFAB_OK;
+}
+
+static void emit(reg_ctx_t *r, const meas_t *m, const efab_fit_t *fit, const char *fit_x)
+{
+	efab_row_t row;
+	memset(&row, 0, sizeof(row));
+	snprintf(row.op, sizeof(row.op), "%s", m->op);
+	row.pairs = 0;
+	row.size = m->size;
+	row.iters = m->n;
+	row.has_lat = 1;
+	row.lat = m->reg;
+	const char *cache = r->o.mr_cache == EFAB_ON ? "on" : r->o.mr_cache == EFAB_OFF ? "off"
+											 : "default";
+	int component = strcmp(m->op, "fresh") && strcmp(m->op, "same") &&
+			strcmp(m->op, "accumulate");
+	snprintf(row.extra[C_RANK], 40, "%d", r->rt->rank);
+	snprintf(row.extra[C_DEREG50], 40, "%.3f", m->dereg.p50);
+	snprintf(row.extra[C_DEREG99], 40, "%.3f", m->dereg.p99);
+	if (!strcmp(m->op, "accumulate"))
+		snprintf(row.extra[C_REGBEFORE], 40, "%.1f", m->before_MiB);
+	snprintf(row.extra[C_CACHE], 40, "%s", component ? "-" : cache);
+	snprintf(row.extra[C_ACCESS], 40, "%s", component ? "-" : r->o.access ? "local" : "remote");
+	snprintf(row.extra[C_NIC], 40, "%s", component ? "no" : r->nic_work);
+	if (fit) {
+		snprintf(row.extra[C_FITX], 40, "%s", fit_x);
+		snprintf(row.extra[C_FIXED], 40, "%.4f", fit->intercept);
+		snprintf(row.extra[C_SLOPE], 40, "%.6f", fit->slope);
+		snprintf(row.extra[C_R2], 40, "%.4f", fit->r2);
+	}
+	efab_table_row(stdout, &r->ri, &row, 1, 0);
+	if (r->csv.fd >= 0)
+		efab_csv_write(&r->csv, &r->ri, &row);
+}
+
+/* Every size of one regime; rows go out with the regime's fit filled in. */
+static int run_regime(reg_ctx_t *r, const char *op)
+{
+	size_t ns = efab_sizes_count(&r->o.sizes), k = 0;
+	meas_t *ms = calloc(ns, sizeof(*ms));
+	double *x = calloc(ns, sizeof(double)), *y = calloc(ns, sizeof(double));
+	int rc = EFAB_OK;
+	if (!ms || !x || !y) {
+		efab_log_error("out of memory");
+		rc = EFAB_ERR;
+		goto out;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		uint64_t size = efab_sizes_at(&r->o.sizes, i);
+		if (!strcmp(op, "fresh") || !strcmp(op, "cuMemHostRegister") ||
+		    !strcmp(op, "dmabuf_export"))
+			if (size > r->o.max_total)
+				continue;
+		int m = measure(r, op, size, &ms[k]);
+		if (m == EFAB_SKIP && !strcmp(op, "accumulate"))
+			continue;
+		if (m) {
+			rc = m;
+			goto out;
+		}
+		x[k] = (double)size / 1048576.0;
+		y[k] = ms[k].reg.p50;
+		k++;
+	}
+	efab_fit_t fit;
+	int have_fit = efab_linfit(x, y, k, &fit) == 0;
+	for (size_t i = 0; i < k; i++) {
+		if (!strcmp(op, "accumulate"))
+			emit(r, &ms[i], ms[i].has_fit ? &ms[i].fit : NULL, "registered_before");
+		else
+			emit(r, &ms[i], have_fit ? &fit : NULL, "size");
+	}
+	if (have_fit && strcmp(op, "accumulate"))
+		printf("# %s: registration costs %.2f us + %.4f us/MiB (R^2 %.3f) for %s memory on %s "
+		       "(fit of p50 over %zu sizes; %s)\n",
+		       op, fit.intercept, fit.slope, fit.r2, efab_mem_name(r->kind), r->ri.fabric, k,
+		       strcmp(op, "fresh") && strcmp(op, "same") ? "CUDA only, no NIC"
+		       : r->nic_work[0] == 'y' ? "includes the NIC driver's pinning"
+					       : "software bookkeeping, no NIC");
+	if (!strcmp(op, "accumulate") && k > 0 && ms[k - 1].has_fit)
+		printf("# accumulate: at %s a registration costs %.2f us + %.4f us per MiB already "
+		       "registered (R^2 %.3f)\n", "the largest size", ms[k - 1].fit.intercept,
+		       ms[k - 1].fit.slope, ms[k - 1].fit.r2);
+	fflush(stdout);
+out:
+	free(ms);
+	free(x);
+	free(y);
+	return rc;
+}
+
+static void set_cache_env(int mode)
+{
+	if (mode == EFAB_ON) {
+		setenv("FI_EFA_MR_CACHE_ENABLE", "1", 1);
+		unsetenv("FI_MR_CACHE_MAX_COUNT");
+	} else if (mode == EFAB_OFF) {
+		setenv("FI_EFA_MR_CACHE_ENABLE", "0", 1);
+		setenv("FI_MR_CACHE_MAX_COUNT", "0", 1);
+	}
+}
+
+static const char summary[] =
+	"Registration cost per call and per byte (single process, or one result per rank under\n"
+	"mpirun). fi_mr_regattr and fi_close are timed apart, in microseconds, per size, in the\n"
+	"regimes fresh (new buffer each time), same (one buffer again and again: MR caches) and\n"
+	"accumulate (kept alive up to --max-total: cost against what is already registered);\n"
+	"a least-squares fit register_us = fixed_us + us_per_MiB x MiB is printed and recorded.\n"
+	"Default sizes 4K:1G. On shm/tcp registration is software bookkeeping; on EFA the NIC\n"
+	"driver pins pages or imports a dmabuf (column includes_nic_work).";
+
+int efab_mr_reg_main(int argc, char **argv)
+{
+	static reg_ctx_t R;
+	reg_ctx_t *r = &R;
+	static efab_rt_t mpirt;
+	char err[512];
+	int rc, mpi = 0;
+
+	efab_log_set_prefix("efab_mr_reg");
+	efab_opts_init(&r->o);
+	rc = efab_opts_parse(&r->o, EFAB_B_MR_REG, argc, argv, err, sizeof(err));
+	if (rc == EFAB_PARSE_HELP) {
+		efab_opts_help(stdout, "efab_mr_reg", summary, EFAB_B_MR_REG);
+		return 0;
+	}
+	if (rc == EFAB_PARSE_VERSION) {
+		printf("efab_mr_reg (efabench) %s\n", EFAB_VERSION);
+		return 0;
+	}
+	if (rc) {
+		efab_log_error("%s", err);
+		return EFAB_EUSAGE;
+	}
+	efab_log_set_verbose(r->o.verbose);
+	if (!r->o.sizes_given)
+		r->o.sizes = (efab_sizes_t){4096, 1ull << 30, 2};
+	r->kind = r->o.mem_local;
+	if (r->o.dmabuf && r->kind != EFAB_MEM_CUDA) {
+		efab_log_error("--dmabuf registers cuda memory: add --mem cuda");
+		return EFAB_EUSAGE;
+	}
+	set_cache_env(r->o.mr_cache); /* before libfabric reads its environment */
+	if (launched_by_mpi()) {
+		if (MPI_Init(&argc, &argv) != MPI_SUCCESS || efab_mpi_rt_init(&mpirt)) {
+			efab_log_error("MPI_Init failed");
+			return EFAB_ERR;
+		}
+		mpi = 1;
+		r->rt = &mpirt;
+		if (mpirt.rank) {
+			snprintf(err, sizeof(err), "efab_mr_reg[rank %d]", mpirt.rank);
+			efab_log_set_prefix(err);
+		}
+	} else {
+		r->rt = efab_rt_single();
+	}
+	r->csv.fd = -1;
+	r->access = FI_READ | FI_WRITE | (r->o.access ? 0 : FI_REMOTE_READ | FI_REMOTE_WRITE);
+
+	efab_fabric_req_t req = {.provider = r->o.provider, .fabric = r->o.fabric,
+				 .domain = r->o.domain,
+				 .caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
+				 .hmem = efab_mem_is_gpu(r->kind)};
+	struct fi_info *info = NULL;
+	rc = efab_fabric_select(&req, &info);
+	if (rc)
+		goto finalize;
+	snprintf(r->ri.bench, sizeof(r->ri.bench), "mr_reg");
+	snprintf(r->ri.provider, sizeof(r->ri.provider), "%s", info->fabric_attr->prov_name);
+	snprintf(r->ri.fabric, sizeof(r->ri.fabric), "%s", info->fabric_attr->name);
+	snprintf(r->ri.domain, sizeof(r->ri.domain), "%s", info->domain_attr->name);
+	uint32_t v = fi_version(), pv = info->fabric_attr->prov_version;
+	snprintf(r->ri.libfabric_version, sizeof(r->ri.libfabric_version), "%u.%u", FI_MAJOR(v),
+		 FI_MINOR(v));
+	snprintf(r->ri.provider_version, sizeof(r->ri.provider_version), "%u.%u", FI_MAJOR(pv),
+		 FI_MINOR(pv));
+	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "%s", efab_mem_name(r->kind));
+	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
+	r->ri.ranks = r->rt->size;
+	for (size_t i = 0; i < C_N; i++)
+		r->ri.extra_cols[r->ri.n_extra++] = cols[i];
+	efab_run_info_stamp(&r->ri);
+	r->nic_work = nic_provider(info->fabric_attr->prov_name) ? "yes" : "no";
+	rc = efab_fabric_open(info, r->rt, r->o.timeout_s, &r->fab);
+	if (rc)
+		goto finalize;
+	r->gpu = -1;
+	if (efab_mem_is_gpu(r->kind)) {
+		int n = efab_cuda_device_count();
+		if (n <= 0) {
+			if (n == 0)
+				efab_log_error("cuda memory kinds unavailable: no GPU visible");
+			rc = n < 0 ? -n : EFAB_SKIP;
+			goto close;
+		}
+		r->gpu = r->o.gpu >= 0 ? r->o.gpu : r->rt->local_rank % n;
+	}
+	/* rank 0 writes the header; the others append whole rows after it */
+	if (r->o.csv[0] && r->rt->rank == 0 && (rc = efab_csv_open(r->o.csv, &r->ri, &r->csv)))
+		goto close;
+	r->rt->barrier(r->rt);
+	if (r->o.csv[0] && r->rt->rank && (rc = efab_csv_open(r->o.csv, &r->ri, &r->csv)))
+		goto close;
+
+	char mrm[256], note1[512], note2[256];
+	efab_mr_mode_str(info->domain_attr->mr_mode, mrm, sizeof(mrm));
+	snprintf(note1, sizeof(note1),
+		 "mr_mode %s; access %s; mr cache %s (FI_MR_CACHE_MAX_COUNT=%s "
+		 "FI_EFA_MR_CACHE_ENABLE=%s)%s", mrm, r->o.access ? "local" : "remote",
+		 r->o.mr_cache == EFAB_ON ? "on" : r->o.mr_cache == EFAB_OFF ? "off" : "default",
+		 getenv("FI_MR_CACHE_MAX_COUNT") ? getenv("FI_MR_CACHE_MAX_COUNT") : "unset",
+		 getenv("FI_EFA_MR_CACHE_ENABLE") ? getenv("FI_EFA_MR_CACHE_ENABLE") : "unset",
+		 r->o.dmabuf ? "; registered through dmabuf (FI_MR_DMABUF)" : "");
+	snprintf(note2, sizeof(note2),
+		 "lat_us_* = fi_mr_regattr time, dereg_us_* = fi_close time, microseconds; %s",
+		 r->nic_work[0] == 'y' ? "this provider's registration includes NIC driver work"
+				       : "no NIC here: registration is software bookkeeping");
+	const char *notes[] = {note1, note2};
+	efab_table_begin(stdout, &r->ri, notes, 2, 1, 0);
+
+	static const char *const regimes[] = {"fresh", "same", "accumulate"};
+	for (int g = 1; g <= 3 && !rc; g++)
+		if (r->o.regime == EFAB_REGIME_ALL || r->o.regime == g)
+			rc = run_regime(r, regimes[g - 1]);
+	if (!rc && r->o.components) {
+		if (r->kind == EFAB_MEM_CUDA)
+			rc = run_regime(r, "dmabuf_export");
+		else if (r->kind == EFAB_MEM_HOST || r->kind == EFAB_MEM_HOST_HUGE)
+			rc = run_regime(r, "cuMemHostRegister");
+	}
+	efab_csv_close(&r->csv);
+close:
+	efab_fabric_close(&r->fab);
+	info = NULL;
+finalize:
+	fi_freeinfo(info);
+	free(r->reg);
+	free(r->dereg);
+	if (mpi) {
+		double in = rc, out = 0;
+		mpirt.allreduce(&mpirt, &in, &out, 1, EFAB_RT_MAX);
+		MPI_Finalize();
+		rc = (int)out;
+	}
+	return rc;
+}

@@ -1,0 +1,56 @@
+# Registration cost: the three regimes on host memory, CSV columns, the fit
+# sentence, skip paths; and the unregistered-source experiment.
+
+MRCOLS=rank,dereg_us_p50,dereg_us_p99,registered_before_MiB,mr_cache,access,includes_nic_work,fit_x,fit_fixed_us,fit_us_per_MiB,fit_r2
+
+t_mr_reg_regimes() {
+	for p in shm tcp; do
+		rm -f "$WORK/m.csv"
+		expect_rc 0 "$BIN/efab_mr_reg" -p $p -m 4K:1M:x4 --max-total 16M --csv "$WORK/m.csv"
+		csvcheck "$WORK/m.csv" --bench mr_reg --rows 15 --lat --extra $MRCOLS
+		for g in fresh same accumulate; do
+			csvcheck "$WORK/m.csv" --bench mr_reg --rows 5 --lat --extra $MRCOLS --where op=$g \
+				--sizes 4096,16384,65536,262144,1048576
+		done
+		grep -Eq "^# fresh: registration costs [0-9.]+ us \+ -?[0-9.]+ us/MiB \(R\^2 [0-9.-]+\) for host memory on" \
+			"$WORK/last.out" || die "no fit sentence"
+		grep -q "software bookkeeping" "$WORK/last.out" || die "no NIC-work label"
+	done
+	python3 - "$WORK/m.csv" <<'PY' || die "fit columns"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    assert r["includes_nic_work"] == "no", r
+    assert r["fit_x"] == ("registered_before" if r["op"] == "accumulate" else "size"), r
+    assert float(r["dereg_us_p50"]) > 0 and float(r["lat_us_p50"]) > 0, r
+    if r["op"] == "accumulate":
+        # 5 sizes x up to 64 buffers within 16M: registered before = (n-1) x size
+        n = min(64, 16 * 2**20 // int(r["size_bytes"]))
+        assert abs(float(r["registered_before_MiB"]) - (n - 1) * int(r["size_bytes"]) / 2**20) < 0.06, r
+PY
+}
+
+t_mr_reg_options_and_skips() {
+	expect_rc 0 "$BIN/efab_mr_reg" -p shm -m 64K --regime same --mr-cache off --access local -n 5
+	grep -q "mr cache off (FI_MR_CACHE_MAX_COUNT=0 FI_EFA_MR_CACHE_ENABLE=0)" "$WORK/last.out" ||
+		die "cache setting not recorded"
+	grep -q "access local" "$WORK/last.out" || die "access not recorded"
+	expect_rc 77 "$BIN/efab_mr_reg" -p shm --mem cuda -m 4K
+	expect_msg "cuda memory kinds unavailable"
+	expect_rc 2 "$BIN/efab_mr_reg" -p shm --dmabuf -m 4K
+	expect_msg "add --mem cuda"
+	expect_rc 2 "$BIN/efab_mr_reg" --regime sometimes
+	expect_rc 2 "$BIN/efab_mr_reg" --max-total 0
+	# under mpirun: one result per rank
+	expect_rc 0 mpi 2 "$BIN/efab_mr_reg" -p shm -m 4K:8K --regime fresh -n 5 --csv "$WORK/r.csv"
+	csvcheck "$WORK/r.csv" --bench mr_reg --rows 2 --lat --extra $MRCOLS --where rank=1
+	csvcheck "$WORK/r.csv" --bench mr_reg --rows 2 --lat --extra $MRCOLS --where rank=0
+}
+
+t_src_unregistered() {
+	for p in shm tcp; do
+		expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p $p --src-unregistered -m 8:64K:x8 -c
+		grep -q "desc = NULL" "$WORK/last.out" || die "header lacks --src-unregistered"
+		expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p $p --src-unregistered -m 4K:64K:x16 -n 10 -c
+	done
+}

@@ -1,0 +1,720 @@
+/* efab_sweep: run a config's jobs, write a results directory with full
+ * provenance, resume an interrupted one.
+ *
+ *   results/<YYYYmmdd-HHMMSS>-<host>-<label>/
+ *     <bench>.csv     rows of every job of that benchmark (appended whole, per job)
+ *     meta.json       commands, environment, versions, host facts
+ *     jobs.tsv        index, job, status (ok|fail|skip|timeout|interrupted), rc, seconds, command
+ *     logs/NNN-<job>.log  stdout and stderr of each job
+ *     config.conf     the config as run
+ *     INCOMPLETE      present until every job has been attempted
+ *
+ * A job writes its rows to jobs/NNN.csv; only a job that ended by itself has
+ * them appended to <bench>.csv, so an interrupted job leaves no rows and a
+ * resumed sweep never duplicates any. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "efab.h"
+#include "efab_config.h"
+#include "efab_opts.h"
+#include "efab_topo.h"
+
+#include <rdma/fabric.h>
+
+static volatile sig_atomic_t got_signal;
+static void on_signal(int s)
+{
+	got_signal = s;
+}
+
+typedef struct runner {
+	const char *config_path;
+	char outbase[PATH_MAX];
+	char label[128];
+	int dry_run;
+	char resume[PATH_MAX];
+	char dir[PATH_MAX];
+	char bindir[PATH_MAX];
+	efab_job_t *jobs;
+	size_t njobs;
+	char (*status)[16];
+	int *rcs;
+	double *secs;
+	char **cmdlines;
+} runner_t;
+
+static const char usage[] =
+	"Usage: efab_sweep CONFIG [-o DIR] [--label L] [--dry-run] [--resume RUNDIR]\n"
+	"Run every job of a sweep config (configs/*.conf) and write a results directory\n"
+	"DIR/<YYYYmmdd-HHMMSS>-<host>-<label>/ (DIR default results, label default the config's\n"
+	"name) with one CSV per benchmark, meta.json, jobs.tsv and a log per job.\n"
+	"  -o, --output DIR   parent directory of the run directory (default results)\n"
+	"  -l, --label L      label in the run directory's name\n"
+	"  -n, --dry-run      print the plan and the exact commands; run nothing\n"
+	"  -r, --resume DIR   continue the run in DIR: jobs already complete are skipped\n"
+	"  -h, --help, -V, --version\n"
+	"Exit status: 0 every job ok or skipped (77), 1 a job failed or the sweep was\n"
+	"interrupted, 2 bad usage or a bad config (file:line: reason).\n";
+
+/* ---- small helpers ---- */
+
+static int read_file(const char *path, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t cap = 4096, n = 0;
+	char *b = malloc(cap);
+	while (b) {
+		size_t k = fread(b + n, 1, cap - n, f);
+		n += k;
+		if (n < cap)
+			break;
+		char *nb = realloc(b, cap *= 2);
+		if (!nb) {
+			free(b);
+			b = NULL;
+		}
+		b = nb;
+	}
+	fclose(f);
+	if (!b)
+		return -1;
+	*out = b;
+	*len = n;
+	return 0;
+}
+
+static void first_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+static void command_output(const char *cmd, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return;
+	size_t n = fread(buf, 1, len - 1, p);
+	buf[n] = '\0';
+	pclose(p);
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch == '\n')
+			fputs("\\n", f);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static int mkdirs(const char *path)
+{
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(tmp, 0755) && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+/* Write path atomically: tmp file + rename. */
+static FILE *open_atomic(const char *path, char *tmp, size_t len)
+{
+	snprintf(tmp, len, "%s.tmp", path);
+	return fopen(tmp, "w");
+}
+
+static int close_atomic(FILE *f, const char *tmp, const char *path)
+{
+	if (fclose(f))
+		return -1;
+	return rename(tmp, path);
+}
+
+/* ---- commands ---- */
+
+/* argv of a job: launcher words (placeholders filled), the benchmark, its
+ * options, --csv. Returns argc, or -1 with a reason in err. */
+static int build_argv(runner_t *r, size_t i, char **argv, int max, char *err, size_t errlen)
+{
+	efab_job_t *j = &r->jobs[i];
+	int argc = 0;
+	static char words[EFAB_JOB_MAXARGS * 2][EFAB_CFG_VAL];
+	int nw = 0;
+	if (j->mpi) {
+		char tmp[EFAB_CFG_VAL];
+		snprintf(tmp, sizeof(tmp), "%s", j->launcher);
+		for (char *sv = NULL, *w = strtok_r(tmp, " \t", &sv); w; w = strtok_r(NULL, " \t", &sv)) {
+			if (!strcmp(w, "{env_flags}")) { /* Open MPI: -x NAME per variable */
+				for (int e = 0; e < j->nenv && nw + 2 < (int)EFAB_ARRAY_SIZE(words); e++) {
+					snprintf(words[nw++], EFAB_CFG_VAL, "-x");
+					snprintf(words[nw], EFAB_CFG_VAL, "%s", j->env[e]);
+					words[nw][strcspn(words[nw], "=")] = '\0';
+					nw++;
+				}
+				continue;
+			}
+			char out[EFAB_CFG_VAL] = "";
+			size_t o = 0;
+			for (const char *p = w; *p && o + 16 < sizeof(out); p++) {
+				if (*p != '{') {
+					out[o++] = *p;
+					continue;
+				}
+				const char *close = strchr(p, '}');
+				if (!close) {
+					snprintf(err, errlen, "launcher of [%s]: unterminated '{' in '%s'",
+						 j->section, w);
+					return -1;
+				}
+				size_t kl = (size_t)(close - p - 1);
+				int val;
+				if (kl == 2 && !strncmp(p + 1, "np", 2))
+					val = j->np;
+				else if (kl == 3 && !strncmp(p + 1, "ppn", 3))
+					val = j->ppn ? j->ppn : j->np;
+				else if (kl == 5 && !strncmp(p + 1, "nodes", 5))
+					val = j->nodes;
+				else {
+					snprintf(err, errlen,
+						 "launcher of [%s]: unknown placeholder '%.*s' (known: {np} "
+						 "{ppn} {nodes} {env_flags})", j->section, (int)kl + 2, p);
+					return -1;
+				}
+				o += (size_t)snprintf(out + o, sizeof(out) - o, "%d", val);
+				p = close;
+			}
+			out[o] = '\0';
+			if (nw < (int)EFAB_ARRAY_SIZE(words))
+				snprintf(words[nw++], EFAB_CFG_VAL, "%s", out);
+		}
+	}
+	for (int k = 0; k < nw && argc < max - 1; k++)
+		argv[argc++] = words[k];
+	static char exe[EFAB_JOB_MAXARGS][PATH_MAX];
+	snprintf(exe[i % EFAB_JOB_MAXARGS], PATH_MAX, "%s/%s", r->bindir, j->bench);
+	argv[argc++] = exe[i % EFAB_JOB_MAXARGS];
+	for (int a = 0; a < j->argc && argc < max - 3; a++)
+		argv[argc++] = j->argv[a];
+	static char csvarg[EFAB_JOB_MAXARGS][PATH_MAX];
+	snprintf(csvarg[i % EFAB_JOB_MAXARGS], PATH_MAX, "%s/jobs/%03zu.csv",
+		 r->dry_run ? "RUNDIR" : r->dir, i + 1);
+	argv[argc++] = "--csv";
+	argv[argc++] = csvarg[i % EFAB_JOB_MAXARGS];
+	argv[argc] = NULL;
+	return argc;
+}
+
+static char *cmdline(efab_job_t *j, char **argv)
+{
+	size_t cap = 256, n = 0;
+	char *s = malloc(cap);
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (int e = 0; e < j->nenv; e++) {
+		size_t need = n + strlen(j->env[e]) + 2;
+		if (need >= cap && !(s = realloc(s, cap = need * 2)))
+			return NULL;
+		n += (size_t)sprintf(s + n, "%s ", j->env[e]);
+	}
+	for (int a = 0; argv[a]; a++) {
+		int quote = strpbrk(argv[a], " ;&|$'\"") != NULL;
+		size_t need = n + strlen(argv[a]) + 4;
+		if (need >= cap && !(s = realloc(s, cap = need * 2)))
+			return NULL;
+		n += (size_t)sprintf(s + n, a ? (quote ? " '%s'" : " %s") : (quote ? "'%s'" : "%s"),
+				     argv[a]);
+	}
+	return s;
+}
+
+/* ---- provenance ---- */
+
+static void write_meta(runner_t *r, int complete)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8], buf[4096];
+	snprintf(path, sizeof(path), "%s/meta.json", r->dir);
+	FILE *f = open_atomic(path, tmp, sizeof(tmp));
+	if (!f)
+		return;
+	struct utsname u;
+	uname(&u);
+	uint32_t v = fi_version();
+	fprintf(f, "{\n  \"efabench\": \"%s\",\n  \"schema\": %d,\n  \"config\": ", EFAB_VERSION,
+		EFAB_CSV_SCHEMA);
+	json_str(f, r->config_path);
+	fprintf(f, ",\n  \"label\": ");
+	json_str(f, r->label);
+	fprintf(f, ",\n  \"complete\": %s,\n  \"hostname\": ", complete ? "true" : "false");
+	json_str(f, u.nodename);
+	fprintf(f, ",\n  \"kernel\": ");
+	snprintf(buf, sizeof(buf), "%s %s %s", u.sysname, u.release, u.machine);
+	json_str(f, buf);
+	command_output("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'", buf,
+		       sizeof(buf));
+	fprintf(f, ",\n  \"cpu\": ");
+	json_str(f, buf);
+	first_line("/sys/devices/virtual/dmi/id/product_name", buf, sizeof(buf));
+	fprintf(f, ",\n  \"instance_type\": ");
+	json_str(f, buf);
+	snprintf(buf, sizeof(buf), "%u.%u", FI_MAJOR(v), FI_MINOR(v));
+	fprintf(f, ",\n  \"libfabric_version\": ");
+	json_str(f, buf);
+	snprintf(buf, sizeof(buf), "%d.%d", FI_MAJOR_VERSION, FI_MINOR_VERSION);
+	fprintf(f, ",\n  \"libfabric_headers\": ");
+	json_str(f, buf);
+	command_output("cat /opt/amazon/efa_installed_packages 2>/dev/null | grep -i 'installer' | head -1",
+		       buf, sizeof(buf));
+	fprintf(f, ",\n  \"efa_installer\": ");
+	json_str(f, buf);
+	first_line("/sys/module/efa/version", buf, sizeof(buf));
+	fprintf(f, ",\n  \"efa_driver\": ");
+	json_str(f, buf);
+	command_output("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null "
+		       "| sort | uniq -c | sed 's/^ *//' | paste -sd ';'", buf, sizeof(buf));
+	fprintf(f, ",\n  \"gpus\": ");
+	json_str(f, buf);
+	command_output("nvidia-smi 2>/dev/null | grep -o 'CUDA Version: [0-9.]*' | cut -d' ' -f3",
+		       buf, sizeof(buf));
+	fprintf(f, ",\n  \"cuda_driver_version\": ");
+	json_str(f, buf);
+	command_output("mpirun --version 2>/dev/null | head -1", buf, sizeof(buf));
+	fprintf(f, ",\n  \"mpi\": ");
+	json_str(f, buf);
+	command_output("ls -d $NVSHMEM_HOME/lib/libnvshmem_host.so* 2>/dev/null | head -1", buf,
+		       sizeof(buf));
+	fprintf(f, ",\n  \"nvshmem\": ");
+	json_str(f, buf);
+	efab_topo_summary(buf, sizeof(buf));
+	fprintf(f, ",\n  \"topology\": ");
+	json_str(f, buf);
+	fprintf(f, ",\n  \"environment\": {");
+	extern char **environ;
+	int first = 1;
+	for (char **e = environ; *e; e++)
+		if (!strncmp(*e, "FI_", 3) || !strncmp(*e, "NCCL_", 5) || !strncmp(*e, "NVSHMEM_", 8) ||
+		    !strncmp(*e, "OMPI_MCA_", 9) || !strncmp(*e, "CUDA_VISIBLE", 12)) {
+			char name[256];
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
+			fprintf(f, "%s\n    ", first ? "" : ",");
+			json_str(f, name);
+			fprintf(f, ": ");
+			json_str(f, *e + strlen(name) + 1);
+			first = 0;
+		}
+	fprintf(f, "\n  },\n  \"jobs\": [");
+	for (size_t i = 0; i < r->njobs; i++) {
+		fprintf(f, "%s\n    {\"index\": %zu, \"name\": ", i ? "," : "", i + 1);
+		json_str(f, r->jobs[i].name);
+		fprintf(f, ", \"bench\": ");
+		json_str(f, r->jobs[i].bench);
+		fprintf(f, ", \"repeat\": %d, \"status\": ", r->jobs[i].rep);
+		json_str(f, r->status[i]);
+		fprintf(f, ", \"rc\": %d, \"seconds\": %.2f, \"command\": ", r->rcs[i], r->secs[i]);
+		json_str(f, r->cmdlines[i] ? r->cmdlines[i] : "");
+		fprintf(f, "}");
+	}
+	fprintf(f, "\n  ]\n}\n");
+	close_atomic(f, tmp, path);
+}
+
+static void write_jobs_tsv(runner_t *r)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	snprintf(path, sizeof(path), "%s/jobs.tsv", r->dir);
+	FILE *f = open_atomic(path, tmp, sizeof(tmp));
+	if (!f)
+		return;
+	fprintf(f, "index\tjob\tstatus\trc\tseconds\tcommand\n");
+	for (size_t i = 0; i < r->njobs; i++)
+		fprintf(f, "%zu\t%s\t%s\t%d\t%.2f\t%s\n", i + 1, r->jobs[i].name, r->status[i], r->rcs[i],
+			r->secs[i], r->cmdlines[i] ? r->cmdlines[i] : "");
+	close_atomic(f, tmp, path);
+}
+
+static void read_resume(runner_t *r)
+{
+	char path[PATH_MAX], *text;
+	size_t len;
+	snprintf(path, sizeof(path), "%s/jobs.tsv", r->dir);
+	if (read_file(path, &text, &len))
+		return;
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[256], status[32];
+		size_t idx;
+		if (sscanf(line, "%zu\t%255[^\t]\t%31[^\t]", &idx, name, status) != 3)
+			continue;
+		if (idx >= 1 && idx <= r->njobs && !strcmp(r->jobs[idx - 1].name, name) &&
+		    (!strcmp(status, "ok") || !strcmp(status, "skip") || !strcmp(status, "fail") ||
+		     !strcmp(status, "timeout")))
+			snprintf(r->status[idx - 1], 16, "%s", status);
+	}
+	free(text);
+}
+
+/* Move a finished job's rows into <bench>.csv: header once, rows in one
+ * write; a header that differs is refused. */
+static int merge_csv(runner_t *r, size_t i)
+{
+	char jpath[PATH_MAX], bpath[PATH_MAX], *text, *old;
+	size_t len, olen;
+	snprintf(jpath, sizeof(jpath), "%s/jobs/%03zu.csv", r->dir, i + 1);
+	snprintf(bpath, sizeof(bpath), "%s/%s.csv", r->dir, r->jobs[i].bench + 5);
+	if (read_file(jpath, &text, &len))
+		return 0; /* the job wrote no rows (skipped early) */
+	char *nl = memchr(text, '\n', len);
+	if (!nl || len == 0 || text[len - 1] != '\n') {
+		free(text);
+		return 0;
+	}
+	size_t hlen = (size_t)(nl - text) + 1;
+	int fd = open(bpath, O_RDWR | O_CREAT | O_APPEND, 0644);
+	if (fd < 0) {
+		free(text);
+		return -1;
+	}
+	int rc = 0;
+	struct stat st;
+	fstat(fd, &st);
+	if (st.st_size == 0) {
+		rc = write(fd, text, len) == (ssize_t)len ? 0 : -1;
+	} else if (!read_file(bpath, &old, &olen)) {
+		if (olen < hlen || memcmp(old, text, hlen)) {
+			efab_log_error("job %zu: its CSV columns differ from %s; rows kept in %s", i + 1,
+				       bpath, jpath);
+			rc = -1;
+		} else if (len > hlen) {
+			rc = write(fd, text + hlen, len - hlen) == (ssize_t)(len - hlen) ? 0 : -1;
+		}
+		free(old);
+	}
+	close(fd);
+	free(text);
+	if (!rc)
+		unlink(jpath);
+	return rc;
+}
+
+static pid_t child;
+
+static int run_job(runner_t *r, size_t i, char **argv)
+{
+	efab_job_t *j = &r->jobs[i];
+	char logpath[PATH_MAX], runid[PATH_MAX + 64], jpath[PATH_MAX];
+	char safe[160];
+	snprintf(safe, sizeof(safe), "%s", j->name);
+	for (char *p = safe; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
+			*p = '_';
+	snprintf(logpath, sizeof(logpath), "%s/logs/%03zu-%s.log", r->dir, i + 1, safe);
+	snprintf(jpath, sizeof(jpath), "%s/jobs/%03zu.csv", r->dir, i + 1);
+	unlink(jpath); /* a resumed job starts clean */
+	const char *base = strrchr(r->dir, '/');
+	snprintf(runid, sizeof(runid), "%s:%s", base ? base + 1 : r->dir, j->name);
+	child = fork();
+	if (child < 0) {
+		efab_log_error("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (child == 0) {
+		setpgid(0, 0);
+		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+			close(fd);
+		}
+		for (int e = 0; e < j->nenv; e++)
+			putenv(j->env[e]);
+		setenv("EFAB_RUN_ID", runid, 1);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "efab_sweep: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	setpgid(child, child);
+	uint64_t t0 = efab_now_ns(), killed_at = 0;
+	int status = 0, timed_out = 0;
+	for (;;) {
+		pid_t w = waitpid(child, &status, WNOHANG);
+		if (w == child)
+			break;
+		double el = (double)(efab_now_ns() - t0) / 1e9;
+		if (!killed_at && (got_signal || el > j->timeout_s)) {
+			timed_out = !got_signal;
+			kill(-child, SIGTERM);
+			killed_at = efab_now_ns();
+		} else if (killed_at && efab_now_ns() - killed_at > 5000000000ull) {
+			kill(-child, SIGKILL);
+		}
+		usleep(20000);
+	}
+	child = 0;
+	r->secs[i] = (double)(efab_now_ns() - t0) / 1e9;
+	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	r->rcs[i] = rc;
+	if (got_signal) {
+		snprintf(r->status[i], 16, "interrupted");
+		unlink(jpath);
+		return 0;
+	}
+	snprintf(r->status[i], 16, "%s", timed_out ? "timeout" : rc == 0 ? "ok" : rc == 77 ? "skip" : "fail");
+	if (!timed_out && merge_csv(r, i))
+		snprintf(r->status[i], 16, "fail");
+	if (timed_out)
+		unlink(jpath);
+	return 0;
+}
+
+static void progress(size_t i, size_t n, const char *name, double elapsed, double eta, int tty)
+{
+	if (tty)
+		fprintf(stderr, "\r\033[K[%zu/%zu] %s  elapsed %.0fs  ETA %s", i, n, name, elapsed,
+			eta < 0 ? "?" : "");
+	else
+		fprintf(stderr, "efab_sweep: [%zu/%zu] %s (elapsed %.0fs", i, n, name, elapsed);
+	if (eta >= 0)
+		fprintf(stderr, tty ? "%.0fs" : ", ETA %.0fs", eta);
+	fprintf(stderr, tty ? "" : ")\n");
+	fflush(stderr);
+}
+
+int efab_sweep_main(int argc, char **argv)
+{
+	static runner_t R;
+	runner_t *r = &R;
+	char err[1024];
+	static const struct option lo[] = {{"output", required_argument, 0, 'o'},
+					   {"label", required_argument, 0, 'l'},
+					   {"dry-run", no_argument, 0, 'n'},
+					   {"resume", required_argument, 0, 'r'},
+					   {"help", no_argument, 0, 'h'},
+					   {"version", no_argument, 0, 'V'},
+					   {0, 0, 0, 0}};
+	int c;
+	efab_log_set_prefix("efab_sweep");
+	snprintf(r->outbase, sizeof(r->outbase), "results");
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:l:nr:hV", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': snprintf(r->outbase, sizeof(r->outbase), "%s", optarg); break;
+		case 'l': snprintf(r->label, sizeof(r->label), "%s", optarg); break;
+		case 'n': r->dry_run = 1; break;
+		case 'r': snprintf(r->resume, sizeof(r->resume), "%s", optarg); break;
+		case 'h': fputs(usage, stdout); return 0;
+		case 'V': printf("efab_sweep (efabench) %s\n", EFAB_VERSION); return 0;
+		case ':':
+			efab_log_error("option '%s' needs a value (see --help)", argv[optind - 1]);
+			return EFAB_EUSAGE;
+		default:
+			efab_log_error("unknown option '%s' (see --help)", argv[optind - 1]);
+			return EFAB_EUSAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		efab_log_error("expected one CONFIG file (see --help)");
+		return EFAB_EUSAGE;
+	}
+	r->config_path = argv[optind];
+	for (char *p = r->label; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.') {
+			efab_log_error("--label '%s': letters, digits, '-', '_' and '.' only", r->label);
+			return EFAB_EUSAGE;
+		}
+	char *text;
+	size_t len;
+	if (read_file(r->config_path, &text, &len)) {
+		efab_log_error("cannot read config '%s': %s", r->config_path, strerror(errno));
+		return EFAB_EUSAGE;
+	}
+	efab_config_t cfg;
+	int rc = efab_config_parse(text, len, r->config_path, &cfg, err, sizeof(err));
+	if (!rc)
+		rc = efab_config_expand(&cfg, &r->jobs, &r->njobs, err, sizeof(err));
+	if (rc) {
+		efab_log_error("%s", err);
+		free(text);
+		efab_config_free(&cfg);
+		return EFAB_EUSAGE;
+	}
+	if (!r->label[0]) {
+		const char *b = strrchr(r->config_path, '/');
+		snprintf(r->label, sizeof(r->label), "%s", b ? b + 1 : r->config_path);
+		char *dot = strrchr(r->label, '.');
+		if (dot)
+			*dot = '\0';
+	}
+	/* the executables live beside efab_sweep */
+	ssize_t n = readlink("/proc/self/exe", r->bindir, sizeof(r->bindir) - 1);
+	if (n > 0) {
+		r->bindir[n] = '\0';
+		char *slash = strrchr(r->bindir, '/');
+		if (slash)
+			*slash = '\0';
+	} else {
+		snprintf(r->bindir, sizeof(r->bindir), ".");
+	}
+	r->status = calloc(r->njobs, sizeof(*r->status));
+	r->rcs = calloc(r->njobs, sizeof(int));
+	r->secs = calloc(r->njobs, sizeof(double));
+	r->cmdlines = calloc(r->njobs, sizeof(char *));
+	if (!r->status || !r->rcs || !r->secs || !r->cmdlines) {
+		efab_log_error("out of memory");
+		return EFAB_ERR;
+	}
+	if (r->resume[0])
+		snprintf(r->dir, sizeof(r->dir), "%s", r->resume);
+	/* every command is built (and checked) before anything runs */
+	static char *argvs[4096][EFAB_JOB_MAXARGS * 2 + 8];
+	if (r->njobs > 4096) {
+		efab_log_error("%s: %zu jobs; at most 4096", r->config_path, r->njobs);
+		return EFAB_EUSAGE;
+	}
+	if (!r->dry_run && !r->resume[0]) {
+		char host[64] = "host", ts[32];
+		gethostname(host, sizeof(host) - 1);
+		host[strcspn(host, ".")] = '\0';
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
+		snprintf(r->dir, sizeof(r->dir), "%s/%s-%s-%s", r->outbase, ts, host, r->label);
+	}
+	for (size_t i = 0; i < r->njobs; i++) {
+		if (build_argv(r, i, argvs[i], EFAB_JOB_MAXARGS * 2 + 8, err, sizeof(err)) < 0) {
+			efab_log_error("%s: %s", r->config_path, err);
+			return EFAB_EUSAGE;
+		}
+		r->cmdlines[i] = cmdline(&r->jobs[i], argvs[i]);
+		snprintf(r->status[i], 16, "pending");
+	}
+	if (r->dry_run) {
+		printf("# %s: %zu jobs (label %s)\n", r->config_path, r->njobs, r->label);
+		for (size_t i = 0; i < r->njobs; i++)
+			printf("# [%zu/%zu] %s\n%s\n", i + 1, r->njobs, r->jobs[i].name, r->cmdlines[i]);
+		return 0;
+	}
+	char sub[PATH_MAX + 16];
+	snprintf(sub, sizeof(sub), "%s/logs", r->dir);
+	if (r->resume[0]) {
+		struct stat st;
+		if (stat(r->dir, &st) || !S_ISDIR(st.st_mode)) {
+			efab_log_error("--resume: '%s' is not a results directory", r->dir);
+			return EFAB_EUSAGE;
+		}
+		read_resume(r);
+	}
+	if (mkdirs(sub)) {
+		efab_log_error("cannot create results directory '%s': %s", r->dir, strerror(errno));
+		return EFAB_EUSAGE;
+	}
+	snprintf(sub, sizeof(sub), "%s/jobs", r->dir);
+	mkdirs(sub);
+	snprintf(sub, sizeof(sub), "%s/INCOMPLETE", r->dir);
+	FILE *inc = fopen(sub, "w");
+	if (!inc) {
+		efab_log_error("cannot write to results directory '%s': %s", r->dir, strerror(errno));
+		return EFAB_EUSAGE;
+	}
+	fprintf(inc, "sweep in progress or interrupted; resume with: efab_sweep %s --resume %s\n",
+		r->config_path, r->dir);
+	fclose(inc);
+	snprintf(sub, sizeof(sub), "%s/config.conf", r->dir);
+	FILE *cf = fopen(sub, "w");
+	if (cf) {
+		fwrite(text, 1, len, cf);
+		fclose(cf);
+	}
+	free(text);
+	efab_config_free(&cfg);
+	write_meta(r, 0);
+	write_jobs_tsv(r);
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	int tty = isatty(2);
+	uint64_t t0 = efab_now_ns();
+	size_t ran = 0, todo = 0;
+	for (size_t i = 0; i < r->njobs; i++)
+		todo += !strcmp(r->status[i], "pending");
+	for (size_t i = 0; i < r->njobs && !got_signal; i++) {
+		if (strcmp(r->status[i], "pending"))
+			continue; /* complete in the run being resumed */
+		double el = (double)(efab_now_ns() - t0) / 1e9;
+		progress(i + 1, r->njobs, r->jobs[i].name, el, ran ? el / (double)ran * (double)(todo - ran) : -1,
+			 tty);
+		run_job(r, i, argvs[i]);
+		ran++;
+		write_jobs_tsv(r);
+	}
+	if (tty)
+		fprintf(stderr, "\n");
+	size_t nok = 0, nskip = 0, nfail = 0, nint = 0;
+	for (size_t i = 0; i < r->njobs; i++) {
+		nok += !strcmp(r->status[i], "ok");
+		nskip += !strcmp(r->status[i], "skip");
+		nfail += !strcmp(r->status[i], "fail") || !strcmp(r->status[i], "timeout");
+		nint += !strcmp(r->status[i], "interrupted") || !strcmp(r->status[i], "pending");
+	}
+	int complete = nint == 0;
+	write_meta(r, complete);
+	if (complete) {
+		snprintf(sub, sizeof(sub), "%s/INCOMPLETE", r->dir);
+		unlink(sub);
+		snprintf(sub, sizeof(sub), "%s/jobs", r->dir);
+		rmdir(sub);
+	}
+	fprintf(stderr, "efab_sweep: %zu ok, %zu skipped, %zu failed%s; results in %s\n", nok, nskip,
+		nfail, complete ? "" : ", interrupted (resume with --resume)", r->dir);
+	for (size_t i = 0; i < r->njobs; i++)
+		if (!strcmp(r->status[i], "fail") || !strcmp(r->status[i], "timeout"))
+			fprintf(stderr, "efab_sweep: job %zu %s: %s (exit %d), log in %s/logs/\n", i + 1,
+				r->jobs[i].name, r->status[i], r->rcs[i], r->dir);
+	for (size_t i = 0; i < r->njobs; i++)
+		free(r->cmdlines[i]);
+	efab_jobs_free(r->jobs, r->njobs);
+	return (nfail || !complete) ? EFAB_ERR : EFAB_OK;
+}

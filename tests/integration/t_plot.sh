@@ -1,0 +1,70 @@
+# efab_plot: every figure type from the committed reference run, the report's
+# numbers against the CSV, comparisons, the baseline gate, bad input.
+
+ref_run() { ls -d results/*-loopback-ref | head -1; }
+
+t_plot_reference_run() {
+	local r
+	r=$(ref_run)
+	[ -n "$r" ] || die "no committed reference run under results/"
+	expect_rc 0 python3 plot/efab_plot "$r" -o "$WORK/p"
+	python3 tests/plotcheck.py "$WORK/p" "$r" put_lat get_lat put_bw get_bw atomic_lat atomic_bw \
+		mr_reg || die "plotcheck"
+	grep -q "^## Registration fits" "$WORK/p/report.md" || die "no registration fits"
+	grep -q "^- put_lat \[write host:host\]: tcp;ofi_rxm p50 latency is" "$WORK/p/report.md" ||
+		die "no put_lat verdict"
+}
+
+t_plot_compare_labels_and_baseline() {
+	local r
+	r=$(ref_run)
+	cp -r "$r" "$WORK/same"
+	python3 - "$WORK/same/meta.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); m["label"] = "copy"; json.dump(m, open(sys.argv[1], "w"))
+PY
+	expect_rc 0 python3 plot/efab_plot "$r" "$WORK/same" --group-by label -o "$WORK/c"
+	grep -q "groups: \`loopback-ref\`, \`copy\`" "$WORK/c/report.md" || die "groups"
+	# identical data: no verdict may claim a difference
+	grep "^- " "$WORK/c/report.md" | grep -v "no significant difference" && die "invented a difference"
+	# the gate: the same data passes, slower latency fails
+	expect_rc 0 python3 plot/efab_plot "$WORK/same" --baseline "$r" -o "$WORK/g1"
+	grep -q "No (benchmark, size) point got significantly worse" "$WORK/g1/report.md" || die "g1"
+	cp -r "$r" "$WORK/slow"
+	python3 - "$WORK/slow/put_lat.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+cols = [c for c in rows[0] if c.startswith("lat_us_")]
+for r in rows:
+    for c in cols:
+        r[c] = f"{float(r[c]) * 3:.3f}"
+w = csv.DictWriter(open(sys.argv[1], "w", newline=""), fieldnames=list(rows[0]), lineterminator="\n")
+w.writeheader(); w.writerows(rows)
+PY
+	expect_rc 1 python3 plot/efab_plot "$WORK/slow" --baseline "$r" -o "$WORK/g2"
+	grep -q "got significantly worse:" "$WORK/g2/report.md" || die "g2 lists nothing"
+	grep -q "^- put_lat \[write host:host" "$WORK/g2/report.md" || die "g2 lacks put_lat"
+	grep "^- get_lat" "$WORK/g2/report.md" | grep -q "significantly worse" && die "get_lat flagged"
+	true
+}
+
+t_plot_bad_input() {
+	mkdir -p "$WORK/empty"
+	expect_rc 2 python3 plot/efab_plot "$WORK/empty"
+	grep -q "^efab_plot: .*no efabench CSV" "$WORK/last.err" || die "message"
+	mkdir -p "$WORK/other"
+	printf 'schema,run_id\n2,x\n' >"$WORK/other/a.csv"
+	expect_rc 2 python3 plot/efab_plot "$WORK/other"
+	grep -q "not efabench CSV schema 1" "$WORK/last.err" || die "schema message"
+	local r
+	r=$(ref_run)
+	mkdir -p "$WORK/mixed"
+	sed '3,$s/,put_lat,/,get_lat,/' "$r/put_lat.csv" >"$WORK/mixed/x.csv"
+	expect_rc 2 python3 plot/efab_plot "$WORK/mixed"
+	grep -q "mixes benchmarks" "$WORK/last.err" || die "mixed message"
+	expect_rc 2 python3 plot/efab_plot "$WORK/nonexistent"
+	expect_rc 2 python3 plot/efab_plot
+	expect_rc 2 python3 plot/efab_plot "$r" --group-by colour
+	grep -l Traceback "$WORK"/*.err 2>/dev/null && die "traceback"
+	true
+}

@@ -41,6 +41,12 @@ endif
 
 # -Wformat-truncation is off: it flags every bounded snprintf of a path or message,
 # and bounded truncation is what those calls are for.
+# NVSHMEM (optional): NVSHMEM_HOME, or the pip package nvidia-nvshmem-cu12/13.
+NVSHMEM_HOME ?= $(shell $(PYTHON) -c "import importlib.util as u; s = u.find_spec('nvidia.nvshmem'); print(list(s.submodule_search_locations)[0] if s else '')" 2>/dev/null)
+ifndef MPICXX
+  MPICXX := $(if $(MPI_HOME),$(MPI_HOME)/bin/mpicxx,mpicxx)
+endif
+
 CFLAGS_BASE := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -MMD -MP -Ilib
 ifeq ($(SAN),1)
   CFLAGS_BASE += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -49,6 +55,7 @@ endif
 LIB_CFLAGS := $(CFLAGS_BASE) $(FABRIC_CFLAGS) $(HWLOC_CFLAGS) $(CUDA_CFLAGS) $(CFLAGS)
 LIBS       := $(FABRIC_LIBS) $(HWLOC_LIBS) -ldl -lm $(LDFLAGS_SAN) $(LDFLAGS)
 
+comma := ,
 # ---- sources ----
 LIB_SRC   := $(wildcard lib/*.c)
 LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -56,12 +63,30 @@ MAINS     := $(wildcard bench/efab_*.c)
 BENCH_SRC := $(filter-out $(MAINS),$(wildcard bench/*.c))
 BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
 BINS      := $(MAINS:bench/%.c=$(BUILD)/bin/%)
+ifneq ($(and $(wildcard $(NVSHMEM_HOME)/include/nvshmem.h),$(CUDA_CFLAGS)),)
+  SHMEM_BIN := $(BUILD)/bin/efab_shmem_reg
+endif
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .SECONDARY:
 .PHONY: all deps check check-run demo install clean format tests
-all: $(BUILD)/lib/libefab.a $(BINS)
+all: $(BUILD)/lib/libefab.a $(BINS) $(SHMEM_BIN)
+ifeq ($(SHMEM_BIN),)
+	@echo "  efab_shmem_reg skipped: NVSHMEM not found (set NVSHMEM_HOME, or pip install nvidia-nvshmem-cu13) or built without CUDA"
+endif
+
+$(BUILD)/bench/shmem_reg.o: bench/shmem_reg.cc
+	@mkdir -p $(@D)
+	$(call say,MPICXX,$<)
+	$(Q)$(MPICXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -MMD -MP -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -Ilib -Ibench $(FABRIC_CFLAGS) \
+	  -isystem $(NVSHMEM_HOME)/include -isystem $(CUDA_HOME)/include -isystem $(CUDA_HOME)/include/cccl \
+	  $(CUDA_CFLAGS) $(if $(filter 1,$(SAN)),-fsanitize=address$(comma)undefined) -c $< -o $@
+
+$(BUILD)/bin/efab_shmem_reg: $(BUILD)/bench/shmem_reg.o $(BENCH_OBJ) $(BUILD)/lib/libefab.a
+	$(call say,LINK,$@)
+	$(Q)$(MPICXX) -o $@ $^ $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
+	  -Wl,-rpath,$(NVSHMEM_HOME)/lib $(LIBS)
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)

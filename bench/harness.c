@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "efab_topo.h"
 #include "harness.h"
 
 /* ---- the MPI runtime ---- */
@@ -244,11 +245,54 @@ static int check_opts(efab_ctx_t *c)
 			       rt->size);
 		return EFAB_EUSAGE;
 	}
+	if (c->o.dmabuf && c->o.mem_local != EFAB_MEM_CUDA && c->o.mem_remote != EFAB_MEM_CUDA) {
+		efab_log_error("--dmabuf registers cuda memory: add --mem cuda (or cuda:host, host:cuda)");
+		return EFAB_EUSAGE;
+	}
 	if (c->o.sizes.max > (1ull << 32)) {
 		efab_size_str(c->o.sizes.max, sz, sizeof(sz));
 		efab_log_error("--sizes: largest size %s is above the 4G a benchmark buffer may have",
 			       sz);
 		return EFAB_EUSAGE;
+	}
+	return EFAB_OK;
+}
+
+/* GPU and NIC pairing from the topology: for --domain auto and for GPU
+ * memory. Binds the process near its GPU (or NIC) and notes the pairing. */
+static int place(efab_ctx_t *c, efab_fabric_req_t *req)
+{
+	int gpu_kind = efab_mem_is_gpu(c->o.mem_local) || efab_mem_is_gpu(c->o.mem_remote);
+	int want_auto = !strcmp(c->o.domain, "auto");
+	char busid[32] = "";
+	if (!want_auto && !gpu_kind)
+		return EFAB_OK;
+	if (gpu_kind && efab_cuda_device_count() > 0) {
+		int n = efab_cuda_device_count();
+		int g = c->o.gpu >= 0 ? c->o.gpu : c->rt->local_rank % n;
+		efab_cuda_pci_bus_id(g, busid, sizeof(busid));
+	}
+	if (efab_topo_load(NULL, &c->topo))
+		return want_auto ? EFAB_ERR : EFAB_OK;
+	c->have_topo = 1;
+	if (efab_topo_pair(&c->topo, c->rt->local_rank, c->o.gpu, busid, &c->pairing)) {
+		if (want_auto)
+			efab_note(c, "--domain auto: no GPU and no NIC in the topology; the first "
+				     "matching domain is used");
+		return EFAB_OK;
+	}
+	if (efab_topo_bind(&c->topo, &c->pairing) == EFAB_OK)
+		efab_note(c, "rank 0 placement: GPU %s, NIC %s (%s), NUMA node %d, bound to cpuset %s",
+			  c->pairing.gpu_busid[0] ? c->pairing.gpu_busid : "-",
+			  c->pairing.nic_name[0] ? c->pairing.nic_name : "-",
+			  c->pairing.nic_busid[0] ? c->pairing.nic_busid : "-", c->pairing.numa,
+			  c->pairing.cpuset);
+	if (want_auto && c->pairing.nic >= 0) {
+		req->nic_busid = c->pairing.nic_busid;
+		req->nic_name = c->pairing.nic_name;
+	} else if (want_auto) {
+		efab_note(c, "--domain auto: no NIC near the GPU in the topology; the first matching "
+			     "domain is used");
 	}
 	return EFAB_OK;
 }
@@ -264,6 +308,9 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 		.cq_data = c->op == EFAB_OP_WRITEDATA,
 	};
 	struct fi_info *info = NULL;
+	int rc0 = agree(c->rt, place(c, &req));
+	if (rc0)
+		return rc0;
 	/* Selection is deterministic: only rank 0 speaks, every rank agrees. */
 	if (c->rt->rank)
 		efab_log_set_verbose(-1);
@@ -308,8 +355,11 @@ static int setup_memory(efab_ctx_t *c)
 	uint64_t access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	if (c->b->mask & EFAB_B_ATOMIC)
 		access |= FI_SEND | FI_RECV; /* some providers check these for atomics */
-	rc = efab_mr_reg(&c->fab, c->mem.ptr, region, efab_mem_iface(c->mem_kind),
-			 c->gpu < 0 ? 0 : c->gpu, access, &c->mr);
+	if (c->o.dmabuf && c->mem_kind == EFAB_MEM_CUDA)
+		rc = efab_mr_reg_dmabuf(&c->fab, c->mem.ptr, region, c->gpu, access, &c->mr);
+	else
+		rc = efab_mr_reg(&c->fab, c->mem.ptr, region, efab_mem_iface(c->mem_kind),
+				 c->gpu < 0 ? 0 : c->gpu, access, &c->mr);
 	if (rc)
 		return rc;
 	c->ldesc = c->o.src_unregistered ? NULL : c->mr.desc;
@@ -335,6 +385,8 @@ static void teardown(efab_ctx_t *c)
 	else
 		fi_freeinfo(c->fab.info);
 	efab_mem_free(&c->mem);
+	if (c->have_topo)
+		efab_topo_free(&c->topo);
 	free(c->bounce);
 	free(c->samples);
 	free(c->more_rows);

@@ -11,6 +11,11 @@
 #include "efab_opts.h"
 #include "efab_result.h"
 #include "efab_stats.h"
+#include "efab_topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct efab_ctx efab_ctx_t;
 
@@ -57,6 +62,9 @@ struct efab_ctx {
 	double *samples;
 	size_t max_samples;
 	efab_run_info_t ri;
+	efab_topo_t topo;
+	int have_topo;
+	efab_pairing_t pairing;
 	char notes[EFAB_MAX_NOTES][256];
 	size_t nnotes;
 	uint64_t fault_every; /* EFAB_FAULT_CORRUPT: test hook, see efab_verify */
@@ -112,5 +120,9 @@ int efab_more_row(efab_ctx_t *c, const efab_row_t *row);
 /* A runtime failure inside a measurement: the peer may be blocked on us, so
  * the job ends now (MPI_Abort), exit 1. */
 void efab_fail(efab_ctx_t *c) __attribute__((noreturn));
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "efab_cuda.h"
-#include "harness.h"
+#include "reg.h"
 
 enum { C_RANK, C_DEREG50, C_DEREG99, C_REGBEFORE, C_CACHE, C_ACCESS, C_NIC, C_FITX, C_FIXED,
        C_SLOPE, C_R2, C_N };
@@ -30,18 +30,7 @@ static const char *const cols[C_N] = {"rank", "dereg_us_p50", "dereg_us_p99",
 				      "includes_nic_work", "fit_x", "fit_fixed_us",
 				      "fit_us_per_MiB", "fit_r2"};
 
-typedef struct reg_ctx {
-	efab_opts_t o;
-	efab_rt_t *rt;
-	efab_fabric_t fab;
-	int kind, gpu;
-	uint64_t access;
-	efab_run_info_t ri;
-	efab_csv_t csv;
-	double *reg, *dereg;
-	size_t cap;
-	const char *nic_work;
-} reg_ctx_t;
+
 
 static int launched_by_mpi(void)
 {
@@ -78,6 +67,78 @@ static int reg_one(reg_ctx_t *r, void *buf, size_t len, efab_mr_t *mr)
 		return efab_mr_reg_dmabuf(&r->fab, buf, len, r->gpu, r->access, mr);
 	return efab_mr_reg(&r->fab, buf, len, efab_mem_iface(r->kind), r->gpu < 0 ? 0 : r->gpu,
 			   r->access, mr);
+}
+
+static int fi_reg_cb(reg_ctx_t *r, void *buf, size_t len, void **h)
+{
+	efab_mr_t *mr = malloc(sizeof(*mr));
+	if (!mr)
+		return EFAB_ERR;
+	int rc = reg_one(r, buf, len, mr);
+	if (rc)
+		free(mr);
+	else
+		*h = mr;
+	return rc;
+}
+
+static int fi_dereg_cb(reg_ctx_t *r, void *h)
+{
+	(void)r;
+	efab_mr_dereg(h);
+	free(h);
+	return EFAB_OK;
+}
+
+static int pin_cb(reg_ctx_t *r, void *buf, size_t len, void **h)
+{
+	(void)r;
+	*h = buf;
+	return efab_cuda_host_register(buf, len);
+}
+
+static int unpin_cb(reg_ctx_t *r, void *h)
+{
+	(void)r;
+	return efab_cuda_host_unregister(h);
+}
+
+static int export_cb(reg_ctx_t *r, void *buf, size_t len, void **h)
+{
+	int fd;
+	uint64_t off;
+	(void)r;
+	int rc = efab_cuda_dmabuf(buf, len, &fd, &off);
+	if (!rc)
+		*h = (void *)(intptr_t)fd;
+	return rc;
+}
+
+static int close_cb(reg_ctx_t *r, void *h)
+{
+	(void)r;
+	close((int)(intptr_t)h);
+	return EFAB_OK;
+}
+
+static const efab_regop_t mr_ops[] = {
+	{"fresh", fi_reg_cb, fi_dereg_cb, 1, -1, 0},
+	{"cuMemHostRegister", pin_cb, unpin_cb, 1, -1, 1},
+	{"dmabuf_export", export_cb, close_cb, 1, -1, 1},
+};
+
+const efab_regop_t *efab_regop_find(const reg_ctx_t *r, const char *name)
+{
+	for (size_t i = 0; i < r->nops; i++)
+		if (!strcmp(r->ops[i].name, name))
+			return &r->ops[i];
+	return NULL;
+}
+
+void efab_reg_columns(efab_run_info_t *ri)
+{
+	for (size_t i = 0; i < C_N; i++)
+		ri->extra_cols[ri->n_extra++] = cols[i];
 }
 
 typedef struct meas {
@@ -118,35 +179,25 @@ static int measure(reg_ctx_t *r, const char *op, uint64_t size, meas_t *m)
 		r->cap = n;
 	}
 	m->n = n;
-	if (!strcmp(op, "fresh") || !strcmp(op, "cuMemHostRegister") ||
-	    !strcmp(op, "dmabuf_export")) {
+	const efab_regop_t *cb = efab_regop_find(r, op);
+	if (cb) {
 		for (uint64_t i = 0; i < n && !rc; i++) {
-			if ((rc = efab_mem_alloc(r->kind, r->gpu, size, &mem)))
-				break;
-			uint64_t t0 = efab_now_ns(), t1, t2, t3;
-			if (!strcmp(op, "fresh")) {
-				efab_mr_t mr;
-				rc = reg_one(r, mem.ptr, size, &mr);
-				t1 = t2 = efab_now_ns();
-				if (!rc)
-					efab_mr_dereg(&mr);
-			} else if (!strcmp(op, "cuMemHostRegister")) {
-				rc = efab_cuda_host_register(mem.ptr, size);
-				t1 = t2 = efab_now_ns();
-				if (!rc)
-					rc = efab_cuda_host_unregister(mem.ptr);
-			} else {
-				int fd;
-				uint64_t off;
-				rc = efab_cuda_dmabuf(mem.ptr, size, &fd, &off);
-				t1 = t2 = efab_now_ns();
-				if (!rc)
-					close(fd);
+			void *h = NULL, *buf = NULL;
+			if (cb->alloc) {
+				if ((rc = efab_mem_alloc(cb->kind >= 0 ? cb->kind : r->kind, r->gpu, size, &mem)))
+					break;
+				buf = mem.ptr;
 			}
-			t3 = efab_now_ns();
+			uint64_t t0 = efab_now_ns();
+			rc = cb->reg(r, buf, size, &h);
+			uint64_t t1 = efab_now_ns();
+			if (!rc)
+				rc = cb->dereg(r, h);
+			uint64_t t2 = efab_now_ns();
 			r->reg[i] = (double)(t1 - t0) / 1e3;
-			r->dereg[i] = (double)(t3 - t2) / 1e3;
-			efab_mem_free(&mem);
+			r->dereg[i] = (double)(t2 - t1) / 1e3;
+			if (cb->alloc)
+				efab_mem_free(&mem);
 		}
 	} else if (!strcmp(op, "same")) {
 		if ((rc = efab_mem_alloc(r->kind, r->gpu, size, &mem)))
@@ -217,8 +268,8 @@ static void emit(reg_ctx_t *r, const meas_t *m, const efab_fit_t *fit, const cha
 	row.lat = m->reg;
 	const char *cache = r->o.mr_cache == EFAB_ON ? "on" : r->o.mr_cache == EFAB_OFF ? "off"
 											 : "default";
-	int component = strcmp(m->op, "fresh") && strcmp(m->op, "same") &&
-			strcmp(m->op, "accumulate");
+	const efab_regop_t *cb = efab_regop_find(r, m->op);
+	int component = cb && cb->component;
 	snprintf(row.extra[C_RANK], 40, "%d", r->rt->rank);
 	snprintf(row.extra[C_DEREG50], 40, "%.3f", m->dereg.p50);
 	snprintf(row.extra[C_DEREG99], 40, "%.3f", m->dereg.p99);
@@ -239,7 +290,7 @@ static void emit(reg_ctx_t *r, const meas_t *m, const efab_fit_t *fit, const cha
 }
 
 /* Every size of one regime; rows go out with the regime's fit filled in. */
-static int run_regime(reg_ctx_t *r, const char *op)
+int efab_reg_run_regime(reg_ctx_t *r, const char *op)
 {
 	size_t ns = efab_sizes_count(&r->o.sizes), k = 0;
 	meas_t *ms = calloc(ns, sizeof(*ms));
@@ -252,10 +303,8 @@ static int run_regime(reg_ctx_t *r, const char *op)
 	}
 	for (size_t i = 0; i < ns; i++) {
 		uint64_t size = efab_sizes_at(&r->o.sizes, i);
-		if (!strcmp(op, "fresh") || !strcmp(op, "cuMemHostRegister") ||
-		    !strcmp(op, "dmabuf_export"))
-			if (size > r->o.max_total)
-				continue;
+		if (efab_regop_find(r, op) && size > r->o.max_total)
+			continue;
 		int m = measure(r, op, size, &ms[k]);
 		if (m == EFAB_SKIP && !strcmp(op, "accumulate"))
 			continue;
@@ -279,7 +328,8 @@ static int run_regime(reg_ctx_t *r, const char *op)
 		printf("# %s: registration costs %.2f us + %.4f us/MiB (R^2 %.3f) for %s memory on %s "
 		       "(fit of p50 over %zu sizes; %s)\n",
 		       op, fit.intercept, fit.slope, fit.r2, efab_mem_name(r->kind), r->ri.fabric, k,
-		       strcmp(op, "fresh") && strcmp(op, "same") ? "CUDA only, no NIC"
+		       efab_regop_find(r, op) && efab_regop_find(r, op)->component
+			       ? r->component_note
 		       : r->nic_work[0] == 'y' ? "includes the NIC driver's pinning"
 					       : "software bookkeeping, no NIC");
 	if (!strcmp(op, "accumulate") && k > 0 && ms[k - 1].has_fit)
@@ -361,6 +411,9 @@ int efab_mr_reg_main(int argc, char **argv)
 		r->rt = efab_rt_single();
 	}
 	r->csv.fd = -1;
+	r->ops = mr_ops;
+	r->nops = EFAB_ARRAY_SIZE(mr_ops);
+	r->component_note = "CUDA only, no NIC";
 	r->access = FI_READ | FI_WRITE | (r->o.access ? 0 : FI_REMOTE_READ | FI_REMOTE_WRITE);
 
 	efab_fabric_req_t req = {.provider = r->o.provider, .fabric = r->o.fabric,
@@ -383,8 +436,7 @@ int efab_mr_reg_main(int argc, char **argv)
 	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "%s", efab_mem_name(r->kind));
 	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
 	r->ri.ranks = r->rt->size;
-	for (size_t i = 0; i < C_N; i++)
-		r->ri.extra_cols[r->ri.n_extra++] = cols[i];
+	efab_reg_columns(&r->ri);
 	efab_run_info_stamp(&r->ri);
 	r->nic_work = nic_provider(info->fabric_attr->prov_name) ? "yes" : "no";
 	rc = efab_fabric_open(info, r->rt, r->o.timeout_s, &r->fab);
@@ -427,12 +479,12 @@ int efab_mr_reg_main(int argc, char **argv)
 	static const char *const regimes[] = {"fresh", "same", "accumulate"};
 	for (int g = 1; g <= 3 && !rc; g++)
 		if (r->o.regime == EFAB_REGIME_ALL || r->o.regime == g)
-			rc = run_regime(r, regimes[g - 1]);
+			rc = efab_reg_run_regime(r, regimes[g - 1]);
 	if (!rc && r->o.components) {
 		if (r->kind == EFAB_MEM_CUDA)
-			rc = run_regime(r, "dmabuf_export");
+			rc = efab_reg_run_regime(r, "dmabuf_export");
 		else if (r->kind == EFAB_MEM_HOST || r->kind == EFAB_MEM_HOST_HUGE)
-			rc = run_regime(r, "cuMemHostRegister");
+			rc = efab_reg_run_regime(r, "cuMemHostRegister");
 	}
 	efab_csv_close(&r->csv);
 close:

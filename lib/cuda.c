@@ -23,6 +23,11 @@ int efab_cuda_alloc(int host_pinned, int device, size_t len, void **out)
 	(void)host_pinned, (void)device, (void)len, (void)out;
 	return no_cuda();
 }
+int efab_cuda_set_device(int device)
+{
+	(void)device;
+	return no_cuda();
+}
 void efab_cuda_free(int host_pinned, int device, void *p)
 {
 	(void)host_pinned, (void)device, (void)p;
@@ -166,6 +171,11 @@ static int cu_use(int device)
 		return EFAB_ERR;
 	}
 	return EFAB_OK;
+}
+
+int efab_cuda_set_device(int device)
+{
+	return cu_use(device);
 }
 
 int efab_cuda_count(void)

@@ -11,6 +11,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define EFAB_VERSION "0.1.0"
 #define EFAB_CSV_SCHEMA 1
 
@@ -44,5 +48,9 @@ static inline uint64_t efab_now_ns(void)
 }
 
 #define EFAB_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

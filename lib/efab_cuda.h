@@ -6,7 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 int efab_cuda_count(void);
+/* Make GPU device current (its primary context): for libraries that use the
+ * CUDA runtime on this thread, such as NVSHMEM. */
+int efab_cuda_set_device(int device);
 int efab_cuda_alloc(int host_pinned, int device, size_t len, void **out);
 void efab_cuda_free(int host_pinned, int device, void *p);
 /* to_device: dst is device memory and src host, else the reverse. */
@@ -18,5 +25,9 @@ int efab_cuda_dmabuf(void *p, size_t len, int *fd, uint64_t *offset);
 /* Page-lock host memory for the GPU (cuMemHostRegister = cudaHostRegister). */
 int efab_cuda_host_register(void *p, size_t len);
 int efab_cuda_host_unregister(void *p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -14,6 +14,10 @@
 #include "efab.h"
 #include "efab_rt.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define EFAB_FI_VERSION FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
 
 /* Every mr_mode bit efabench honours. FI_MR_HMEM is honoured always (we
@@ -29,6 +33,9 @@ typedef struct efab_fabric_req {
 	uint64_t caps;        /* FI_RMA | FI_READ ... ; FI_ATOMIC only for atomic benchmarks */
 	int hmem;             /* GPU memory in use: adds FI_HMEM */
 	int cq_data;          /* remote CQ data needed (writedata) */
+	/* domain "auto": the NIC the topology chose (PCI bus id, OS name) */
+	const char *nic_busid;
+	const char *nic_name;
 } efab_fabric_req_t;
 
 /* Hints for req (fi_freeinfo them). NULL on allocation failure. */
@@ -185,5 +192,9 @@ void efab_log_fi(const char *call, int ret);
 /* Called by waits on timeout; default prints and returns EFAB_ERR. The
  * harness installs one that aborts the job. */
 void efab_timeout_report(const efab_fabric_t *fab, const efab_waitfor_t *w);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

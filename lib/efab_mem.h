@@ -6,6 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct efab_mem {
 	int kind;      /* enum efab_mem_kind */
 	int device;    /* CUDA ordinal for cuda kinds */
@@ -33,5 +37,9 @@ int efab_mem_read(const efab_mem_t *m, size_t off, void *dst, size_t len);
 int efab_cuda_device_count(void);
 /* PCI bus id "0000:53:00.0" of a CUDA device. */
 int efab_cuda_pci_bus_id(int device, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

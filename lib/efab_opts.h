@@ -8,6 +8,10 @@
 
 #include "efab.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Which executables an option applies to (a bit per benchmark). */
 enum {
 	EFAB_B_PUT_LAT = 1u << 0,
@@ -136,5 +140,9 @@ const char *efab_aop_name(int aop);
 const char *efab_regime_name(int regime);
 const char *efab_dtype_name(int dt);
 size_t efab_dtype_size(int dt);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,6 +7,10 @@
 
 #include "efab_stats.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define EFAB_MAX_EXTRA 12
 
 /* What is constant across the rows of one run. */
@@ -66,5 +70,9 @@ void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *not
 		      int show_lat, int show_bw);
 void efab_table_row(FILE *f, const efab_run_info_t *ri, const efab_row_t *row, int show_lat,
 		    int show_bw);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

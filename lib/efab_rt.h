@@ -5,6 +5,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct efab_rt efab_rt_t;
 enum { EFAB_RT_SUM = 0, EFAB_RT_MAX, EFAB_RT_MIN };
 struct efab_rt {
@@ -27,5 +31,9 @@ struct efab_rt {
 
 /* A one-rank runtime. */
 efab_rt_t *efab_rt_single(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -4,6 +4,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct efab_stats {
 	size_t n;
 	double min, p50, mean, p99, p999, max, stdev;
@@ -27,5 +31,9 @@ typedef struct efab_fit {
 /* Ordinary least squares y = intercept + slope * x. Returns 0, or -1 when
  * fewer than two distinct x values make the slope undefined. */
 int efab_linfit(const double *x, const double *y, size_t n, efab_fit_t *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "efab_cuda.h"
 #include "efab_fabric.h"
+#include "efab_topo.h"
 
 #define EFAB_ADDR_MAX 256
 #define EFAB_RAWKEY_MAX 64
@@ -80,6 +81,9 @@ static int name_matches(const char *user, const char *have)
 static int info_matches(const struct fi_info *i, const efab_fabric_req_t *req)
 {
 	if (!i->ep_attr || i->ep_attr->type != FI_EP_RDM)
+		return 0;
+	if (req->domain && !strcmp(req->domain, "auto") && (req->nic_busid || req->nic_name) &&
+	    !efab_info_is_nic(i, req->nic_busid, req->nic_name))
 		return 0;
 	return efab_prov_matches(req->provider, i->fabric_attr->prov_name) &&
 	       name_matches(req->fabric, i->fabric_attr->name) &&
@@ -215,6 +219,11 @@ int efab_fabric_select(const efab_fabric_req_t *req, struct fi_info **out)
 	const struct fi_info *exists = efab_info_match(all, req);
 	if (!exists) {
 		efab_fabric_list(msg, sizeof(msg));
+		if (req->nic_name || req->nic_busid)
+			efab_log_error("--domain auto: no RDM domain on NIC %s (%s), the one nearest this "
+				       "rank's GPU; available here: %s", req->nic_name ? req->nic_name : "?",
+				       req->nic_busid ? req->nic_busid : "?", msg);
+		else
 		efab_log_error("no RDM fabric matches provider '%s' fabric '%s' domain '%s'; available "
 			       "here: %s",
 			       req->provider && *req->provider ? req->provider : "*",
@@ -483,6 +492,14 @@ int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device
 	if (iface == FI_HMEM_CUDA)
 		attr.device.cuda = device;
 	int ret = fi_mr_regattr(fab->domain, &attr, 0, &mr);
+	if (ret && iface != FI_HMEM_SYSTEM &&
+	    (ret == -FI_ENOSYS || ret == -FI_EOPNOTSUPP || ret == -FI_EINVAL)) {
+		/* e.g. a libfabric built without CUDA support: not ours to fix */
+		efab_log_error("fi_mr_regattr cannot register GPU memory on %s: %s (%d); this "
+			       "libfabric may be built without CUDA support (FI_HMEM_CUDA)",
+			       fab->info->fabric_attr->name, fi_strerror(-ret), ret);
+		return EFAB_SKIP;
+	}
 	if (ret) {
 		efab_log_error("fi_mr_regattr (%zu bytes) failed: %s (%d)", len, fi_strerror(-ret), ret);
 		return EFAB_ERR;

@@ -1,0 +1,52 @@
+/* The registration-cost engine shared by efab_mr_reg and efab_shmem_reg:
+ * per size, N register/deregister pairs timed apart, rows with a fit. */
+#ifndef EFAB_REG_H
+#define EFAB_REG_H
+
+#include "harness.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct reg_ctx reg_ctx_t;
+
+/* One thing to time: reg gets a fresh buffer of the run's (or its own)
+ * memory kind when alloc is set, else NULL (it allocates itself). */
+typedef struct efab_regop {
+	const char *name;
+	int (*reg)(reg_ctx_t *r, void *buf, size_t len, void **handle);
+	int (*dereg)(reg_ctx_t *r, void *handle);
+	int alloc;
+	int kind;      /* memory kind for alloc; -1 = the run's --mem */
+	int component; /* not a libfabric registration: no NIC work */
+} efab_regop_t;
+
+struct reg_ctx {
+	efab_opts_t o;
+	efab_rt_t *rt;
+	efab_fabric_t fab;
+	int kind, gpu;
+	uint64_t access;
+	efab_run_info_t ri;
+	efab_csv_t csv;
+	double *reg, *dereg;
+	size_t cap;
+	const char *nic_work;
+	const char *component_note;
+	const efab_regop_t *ops;
+	size_t nops;
+};
+
+/* The registration CSV columns after the schema-1 metrics. */
+void efab_reg_columns(efab_run_info_t *ri);
+const efab_regop_t *efab_regop_find(const reg_ctx_t *r, const char *name);
+/* Every size of one regime (an op name, or fresh/same/accumulate for MRs);
+ * rows and the fit sentence go to stdout and the CSV. */
+int efab_reg_run_regime(reg_ctx_t *r, const char *op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,185 @@
+/* efab_shmem_reg: what NVSHMEM's registration costs, per call and per byte:
+ * nvshmemx_buffer_register / nvshmemx_buffer_unregister of cudaMalloc'd
+ * (cuMemAlloc) and of host memory, and nvshmem_malloc / nvshmem_free of the
+ * same sizes, with the fit and CSV columns of efab_mr_reg. NVSHMEM starts
+ * from the MPI job with the unique-id bootstrap and the host-library init
+ * (nvshmemx_hostlib_init_attr: no device code; a single PE works too).
+ * Built only when NVSHMEM is found; exits 77 without a GPU. C++ because
+ * NVSHMEM's headers are. */
+#include <assert.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#include "efab_cuda.h"
+#include "reg.h"
+
+static int reg_cb(reg_ctx_t *, void *buf, size_t len, void **h)
+{
+	*h = buf;
+	int e = nvshmemx_buffer_register(buf, len);
+	if (e) {
+		efab_log_error("nvshmemx_buffer_register(%zu bytes) failed: %d", len, e);
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+static int unreg_cb(reg_ctx_t *, void *h)
+{
+	int e = nvshmemx_buffer_unregister(h);
+	if (e) {
+		efab_log_error("nvshmemx_buffer_unregister failed: %d", e);
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+static int malloc_cb(reg_ctx_t *, void *, size_t len, void **h)
+{
+	void *p = nvshmem_malloc(len); /* collective: every PE runs the same sequence */
+	if (!p) {
+		efab_log_error("nvshmem_malloc(%zu bytes) failed (symmetric heap too small? "
+			       "NVSHMEM_SYMMETRIC_SIZE)", len);
+		return EFAB_ERR;
+	}
+	*h = p;
+	return EFAB_OK;
+}
+
+static int free_cb(reg_ctx_t *, void *h)
+{
+	nvshmem_free(h);
+	return EFAB_OK;
+}
+
+static const efab_regop_t ops[] = {
+	{"buffer_register_cuda", reg_cb, unreg_cb, 1, EFAB_MEM_CUDA, 1},
+	{"buffer_register_host", reg_cb, unreg_cb, 1, EFAB_MEM_HOST, 1},
+	{"nvshmem_malloc", malloc_cb, free_cb, 0, -1, 1},
+};
+
+static const char summary[] =
+	"NVSHMEM registration cost (mpirun -np N, or one PE alone): nvshmemx_buffer_register /\n"
+	"unregister of cuda and of host memory, and nvshmem_malloc / nvshmem_free, timed apart\n"
+	"per size in microseconds, with the fit register_us = fixed_us + us_per_MiB x MiB.\n"
+	"Default sizes 4K:1G. Needs a GPU (exit 77 without one).";
+
+int main(int argc, char **argv)
+{
+	static reg_ctx_t R;
+	reg_ctx_t *r = &R;
+	static efab_rt_t rt;
+	char err[512];
+	efab_log_set_prefix("efab_shmem_reg");
+	efab_opts_init(&r->o);
+	int rc = efab_opts_parse(&r->o, EFAB_B_SHMEM_REG, argc, argv, err, sizeof(err));
+	if (rc == EFAB_PARSE_HELP) {
+		efab_opts_help(stdout, "efab_shmem_reg", summary, EFAB_B_SHMEM_REG);
+		return 0;
+	}
+	if (rc == EFAB_PARSE_VERSION) {
+		printf("efab_shmem_reg (efabench) %s\n", EFAB_VERSION);
+		return 0;
+	}
+	if (rc) {
+		efab_log_error("%s", err);
+		return EFAB_EUSAGE;
+	}
+	if (!r->o.sizes_given)
+		r->o.sizes = efab_sizes_t{4096, 1ull << 30, 2};
+	if (MPI_Init(&argc, &argv) != MPI_SUCCESS || efab_mpi_rt_init(&rt)) {
+		efab_log_error("MPI_Init failed");
+		return EFAB_ERR;
+	}
+	r->rt = &rt;
+	r->csv.fd = -1;
+	r->ops = ops;
+	r->nops = sizeof(ops) / sizeof(ops[0]);
+	r->nic_work = "no";
+	r->component_note = "NVSHMEM; registers with its remote transport when one is in use";
+	int n = efab_cuda_device_count();
+	if (n <= 0) {
+		if (n == 0)
+			efab_log_error("no GPU visible: NVSHMEM needs one");
+		rc = n < 0 ? -n : EFAB_SKIP;
+		goto finalize;
+	}
+	r->gpu = r->o.gpu >= 0 ? r->o.gpu : rt.local_rank % n;
+	if ((rc = efab_cuda_set_device(r->gpu)))
+		goto finalize;
+	{
+		char heap[64];
+		uint64_t want = 2 * r->o.sizes.max + (256ull << 20);
+		snprintf(heap, sizeof(heap), "%llu", (unsigned long long)(want < (1ull << 30) ? (1ull << 30) : want));
+		setenv("NVSHMEM_SYMMETRIC_SIZE", heap, 0); /* a user's setting wins */
+		nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
+		if (rt.rank == 0 && nvshmemx_get_uniqueid(&id)) {
+			efab_log_error("nvshmemx_get_uniqueid failed");
+			rc = EFAB_ERR;
+		}
+		MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+		nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+		nvshmemx_set_attr_uniqueid_args(rt.rank, rt.size, &id, &attr);
+		/* the host library alone: no device code, so no device link step */
+		if (!rc && nvshmemx_hostlib_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr)) {
+			efab_log_error("nvshmemx_hostlib_init_attr (unique-id bootstrap) failed");
+			rc = EFAB_ERR;
+		}
+	}
+	if (rc)
+		goto finalize;
+	{
+		int maj = 0, min = 0;
+		nvshmem_info_get_version(&maj, &min);
+		char name[NVSHMEM_MAX_NAME_LEN] = "";
+		nvshmem_info_get_name(name);
+		snprintf(r->ri.bench, sizeof(r->ri.bench), "shmem_reg");
+		snprintf(r->ri.provider, sizeof(r->ri.provider), "nvshmem");
+		snprintf(r->ri.fabric, sizeof(r->ri.fabric), "%s",
+			 getenv("NVSHMEM_REMOTE_TRANSPORT") ? getenv("NVSHMEM_REMOTE_TRANSPORT") : "default");
+		snprintf(r->ri.domain, sizeof(r->ri.domain), "gpu%d", r->gpu);
+		uint32_t v = fi_version();
+		snprintf(r->ri.libfabric_version, sizeof(r->ri.libfabric_version), "%u.%u", FI_MAJOR(v),
+			 FI_MINOR(v));
+		snprintf(r->ri.provider_version, sizeof(r->ri.provider_version), "%s", name);
+		snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "cuda+host");
+		snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
+		r->ri.ranks = rt.size;
+		efab_reg_columns(&r->ri);
+		efab_run_info_stamp(&r->ri);
+		if (r->o.csv[0] && rt.rank == 0)
+			rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (!rc && r->o.csv[0] && rt.rank)
+			rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
+		char note1[256], note2[256];
+		snprintf(note1, sizeof(note1), "NVSHMEM %d.%d (%s), %d PEs, GPU %d, symmetric heap %s B",
+			 maj, min, name, rt.size, r->gpu, getenv("NVSHMEM_SYMMETRIC_SIZE"));
+		snprintf(note2, sizeof(note2),
+			 "lat_us_* = register (or nvshmem_malloc) time, dereg_us_* = unregister (or "
+			 "nvshmem_free) time, microseconds");
+		const char *notes[] = {note1, note2};
+		if (!rc && rt.rank == 0)
+			efab_table_begin(stdout, &r->ri, notes, 2, 1, 0);
+		for (size_t i = 0; i < r->nops && !rc; i++) {
+			r->kind = ops[i].kind >= 0 ? ops[i].kind : EFAB_MEM_CUDA;
+			rc = efab_reg_run_regime(r, ops[i].name);
+		}
+		efab_csv_close(&r->csv);
+	}
+	nvshmemx_hostlib_finalize();
+finalize:
+	{
+		double in = rc, out = 0;
+		rt.allreduce(&rt, &in, &out, 1, EFAB_RT_MAX);
+		rc = (int)out;
+	}
+	MPI_Finalize();
+	return rc;
+}

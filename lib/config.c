@@ -351,6 +351,14 @@ int efab_config_expand(const efab_config_t *cfg, efab_job_t **out, size_t *nout,
 				nm = split_list(mk->value, mkeys, MAX_MATRIX + 1);
 				if (nm > MAX_MATRIX)
 					FAIL(mk, "key 'matrix': at most %d keys", MAX_MATRIX);
+				/* [global]'s matrix, like its other keys, applies where it fits */
+				int from_global = global && mk >= global->kv && mk < global->kv + global->nkv;
+				for (int m = 0; from_global && m < nm; m++)
+					if (!efab_opts_find(mask, mkeys[m])) {
+						memmove(mkeys[m], mkeys[m + 1], (size_t)(nm - m - 1) * sizeof(mkeys[0]));
+						nm--;
+						m--;
+					}
 				for (int m = 0; m < nm; m++) {
 					const efab_kv_t *kv = lookup(&e, mkeys[m]);
 					if (!*mkeys[m] || is_runner_key(mkeys[m]) ||

@@ -123,6 +123,7 @@ static int close_cb(reg_ctx_t *r, void *h)
 
 static const efab_regop_t mr_ops[] = {
 	{"fresh", fi_reg_cb, fi_dereg_cb, 1, -1, 0},
+	{"fresh_dmabuf", fi_reg_cb, fi_dereg_cb, 1, -1, 0},
 	{"cuMemHostRegister", pin_cb, unpin_cb, 1, -1, 1},
 	{"dmabuf_export", export_cb, close_cb, 1, -1, 1},
 };
@@ -477,9 +478,11 @@ int efab_mr_reg_main(int argc, char **argv)
 	efab_table_begin(stdout, &r->ri, notes, 2, 1, 0);
 
 	static const char *const regimes[] = {"fresh", "same", "accumulate"};
+	/* registrations through a dmabuf are rows of their own: op fresh_dmabuf */
 	for (int g = 1; g <= 3 && !rc; g++)
 		if (r->o.regime == EFAB_REGIME_ALL || r->o.regime == g)
-			rc = efab_reg_run_regime(r, regimes[g - 1]);
+			rc = efab_reg_run_regime(r, g == 1 && r->o.dmabuf ? "fresh_dmabuf"
+								  : regimes[g - 1]);
 	if (!rc && r->o.components) {
 		if (r->kind == EFAB_MEM_CUDA)
 			rc = efab_reg_run_regime(r, "dmabuf_export");

@@ -47,16 +47,17 @@ def main():
     sec = rep.split("### put_lat")[1].split("###")[0]
     checked = 0
     for line in sec.splitlines():
-        m = re.match(r"\| (\S+) host:host \| (\S+) \| (\S+) \| (\S+) \| (\S+) \|", line)
+        m = re.match(r"\| (\S+) (\S+) host:host \| (\S+) \| (\S+) \| (\S+) \| (\S+) \|", line)
         if not m:
             continue
-        op, size, shm, tcp, ratio = m.groups()
+        section, op, size, shm, tcp, ratio = m.groups()
         mult = {"K": 1024, "M": 1 << 20}.get(size[-1], 1)
         nbytes = int(size.rstrip("KM")) * mult
         got = {}
         for prov in ("shm", "tcp;ofi_rxm"):
             v = [float(r["lat_us_p50"]) for r in rows
-                 if r["op"] == op and int(r["size_bytes"]) == nbytes and r["provider"] == prov]
+                 if r["op"] == op and int(r["size_bytes"]) == nbytes and r["provider"] == prov
+                 and re.split(r"[\[#]", r["run_id"].split(":", 1)[1])[0] == section]
             got[prov] = median(v)
         if abs(got["shm"] - float(shm)) > 0.0015 or abs(got["tcp;ofi_rxm"] - float(tcp)) > 0.0015:
             raise SystemExit(f"plotcheck: {op} {size}: report {shm}/{tcp}, CSV {got}")

@@ -11,7 +11,7 @@ t_plot_reference_run() {
 	python3 tests/plotcheck.py "$WORK/p" "$r" put_lat get_lat put_bw get_bw atomic_lat atomic_bw \
 		mr_reg || die "plotcheck"
 	grep -q "^## Registration fits" "$WORK/p/report.md" || die "no registration fits"
-	grep -q "^- put_lat \[write host:host\]: tcp;ofi_rxm p50 latency is" "$WORK/p/report.md" ||
+	grep -q "^- put_lat \[put_lat write host:host\]: tcp;ofi_rxm p50 latency is" "$WORK/p/report.md" ||
 		die "no put_lat verdict"
 }
 
@@ -43,7 +43,7 @@ w.writeheader(); w.writerows(rows)
 PY
 	expect_rc 1 python3 plot/efab_plot "$WORK/slow" --baseline "$r" -o "$WORK/g2"
 	grep -q "got significantly worse:" "$WORK/g2/report.md" || die "g2 lists nothing"
-	grep -q "^- put_lat \[write host:host" "$WORK/g2/report.md" || die "g2 lacks put_lat"
+	grep -q "^- put_lat \[put_lat write host:host" "$WORK/g2/report.md" || die "g2 lacks put_lat"
 	grep "^- get_lat" "$WORK/g2/report.md" | grep -q "significantly worse" && die "get_lat flagged"
 	true
 }

@@ -3,7 +3,11 @@
 # or MPICC, HWLOC_HOME, CUDA_HOME (optional; empty disables CUDA), NVSHMEM_HOME.
 # V=1 prints commands, SAN=1 builds with ASan + UBSan.
 
-BUILD   ?= build
+ifeq ($(SAN),1)
+  BUILD ?= build-san
+else
+  BUILD ?= build
+endif
 CC      ?= cc
 V       ?= 0
 SAN     ?= 0
@@ -70,7 +74,7 @@ UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .SECONDARY:
-.PHONY: all deps check check-run demo install clean format tests
+.PHONY: all deps check check-run demo install clean format tests fuzz valgrind
 all: $(BUILD)/lib/libefab.a $(BINS) $(SHMEM_BIN)
 ifeq ($(SHMEM_BIN),)
 	@echo "  efab_shmem_reg skipped: NVSHMEM not found (set NVSHMEM_HOME, or pip install nvidia-nvshmem-cu13) or built without CUDA"
@@ -128,7 +132,7 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory check-run
 
 check-run:
-	$(Q)BUILD=$(BUILD) tests/run
+	$(Q)BUILD=$(BUILD) EFAB_SAN=$(SAN) tests/run
 
 # The main job: build, run configs/local.conf (every benchmark on shm and tcp
 # loopback) into results/, then plot it.
@@ -138,6 +142,28 @@ demo: deps
 	dir=$$(ls -td results/*-demo 2>/dev/null | head -1); \
 	if [ -n "$$dir" ] && [ -x plot/efab_plot ]; then $(PYTHON) plot/efab_plot "$$dir" -o "$$dir/plots" || rc=1; fi; \
 	echo "demo: results in $$dir"; exit $$rc
+
+# libFuzzer targets (clang): the size-list parser, the option table, the config
+# parser. Each runs FUZZ_SECONDS from the seeds in tests/fuzz/corpus/; new inputs
+# and any crash go to a temporary directory, which is kept and named on failure.
+FUZZ_SECONDS ?= 60
+FUZZERS := sizes opts config
+FUZZ_CC ?= clang
+FUZZ_SRC := lib/opts.c lib/config.c lib/log.c
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) $(wildcard lib/*.h)
+	@mkdir -p $(@D)
+	$(call say,FUZZCC,$<)
+	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Ilib $< $(FUZZ_SRC) -o $@
+
+fuzz: $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
+	$(Q)for t in $(FUZZERS); do \
+	  d=$$(mktemp -d); \
+	  if $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	       -artifact_prefix=$$d/ $$d tests/fuzz/corpus/$$t > $$d/log 2>&1; then \
+	    echo "fuzz_$$t: $$(grep -o 'stat::number_of_executed_units: *[0-9]*' $$d/log | grep -o '[0-9]*$$') runs, no crash"; \
+	    rm -rf $$d; \
+	  else echo "fuzz_$$t: FAILED, see $$d (log and crash input)"; tail -30 $$d/log; exit 1; fi; \
+	done
 
 PREFIX ?= /usr/local
 install: all

@@ -496,7 +496,9 @@ int efab_opts_parse(efab_opts_t *o, unsigned bench, int argc, char **argv, char 
 	longopts[nl++] = (struct option){"version", no_argument, NULL, 'V'};
 	longopts[nl] = (struct option){0};
 
-	optind = 1;
+	/* 0, not 1: glibc then also forgets its position inside the previous argv
+	 * (found by fuzz_opts: a second parse read the first one's freed words) */
+	optind = 0;
 	opterr = 0;
 	int c, li;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, &li)) != -1) {

@@ -137,6 +137,27 @@ static void test_set_by_name(void **state)
 	assert_non_null(strstr(err, "too long"));
 }
 
+/* Regression (found by fuzz_opts): a parse that stops inside a cluster of
+ * short options ("-hc" returns at 'h') must not leak into the next parse. */
+static void test_reparse_after_cluster(void **state)
+{
+	(void)state;
+	efab_opts_t o;
+	char err[256];
+	char a0[] = "prog", a1[] = "-hc";
+	char *argv1[] = {a0, a1, NULL};
+	efab_opts_init(&o);
+	assert_int_equal(efab_opts_parse(&o, EFAB_B_PUT_LAT, 2, argv1, err, sizeof(err)),
+			 EFAB_PARSE_HELP);
+	char b0[] = "prog", b1[] = "-p", b2[] = "shm";
+	char *argv2[] = {b0, b1, b2, NULL};
+	efab_opts_init(&o);
+	assert_int_equal(efab_opts_parse(&o, EFAB_B_PUT_LAT, 3, argv2, err, sizeof(err)),
+			 EFAB_PARSE_OK);
+	assert_string_equal(o.provider, "shm");
+	assert_int_equal(o.check, 0);
+}
+
 static void test_table_consistent(void **state)
 {
 	(void)state;
@@ -159,6 +180,7 @@ int main(void)
 		cmocka_unit_test(test_defaults_and_values), cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_help_version),        cmocka_unit_test(test_set_by_name),
 		cmocka_unit_test(test_table_consistent),
+		cmocka_unit_test(test_reparse_after_cluster),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,9 +120,9 @@ uint64_t efab_verify(efab_ctx_t *c, size_t off, size_t len, uint64_t seq)
 {
 	uint8_t *p;
 	uint64_t bad = 0;
-	if (efab_mem_host_accessible(c->mem.kind)) {
+	if (efab_mem_host_accessible(c->mem.kind) && !c->fault_every) {
 		p = efab_local(c, off);
-	} else {
+	} else { /* a snapshot: other (identical) writes of the window may still land */
 		if (efab_mem_read(&c->mem, off, c->bounce, len))
 			return len;
 		p = c->bounce;
@@ -308,7 +308,11 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 		.cq_data = c->op == EFAB_OP_WRITEDATA,
 	};
 	struct fi_info *info = NULL;
-	int rc0 = agree(c->rt, place(c, &req));
+	if (c->rt->rank && !c->o.verbose)
+		efab_log_set_verbose(-1); /* alike on every rank: rank 0 speaks */
+	int rc0 = place(c, &req);
+	efab_log_set_verbose(c->o.verbose);
+	rc0 = agree(c->rt, rc0);
 	if (rc0)
 		return rc0;
 	/* Selection is deterministic: only rank 0 speaks, every rank agrees. */
@@ -500,7 +504,16 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 		rc = EFAB_EUSAGE;
 		goto teardown;
 	}
-	rc = agree(&rt, setup_memory(c));
+	/* Memory errors are alike on every rank (no GPU, no huge pages): rank 0
+	 * speaks; if only another rank failed, rank 0 says so. */
+	if (rt.rank && !c->o.verbose)
+		efab_log_set_verbose(-1);
+	int mine = setup_memory(c);
+	efab_log_set_verbose(c->o.verbose);
+	rc = agree(&rt, mine);
+	if (rc && !mine && rt.rank == 0)
+		efab_log_error("another rank failed to set up its memory (rerun with -v for its "
+			       "message)");
 	if (rc)
 		goto teardown;
 	uint64_t most = 0;
@@ -542,6 +555,12 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 		efab_table_begin(stdout, &c->ri, notes, nn, b->show_lat, b->show_bw);
 	}
 
+	/* EFAB_FAULT_STALL=R: rank R stops answering, as a hung or wedged peer
+	 * would; the tests prove the others give up after --timeout. */
+	const char *stall = getenv("EFAB_FAULT_STALL");
+	if (stall && *stall && atoi(stall) == rt.rank)
+		for (;;)
+			pause();
 	uint64_t total_errors = 0;
 	for (size_t i = 0; i < efab_sizes_count(&c->o.sizes) && !stop_signal; i++) {
 		uint64_t size = efab_sizes_at(&c->o.sizes, i);

@@ -310,6 +310,18 @@ static void live_one(efab_rt_t *rt, const struct fi_info *col, int which, double
 			rc = efab_wait_tx(&fab, fab.tx_posted, &w);
 		ok = rc == 0;
 	}
+	/* The target waits for the data itself: a local completion at the
+	 * initiator may only mean "sent" (tcp), not "placed". */
+	if (rt->rank == 1 && (which == LIVE_PUT || which == LIVE_PUT_UNREG)) {
+		w.what = "the written data";
+		if (efab_wait_byte(&fab, b + 64 + 63, (uint8_t)(0x10 + 63), &w))
+			ok = 0;
+	} else if (rt->rank == 1 && which == LIVE_WRITEDATA) {
+		w.what = "the remote CQ data";
+		if (efab_wait_rxdata(&fab, 1, &w))
+			ok = 0;
+	}
+	w.what = "the other rank";
 	if (efab_barrier_progress(&fab, &w))
 		ok = 0;
 	/* Check the data where it landed. */
@@ -342,14 +354,14 @@ out:
 	efab_log_capture(NULL, 0);
 	/* Rank 0 reports; if only rank 1 saw the failure, its words travel. */
 	struct {
-		double ok;
+		double ok; /* this rank's own verdict */
 		char err[400];
 	} mine, both[2];
-	mine.ok = stage == 4 ? all_ok : ok;
-	snprintf(mine.err, sizeof(mine.err), "%s", err[0] ? err : "failed on the other rank");
+	mine.ok = ok;
+	snprintf(mine.err, sizeof(mine.err), "%s", err[0] ? err : "failed without a message");
 	rt->allgather(rt, &mine, both, sizeof(mine));
-	if (stage == 4 && all_ok)
-		snprintf(result, rlen, "OK");
+	if (both[0].ok && both[1].ok && (stage < 4 || all_ok))
+		snprintf(result, rlen, stage == 4 ? "OK" : "failed during setup");
 	else if (!both[0].ok)
 		snprintf(result, rlen, "%s", both[0].err);
 	else

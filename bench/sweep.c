@@ -519,6 +519,22 @@ static void progress(size_t i, size_t n, const char *name, double elapsed, doubl
 	fflush(stderr);
 }
 
+static void runner_free(runner_t *r)
+{
+	for (size_t i = 0; r->cmdlines && i < r->njobs; i++)
+		free(r->cmdlines[i]);
+	free(r->cmdlines);
+	free(r->status);
+	free(r->rcs);
+	free(r->secs);
+	efab_jobs_free(r->jobs, r->njobs);
+	r->jobs = NULL;
+	r->cmdlines = NULL;
+	r->status = NULL;
+	r->rcs = NULL;
+	r->secs = NULL;
+}
+
 int efab_sweep_main(int argc, char **argv)
 {
 	static runner_t R;
@@ -600,7 +616,8 @@ int efab_sweep_main(int argc, char **argv)
 	r->cmdlines = calloc(r->njobs, sizeof(char *));
 	if (!r->status || !r->rcs || !r->secs || !r->cmdlines) {
 		efab_log_error("out of memory");
-		return EFAB_ERR;
+		rc = EFAB_ERR;
+		goto out;
 	}
 	if (r->resume[0])
 		snprintf(r->dir, sizeof(r->dir), "%s", r->resume);
@@ -608,7 +625,8 @@ int efab_sweep_main(int argc, char **argv)
 	static char *argvs[4096][EFAB_JOB_MAXARGS * 2 + 8];
 	if (r->njobs > 4096) {
 		efab_log_error("%s: %zu jobs; at most 4096", r->config_path, r->njobs);
-		return EFAB_EUSAGE;
+		rc = EFAB_EUSAGE;
+		goto out;
 	}
 	if (!r->dry_run && !r->resume[0]) {
 		char host[64] = "host", ts[32];
@@ -623,7 +641,8 @@ int efab_sweep_main(int argc, char **argv)
 	for (size_t i = 0; i < r->njobs; i++) {
 		if (build_argv(r, i, argvs[i], EFAB_JOB_MAXARGS * 2 + 8, err, sizeof(err)) < 0) {
 			efab_log_error("%s: %s", r->config_path, err);
-			return EFAB_EUSAGE;
+			rc = EFAB_EUSAGE;
+			goto out;
 		}
 		r->cmdlines[i] = cmdline(&r->jobs[i], argvs[i]);
 		snprintf(r->status[i], 16, "pending");
@@ -632,7 +651,8 @@ int efab_sweep_main(int argc, char **argv)
 		printf("# %s: %zu jobs (label %s)\n", r->config_path, r->njobs, r->label);
 		for (size_t i = 0; i < r->njobs; i++)
 			printf("# [%zu/%zu] %s\n%s\n", i + 1, r->njobs, r->jobs[i].name, r->cmdlines[i]);
-		return 0;
+		rc = EFAB_OK;
+		goto out;
 	}
 	char sub[PATH_MAX + 16];
 	snprintf(sub, sizeof(sub), "%s/logs", r->dir);
@@ -640,13 +660,15 @@ int efab_sweep_main(int argc, char **argv)
 		struct stat st;
 		if (stat(r->dir, &st) || !S_ISDIR(st.st_mode)) {
 			efab_log_error("--resume: '%s' is not a results directory", r->dir);
-			return EFAB_EUSAGE;
+			rc = EFAB_EUSAGE;
+			goto out;
 		}
 		read_resume(r);
 	}
 	if (mkdirs(sub)) {
 		efab_log_error("cannot create results directory '%s': %s", r->dir, strerror(errno));
-		return EFAB_EUSAGE;
+		rc = EFAB_EUSAGE;
+		goto out;
 	}
 	snprintf(sub, sizeof(sub), "%s/jobs", r->dir);
 	mkdirs(sub);
@@ -654,7 +676,8 @@ int efab_sweep_main(int argc, char **argv)
 	FILE *inc = fopen(sub, "w");
 	if (!inc) {
 		efab_log_error("cannot write to results directory '%s': %s", r->dir, strerror(errno));
-		return EFAB_EUSAGE;
+		rc = EFAB_EUSAGE;
+		goto out;
 	}
 	fprintf(inc, "sweep in progress or interrupted; resume with: efab_sweep %s --resume %s\n",
 		r->config_path, r->dir);
@@ -665,8 +688,6 @@ int efab_sweep_main(int argc, char **argv)
 		fwrite(text, 1, len, cf);
 		fclose(cf);
 	}
-	free(text);
-	efab_config_free(&cfg);
 	write_meta(r, 0);
 	write_jobs_tsv(r);
 
@@ -713,8 +734,10 @@ int efab_sweep_main(int argc, char **argv)
 		if (!strcmp(r->status[i], "fail") || !strcmp(r->status[i], "timeout"))
 			fprintf(stderr, "efab_sweep: job %zu %s: %s (exit %d), log in %s/logs/\n", i + 1,
 				r->jobs[i].name, r->status[i], r->rcs[i], r->dir);
-	for (size_t i = 0; i < r->njobs; i++)
-		free(r->cmdlines[i]);
-	efab_jobs_free(r->jobs, r->njobs);
-	return (nfail || !complete) ? EFAB_ERR : EFAB_OK;
+	rc = (nfail || !complete) ? EFAB_ERR : EFAB_OK;
+out:
+	runner_free(r);
+	free(text);
+	efab_config_free(&cfg);
+	return rc;
 }

@@ -26,3 +26,7 @@ expect_msg() { # PATTERN
 }
 
 csvcheck() { python3 tests/csvcheck.py "$@" || die "csvcheck $*"; }
+
+ABIN=$(cd "$BIN" && pwd)
+ROOT=$PWD
+export ABIN ROOT

@@ -137,7 +137,7 @@ EOF
 		sleep 0.1
 	done
 	sleep 1
-	kill -TERM $pid
+	kill -INT $pid
 	wait $pid
 	local rc=$?
 	[ $rc = 1 ] || die "interrupted sweep exited $rc"

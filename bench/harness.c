@@ -396,16 +396,20 @@ static void teardown(efab_ctx_t *c)
 	free(c->more_rows);
 }
 
-static volatile sig_atomic_t stop_signal;
+static volatile int stop_signal;
 
+/* The first signal stops every wait (the size being measured is dropped,
+ * rows already written stay); a second one ends the process at once. */
 static void on_signal(int sig)
 {
+	if (stop_signal)
+		_exit(EFAB_ERR);
 	stop_signal = sig;
 }
 
-/* Rows already measured are in the CSV (each appended whole); a signal stops
- * the loop between sizes. A rank blocked in a completion wait still ends by
- * its --timeout. */
+/* Rows already measured are in the CSV (each appended whole). A signal ends
+ * every completion wait at once (lib: efab_set_stop_flag) and the job with
+ * MPI_Abort; between sizes the loop stops cleanly. */
 static void install_signals(void)
 {
 	struct sigaction sa;
@@ -413,6 +417,7 @@ static void install_signals(void)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	efab_set_stop_flag(&stop_signal);
 }
 
 int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
@@ -573,8 +578,15 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 				 efab_dtype_name(c->o.dtype));
 		else
 			snprintf(row.op, sizeof(row.op), "%s", efab_op_name(c->op));
-		if (b->run(c, size, &row))
+		if (b->run(c, size, &row)) {
+			if (stop_signal) { /* the peer may be mid-size: end the job now */
+				efab_log_error("stopped by signal %d during size %llu; rows measured "
+					       "before it are complete", (int)stop_signal,
+					       (unsigned long long)size);
+				efab_csv_close(&csv);
+			}
 			efab_fail(c);
+		}
 		double e = (double)row.errors, esum = 0;
 		rt.allreduce(&rt, &e, &esum, 1, EFAB_RT_SUM);
 		row.errors = (uint64_t)esum;

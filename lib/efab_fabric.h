@@ -189,6 +189,11 @@ int efab_post_atomic(efab_fabric_t *fab, int peer, int kind, const void *buf, si
 /* Logs "what: <fi_strerror>" for a failed call. */
 void efab_log_fi(const char *call, int ret);
 
+/* A flag (set by a signal handler) that ends every wait early with
+ * EFAB_ERR, so a signalled rank stops within a few microseconds instead of
+ * finishing the size it was measuring. NULL disables. */
+void efab_set_stop_flag(volatile int *flag);
+
 /* Called by waits on timeout; default prints and returns EFAB_ERR. The
  * harness installs one that aborts the job. */
 void efab_timeout_report(const efab_fabric_t *fab, const efab_waitfor_t *w);

@@ -688,6 +688,13 @@ void efab_timeout_report(const efab_fabric_t *fab, const efab_waitfor_t *w)
 		       (unsigned long long)w->iter);
 }
 
+static volatile int *stop_flag;
+
+void efab_set_stop_flag(volatile int *flag)
+{
+	stop_flag = flag;
+}
+
 /* The clock is read once per 256 polls: cheap, and still precise to well
  * under a millisecond on any of these loops. */
 #define WAIT_LOOP(cond)                                                                      \
@@ -701,6 +708,8 @@ void efab_timeout_report(const efab_fabric_t *fab, const efab_waitfor_t *w)
 				efab_timeout_report(fab, w);                                 \
 				return EFAB_ERR;                                             \
 			}                                                                    \
+			if (stop_flag && *stop_flag)                                         \
+				return EFAB_ERR;                                             \
 		}                                                                            \
 		return EFAB_OK;                                                              \
 	} while (0)

@@ -46,10 +46,18 @@ t_sigterm_keeps_whole_rows() {
 		[ "$(wc -l <"$WORK/s.csv" 2>/dev/null || echo 0)" -ge 3 ] && break
 		sleep 0.1
 	done
-	kill -TERM $pid
+	# to mpirun itself (the job's shell would only stop waiting for it)
+	pkill -TERM -f "^mpirun -np 2 --oversubscribe .*efab_put_lat -p shm -m 1:4M -n 20000" ||
+		die "mpirun not found"
 	wait $pid
 	local rc=$?
 	[ $rc != 0 ] || die "interrupted run exited 0"
+	for i in $(seq 1 100); do # ranks finish the row they were measuring, then end
+		pgrep -f "efab_put_lat -p shm -m 1:4M -n 20000" >/dev/null || break
+		sleep 0.1
+	done
+	pgrep -f "efab_put_lat -p shm -m 1:4M -n 20000" && die "ranks outlived the job by 10 s"
+	grep -q "stopped by signal 15" "$WORK/s.err" || die "no word of the signal"
 	local rows
 	rows=$(($(wc -l <"$WORK/s.csv") - 1))
 	[ $rows -ge 2 ] && [ $rows -lt 23 ] || die "$rows rows"

@@ -165,6 +165,9 @@ fuzz: $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 	  else echo "fuzz_$$t: FAILED, see $$d (log and crash input)"; tail -30 $$d/log; exit 1; fi; \
 	done
 
+valgrind: all
+	$(Q)BUILD=$(BUILD) tests/valgrind.sh
+
 PREFIX ?= /usr/local
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin

@@ -372,7 +372,7 @@ static int setup_memory(efab_ctx_t *c)
 		efab_log_error("out of memory for keys");
 		return EFAB_ERR;
 	}
-	return efab_mr_exchange(&c->fab, &c->mr, c->rkeys);
+	return EFAB_OK;
 }
 
 static void teardown(efab_ctx_t *c)
@@ -520,6 +520,9 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 		efab_log_error("another rank failed to set up its memory (rerun with -v for its "
 			       "message)");
 	if (rc)
+		goto teardown;
+	/* collective: only once every rank has its memory registered */
+	if ((rc = agree(&rt, efab_mr_exchange(&c->fab, &c->mr, c->rkeys))))
 		goto teardown;
 	uint64_t most = 0;
 	for (size_t i = 0; i < efab_sizes_count(&c->o.sizes); i++) {

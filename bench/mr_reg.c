@@ -455,10 +455,16 @@ int efab_mr_reg_main(int argc, char **argv)
 		r->gpu = r->o.gpu >= 0 ? r->o.gpu : r->rt->local_rank % n;
 	}
 	/* rank 0 writes the header; the others append whole rows after it */
-	if (r->o.csv[0] && r->rt->rank == 0 && (rc = efab_csv_open(r->o.csv, &r->ri, &r->csv)))
-		goto close;
-	r->rt->barrier(r->rt);
-	if (r->o.csv[0] && r->rt->rank && (rc = efab_csv_open(r->o.csv, &r->ri, &r->csv)))
+	if (r->o.csv[0] && r->rt->rank == 0)
+		rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
+	{ /* every rank learns rank 0's verdict: no rank may wait in a collective alone */
+		double in = rc, out = 0;
+		r->rt->allreduce(r->rt, &in, &out, 1, EFAB_RT_MAX);
+		rc = (int)out;
+	}
+	if (!rc && r->o.csv[0] && r->rt->rank)
+		rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
+	if (rc)
 		goto close;
 
 	char mrm[256], note1[512], note2[256];

@@ -155,7 +155,11 @@ int main(int argc, char **argv)
 		efab_run_info_stamp(&r->ri);
 		if (r->o.csv[0] && rt.rank == 0)
 			rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
-		MPI_Barrier(MPI_COMM_WORLD);
+		{ /* rank 0's verdict for every rank, before any collective below */
+			double in = rc, out = 0;
+			rt.allreduce(&rt, &in, &out, 1, EFAB_RT_MAX);
+			rc = (int)out;
+		}
 		if (!rc && r->o.csv[0] && rt.rank)
 			rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
 		char note1[256], note2[256];

@@ -9,6 +9,9 @@
 
 static int no_cuda(void)
 {
+	static int said; /* once per process, however many callers ask */
+	if (said++)
+		return EFAB_SKIP;
 	efab_log_error("cuda memory kinds unavailable: efabench was built without CUDA (rebuild "
 		       "with CUDA_HOME=/usr/local/cuda)");
 	return EFAB_SKIP;

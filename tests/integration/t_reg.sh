@@ -54,3 +54,18 @@ t_src_unregistered() {
 		expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p $p --src-unregistered -m 4K:64K:x16 -n 10 -c
 	done
 }
+
+t_gpu_paths_without_gpu() {
+	# efab_shmem_reg exists only where NVSHMEM was found; without a GPU it skips
+	if [ -x "$BIN/efab_shmem_reg" ]; then
+		expect_rc 77 mpi 1 "$BIN/efab_shmem_reg" -m 4K
+		expect_msg "cuda memory kinds unavailable|no GPU visible"
+	fi
+	# a build without CUDA names the missing piece
+	make -s BUILD="$WORK/b" CUDA_HOME= "$WORK/b/bin/efab_put_lat" "$WORK/b/bin/efab_mr_reg" \
+		>"$WORK/make.log" 2>&1 || { cat "$WORK/make.log"; die "no-CUDA build failed"; }
+	expect_rc 77 mpi 2 "$WORK/b/bin/efab_put_lat" -p shm -m 8 --mem cuda:host
+	expect_msg "built without CUDA"
+	expect_rc 77 "$WORK/b/bin/efab_mr_reg" -p shm -m 4K --mem cuda-host
+	expect_msg "built without CUDA"
+}

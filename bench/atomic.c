@@ -172,6 +172,24 @@ static uint64_t check_final(efab_ctx_t *c, size_t count, uint64_t k, uint64_t cn
 		return 0;
 	if (efab_mem_read(&c->mem, 0, c->bounce, count * at.dsz))
 		return 1;
+	/* An atomic without a fetch may complete at the initiator before the
+	 * target applied it: the target keeps driving progress until its words
+	 * hold the final value or the timeout passes (then they are wrong). */
+	if (at.kind == EFAB_ATOMIC_PLAIN) {
+		uint64_t deadline = efab_now_ns() + (uint64_t)(c->o.timeout_s * 1e9);
+		for (;;) {
+			size_t e = 0;
+			while (e < count && efab_atomic_final_ok(c->o.aop, c->o.dtype, k, cnt, window,
+								 0, 0,
+								 efab_av_load(c->o.dtype, c->bounce, e)))
+				e++;
+			if (e == count || efab_now_ns() > deadline)
+				break;
+			if (efab_progress(&c->fab) < 0 ||
+			    efab_mem_read(&c->mem, 0, c->bounce, count * at.dsz))
+				return 1;
+		}
+	}
 	uint64_t bad = 0;
 	if (c->fault_every) /* EFAB_FAULT_CORRUPT: prove the final check catches damage */
 		efab_av_store(c->o.dtype, c->bounce, 0, efab_av_load(c->o.dtype, c->bounce, 0) + 1);

@@ -89,8 +89,9 @@ const efab_bench_t efab_bench_atomic_lat = {
 		   "microseconds. -m is in bytes (a multiple of the datatype size; default one\n"
 		   "element); ops: add fadd cswap swap min max bor band bxor; dtypes: u32 u64 i32\n"
 		   "i64 f32 f64. Unsupported op/dtype combinations exit 77 (asked of the provider).",
-	.definition = "latency = full round trip of one atomic to its completion at the initiator, "
-		      "microseconds",
+	.definition = "latency = full round trip of one atomic to its completion at the initiator "
+		      "(fetching ops: the result is back; add/min/max/bit ops: the provider's "
+		      "default completion), microseconds",
 	.default_op = EFAB_OP_ATOMIC,
 	.ops = 1u << EFAB_OP_ATOMIC,
 	.exact_ranks = 2,

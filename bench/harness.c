@@ -88,12 +88,7 @@ void efab_note(efab_ctx_t *c, const char *fmt, ...)
 
 uint64_t efab_iters_for(const efab_ctx_t *c, uint64_t size)
 {
-	if (c->o.iters)
-		return c->o.iters;
-	if (size <= 65536)
-		return 1000;
-	uint64_t n = 1000 * 65536 / size;
-	return n < 20 ? 20 : n;
+	return c->o.iters ? c->o.iters : efab_scaled_count(1000, 65536, size, 20);
 }
 
 uint64_t efab_warmup_for(const efab_ctx_t *c, uint64_t size)

@@ -53,12 +53,7 @@ static int nic_provider(const char *prov)
 
 static uint64_t iters_for(const reg_ctx_t *r, uint64_t size)
 {
-	if (r->o.iters)
-		return r->o.iters;
-	if (size <= (1u << 20))
-		return 50;
-	uint64_t n = 50 * (1ull << 20) / size;
-	return n < 3 ? 3 : n;
+	return r->o.iters ? r->o.iters : efab_scaled_count(50, 1u << 20, size, 3);
 }
 
 static int reg_one(reg_ctx_t *r, void *buf, size_t len, efab_mr_t *mr)
@@ -373,22 +368,9 @@ int efab_mr_reg_main(int argc, char **argv)
 	char err[512];
 	int rc, mpi = 0;
 
-	efab_log_set_prefix("efab_mr_reg");
-	efab_opts_init(&r->o);
-	rc = efab_opts_parse(&r->o, EFAB_B_MR_REG, argc, argv, err, sizeof(err));
-	if (rc == EFAB_PARSE_HELP) {
-		efab_opts_help(stdout, "efab_mr_reg", summary, EFAB_B_MR_REG);
-		return 0;
-	}
-	if (rc == EFAB_PARSE_VERSION) {
-		printf("efab_mr_reg (efabench) %s\n", EFAB_VERSION);
-		return 0;
-	}
-	if (rc) {
-		efab_log_error("%s", err);
-		return EFAB_EUSAGE;
-	}
-	efab_log_set_verbose(r->o.verbose);
+	if ((rc = efab_opts_main(&r->o, EFAB_B_MR_REG, "efab_mr_reg", summary, argc, argv)) >= 0)
+		return rc;
+	rc = EFAB_OK;
 	if (!r->o.sizes_given)
 		r->o.sizes = (efab_sizes_t){4096, 1ull << 30, 2};
 	r->kind = r->o.mem_local;

@@ -492,22 +492,9 @@ int efab_probe_main(int argc, char **argv)
 	int rc = EFAB_OK, mpi = 0;
 	efab_rt_t rt;
 
-	efab_log_set_prefix("efab_probe");
-	efab_opts_init(&o);
-	rc = efab_opts_parse(&o, EFAB_B_PROBE, argc, argv, err, sizeof(err));
-	if (rc == EFAB_PARSE_HELP) {
-		efab_opts_help(stdout, "efab_probe", summary, EFAB_B_PROBE);
-		return 0;
-	}
-	if (rc == EFAB_PARSE_VERSION) {
-		printf("efab_probe (efabench) %s\n", EFAB_VERSION);
-		return 0;
-	}
-	if (rc) {
-		efab_log_error("%s", err);
-		return EFAB_EUSAGE;
-	}
-	efab_log_set_verbose(o.verbose);
+	if ((rc = efab_opts_main(&o, EFAB_B_PROBE, "efab_probe", summary, argc, argv)) >= 0)
+		return rc;
+	rc = EFAB_OK;
 	if (o.live) {
 		if (MPI_Init(&argc, &argv) != MPI_SUCCESS || efab_mpi_rt_init(&rt)) {
 			efab_log_error("MPI_Init failed");

@@ -77,12 +77,7 @@ int efab_bw_setup(efab_ctx_t *c)
 
 static uint64_t bw_windows_for(const efab_ctx_t *c, uint64_t size)
 {
-	if (c->o.iters)
-		return c->o.iters;
-	if (size <= 8192)
-		return 200;
-	uint64_t n = 200 * 8192 / size;
-	return n < 10 ? 10 : n;
+	return c->o.iters ? c->o.iters : efab_scaled_count(200, 8192, size, 10);
 }
 
 static uint64_t bw_warmup_for(const efab_ctx_t *c, uint64_t size)

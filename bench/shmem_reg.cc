@@ -75,22 +75,10 @@ int main(int argc, char **argv)
 	static reg_ctx_t R;
 	reg_ctx_t *r = &R;
 	static efab_rt_t rt;
-	char err[512];
-	efab_log_set_prefix("efab_shmem_reg");
-	efab_opts_init(&r->o);
-	int rc = efab_opts_parse(&r->o, EFAB_B_SHMEM_REG, argc, argv, err, sizeof(err));
-	if (rc == EFAB_PARSE_HELP) {
-		efab_opts_help(stdout, "efab_shmem_reg", summary, EFAB_B_SHMEM_REG);
-		return 0;
-	}
-	if (rc == EFAB_PARSE_VERSION) {
-		printf("efab_shmem_reg (efabench) %s\n", EFAB_VERSION);
-		return 0;
-	}
-	if (rc) {
-		efab_log_error("%s", err);
-		return EFAB_EUSAGE;
-	}
+	int rc = efab_opts_main(&r->o, EFAB_B_SHMEM_REG, "efab_shmem_reg", summary, argc, argv);
+	if (rc >= 0)
+		return rc;
+	rc = EFAB_OK;
 	if (!r->o.sizes_given)
 		r->o.sizes = efab_sizes_t{4096, 1ull << 30, 2};
 	if (MPI_Init(&argc, &argv) != MPI_SUCCESS || efab_mpi_rt_init(&rt)) {

@@ -133,6 +133,15 @@ size_t efab_sizes_count(const efab_sizes_t *s);
 uint64_t efab_sizes_at(const efab_sizes_t *s, size_t i);
 /* "4K", "1M", "1536" */
 void efab_size_str(uint64_t v, char *buf, size_t len);
+/* Default counts: base up to size pivot, scaled down linearly above it, never
+ * below floor. */
+uint64_t efab_scaled_count(uint64_t base, uint64_t pivot, uint64_t size, uint64_t floor);
+
+/* Option handling for executables that parse before anything else (probe,
+ * mr_reg, shmem_reg): -1 to go on, else the exit status (help and version
+ * printed, a usage error said in one line). */
+int efab_opts_main(efab_opts_t *o, unsigned bench, const char *prog, const char *summary,
+		   int argc, char **argv);
 
 const char *efab_op_name(int op);
 const char *efab_mem_name(int kind);

@@ -477,6 +477,36 @@ void efab_fabric_close(efab_fabric_t *fab)
 	memset(fab, 0, sizeof(*fab));
 }
 
+/* What every registration needs once fi_mr_regattr succeeded: binding and
+ * enabling under FI_MR_ENDPOINT, the next requested key, the outputs. */
+static int finish_mr(efab_fabric_t *fab, struct fid_mr *mr, void *buf, size_t len, efab_mr_t *out)
+{
+	int ret;
+	if (fab->info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+		ret = fi_mr_bind(mr, &fab->ep->fid, 0);
+		if (ret) {
+			efab_log_fi("fi_mr_bind", ret);
+			goto close_mr;
+		}
+		ret = fi_mr_enable(mr);
+		if (ret) {
+			efab_log_fi("fi_mr_enable", ret);
+			goto close_mr;
+		}
+	}
+	fab->next_key++;
+	out->mr = mr;
+	out->desc = fi_mr_desc(mr);
+	out->key = fi_mr_key(mr);
+	out->buf = buf;
+	out->len = len;
+	return EFAB_OK;
+
+close_mr:
+	fi_close(&mr->fid);
+	return EFAB_ERR;
+}
+
 int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device,
 		uint64_t access, efab_mr_t *out)
 {
@@ -504,29 +534,7 @@ int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device
 		efab_log_error("fi_mr_regattr (%zu bytes) failed: %s (%d)", len, fi_strerror(-ret), ret);
 		return EFAB_ERR;
 	}
-	if (fab->info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
-		ret = fi_mr_bind(mr, &fab->ep->fid, 0);
-		if (ret) {
-			efab_log_fi("fi_mr_bind", ret);
-			goto close_mr;
-		}
-		ret = fi_mr_enable(mr);
-		if (ret) {
-			efab_log_fi("fi_mr_enable", ret);
-			goto close_mr;
-		}
-	}
-	fab->next_key++;
-	out->mr = mr;
-	out->desc = fi_mr_desc(mr);
-	out->key = fi_mr_key(mr);
-	out->buf = buf;
-	out->len = len;
-	return EFAB_OK;
-
-close_mr:
-	fi_close(&mr->fid);
-	return EFAB_ERR;
+	return finish_mr(fab, mr, buf, len, out);
 }
 
 int efab_mr_reg_dmabuf(efab_fabric_t *fab, void *buf, size_t len, int device, uint64_t access,
@@ -555,13 +563,7 @@ int efab_mr_reg_dmabuf(efab_fabric_t *fab, void *buf, size_t len, int device, ui
 			       fi_strerror(-ret), ret);
 		return ret == -FI_EOPNOTSUPP || ret == -FI_ENOSYS ? EFAB_SKIP : EFAB_ERR;
 	}
-	fab->next_key++;
-	out->mr = mr;
-	out->desc = fi_mr_desc(mr);
-	out->key = fi_mr_key(mr);
-	out->buf = buf;
-	out->len = len;
-	return EFAB_OK;
+	return finish_mr(fab, mr, buf, len, out);
 #else
 	(void)fab, (void)buf, (void)len, (void)device, (void)access, (void)out;
 	efab_log_error("--dmabuf: this libfabric (%d.%d headers) has no FI_MR_DMABUF (needs >= 1.20)",

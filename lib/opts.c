@@ -268,6 +268,37 @@ uint64_t efab_sizes_at(const efab_sizes_t *s, size_t i)
 	return v;
 }
 
+uint64_t efab_scaled_count(uint64_t base, uint64_t pivot, uint64_t size, uint64_t floor)
+{
+	if (size <= pivot)
+		return base;
+	uint64_t n = base * pivot / size;
+	return n < floor ? floor : n;
+}
+
+int efab_opts_main(efab_opts_t *o, unsigned bench, const char *prog, const char *summary,
+		   int argc, char **argv)
+{
+	char err[512];
+	efab_log_set_prefix(prog);
+	efab_opts_init(o);
+	int rc = efab_opts_parse(o, bench, argc, argv, err, sizeof(err));
+	if (rc == EFAB_PARSE_HELP) {
+		efab_opts_help(stdout, prog, summary, bench);
+		return 0;
+	}
+	if (rc == EFAB_PARSE_VERSION) {
+		printf("%s (efabench) %s\n", prog, EFAB_VERSION);
+		return 0;
+	}
+	if (rc) {
+		efab_log_error("%s", err);
+		return EFAB_EUSAGE;
+	}
+	efab_log_set_verbose(o->verbose);
+	return -1;
+}
+
 void efab_size_str(uint64_t v, char *buf, size_t len)
 {
 	static const char suf[] = "KMGT";

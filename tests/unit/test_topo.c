@@ -127,12 +127,29 @@ static void test_info_matching(void **state)
 	fi_freeinfo(head);
 }
 
+static void test_line_rate(void **state)
+{
+	(void)state;
+	static struct fi_link_attr link = {.speed = 200000000000ull}; /* 200 Gb/s, as EFA reports */
+	static struct fid_nic nic = {.link_attr = &link};
+	struct fi_info *i = efa_info(NULL, "efa-direct", "rdmap19s0-rdm", &nic);
+	assert_true(efab_info_link_gbps(i) == 200.0);
+	/* 12500 MB/s = 100 Gb/s: half of one link, a quarter of two */
+	assert_true(efab_pct_of_link(12500.0, 200.0) == 50.0);
+	assert_true(efab_pct_of_link(12500.0, 400.0) == 25.0);
+	assert_true(efab_pct_of_link(12500.0, 0.0) == 0.0);
+	i->nic = NULL;
+	assert_true(efab_info_link_gbps(i) == 0.0);
+	fi_freeinfo(i);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_p5_shape),
 		cmocka_unit_test(test_shared_switch_splits_nics),
 		cmocka_unit_test(test_info_matching),
+		cmocka_unit_test(test_line_rate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

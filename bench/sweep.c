@@ -140,6 +140,13 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* ,\n  "key": "value" (the writer opens the object with its first field) */
+static void json_field(FILE *f, const char *key, const char *val)
+{
+	fprintf(f, ",\n  \"%s\": ", key);
+	json_str(f, val);
+}
+
 static int mkdirs(const char *path)
 {
 	char tmp[PATH_MAX];
@@ -281,8 +288,7 @@ static void write_meta(runner_t *r, int complete)
 	fprintf(f, "{\n  \"efabench\": \"%s\",\n  \"schema\": %d,\n  \"config\": ", EFAB_VERSION,
 		EFAB_CSV_SCHEMA);
 	json_str(f, r->config_path);
-	fprintf(f, ",\n  \"label\": ");
-	json_str(f, r->label);
+	json_field(f, "label", r->label);
 	fprintf(f, ",\n  \"complete\": %s,\n  \"hostname\": ", complete ? "true" : "false");
 	json_str(f, u.nodename);
 	fprintf(f, ",\n  \"kernel\": ");
@@ -290,42 +296,31 @@ static void write_meta(runner_t *r, int complete)
 	json_str(f, buf);
 	command_output("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'", buf,
 		       sizeof(buf));
-	fprintf(f, ",\n  \"cpu\": ");
-	json_str(f, buf);
+	json_field(f, "cpu", buf);
 	first_line("/sys/devices/virtual/dmi/id/product_name", buf, sizeof(buf));
-	fprintf(f, ",\n  \"instance_type\": ");
-	json_str(f, buf);
+	json_field(f, "instance_type", buf);
 	snprintf(buf, sizeof(buf), "%u.%u", FI_MAJOR(v), FI_MINOR(v));
-	fprintf(f, ",\n  \"libfabric_version\": ");
-	json_str(f, buf);
+	json_field(f, "libfabric_version", buf);
 	snprintf(buf, sizeof(buf), "%d.%d", FI_MAJOR_VERSION, FI_MINOR_VERSION);
-	fprintf(f, ",\n  \"libfabric_headers\": ");
-	json_str(f, buf);
+	json_field(f, "libfabric_headers", buf);
 	command_output("cat /opt/amazon/efa_installed_packages 2>/dev/null | grep -i 'installer' | head -1",
 		       buf, sizeof(buf));
-	fprintf(f, ",\n  \"efa_installer\": ");
-	json_str(f, buf);
+	json_field(f, "efa_installer", buf);
 	first_line("/sys/module/efa/version", buf, sizeof(buf));
-	fprintf(f, ",\n  \"efa_driver\": ");
-	json_str(f, buf);
+	json_field(f, "efa_driver", buf);
 	command_output("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null "
 		       "| sort | uniq -c | sed 's/^ *//' | paste -sd ';'", buf, sizeof(buf));
-	fprintf(f, ",\n  \"gpus\": ");
-	json_str(f, buf);
+	json_field(f, "gpus", buf);
 	command_output("nvidia-smi 2>/dev/null | grep -o 'CUDA Version: [0-9.]*' | cut -d' ' -f3",
 		       buf, sizeof(buf));
-	fprintf(f, ",\n  \"cuda_driver_version\": ");
-	json_str(f, buf);
+	json_field(f, "cuda_driver_version", buf);
 	command_output("mpirun --version 2>/dev/null | head -1", buf, sizeof(buf));
-	fprintf(f, ",\n  \"mpi\": ");
-	json_str(f, buf);
+	json_field(f, "mpi", buf);
 	command_output("ls -d $NVSHMEM_HOME/lib/libnvshmem_host.so* 2>/dev/null | head -1", buf,
 		       sizeof(buf));
-	fprintf(f, ",\n  \"nvshmem\": ");
-	json_str(f, buf);
+	json_field(f, "nvshmem", buf);
 	efab_topo_summary(buf, sizeof(buf));
-	fprintf(f, ",\n  \"topology\": ");
-	json_str(f, buf);
+	json_field(f, "topology", buf);
 	fprintf(f, ",\n  \"environment\": {");
 	extern char **environ;
 	int first = 1;

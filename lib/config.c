@@ -275,7 +275,8 @@ int efab_config_expand(const efab_config_t *cfg, efab_job_t **out, size_t *nout,
 	efab_job_t *jobs = NULL;
 	size_t njobs = 0;
 	int max_repeat = 1;
-	static char vals[MAX_MATRIX][MAX_VALUES][EFAB_CFG_VAL];
+	/* one slot more than allowed, so that split_list can tell "too many" (found by fuzz_config) */
+	static char vals[MAX_MATRIX + 1][MAX_VALUES + 1][EFAB_CFG_VAL];
 
 	for (size_t i = 0; i < cfg->nsec; i++)
 		if (!strcmp(cfg->sec[i].name, "global"))
@@ -345,7 +346,7 @@ int efab_config_expand(const efab_config_t *cfg, efab_job_t **out, size_t *nout,
 			}
 			/* matrix: keys whose comma lists are crossed */
 			const efab_kv_t *mk = lookup(&e, "matrix");
-			char mkeys[MAX_MATRIX][EFAB_CFG_VAL];
+			char mkeys[MAX_MATRIX + 1][EFAB_CFG_VAL];
 			int nm = 0, nv[MAX_MATRIX], total = 1;
 			if (mk) {
 				nm = split_list(mk->value, mkeys, MAX_MATRIX + 1);

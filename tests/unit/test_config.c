@@ -130,6 +130,11 @@ static void test_bad_configs(void **state)
 	bad("[global]\nfrobnicate = 1\n[j]\nbench = put_lat\n", "t.conf:2:", "unknown key 'frobnicate'");
 	bad("[j k]\nbench = put_lat\n", "t.conf:1:", "section name");
 	bad("[j]\nbench = put_lat\nop = fetch\n", "t.conf:3:", "expected one of write");
+	/* regression (fuzz_config): one key or value too many overflowed the lists */
+	bad("[j]\nbench = put_lat\nmatrix = fabric, mem, sizes, iters, warmup\n", "t.conf:3:",
+	    "at most 4 keys");
+	bad("[j]\nbench = put_lat\nfabric = a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q\nmatrix = fabric\n",
+	    "t.conf:3:", "at most 16 matrix values");
 }
 
 static void test_global_keys_apply_where_they_fit(void **state)

@@ -405,8 +405,15 @@ int efab_config_expand(const efab_config_t *cfg, efab_job_t **out, size_t *nout,
 				for (int m = 0; m < nm; m++) {
 					mval[m] = vals[m][idx % nv[m]];
 					idx /= nv[m];
-					ll += (size_t)snprintf(label + ll, sizeof(label) - ll, "%s%s=%s",
-							       ll ? "," : "", mkeys[m], mval[m]);
+					/* the label may be cut short; the offset must never pass
+					 * its end (found by fuzz_config) */
+					if (ll + 1 < sizeof(label)) {
+						int k = snprintf(label + ll, sizeof(label) - ll, "%s%s=%s",
+								 ll ? "," : "", mkeys[m], mval[m]);
+						ll = k < 0 ? ll : ll + (size_t)k;
+						if (ll >= sizeof(label))
+							ll = sizeof(label) - 1;
+					}
 				}
 				if (nm)
 					snprintf(j->name, sizeof(j->name), "%s[%s]", sec->name, label);

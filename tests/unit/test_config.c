@@ -137,6 +137,26 @@ static void test_bad_configs(void **state)
 	    "t.conf:3:", "at most 16 matrix values");
 }
 
+/* Regression (fuzz_config): matrix values longer than the job label. */
+static void test_long_matrix_label(void **state)
+{
+	(void)state;
+	char text[1024];
+	char v[101];
+	memset(v, 'x', 100);
+	v[100] = '\0';
+	snprintf(text, sizeof(text),
+		 "[j]\nbench = put_lat\nfabric = %s, b\ndomain = %s\nmatrix = domain, fabric\n", v, v);
+	efab_job_t *jobs;
+	size_t n;
+	char err[512];
+	assert_int_equal(expand(text, &jobs, &n, err), 0);
+	assert_int_equal(n, 2);
+	assert_true(strlen(jobs[0].name) < sizeof(jobs[0].name));
+	assert_true(has_args(&jobs[1], "--fabric", "b")); /* values survive a cut label */
+	efab_jobs_free(jobs, n);
+}
+
 static void test_global_keys_apply_where_they_fit(void **state)
 {
 	(void)state;
@@ -160,6 +180,7 @@ int main(void)
 		cmocka_unit_test(test_two_key_matrix),
 		cmocka_unit_test(test_bad_configs),
 		cmocka_unit_test(test_global_keys_apply_where_they_fit),
+		cmocka_unit_test(test_long_matrix_label),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,6 +69,7 @@ struct efab_ctx {
 	size_t nnotes;
 	uint64_t fault_every; /* EFAB_FAULT_CORRUPT: test hook, see efab_verify */
 	uint64_t nverified;
+	uint64_t late; /* messages whose bytes landed after their tag */
 	efab_row_t *more_rows; /* rows after the main one (--per-pair), rank 0 */
 	size_t n_more_rows;
 	uint8_t *bounce;     /* host staging for fills/checks of GPU memory */
@@ -104,6 +105,9 @@ static inline uint8_t efab_tag(uint64_t seq)
  * kind (GPU through a bounce buffer). */
 int efab_fill(efab_ctx_t *c, size_t off, size_t len, uint64_t seq);
 uint64_t efab_verify(efab_ctx_t *c, size_t off, size_t len, uint64_t seq);
+/* The same for data whose arrival was detected by its last byte: bytes still
+ * landing get a bounded moment (counted in ctx->late) before they count. */
+uint64_t efab_verify_settled(efab_ctx_t *c, size_t off, size_t len, uint64_t seq);
 
 static inline uint8_t *efab_local(efab_ctx_t *c, size_t off)
 {

@@ -159,7 +159,8 @@ static uint64_t check_window(efab_ctx_t *c, bw_state_t *st, efab_waitfor_t *w, u
 				return UINT64_MAX;
 	}
 	for (size_t k = 0; k < used; k++)
-		errors += efab_verify(c, k * st->size, st->size, c->seq);
+		errors += c->op == EFAB_OP_WRITE ? efab_verify_settled(c, k * st->size, st->size, c->seq)
+						 : efab_verify(c, k * st->size, st->size, c->seq);
 	return errors;
 }
 

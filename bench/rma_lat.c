@@ -120,7 +120,9 @@ int efab_put_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 				return EFAB_ERR;
 		}
 		if (c->o.check)
-			row->errors += efab_verify(c, RX(c, p), size, c->seq);
+			row->errors += c->op == EFAB_OP_WRITE
+					       ? efab_verify_settled(c, RX(c, p), size, c->seq)
+					       : efab_verify(c, RX(c, p), size, c->seq);
 	}
 	put_waitfor(c, &w, "write completions and the peer", size, n);
 	if (efab_barrier_progress(&c->fab, &w))

@@ -400,19 +400,24 @@ int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab
 		efab_log_fi("fi_ep_bind (cq)", ret);
 		goto close_ep;
 	}
-	ret = fi_enable(fab.ep);
-	if (ret) {
-		efab_log_fi("fi_enable", ret);
-		goto close_ep;
-	}
-
 	size_t addrlen = EFAB_ADDR_MAX;
 	memset(myname, 0, sizeof(myname));
-	ret = fi_getname(&fab.ep->fid, myname + sizeof(size_t), &addrlen);
-	if (ret) {
-		efab_log_fi("fi_getname", ret);
-		goto close_ep;
+	ret = fi_enable(fab.ep);
+	if (ret == -FI_EBUSY && efab_prov_matches("shm", info->fabric_attr->prov_name))
+		efab_log_error("fi_enable failed: %s: shm's endpoint name is taken (a /dev/shm/<pid>:0:0 "
+			       "left by a killed process with this pid?)", fi_strerror(-ret));
+	else if (ret)
+		efab_log_fi("fi_enable", ret);
+	if (!ret) {
+		ret = fi_getname(&fab.ep->fid, myname + sizeof(size_t), &addrlen);
+		if (ret)
+			efab_log_fi("fi_getname", ret);
 	}
+	/* every rank learns whether all got this far before the collective
+	 * exchange, so a rank that failed never leaves the others waiting in it */
+	double failed = ret != 0, any = 0;
+	if (rt->allreduce(rt, &failed, &any, 1, EFAB_RT_MAX) || any)
+		goto close_ep;
 	memcpy(myname, &addrlen, sizeof(size_t));
 	names = malloc(sizeof(myname) * (size_t)rt->size);
 	if (!names) {

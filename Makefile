@@ -144,9 +144,12 @@ demo: deps
 	echo "demo: results in $$dir"; exit $$rc
 
 # libFuzzer targets (clang): the size-list parser, the option table, the config
-# parser. Each runs FUZZ_SECONDS from the seeds in tests/fuzz/corpus/; new inputs
+# parser. Each runs FUZZ_SECONDS (seed FUZZ_SEED) from tests/fuzz/corpus/; new inputs
 # and any crash go to a temporary directory, which is kept and named on failure.
 FUZZ_SECONDS ?= 60
+# A fixed seed makes a CI failure reproducible from the seed and the corpus;
+# FUZZ_SEED=0 lets libFuzzer pick one (exploration: run it for longer).
+FUZZ_SEED ?= 1
 FUZZERS := sizes opts config
 FUZZ_CC ?= clang
 FUZZ_SRC := lib/opts.c lib/config.c lib/log.c
@@ -158,7 +161,7 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) $(wildcard lib/*.h)
 fuzz: $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 	$(Q)for t in $(FUZZERS); do \
 	  d=$$(mktemp -d); \
-	  if $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  if $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -seed=$(FUZZ_SEED) -print_final_stats=1 \
 	       -artifact_prefix=$$d/ $$d tests/fuzz/corpus/$$t > $$d/log 2>&1; then \
 	    echo "fuzz_$$t: $$(grep -o 'stat::number_of_executed_units: *[0-9]*' $$d/log | grep -o '[0-9]*$$') runs, no crash"; \
 	    rm -rf $$d; \

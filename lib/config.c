@@ -353,7 +353,11 @@ int efab_config_expand(const efab_config_t *cfg, efab_job_t **out, size_t *nout,
 				if (nm > MAX_MATRIX)
 					FAIL(mk, "key 'matrix': at most %d keys", MAX_MATRIX);
 				/* [global]'s matrix, like its other keys, applies where it fits */
-				int from_global = global && mk >= global->kv && mk < global->kv + global->nkv;
+				int from_global = 0;
+				/* compare element by element: global->kv is NULL when [global]
+				 * has no keys, and NULL + 0 is undefined (found by fuzz_config) */
+				for (size_t i = 0; global && i < global->nkv; i++)
+					from_global |= mk == &global->kv[i];
 				for (int m = 0; from_global && m < nm; m++)
 					if (!efab_opts_find(mask, mkeys[m])) {
 						memmove(mkeys[m], mkeys[m + 1], (size_t)(nm - m - 1) * sizeof(mkeys[0]));

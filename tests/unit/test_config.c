@@ -157,6 +157,21 @@ static void test_long_matrix_label(void **state)
 	efab_jobs_free(jobs, n);
 }
 
+/* Regression (fuzz_config, UBSan): an empty [global] (no keys, kv == NULL)
+ * and a job with its own matrix. */
+static void test_empty_global_with_matrix(void **state)
+{
+	(void)state;
+	const char *text = "[global]\n[j]\nbench = put_lat\nfabric = a, b\nmatrix = fabric\n";
+	efab_job_t *jobs;
+	size_t n;
+	char err[512];
+	assert_int_equal(expand(text, &jobs, &n, err), 0);
+	assert_int_equal(n, 2);
+	assert_true(has_args(&jobs[1], "--fabric", "b"));
+	efab_jobs_free(jobs, n);
+}
+
 static void test_global_keys_apply_where_they_fit(void **state)
 {
 	(void)state;
@@ -181,6 +196,7 @@ int main(void)
 		cmocka_unit_test(test_bad_configs),
 		cmocka_unit_test(test_global_keys_apply_where_they_fit),
 		cmocka_unit_test(test_long_matrix_label),
+		cmocka_unit_test(test_empty_global_with_matrix),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -529,12 +529,21 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 			efab_log_error("%s", err);
 		goto teardown;
 	}
-	uint64_t max_msg = c->fab.info->ep_attr->max_msg_size;
-	if (c->o.sizes.max > max_msg) {
+	/* EFAB_FAULT_INJECT_RMA=N: act as if the endpoint's RMA inject limit were
+	 * N (efa-direct's is 0); the tests prove the benchmarks honour it. */
+	const char *finj = getenv("EFAB_FAULT_INJECT_RMA");
+	if (finj && *finj) {
+		c->fab.inject_rma.value = strtoull(finj, NULL, 10);
+		c->fab.inject_rma.source = "EFAB_FAULT_INJECT_RMA test hook";
+	}
+	efab_limit_t max_size = c->fab.max_rma;
+	if (b->mask & EFAB_B_ATOMIC)
+		max_size = (efab_limit_t){c->fab.info->ep_attr->max_msg_size, "ep_attr->max_msg_size"};
+	if (c->o.sizes.max > max_size.value) {
 		if (rt.rank == 0)
-			efab_log_error("--sizes: largest size %llu is above the provider's max message "
-				       "size %llu", (unsigned long long)c->o.sizes.max,
-				       (unsigned long long)max_msg);
+			efab_log_error("--sizes: largest size %llu is above the endpoint's maximum "
+				       "%llu (%s)", (unsigned long long)c->o.sizes.max,
+				       (unsigned long long)max_size.value, max_size.source);
 		rc = EFAB_EUSAGE;
 		goto teardown;
 	}
@@ -581,9 +590,12 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 		size_t nn = 0;
 		efab_mr_mode_str(c->fab.info->domain_attr->mr_mode, mrm, sizeof(mrm));
 		char line1[512];
-		snprintf(line1, sizeof(line1), "mr_mode %s; progress %s; inject size %zu; pairs %d",
+		snprintf(line1, sizeof(line1),
+			 "mr_mode %s; progress %s; RMA inject size %zu (%s); max RMA size %zu (%s); "
+			 "pairs %d",
 			 mrm, efab_progress_name(efab_info_progress(c->fab.info)),
-			 c->fab.info->tx_attr->inject_size, c->npairs);
+			 c->fab.inject_rma.value, c->fab.inject_rma.source, c->fab.max_rma.value,
+			 c->fab.max_rma.source, c->npairs);
 		notes[nn++] = line1;
 		if (b->definition)
 			notes[nn++] = b->definition;

@@ -181,7 +181,18 @@ static void describe(column_t *col)
 	add(col, "tagged", "%s", yesno((col->info->caps | i->caps) & FI_TAGGED));
 	add(col, "inject_size", "%zu", i->tx_attr->inject_size);
 	add(col, "max_msg_size", "%zu", i->ep_attr->max_msg_size);
-	add(col, "max_rma_size", "%s", "= max_msg_size");
+	/* the endpoint's own RMA limits (FI_OPT_*_RMA_SIZE, libfabric >= 2.0):
+	 * efa-direct injects no RMA at all although its inject_size is not 0 */
+	efab_limit_t inj, mx;
+	efab_info_rma_limits(i, &inj, &mx);
+	if (!strcmp(inj.source, "FI_OPT_INJECT_RMA_SIZE"))
+		add(col, "inject_rma_size", "%zu", inj.value);
+	else
+		add(col, "inject_rma_size", "%s", "= inject_size");
+	if (!strcmp(mx.source, "FI_OPT_MAX_RMA_SIZE"))
+		add(col, "max_rma_size", "%zu", mx.value);
+	else
+		add(col, "max_rma_size", "%s", "= max_msg_size");
 	add(col, "tx_size", "%zu", i->tx_attr->size);
 	add(col, "rx_size", "%zu", i->rx_attr->size);
 	add(col, "progress", "%s", efab_progress_name(efab_info_progress(i)));

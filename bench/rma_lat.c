@@ -102,7 +102,7 @@ int efab_put_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 	size_t ns = 0;
 
 	c->use_inject = !c->o.no_inject && !c->o.src_unregistered &&
-			size <= c->fab.info->tx_attr->inject_size;
+			size <= c->fab.inject_rma.value;
 	for (uint64_t i = 0; i < warm + n; i++, c->seq++) {
 		int p = (int)(c->seq & 1);
 		put_waitfor(c, &w, c->initiator ? "pong" : "ping", size, i);

@@ -71,6 +71,30 @@ int efab_check_src_unregistered(const struct fi_info *info, char *msg, size_t le
 /* One-line list of RDM "provider/fabric/domain" names available here. */
 void efab_fabric_list(char *buf, size_t len);
 
+/* A size limit of the endpoint and where it came from. */
+typedef struct efab_limit {
+	size_t value;
+	const char *source; /* "FI_OPT_INJECT_RMA_SIZE", "tx_attr->inject_size", ... */
+} efab_limit_t;
+
+/* The endpoint's answer to an FI_OPT_* size option (rc from fi_getopt) when it
+ * gave one within the fi_info attribute (the man page's contract), else the
+ * attribute. efa-direct answers FI_OPT_INJECT_RMA_SIZE = 0 while its
+ * tx_attr->inject_size is the device's inline size: fi_inject_write there
+ * returns -FI_ENOSYS for any non-empty buffer. */
+efab_limit_t efab_limit_pick(int rc, size_t optval, const char *optname, size_t attr,
+			     const char *attrname);
+
+/* RMA inject and maximum sizes of an enabled ep (FI_OPT_INJECT_RMA_SIZE, FI_OPT_MAX_RMA_SIZE
+ * on libfabric >= 2.0; otherwise, and for providers that do not implement
+ * them, tx_attr->inject_size and ep_attr->max_msg_size). */
+void efab_ep_rma_limits(struct fid_ep *ep, const struct fi_info *info, efab_limit_t *inject,
+			efab_limit_t *max);
+/* The same for info without an endpoint of the caller's: brings up fabric,
+ * domain, CQ, AV and an enabled endpoint for the query (some providers answer
+ * only on an enabled one) and closes them; on any failure, the attributes. */
+void efab_info_rma_limits(const struct fi_info *info, efab_limit_t *inject, efab_limit_t *max);
+
 typedef struct efab_fabric {
 	struct fi_info *info; /* owned */
 	struct fid_fabric *fabric;
@@ -89,6 +113,7 @@ typedef struct efab_fabric {
 	size_t rx_posted;       /* receives posted for FI_RX_CQ_DATA */
 	struct fi_context2 *ctx; /* ring of op contexts */
 	size_t nctx;
+	efab_limit_t inject_rma, max_rma; /* efab_ep_rma_limits of ep */
 } efab_fabric_t;
 
 /* Bring up fabric, domain, CQ, AV and endpoint for info (ownership passes to

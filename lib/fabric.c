@@ -334,6 +334,77 @@ static int uses_rx_cq_data(const efab_fabric_t *fab)
 	return (fab->info->mode & FI_RX_CQ_DATA) && (fab->info->caps & FI_MSG);
 }
 
+efab_limit_t efab_limit_pick(int rc, size_t optval, const char *optname, size_t attr,
+			     const char *attrname)
+{
+	efab_limit_t l = {attr, attrname};
+	if (rc == 0 && optval <= attr) {
+		l.value = optval;
+		l.source = optname;
+	}
+	return l;
+}
+
+void efab_ep_rma_limits(struct fid_ep *ep, const struct fi_info *info, efab_limit_t *inject,
+			efab_limit_t *max)
+{
+	size_t a_inject = info->tx_attr->inject_size, a_max = info->ep_attr->max_msg_size;
+#if FI_MAJOR_VERSION >= 2
+	size_t v = 0, len = sizeof(v);
+	int rc = ep ? fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_INJECT_RMA_SIZE, &v, &len)
+		    : -FI_ENOPROTOOPT;
+	*inject = efab_limit_pick(rc, v, "FI_OPT_INJECT_RMA_SIZE", a_inject,
+				  "tx_attr->inject_size");
+	v = 0;
+	len = sizeof(v);
+	rc = ep ? fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_MAX_RMA_SIZE, &v, &len)
+		: -FI_ENOPROTOOPT;
+	*max = efab_limit_pick(rc, v, "FI_OPT_MAX_RMA_SIZE", a_max, "ep_attr->max_msg_size");
+#else
+	(void)ep;
+	/* libfabric < 2.0 has no FI_OPT_INJECT_RMA_SIZE / FI_OPT_MAX_RMA_SIZE */
+	*inject = efab_limit_pick(-FI_ENOPROTOOPT, 0, NULL, a_inject, "tx_attr->inject_size");
+	*max = efab_limit_pick(-FI_ENOPROTOOPT, 0, NULL, a_max, "ep_attr->max_msg_size");
+#endif
+}
+
+void efab_info_rma_limits(const struct fi_info *info, efab_limit_t *inject, efab_limit_t *max)
+{
+	struct fid_fabric *fabric = NULL;
+	struct fid_domain *domain = NULL;
+	struct fid_cq *cq = NULL;
+	struct fid_av *av = NULL;
+	struct fid_ep *ep = NULL;
+	int enabled = 0;
+#if FI_MAJOR_VERSION >= 2
+	/* a whole enabled endpoint: some providers' getopt (shm's) needs it */
+	struct fi_info *i = (struct fi_info *)info;
+	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_NONE};
+	struct fi_av_attr av_attr = {
+		.type = info->domain_attr->av_type != FI_AV_UNSPEC ? info->domain_attr->av_type
+								   : FI_AV_TABLE,
+		.count = 2,
+	};
+	enabled = !fi_fabric(info->fabric_attr, &fabric, NULL) &&
+		  !fi_domain(fabric, i, &domain, NULL) &&
+		  !fi_cq_open(domain, &cq_attr, &cq, NULL) &&
+		  !fi_av_open(domain, &av_attr, &av, NULL) && !fi_endpoint(domain, i, &ep, NULL) &&
+		  !fi_ep_bind(ep, &av->fid, 0) && !fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV) &&
+		  !fi_enable(ep);
+#endif
+	efab_ep_rma_limits(enabled ? ep : NULL, info, inject, max);
+	if (ep)
+		fi_close(&ep->fid);
+	if (av)
+		fi_close(&av->fid);
+	if (cq)
+		fi_close(&cq->fid);
+	if (domain)
+		fi_close(&domain->fid);
+	if (fabric)
+		fi_close(&fabric->fid);
+}
+
 int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab_fabric_t *out)
 {
 	efab_fabric_t fab;
@@ -409,6 +480,8 @@ int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab
 	else if (ret)
 		efab_log_fi("fi_enable", ret);
 	if (!ret) {
+		/* after fi_enable: shm's getopt dereferences state that enable creates */
+		efab_ep_rma_limits(fab.ep, info, &fab.inject_rma, &fab.max_rma);
 		ret = fi_getname(&fab.ep->fid, myname + sizeof(size_t), &addrlen);
 		if (ret)
 			efab_log_fi("fi_getname", ret);

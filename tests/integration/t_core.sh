@@ -13,6 +13,26 @@ t_put_lat_tcp_check() {
 	csvcheck "$WORK/p.csv" --bench put_lat --rows 11 --lat --op write --provider "tcp" --extra inject
 }
 
+# efa-direct's RMA inject limit is 0 (FI_OPT_INJECT_RMA_SIZE) although its
+# inject_size is not: the benchmarks must follow the endpoint's limit.
+t_put_inject_follows_endpoint_limit() {
+	expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p shm -m 8 -n 50 --csv "$WORK/i.csv"
+	grep -q "RMA inject size [0-9]* (tx_attr->inject_size)" "$WORK/last.out" ||
+		die "header lacks the RMA inject size and its source"
+	csvcheck "$WORK/i.csv" --bench put_lat --rows 1 --extra inject --where inject=yes
+	rm -f "$WORK/i.csv"
+	EFAB_FAULT_INJECT_RMA=0 expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p shm -m 8 -n 50 -c \
+		--csv "$WORK/i.csv"
+	grep -q "RMA inject size 0 (EFAB_FAULT_INJECT_RMA test hook)" "$WORK/last.out" ||
+		die "header does not show the overridden limit"
+	csvcheck "$WORK/i.csv" --bench put_lat --rows 1 --extra inject --where inject=no
+	rm -f "$WORK/b.csv"
+	EFAB_FAULT_INJECT_RMA=0 expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p tcp -m 8 -n 10 -c \
+		--csv "$WORK/b.csv"
+	csvcheck "$WORK/b.csv" --bench put_bw --rows 1 --bw --extra pair,window_us_p50,window_us_p99,inject,link_Gbps,pct_of_link \
+		--where inject=no
+}
+
 t_put_lat_writedata() {
 	for p in shm tcp; do
 		rm -f "$WORK/p.csv"

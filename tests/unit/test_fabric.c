@@ -53,6 +53,51 @@ static void loop_rma(const char *prov)
 	efab_fabric_close(&fab);
 }
 
+/* The endpoint's RMA limits: an FI_OPT answer within the attribute wins (as
+ * efa-direct's inject 0 under inject_size 32), anything else falls back. */
+static void test_limit_pick(void **state)
+{
+	(void)state;
+	efab_limit_t l = efab_limit_pick(0, 0, "FI_OPT_INJECT_RMA_SIZE", 32, "tx_attr->inject_size");
+	assert_int_equal(l.value, 0);
+	assert_string_equal(l.source, "FI_OPT_INJECT_RMA_SIZE");
+	l = efab_limit_pick(-FI_ENOPROTOOPT, 0, "FI_OPT_INJECT_RMA_SIZE", 32, "tx_attr->inject_size");
+	assert_int_equal(l.value, 32);
+	assert_string_equal(l.source, "tx_attr->inject_size");
+	l = efab_limit_pick(0, 1UL << 30, "FI_OPT_MAX_RMA_SIZE", 1UL << 31, "ep_attr->max_msg_size");
+	assert_int_equal(l.value, 1UL << 30);
+	/* an answer above the attribute breaks the contract: keep the attribute */
+	l = efab_limit_pick(0, 64, "FI_OPT_INJECT_RMA_SIZE", 32, "tx_attr->inject_size");
+	assert_int_equal(l.value, 32);
+	assert_string_equal(l.source, "tx_attr->inject_size");
+}
+
+/* On a real endpoint the limits are never above the fi_info attributes, and
+ * the bring-up records the same as the standalone query. */
+static void rma_limits(const char *prov)
+{
+	efab_fabric_req_t req = {.provider = prov, .caps = RMA_CAPS};
+	struct fi_info *info = NULL;
+	efab_fabric_t fab;
+	efab_limit_t inj, mx;
+	assert_int_equal(efab_fabric_select(&req, &info), EFAB_OK);
+	efab_info_rma_limits(info, &inj, &mx);
+	assert_true(inj.value <= info->tx_attr->inject_size);
+	assert_true(mx.value <= info->ep_attr->max_msg_size && mx.value > 0);
+	assert_int_equal(efab_fabric_open(info, efab_rt_single(), 5.0, &fab), EFAB_OK);
+	assert_int_equal(fab.inject_rma.value, inj.value);
+	assert_string_equal(fab.inject_rma.source, inj.source);
+	assert_int_equal(fab.max_rma.value, mx.value);
+	efab_fabric_close(&fab);
+}
+
+static void test_rma_limits(void **state)
+{
+	(void)state;
+	rma_limits("shm");
+	rma_limits("tcp");
+}
+
 static void test_shm(void **state)
 {
 	(void)state;
@@ -121,6 +166,7 @@ int main(void)
 		cmocka_unit_test(test_shm),           cmocka_unit_test(test_tcp),
 		cmocka_unit_test(test_wait_timeout),  cmocka_unit_test(test_select_errors),
 		cmocka_unit_test(test_mem_kinds),
+		cmocka_unit_test(test_limit_pick),    cmocka_unit_test(test_rma_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

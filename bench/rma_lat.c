@@ -26,6 +26,11 @@ int efab_rma_notes(efab_ctx_t *c)
 	    (!efab_mem_host_accessible(c->o.mem_local) || !efab_mem_host_accessible(c->o.mem_remote)))
 		efab_note(c, "GPU memory cannot be polled by the CPU: arrival is the remote CQ data "
 			     "completion (writedata)");
+	if (c->op == EFAB_OP_WRITE && (c->b->mask & EFAB_B_PUT_LAT))
+		efab_note(c, "-o write: arrival = its last byte seen; where a fabric may place a "
+			     "message's bytes out of order (EFA's SRD sends a write above the MTU as "
+			     "packets in any order) this is a lower bound for multi-packet sizes: "
+			     "-o writedata times the completion");
 	if (c->o.check)
 		efab_note(c, "-c: every payload is checked; checking runs between timed intervals "
 			     "but can still delay the peer: quote numbers from runs without -c");

@@ -538,7 +538,7 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 	}
 	efab_limit_t max_size = c->fab.max_rma;
 	if (b->mask & EFAB_B_ATOMIC)
-		max_size = (efab_limit_t){c->fab.info->ep_attr->max_msg_size, "ep_attr->max_msg_size"};
+		max_size = (efab_limit_t){c->fab.info->ep_attr->max_msg_size, "ep_attr->max_msg_size", 0};
 	if (c->o.sizes.max > max_size.value) {
 		if (rt.rank == 0)
 			efab_log_error("--sizes: largest size %llu is above the endpoint's maximum "

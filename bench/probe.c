@@ -185,11 +185,11 @@ static void describe(column_t *col)
 	 * efa-direct injects no RMA at all although its inject_size is not 0 */
 	efab_limit_t inj, mx;
 	efab_info_rma_limits(i, &inj, &mx);
-	if (!strcmp(inj.source, "FI_OPT_INJECT_RMA_SIZE"))
+	if (inj.from_ep)
 		add(col, "inject_rma_size", "%zu", inj.value);
 	else
 		add(col, "inject_rma_size", "%s", "= inject_size");
-	if (!strcmp(mx.source, "FI_OPT_MAX_RMA_SIZE"))
+	if (mx.from_ep)
 		add(col, "max_rma_size", "%zu", mx.value);
 	else
 		add(col, "max_rma_size", "%s", "= max_msg_size");

@@ -75,6 +75,7 @@ void efab_fabric_list(char *buf, size_t len);
 typedef struct efab_limit {
 	size_t value;
 	const char *source; /* "FI_OPT_INJECT_RMA_SIZE", "tx_attr->inject_size", ... */
+	int from_ep;        /* the endpoint answered the FI_OPT_* query */
 } efab_limit_t;
 
 /* The endpoint's answer to an FI_OPT_* size option (rc from fi_getopt) when it
@@ -90,9 +91,9 @@ efab_limit_t efab_limit_pick(int rc, size_t optval, const char *optname, size_t 
  * them, tx_attr->inject_size and ep_attr->max_msg_size). */
 void efab_ep_rma_limits(struct fid_ep *ep, const struct fi_info *info, efab_limit_t *inject,
 			efab_limit_t *max);
-/* The same for info without an endpoint of the caller's: brings up fabric,
- * domain, CQ, AV and an enabled endpoint for the query (some providers answer
- * only on an enabled one) and closes them; on any failure, the attributes. */
+/* The same for info without an endpoint of the caller's: a quiet one-rank
+ * efab_fabric_open (some providers answer only on an enabled endpoint),
+ * closed again; on any failure, and on libfabric < 2.0, the attributes. */
 void efab_info_rma_limits(const struct fi_info *info, efab_limit_t *inject, efab_limit_t *max);
 
 typedef struct efab_fabric {

@@ -337,72 +337,61 @@ static int uses_rx_cq_data(const efab_fabric_t *fab)
 efab_limit_t efab_limit_pick(int rc, size_t optval, const char *optname, size_t attr,
 			     const char *attrname)
 {
-	efab_limit_t l = {attr, attrname};
-	if (rc == 0 && optval <= attr) {
-		l.value = optval;
-		l.source = optname;
-	}
+	efab_limit_t l = {attr, attrname, 0};
+	if (rc == 0 && optval <= attr)
+		l = (efab_limit_t){optval, optname, 1};
 	return l;
+}
+
+/* fi_getopt of a size_t endpoint option; -FI_ENOPROTOOPT without an endpoint. */
+static int ep_size_opt(struct fid_ep *ep, int opt, size_t *v)
+{
+	size_t len = sizeof(*v);
+	*v = 0;
+	return ep ? fi_getopt(&ep->fid, FI_OPT_ENDPOINT, opt, v, &len) : -FI_ENOPROTOOPT;
 }
 
 void efab_ep_rma_limits(struct fid_ep *ep, const struct fi_info *info, efab_limit_t *inject,
 			efab_limit_t *max)
 {
-	size_t a_inject = info->tx_attr->inject_size, a_max = info->ep_attr->max_msg_size;
 #if FI_MAJOR_VERSION >= 2
-	size_t v = 0, len = sizeof(v);
-	int rc = ep ? fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_INJECT_RMA_SIZE, &v, &len)
-		    : -FI_ENOPROTOOPT;
-	*inject = efab_limit_pick(rc, v, "FI_OPT_INJECT_RMA_SIZE", a_inject,
-				  "tx_attr->inject_size");
-	v = 0;
-	len = sizeof(v);
-	rc = ep ? fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_MAX_RMA_SIZE, &v, &len)
-		: -FI_ENOPROTOOPT;
-	*max = efab_limit_pick(rc, v, "FI_OPT_MAX_RMA_SIZE", a_max, "ep_attr->max_msg_size");
+	enum { OPT_INJECT = FI_OPT_INJECT_RMA_SIZE, OPT_MAX = FI_OPT_MAX_RMA_SIZE };
 #else
-	(void)ep;
-	/* libfabric < 2.0 has no FI_OPT_INJECT_RMA_SIZE / FI_OPT_MAX_RMA_SIZE */
-	*inject = efab_limit_pick(-FI_ENOPROTOOPT, 0, NULL, a_inject, "tx_attr->inject_size");
-	*max = efab_limit_pick(-FI_ENOPROTOOPT, 0, NULL, a_max, "ep_attr->max_msg_size");
+	enum { OPT_INJECT = -1, OPT_MAX = -1 };
+	ep = NULL; /* libfabric < 2.0 has neither option */
 #endif
+	size_t v;
+	int rc = ep_size_opt(ep, OPT_INJECT, &v);
+	*inject = efab_limit_pick(rc, v, "FI_OPT_INJECT_RMA_SIZE", info->tx_attr->inject_size,
+				  "tx_attr->inject_size");
+	rc = ep_size_opt(ep, OPT_MAX, &v);
+	*max = efab_limit_pick(rc, v, "FI_OPT_MAX_RMA_SIZE", info->ep_attr->max_msg_size,
+			       "ep_attr->max_msg_size");
 }
 
 void efab_info_rma_limits(const struct fi_info *info, efab_limit_t *inject, efab_limit_t *max)
 {
-	struct fid_fabric *fabric = NULL;
-	struct fid_domain *domain = NULL;
-	struct fid_cq *cq = NULL;
-	struct fid_av *av = NULL;
-	struct fid_ep *ep = NULL;
-	int enabled = 0;
+	efab_ep_rma_limits(NULL, info, inject, max);
 #if FI_MAJOR_VERSION >= 2
-	/* a whole enabled endpoint: some providers' getopt (shm's) needs it */
-	struct fi_info *i = (struct fi_info *)info;
-	struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_NONE};
-	struct fi_av_attr av_attr = {
-		.type = info->domain_attr->av_type != FI_AV_UNSPEC ? info->domain_attr->av_type
-								   : FI_AV_TABLE,
-		.count = 2,
-	};
-	enabled = !fi_fabric(info->fabric_attr, &fabric, NULL) &&
-		  !fi_domain(fabric, i, &domain, NULL) &&
-		  !fi_cq_open(domain, &cq_attr, &cq, NULL) &&
-		  !fi_av_open(domain, &av_attr, &av, NULL) && !fi_endpoint(domain, i, &ep, NULL) &&
-		  !fi_ep_bind(ep, &av->fid, 0) && !fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV) &&
-		  !fi_enable(ep);
+	/* the benchmarks' own bring-up on one rank, quietly: some providers'
+	 * getopt (shm's) needs an enabled endpoint, and a fabric that cannot be
+	 * opened here keeps the attributes */
+	struct fi_info *dup = fi_dupinfo(info);
+	efab_fabric_t fab;
+	int verbose = efab_log_verbose();
+	if (!dup)
+		return;
+	efab_log_set_verbose(-1);
+	int rc = efab_fabric_open(dup, efab_rt_single(), 5.0, &fab);
+	efab_log_set_verbose(verbose);
+	if (rc) {
+		fi_freeinfo(dup);
+		return;
+	}
+	*inject = fab.inject_rma;
+	*max = fab.max_rma;
+	efab_fabric_close(&fab);
 #endif
-	efab_ep_rma_limits(enabled ? ep : NULL, info, inject, max);
-	if (ep)
-		fi_close(&ep->fid);
-	if (av)
-		fi_close(&av->fid);
-	if (cq)
-		fi_close(&cq->fid);
-	if (domain)
-		fi_close(&domain->fid);
-	if (fabric)
-		fi_close(&fabric->fid);
 }
 
 int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab_fabric_t *out)

@@ -61,9 +61,11 @@ static void test_limit_pick(void **state)
 	efab_limit_t l = efab_limit_pick(0, 0, "FI_OPT_INJECT_RMA_SIZE", 32, "tx_attr->inject_size");
 	assert_int_equal(l.value, 0);
 	assert_string_equal(l.source, "FI_OPT_INJECT_RMA_SIZE");
+	assert_true(l.from_ep);
 	l = efab_limit_pick(-FI_ENOPROTOOPT, 0, "FI_OPT_INJECT_RMA_SIZE", 32, "tx_attr->inject_size");
 	assert_int_equal(l.value, 32);
 	assert_string_equal(l.source, "tx_attr->inject_size");
+	assert_false(l.from_ep);
 	l = efab_limit_pick(0, 1UL << 30, "FI_OPT_MAX_RMA_SIZE", 1UL << 31, "ep_attr->max_msg_size");
 	assert_int_equal(l.value, 1UL << 30);
 	/* an answer above the attribute breaks the contract: keep the attribute */

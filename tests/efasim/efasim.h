@@ -1,0 +1,141 @@
+/* efasim: a functional model of an AWS EFA device under rdma-core's
+ * libibverbs/libefa API, so that libfabric's unmodified efa provider runs
+ * without EFA hardware. See tests/efasim/README.md for what is modelled and
+ * where each device attribute comes from. Internal header. */
+#ifndef EFASIM_H
+#define EFASIM_H
+
+#include <infiniband/efadv.h>
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define EFASIM_MAGIC 0xefa51a01u
+#define EFASIM_MAX_NICS 32
+#define EFASIM_MAX_DEVS 256   /* simulated NICs across all simulated hosts */
+#define EFASIM_MAX_QPS 4096   /* live QPs across all processes */
+#define EFASIM_MAX_MRS 65536  /* live MRs across all processes */
+#define EFASIM_QP_TABLE 256   /* = max_qp: the provider indexes its QP table by qpn & 255 */
+#define EFASIM_MAX_SGE 3
+#define EFASIM_UNKNOWN_AH 0xFFFF
+
+/* Completion status: the device's own codes (rdma-core efa_io_defs.h), which
+ * libefa reports as vendor_err and maps to ibv_wc_status. */
+enum efasim_status {
+	ES_OK = 0,
+	ES_FLUSHED = 1,
+	ES_LOCAL_QP_INTERNAL = 2,
+	ES_LOCAL_UNSUPPORTED_OP = 3,
+	ES_LOCAL_INVALID_AH = 4,
+	ES_LOCAL_INVALID_LKEY = 5,
+	ES_LOCAL_BAD_LENGTH = 6,
+	ES_REMOTE_BAD_ADDRESS = 7,
+	ES_REMOTE_ABORT = 8,
+	ES_REMOTE_BAD_DEST_QPN = 9,
+	ES_REMOTE_RNR = 10,
+	ES_REMOTE_BAD_LENGTH = 11,
+	ES_REMOTE_BAD_STATUS = 12,
+	ES_LOCAL_UNRESP_REMOTE = 13,
+	ES_REMOTE_UNKNOWN_PEER = 14,
+	ES_LOCAL_UNREACH_REMOTE = 15,
+};
+
+/* One simulated NIC as every process sees it (shared registry). */
+struct efasim_dev_ent {
+	int used;
+	int nic;                 /* index on its host */
+	char host[64];           /* simulated host name */
+	uint8_t gid[16];
+	uint32_t next_qp_gen;
+	uint32_t rate_MBps;      /* test knob: 0 = unlimited */
+	uint32_t delay_us;       /* test knob: added per operation */
+};
+
+struct efasim_qp_ent {
+	int used;
+	pid_t pid;
+	int dev;                 /* index in devs[] */
+	uint32_t qpn;
+	uint32_t qkey;
+	uint64_t pd_tag;
+	int unsolicited_write_recv;
+	char rq_file[64];        /* receive queue ring */
+	char cq_file[64];        /* its receive CQ ring */
+	uint8_t rnr_retry;
+};
+
+struct efasim_mr_ent {
+	int used;
+	pid_t pid;
+	int dev;
+	uint64_t pd_tag;
+	uint64_t iova;
+	uint64_t va;
+	uint64_t len;
+	uint32_t key;
+	int access;
+};
+
+struct efasim_registry {
+	uint32_t magic;
+	uint32_t size;
+	pthread_mutex_t lock;    /* robust, process-shared */
+	uint32_t mr_gen;
+	struct efasim_dev_ent devs[EFASIM_MAX_DEVS];
+	struct efasim_qp_ent qps[EFASIM_MAX_QPS];
+	struct efasim_mr_ent mrs[EFASIM_MAX_MRS];
+};
+
+/* A completion as the device writes it into a CQ ring. */
+struct efasim_cqe {
+	uint64_t wr_id;
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t byte_len;
+	uint32_t imm;            /* host order */
+	uint16_t status;         /* enum efasim_status */
+	uint8_t recv_side;       /* 1: receive queue completion */
+	uint8_t rdma_write;      /* op type RDMA write (send side) / write-with-imm (recv side) */
+	uint8_t has_imm;
+	uint8_t unsolicited;
+	uint8_t src_gid[16];
+	int qp_slot;             /* registry slot of the QP it belongs to */
+	int src_dev;             /* registry index of the sender's NIC */
+};
+
+struct efasim_ring_hdr {
+	uint32_t magic;
+	pid_t owner;
+	pthread_mutex_t lock;    /* robust, process-shared */
+	uint32_t size;           /* entries, power of two */
+	uint32_t entry_size;
+	uint64_t head;           /* consumer */
+	uint64_t tail;           /* producers */
+	uint64_t overruns;
+	int armed;               /* CQ: notification requested */
+	char chan_fifo[256];      /* CQ: completion channel FIFO, "" if none */
+	uint64_t owner_handle;   /* CQ: the owner's struct ibv_cq pointer */
+};
+
+struct efasim_rqe {
+	uint64_t wr_id;
+	uint32_t nsge;
+	struct ibv_sge sge[EFASIM_MAX_SGE];
+};
+
+#pragma GCC visibility push(default)
+/* Internal API shared by libibverbs.so.1 (efasim.c) and libefa.so.1 (efadv.c). */
+int efasim_efadv_query_device(struct ibv_context *ctx, struct efadv_device_attr *attr, uint32_t inlen);
+int efasim_efadv_query_ah(struct ibv_ah *ah, struct efadv_ah_attr *attr, uint32_t inlen);
+struct ibv_qp *efasim_efadv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
+					 struct efadv_qp_init_attr *efa_attr, uint32_t inlen);
+struct ibv_cq_ex *efasim_efadv_create_cq(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr,
+					 struct efadv_cq_init_attr *efa_attr, uint32_t inlen);
+struct efadv_cq *efasim_efadv_cq_from_ibv_cq_ex(struct ibv_cq_ex *cq);
+struct efadv_qp *efasim_efadv_qp_from_ibv_qp_ex(struct ibv_qp_ex *qp);
+int efasim_efadv_query_mr(struct ibv_mr *mr, struct efadv_mr_attr *attr, uint32_t inlen);
+int efasim_is_sim_context(struct ibv_context *ctx);
+#pragma GCC visibility pop
+
+#endif

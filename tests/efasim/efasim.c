@@ -347,11 +347,21 @@ static void sim_init_once(void)
 		snprintf(sim.dir, sizeof(sim.dir), "%s", dir);
 	else
 		snprintf(sim.dir, sizeof(sim.dir), "/tmp/efasim-%u", (unsigned)getuid());
+	/* EFASIM_HOST: the simulated host; "%r" makes every MPI rank its own host
+	 * (ranks of one machine then reach each other through the device, not shm). */
 	const char *host = getenv("EFASIM_HOST");
-	if (host && *host)
+	if (host && !strcmp(host, "%r")) {
+		const char *r = getenv("OMPI_COMM_WORLD_RANK");
+		if (!r)
+			r = getenv("PMI_RANK");
+		if (!r)
+			r = getenv("SLURM_PROCID");
+		snprintf(sim.host, sizeof(sim.host), "rank%s", r ? r : "0");
+	} else if (host && *host) {
 		snprintf(sim.host, sizeof(sim.host), "%s", host);
-	else
+	} else {
 		gethostname(sim.host, sizeof(sim.host));
+	}
 	const char *prof = getenv("EFASIM_PROFILE");
 	sim.prof = &profiles[0];
 	if (prof && *prof) {
@@ -1255,6 +1265,17 @@ static void qp_sq_done(const struct efasim_cqe *e)
 	pthread_mutex_unlock(&sim.lock);
 }
 
+static int qp_alive_here(const struct efasim_cqe *e)
+{
+	if (e->qp_slot < 0 || e->qp_slot >= EFASIM_MAX_QPS)
+		return 0;
+	pthread_mutex_lock(&sim.lock);
+	struct sim_qp *q = sim.qp_by_slot[e->qp_slot];
+	int ok = q && q->qpx.qp_base.qp_num == e->qp_num;
+	pthread_mutex_unlock(&sim.lock);
+	return ok;
+}
+
 static int cq_pop(struct sim_cq *c)
 {
 	struct efasim_ring_hdr *h = c->ring;
@@ -1268,6 +1289,11 @@ static int cq_pop(struct sim_cq *c)
 	memcpy(&c->cur, ring_slot(h, h->head), sizeof(c->cur));
 	h->head++;
 	pthread_mutex_unlock(&h->lock);
+	/* As libefa: a completion of a QP that no longer exists is consumed and
+	 * reported as EINVAL (the provider drains its CQ that way after destroying
+	 * a QP). */
+	if (!qp_alive_here(&c->cur))
+		return EINVAL;
 	qp_sq_done(&c->cur);
 	c->cqx.wr_id = c->cur.wr_id;
 	switch (c->cur.status) {
@@ -2070,6 +2096,7 @@ static int execute(struct sim_qp *q, struct sim_wr *w)
 	}
 	throttle(q->ctx->dev->gdev, dst_dev, len);
 	rc.qp_num = tq.qpn;
+	rc.qp_slot = ts;
 
 	if (w->op == OP_SEND || w->op == OP_SEND_IMM || (w->op == OP_WRITE_IMM && !tq.unsolicited_write_recv)) {
 		if (w->op != OP_WRITE_IMM && w->qkey != tq.qkey) {

@@ -742,7 +742,7 @@ EXPORT struct ibv_context *ibv_open_device(struct ibv_device *d)
 	ctx->device = d;
 	ctx->cmd_fd = -1;
 	ctx->async_fd = -1;
-	ctx->num_comp_vectors = 1;
+	ctx->num_comp_vectors = 4; /* the provider refuses CQ wait objects with fewer than 2 */
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	ctx->ops.poll_cq = sim_poll_cq;
 	ctx->ops.req_notify_cq = sim_req_notify;
@@ -985,6 +985,10 @@ EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size
 EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	struct sim_mr *m = container_of(mr, struct sim_mr, mr);
+	if (getpid() != sim.pid) {
+		free(m);
+		return 0;
+	}
 	robust_lock(&sim.reg->lock);
 	struct efasim_mr_ent *e = &sim.reg->mrs[m->slot];
 	if (e->used && e->key == mr->lkey)
@@ -1241,6 +1245,10 @@ struct efadv_cq *efasim_efadv_cq_from_ibv_cq_ex(struct ibv_cq_ex *cqx)
 EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 {
 	struct sim_cq *c = container_of((struct ibv_cq_ex *)cq, struct sim_cq, cqx);
+	if (getpid() != sim.pid) {
+		free(c);
+		return 0;
+	}
 	char path[PATH_MAX + 80];
 	snprintf(path, sizeof(path), "%s/%s", sim.dir, c->file);
 	unlink(path);
@@ -1582,7 +1590,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	memset(e, 0, sizeof(*e));
 	e->pid = sim.pid;
 	e->dev = c->dev->gdev;
-	e->qpn = (d->next_qp_gen << 8) | (uint32_t)low;
+	e->qpn = ((d->next_qp_gen & 0xff) << 8) | (uint32_t)low; /* the provider keeps 16 bits */
 	e->pd_tag = q->pd->tag;
 	e->unsolicited_write_recv = q->unsolicited;
 	snprintf(e->rq_file, sizeof(e->rq_file), "%s", q->rq_file);
@@ -1678,9 +1686,32 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 	return 0;
 }
 
+/* Completions of a destroyed QP leave its CQs at once: libfabric 2.1 and 2.4
+ * index their QP table with a CQE's qp_num without a NULL check. */
+static void cq_purge(struct sim_cq *c, int slot, uint32_t qpn)
+{
+	struct efasim_ring_hdr *h = c->ring;
+	robust_lock(&h->lock);
+	uint64_t w = h->head;
+	for (uint64_t r = h->head; r < h->tail; r++) {
+		struct efasim_cqe *e = ring_slot(h, r);
+		if (e->qp_slot == slot && e->qp_num == qpn)
+			continue;
+		if (w != r)
+			memcpy(ring_slot(h, w), e, sizeof(*e));
+		w++;
+	}
+	h->tail = w;
+	pthread_mutex_unlock(&h->lock);
+}
+
 EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct sim_qp *q = to_qp(qp);
+	if (getpid() != sim.pid) { /* a forked child exiting: the objects are the parent's */
+		free(q);
+		return 0;
+	}
 	robust_lock(&sim.reg->lock);
 	sim.reg->qps[q->slot].used = 0;
 	pthread_mutex_unlock(&sim.reg->lock);
@@ -1691,6 +1722,9 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	snprintf(p, sizeof(p), "%s/%s", sim.dir, q->rq_file);
 	unlink(p);
 	munmap(q->rq, q->rq_map);
+	cq_purge(q->scq, q->slot, qp->qp_num);
+	if (q->rcq != q->scq)
+		cq_purge(q->rcq, q->slot, qp->qp_num);
 	for (struct sim_wr *w = q->pending, *n; w; w = n) {
 		n = w->next;
 		atomic_fetch_sub(&npending, 1);

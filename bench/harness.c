@@ -335,6 +335,10 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 		.caps = caps,
 		.hmem = efab_mem_is_gpu(c->o.mem_local) || efab_mem_is_gpu(c->o.mem_remote),
 		.cq_data = c->op == EFAB_OP_WRITEDATA,
+		/* an unregistered source is only possible where FI_MR_LOCAL is not in
+		 * force: asked without it, efa answers with its MR-cache path and
+		 * efa-direct (which requires it) drops out */
+		.mr_mode_off = c->o.src_unregistered ? FI_MR_LOCAL : 0,
 	};
 	struct fi_info *info = NULL;
 	if (c->rt->rank && !c->o.verbose)
@@ -591,9 +595,13 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 		efab_mr_mode_str(c->fab.info->domain_attr->mr_mode, mrm, sizeof(mrm));
 		char line1[512];
 		snprintf(line1, sizeof(line1),
-			 "mr_mode %s; progress %s; RMA inject size %zu (%s); max RMA size %zu (%s); "
+			 "mr_mode %s; mode %s; progress %s; RMA inject size %zu (%s); max RMA size %zu (%s); "
 			 "pairs %d",
-			 mrm, efab_progress_name(efab_info_progress(c->fab.info)),
+			 mrm,
+			 (c->fab.info->mode & FI_RX_CQ_DATA)
+				 ? "FI_RX_CQ_DATA (remote CQ data consumes posted receives)"
+				 : "-",
+			 efab_progress_name(efab_info_progress(c->fab.info)),
 			 c->fab.inject_rma.value, c->fab.inject_rma.source, c->fab.max_rma.value,
 			 c->fab.max_rma.source, c->npairs);
 		notes[nn++] = line1;

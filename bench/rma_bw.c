@@ -352,7 +352,7 @@ int efab_bw_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 	st.active = c->initiator || c->o.bidir;
 	st.arrival = c->op != EFAB_OP_READ && (!c->initiator || c->o.bidir);
 	c->use_inject = c->op != EFAB_OP_READ && !c->o.no_inject && !c->o.src_unregistered &&
-			size <= c->fab.inject_rma.value && c->o.window > 1;
+			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value) && c->o.window > 1;
 	uint64_t n = bw_windows_for(c, size), warm = bw_warmup_for(c, size);
 
 	if (c->o.time_s > 0 && windows_for_time(c, &st, &n, row))

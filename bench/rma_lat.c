@@ -106,8 +106,9 @@ int efab_put_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 	efab_waitfor_t w;
 	size_t ns = 0;
 
+	/* per rank: both ranks send, each from its own memory kind */
 	c->use_inject = !c->o.no_inject && !c->o.src_unregistered &&
-			size <= c->fab.inject_rma.value;
+			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value);
 	for (uint64_t i = 0; i < warm + n; i++, c->seq++) {
 		int p = (int)(c->seq & 1);
 		put_waitfor(c, &w, c->initiator ? "pong" : "ping", size, i);

@@ -33,6 +33,14 @@ typedef struct efab_fabric_req {
 	uint64_t caps;        /* FI_RMA | FI_READ ... ; FI_ATOMIC only for atomic benchmarks */
 	int hmem;             /* GPU memory in use: adds FI_HMEM */
 	int cq_data;          /* remote CQ data needed (writedata) */
+	/* Bits efabench normally offers but must not offer now: an unregistered
+	 * source needs mr_mode without FI_MR_LOCAL; efab_probe asks without one
+	 * bit at a time to learn what a fabric requires. */
+	uint64_t mode_off, mr_mode_off;
+	/* Offer FI_RX_CQ_DATA: efab_fabric_select asks without it first and adds it
+	 * only when nothing matched (a provider that echoes it would otherwise make
+	 * every remote-CQ-data write consume a posted receive). */
+	int rx_cq_data;
 	/* domain "auto": the NIC the topology chose (PCI bus id, OS name) */
 	const char *nic_busid;
 	const char *nic_name;
@@ -96,6 +104,14 @@ void efab_ep_rma_limits(struct fid_ep *ep, const struct fi_info *info, efab_limi
  * closed again; on any failure, and on libfabric < 2.0, the attributes. */
 void efab_info_rma_limits(const struct fi_info *info, efab_limit_t *inject, efab_limit_t *max);
 
+typedef struct efab_mr {
+	struct fid_mr *mr;
+	void *desc; /* NULL unless FI_MR_LOCAL (still valid to pass either way) */
+	uint64_t key;
+	void *buf;
+	size_t len;
+} efab_mr_t;
+
 typedef struct efab_fabric {
 	struct fi_info *info; /* owned */
 	struct fid_fabric *fabric;
@@ -112,6 +128,13 @@ typedef struct efab_fabric {
 	uint64_t rx_data_count; /* remote CQ data arrivals */
 	uint64_t rx_data_last;
 	size_t rx_posted;       /* receives posted for FI_RX_CQ_DATA */
+	/* Receive slots for FI_RX_CQ_DATA: their contexts are the top slots of ctx;
+	 * a free list, because a completion consumes whichever receive the
+	 * provider matched, and a slot must not be reposted while live. */
+	size_t *rx_free;
+	size_t rx_nfree;
+	void *rx_buf;           /* registered (FI_MR_LOCAL) landing buffer for them */
+	efab_mr_t rx_mr;
 	struct fi_context2 *ctx; /* ring of op contexts */
 	size_t nctx;
 	efab_limit_t inject_rma, max_rma; /* efab_ep_rma_limits of ep */
@@ -133,14 +156,6 @@ double efab_pct_of_link(double bw_MBps, double links_gbps);
 
 /* "FI_MR_LOCAL|FI_MR_VIRT_ADDR" */
 void efab_mr_mode_str(uint64_t mr_mode, char *buf, size_t len);
-
-typedef struct efab_mr {
-	struct fid_mr *mr;
-	void *desc; /* NULL unless FI_MR_LOCAL (still valid to pass either way) */
-	uint64_t key;
-	void *buf;
-	size_t len;
-} efab_mr_t;
 
 /* iface: FI_HMEM_SYSTEM or FI_HMEM_CUDA, device: CUDA ordinal. */
 int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device,

@@ -28,6 +28,12 @@ int efab_mem_host_accessible(int kind);
 /* libfabric iface for registration: FI_HMEM_SYSTEM or FI_HMEM_CUDA. */
 int efab_mem_iface(int kind);
 int efab_mem_is_gpu(int kind);
+/* Whether this rank may inject (fi_inject_write) size bytes from its memory
+ * of this kind: within the endpoint's RMA inject limit, and only from memory
+ * registered as host memory. An inject copies the source with the CPU and
+ * takes no descriptor (efa's RDM path memcpys it), and the spec forbids
+ * device-memory inject buffers under FI_MR_HMEM. */
+int efab_inject_ok(int kind, size_t size, size_t inject_limit);
 
 /* Copies between a host buffer and mem at offset (cudaMemcpy for cuda). */
 int efab_mem_write(efab_mem_t *m, size_t off, const void *src, size_t len);

@@ -12,6 +12,7 @@
 #define EFAB_ADDR_MAX 256
 #define EFAB_RAWKEY_MAX 64
 #define EFAB_RX_CQ_DATA_DEPTH 256
+#define EFAB_RX_BUF_SIZE 64 /* remote-CQ-data writes place nothing in it */
 
 void efab_log_fi(const char *call, int ret)
 {
@@ -27,12 +28,13 @@ struct fi_info *efab_hints_build(const efab_fabric_req_t *req)
 	h->caps = req->caps;
 	if (req->hmem)
 		h->caps |= FI_HMEM;
-	if (req->cq_data)
-		h->caps |= FI_MSG; /* FI_RX_CQ_DATA providers consume posted receives */
-	h->mode = FI_CONTEXT | FI_CONTEXT2;
-	if (h->caps & FI_MSG)
+	h->mode = (FI_CONTEXT | FI_CONTEXT2) & ~req->mode_off;
+	if (req->rx_cq_data) {
 		h->mode |= FI_RX_CQ_DATA;
-	h->domain_attr->mr_mode = EFAB_MR_MODE_SUPPORTED;
+		if (req->cq_data)
+			h->caps |= FI_MSG; /* remote CQ data then consumes receives we post */
+	}
+	h->domain_attr->mr_mode = (int)(EFAB_MR_MODE_SUPPORTED & ~req->mr_mode_off);
 	h->domain_attr->threading = FI_THREAD_DOMAIN;
 	if (req->cq_data)
 		h->domain_attr->cq_data_size = 4;
@@ -167,6 +169,13 @@ void efab_explain_unsupported(const struct fi_info *info, const efab_fabric_req_
 	} else if (missing) {
 		snprintf(buf, len, "%s (provider %s) does not provide %s", fab,
 			 info->fabric_attr->prov_name, names);
+	} else if ((req->mr_mode_off & FI_MR_LOCAL) && (info->domain_attr->mr_mode & FI_MR_LOCAL)) {
+		snprintf(buf, len,
+			 "%s (provider %s) requires FI_MR_LOCAL: every local buffer must be registered "
+			 "(fi_mr_regattr) and its fi_mr_desc passed to each operation, so an unregistered "
+			 "source cannot be used there%s", fab, info->fabric_attr->prov_name,
+			 !strcmp(fab, "efa-direct") ? "; -f efa accepts one (registered or bounced by "
+						      "the provider)" : "");
 	} else if (req->cq_data && info->domain_attr->cq_data_size < 4) {
 		snprintf(buf, len, "%s offers %zu bytes of remote CQ data; writedata needs 4", fab,
 			 info->domain_attr->cq_data_size);
@@ -181,40 +190,61 @@ void efab_explain_unsupported(const struct fi_info *info, const efab_fabric_req_
 	}
 }
 
-int efab_fabric_select(const efab_fabric_req_t *req, struct fi_info **out)
+/* fi_getinfo for req and the first match: 0 with *out, 1 when nothing
+ * matches, -1 on a libfabric failure (logged). */
+static int getinfo_match(const efab_fabric_req_t *req, struct fi_info **out)
 {
-	struct fi_info *hints = efab_hints_build(req);
-	struct fi_info *list = NULL, *all = NULL;
-	int rc = EFAB_ERR;
-	char msg[1024];
-
+	struct fi_info *hints = efab_hints_build(req), *list = NULL;
+	int rc = -1;
 	if (!hints) {
 		efab_log_error("out of memory building fi_getinfo hints");
-		return EFAB_ERR;
+		return -1;
 	}
 	int ret = fi_getinfo(EFAB_FI_VERSION, NULL, NULL, 0, hints, &list);
 	if (ret == 0) {
 		const struct fi_info *m = efab_info_match(list, req);
+		rc = 1;
 		if (m) {
-			struct fi_info *dup = fi_dupinfo(m);
-			if (!dup) {
+			*out = fi_dupinfo(m);
+			rc = *out ? 0 : -1;
+			if (!*out)
 				efab_log_error("fi_dupinfo: out of memory");
-				goto free_list;
-			}
-			*out = dup;
-			rc = EFAB_OK;
-			goto free_list;
 		}
-	} else if (ret != -FI_ENODATA) {
+	} else if (ret == -FI_ENODATA) {
+		rc = 1;
+	} else {
 		efab_log_fi("fi_getinfo", ret);
-		goto free_hints;
 	}
+	fi_freeinfo(list);
+	fi_freeinfo(hints);
+	return rc;
+}
+
+int efab_fabric_select(const efab_fabric_req_t *req, struct fi_info **out)
+{
+	struct fi_info *all = NULL;
+	int rc;
+	char msg[1024];
+
+	/* Without FI_RX_CQ_DATA first: efa-direct (libfabric >= 2.4) echoes it when
+	 * offered, and then every remote-CQ-data write consumes a posted receive.
+	 * Offered only when refused without it (e.g. efa-direct on a device
+	 * without unsolicited write receive). */
+	efab_fabric_req_t r = *req;
+	r.rx_cq_data = 0;
+	rc = getinfo_match(&r, out);
+	if (rc == 1) {
+		r.rx_cq_data = 1;
+		rc = getinfo_match(&r, out);
+	}
+	if (rc <= 0)
+		return rc == 0 ? EFAB_OK : EFAB_ERR;
 
 	/* Nothing fits: does the named provider/fabric/domain exist at all? */
-	ret = efab_getinfo_all(&all);
+	int ret = efab_getinfo_all(&all);
 	if (ret && ret != -FI_ENODATA) {
 		efab_log_fi("fi_getinfo", ret);
-		goto free_list;
+		return EFAB_ERR;
 	}
 	const struct fi_info *exists = efab_info_match(all, req);
 	if (!exists) {
@@ -236,10 +266,6 @@ int efab_fabric_select(const efab_fabric_req_t *req, struct fi_info **out)
 		rc = EFAB_SKIP;
 	}
 	fi_freeinfo(all);
-free_list:
-	fi_freeinfo(list);
-free_hints:
-	fi_freeinfo(hints);
 	return rc;
 }
 
@@ -313,17 +339,39 @@ void efab_mr_mode_str(uint64_t m, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
+/* Receive slot i's context: the top EFAB_RX_CQ_DATA_DEPTH entries of ctx. */
+static struct fi_context2 *rx_slot_ctx(efab_fabric_t *fab, size_t i)
+{
+	return &fab->ctx[fab->nctx - EFAB_RX_CQ_DATA_DEPTH + i];
+}
+
+/* The receive slot a completion's op_context names, or -1. */
+static long rx_slot_of(const efab_fabric_t *fab, const void *op_context)
+{
+	const struct fi_context2 *first = &fab->ctx[fab->nctx - EFAB_RX_CQ_DATA_DEPTH];
+	const struct fi_context2 *c = op_context;
+	if (c < first || c >= fab->ctx + fab->nctx)
+		return -1;
+	return (long)(c - first);
+}
+
+/* Receives for FI_RX_CQ_DATA: on a registered buffer with its descriptor
+ * (efa-direct rejects a receive without one under FI_MR_LOCAL, as any
+ * FI_MR_LOCAL provider may); every posted slot is off the free list until a
+ * completion names it. */
 static int post_rx_cq_data(efab_fabric_t *fab)
 {
-	while (fab->rx_posted < EFAB_RX_CQ_DATA_DEPTH) {
-		int ret = (int)fi_recv(fab->ep, NULL, 0, NULL, FI_ADDR_UNSPEC,
-				       &fab->ctx[fab->nctx - 1 - fab->rx_posted]);
+	while (fab->rx_nfree > 0) {
+		size_t slot = fab->rx_free[fab->rx_nfree - 1];
+		int ret = (int)fi_recv(fab->ep, fab->rx_buf, EFAB_RX_BUF_SIZE, fab->rx_mr.desc,
+				       FI_ADDR_UNSPEC, rx_slot_ctx(fab, slot));
 		if (ret == -FI_EAGAIN)
 			return 0; /* reposted from efab_progress as completions come */
 		if (ret) {
 			efab_log_fi("fi_recv (receive for FI_RX_CQ_DATA)", ret);
 			return EFAB_ERR;
 		}
+		fab->rx_nfree--;
 		fab->rx_posted++;
 	}
 	return 0;
@@ -332,6 +380,23 @@ static int post_rx_cq_data(efab_fabric_t *fab)
 static int uses_rx_cq_data(const efab_fabric_t *fab)
 {
 	return (fab->info->mode & FI_RX_CQ_DATA) && (fab->info->caps & FI_MSG);
+}
+
+/* Set up the receive slots and their buffer, then post them. */
+static int rx_cq_data_start(efab_fabric_t *fab)
+{
+	fab->rx_free = calloc(EFAB_RX_CQ_DATA_DEPTH, sizeof(*fab->rx_free));
+	fab->rx_buf = aligned_alloc(4096, 4096);
+	if (!fab->rx_free || !fab->rx_buf) {
+		efab_log_error("out of memory for FI_RX_CQ_DATA receives");
+		return EFAB_ERR;
+	}
+	memset(fab->rx_buf, 0, 4096);
+	for (size_t i = 0; i < EFAB_RX_CQ_DATA_DEPTH; i++)
+		fab->rx_free[fab->rx_nfree++] = EFAB_RX_CQ_DATA_DEPTH - 1 - i;
+	if (efab_mr_reg(fab, fab->rx_buf, 4096, FI_HMEM_SYSTEM, 0, FI_RECV, &fab->rx_mr))
+		return EFAB_ERR;
+	return post_rx_cq_data(fab);
 }
 
 efab_limit_t efab_limit_pick(int rc, size_t optval, const char *optname, size_t attr,
@@ -499,17 +564,22 @@ int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab
 		}
 	}
 	free(names);
-	if (uses_rx_cq_data(&fab) && post_rx_cq_data(&fab))
-		goto close_ep;
+	if (uses_rx_cq_data(&fab) && rx_cq_data_start(&fab))
+		goto close_rx;
 	if (rt->barrier(rt)) {
 		efab_log_error("barrier after endpoint bring-up failed");
-		goto close_ep;
+		goto close_rx;
 	}
 	*out = fab;
 	return EFAB_OK;
 
 free_names:
 	free(names);
+	goto close_ep;
+close_rx:
+	efab_mr_dereg(&fab.rx_mr);
+	free(fab.rx_buf);
+	free(fab.rx_free);
 close_ep:
 	fi_close(&fab.ep->fid);
 close_av:
@@ -528,6 +598,7 @@ free_arrays:
 
 void efab_fabric_close(efab_fabric_t *fab)
 {
+	efab_mr_dereg(&fab->rx_mr);
 	if (fab->ep)
 		fi_close(&fab->ep->fid);
 	if (fab->av)
@@ -540,6 +611,8 @@ void efab_fabric_close(efab_fabric_t *fab)
 		fi_close(&fab->fabric->fid);
 	free(fab->peers);
 	free(fab->ctx);
+	free(fab->rx_buf);
+	free(fab->rx_free);
 	fi_freeinfo(fab->info);
 	memset(fab, 0, sizeof(*fab));
 }
@@ -720,7 +793,13 @@ int efab_progress(efab_fabric_t *fab)
 		struct fi_cq_err_entry err;
 		char pbuf[256];
 		memset(&err, 0, sizeof(err));
-		fi_cq_readerr(fab->cq, &err, 0);
+		ssize_t r = fi_cq_readerr(fab->cq, &err, 0);
+		if (r == -FI_EAGAIN)
+			return 0; /* another reader took it; nothing to report */
+		if (r < 0) {
+			efab_log_fi("fi_cq_readerr", (int)r);
+			return -1;
+		}
 		const char *perr = fi_cq_strerror(fab->cq, err.prov_errno, err.err_data, pbuf,
 						  sizeof(pbuf));
 		efab_log_error("completion error: %s (%d); provider: %s (%d)", fi_strerror(err.err),
@@ -732,18 +811,22 @@ int efab_progress(efab_fabric_t *fab)
 		return -1;
 	}
 	for (ssize_t i = 0; i < n; i++) {
+		/* A completion that names a receive slot consumed that receive, whatever
+		 * its flags: efa-direct reports FI_REMOTE_CQ_DATA|FI_RMA|FI_REMOTE_WRITE
+		 * without FI_RECV. */
+		long slot = rx_slot_of(fab, ent[i].op_context);
+		if (slot >= 0 && fab->rx_free) {
+			fab->rx_free[fab->rx_nfree++] = (size_t)slot;
+			fab->rx_posted--;
+		}
 		if (ent[i].flags & FI_REMOTE_CQ_DATA) {
 			fab->rx_data_count++;
 			fab->rx_data_last = ent[i].data;
-			if (ent[i].flags & FI_RECV)
-				fab->rx_posted--;
-		} else if (ent[i].flags & FI_RECV) {
-			fab->rx_posted--;
-		} else {
+		} else if (slot < 0 && !(ent[i].flags & FI_RECV)) {
 			fab->tx_done++;
 		}
 	}
-	if (uses_rx_cq_data(fab) && fab->rx_posted < EFAB_RX_CQ_DATA_DEPTH / 2 &&
+	if (uses_rx_cq_data(fab) && fab->rx_nfree >= EFAB_RX_CQ_DATA_DEPTH / 2 &&
 	    post_rx_cq_data(fab))
 		return -1;
 	return (int)n;

@@ -28,6 +28,11 @@ int efab_mem_iface(int kind)
 	return kind == EFAB_MEM_CUDA ? FI_HMEM_CUDA : FI_HMEM_SYSTEM;
 }
 
+int efab_inject_ok(int kind, size_t size, size_t inject_limit)
+{
+	return efab_mem_iface(kind) == FI_HMEM_SYSTEM && size <= inject_limit;
+}
+
 int efab_mem_alloc(int kind, int device, size_t len, efab_mem_t *out)
 {
 	efab_mem_t m = {kind, device, NULL, len, len};

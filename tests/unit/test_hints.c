@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "efab_fabric.h"
+#include "efab_mem.h"
+#include "efab_opts.h"
 
 #define RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 
@@ -47,9 +49,24 @@ static void test_hints_efa_atomic_hmem_cqdata(void **state)
 	assert_string_equal(h->domain_attr->name, "rdmap79s0-rdm");
 	assert_true(h->caps & FI_ATOMIC);
 	assert_true(h->caps & FI_HMEM);
-	assert_true(h->caps & FI_MSG);
-	assert_true(h->mode & FI_RX_CQ_DATA);
 	assert_true(h->domain_attr->cq_data_size >= 4);
+	/* asked first without FI_RX_CQ_DATA: efa-direct would echo it, and every
+	 * remote-CQ-data write would then consume a posted receive */
+	assert_false(h->mode & FI_RX_CQ_DATA);
+	assert_false(h->caps & FI_MSG);
+	fi_freeinfo(h);
+	/* the fallback offers it, with FI_MSG to post those receives */
+	req.rx_cq_data = 1;
+	h = efab_hints_build(&req);
+	assert_true(h->mode & FI_RX_CQ_DATA);
+	assert_true(h->caps & FI_MSG);
+	fi_freeinfo(h);
+	/* an unregistered source: mr_mode without FI_MR_LOCAL, everything else kept */
+	efab_fabric_req_t u = {.provider = "efa", .caps = RMA_CAPS, .mr_mode_off = FI_MR_LOCAL};
+	h = efab_hints_build(&u);
+	assert_false(h->domain_attr->mr_mode & FI_MR_LOCAL);
+	assert_true(h->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
+	assert_true(h->mode & FI_CONTEXT2);
 	fi_freeinfo(h);
 	/* domain "auto" is resolved by topology, never sent as a name */
 	efab_fabric_req_t a = {.provider = "efa", .domain = "auto", .caps = RMA_CAPS};
@@ -57,6 +74,23 @@ static void test_hints_efa_atomic_hmem_cqdata(void **state)
 	assert_null(h->domain_attr->name);
 	assert_null(h->fabric_attr->name);
 	fi_freeinfo(h);
+}
+
+/* Inject copies the source with the CPU and takes no descriptor: only host
+ * memory (host, host-huge, cuda-host, all registered as FI_HMEM_SYSTEM) may be
+ * injected, and only within the endpoint's limit. */
+static void test_inject_by_memory_kind(void **state)
+{
+	(void)state;
+	const struct {
+		int kind, ok;
+	} k[] = {{EFAB_MEM_HOST, 1}, {EFAB_MEM_HOST_HUGE, 1}, {EFAB_MEM_CUDA_HOST, 1}, {EFAB_MEM_CUDA, 0}};
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		assert_int_equal(efab_inject_ok(k[i].kind, 8, 32), k[i].ok);
+		assert_int_equal(efab_inject_ok(k[i].kind, 32, 32), k[i].ok);
+		assert_false(efab_inject_ok(k[i].kind, 33, 32)); /* above the limit */
+		assert_false(efab_inject_ok(k[i].kind, 8, 0));   /* efa-direct's limit */
+	}
 }
 
 static void test_prov_matches(void **state)
@@ -177,7 +211,7 @@ int main(void)
 		cmocka_unit_test(test_hints_efa_direct), cmocka_unit_test(test_hints_efa_atomic_hmem_cqdata),
 		cmocka_unit_test(test_prov_matches),     cmocka_unit_test(test_match_efa_list),
 		cmocka_unit_test(test_explain),          cmocka_unit_test(test_mr_mode_str),
-		cmocka_unit_test(test_src_unregistered_detection),
+		cmocka_unit_test(test_src_unregistered_detection), cmocka_unit_test(test_inject_by_memory_kind),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

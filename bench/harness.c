@@ -186,19 +186,6 @@ void efab_fail(efab_ctx_t *c)
 
 /* ---- the main flow ---- */
 
-static void info_versions(const struct fi_info *info, efab_run_info_t *ri)
-{
-	uint32_t v = fi_version();
-	snprintf(ri->libfabric_version, sizeof(ri->libfabric_version), "%u.%u", FI_MAJOR(v),
-		 FI_MINOR(v));
-	uint32_t pv = info->fabric_attr->prov_version;
-	snprintf(ri->provider_version, sizeof(ri->provider_version), "%u.%u", FI_MAJOR(pv),
-		 FI_MINOR(pv));
-	snprintf(ri->provider, sizeof(ri->provider), "%s", info->fabric_attr->prov_name);
-	snprintf(ri->fabric, sizeof(ri->fabric), "%s", info->fabric_attr->name);
-	snprintf(ri->domain, sizeof(ri->domain), "%s", info->domain_attr->name);
-}
-
 /* Every rank must reach the same verdict; the worst status wins. */
 static int agree(efab_rt_t *rt, int rc)
 {
@@ -361,7 +348,7 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 	}
 	if (c->o.verbose && c->rt->rank == 0)
 		fprintf(stderr, "%s", fi_tostr(info, FI_TYPE_INFO));
-	info_versions(info, &c->ri);
+	efab_run_info_from_fi(info, &c->ri);
 	rc = efab_fabric_open(info, c->rt, c->o.timeout_s, &c->fab);
 	return agree(c->rt, rc);
 }

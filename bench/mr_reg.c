@@ -23,12 +23,17 @@
 #include "efab_cuda.h"
 #include "reg.h"
 
+/* The fit columns' 95 % intervals come after fit_r2 so that older columns
+ * keep their places. */
 enum { C_RANK, C_DEREG50, C_DEREG99, C_REGBEFORE, C_CACHE, C_ACCESS, C_NIC, C_FITX, C_FIXED,
-       C_SLOPE, C_R2, C_N };
+       C_SLOPE, C_R2, C_FIXED_LO, C_FIXED_HI, C_SLOPE_LO, C_SLOPE_HI, C_N };
 static const char *const cols[C_N] = {"rank", "dereg_us_p50", "dereg_us_p99",
 				      "registered_before_MiB", "mr_cache", "access",
 				      "includes_nic_work", "fit_x", "fit_fixed_us",
-				      "fit_us_per_MiB", "fit_r2"};
+				      "fit_us_per_MiB", "fit_r2", "fit_fixed_us_lo",
+				      "fit_fixed_us_hi", "fit_us_per_MiB_lo",
+				      "fit_us_per_MiB_hi"};
+_Static_assert(C_N <= EFAB_MAX_EXTRA, "registration columns exceed EFAB_MAX_EXTRA");
 
 
 
@@ -231,7 +236,7 @@ static int measure(reg_ctx_t *r, const char *op, uint64_t size, meas_t *m)
 				break;
 			}
 		}
-		if (!rc && efab_linfit(x, r->reg, n, &m->fit) == 0)
+		if (!rc && efab_linfit_rel(x, r->reg, n, &m->fit) == 0)
 			m->has_fit = 1;
 		m->before_MiB = (double)((n - 1) * size) / 1048576.0;
 		/* last registered, first released: the i-th release sees n-1-i others */
@@ -279,10 +284,29 @@ static void emit(reg_ctx_t *r, const meas_t *m, const efab_fit_t *fit, const cha
 		snprintf(row.extra[C_FIXED], 40, "%.4f", fit->intercept);
 		snprintf(row.extra[C_SLOPE], 40, "%.6f", fit->slope);
 		snprintf(row.extra[C_R2], 40, "%.4f", fit->r2);
+		if (fit->has_ci) { /* two sizes: a line, but no interval */
+			snprintf(row.extra[C_FIXED_LO], 40, "%.4f", fit->intercept_lo);
+			snprintf(row.extra[C_FIXED_HI], 40, "%.4f", fit->intercept_hi);
+			snprintf(row.extra[C_SLOPE_LO], 40, "%.6f", fit->slope_lo);
+			snprintf(row.extra[C_SLOPE_HI], 40, "%.6f", fit->slope_hi);
+		}
 	}
 	efab_table_row(stdout, &r->ri, &row, 1, 0);
 	if (r->csv.fd >= 0)
 		efab_csv_write(&r->csv, &r->ri, &row);
+}
+
+/* "1.23 us [1.01, 1.45] + 0.0495 us/MiB [0.0470, 0.0520]" (per_what "/MiB"),
+ * the brackets the 95 % intervals, left out where the fit has none. */
+static void fit_str(const efab_fit_t *f, const char *per_what, char *buf, size_t len)
+{
+	if (f->has_ci)
+		snprintf(buf, len, "%.2f us [%.2f, %.2f] + %.4f us%s [%.4f, %.4f]", f->intercept,
+			 f->intercept_lo, f->intercept_hi, f->slope, per_what, f->slope_lo,
+			 f->slope_hi);
+	else
+		snprintf(buf, len, "%.2f us + %.4f us%s (no interval from 2 points)", f->intercept,
+			 f->slope, per_what);
 }
 
 /* Every size of one regime; rows go out with the regime's fit filled in. */
@@ -312,26 +336,32 @@ int efab_reg_run_regime(reg_ctx_t *r, const char *op)
 		y[k] = ms[k].reg.p50;
 		k++;
 	}
+	/* weighted by 1/y^2: the small sizes set the fixed cost, the large the slope */
 	efab_fit_t fit;
-	int have_fit = efab_linfit(x, y, k, &fit) == 0;
+	int have_fit = efab_linfit_rel(x, y, k, &fit) == 0;
+	char fs[160];
 	for (size_t i = 0; i < k; i++) {
 		if (!strcmp(op, "accumulate"))
 			emit(r, &ms[i], ms[i].has_fit ? &ms[i].fit : NULL, "registered_before");
 		else
 			emit(r, &ms[i], have_fit ? &fit : NULL, "size");
 	}
-	if (have_fit && strcmp(op, "accumulate"))
-		printf("# %s: registration costs %.2f us + %.4f us/MiB (R^2 %.3f) for %s memory on %s "
-		       "(fit of p50 over %zu sizes; %s)\n",
-		       op, fit.intercept, fit.slope, fit.r2, efab_mem_name(r->kind), r->ri.fabric, k,
+	if (have_fit && strcmp(op, "accumulate")) {
+		fit_str(&fit, "/MiB", fs, sizeof(fs));
+		printf("# %s: registration costs %s (weighted by 1/y^2, R^2 %.3f) for %s memory on "
+		       "%s (fit of p50 over %zu sizes%s; %s)\n",
+		       op, fs, fit.r2, efab_mem_name(r->kind), r->ri.fabric, k,
+		       fit.has_ci ? ", 95% intervals" : "",
 		       efab_regop_find(r, op) && efab_regop_find(r, op)->component
 			       ? r->component_note
 		       : r->nic_work[0] == 'y' ? "includes the NIC driver's pinning"
 					       : "software bookkeeping, no NIC");
-	if (!strcmp(op, "accumulate") && k > 0 && ms[k - 1].has_fit)
-		printf("# accumulate: at %s a registration costs %.2f us + %.4f us per MiB already "
-		       "registered (R^2 %.3f)\n", "the largest size", ms[k - 1].fit.intercept,
-		       ms[k - 1].fit.slope, ms[k - 1].fit.r2);
+	}
+	if (!strcmp(op, "accumulate") && k > 0 && ms[k - 1].has_fit) {
+		fit_str(&ms[k - 1].fit, " per MiB already registered", fs, sizeof(fs));
+		printf("# accumulate: at %s a registration costs %s (weighted by 1/y^2, R^2 %.3f)\n",
+		       "the largest size", fs, ms[k - 1].fit.r2);
+	}
 	fflush(stdout);
 out:
 	free(ms);
@@ -356,7 +386,8 @@ static const char summary[] =
 	"mpirun). fi_mr_regattr and fi_close are timed apart, in microseconds, per size, in the\n"
 	"regimes fresh (new buffer each time), same (one buffer again and again: MR caches) and\n"
 	"accumulate (kept alive up to --max-total: cost against what is already registered);\n"
-	"a least-squares fit register_us = fixed_us + us_per_MiB x MiB is printed and recorded.\n"
+	"a fit register_us = fixed_us + us_per_MiB x MiB, weighted by 1/y^2 (relative error),\n"
+	"is printed and recorded with 95% intervals.\n"
 	"Default sizes 4K:1G. On shm/tcp registration is software bookkeeping; on EFA the NIC\n"
 	"driver pins pages or imports a dmabuf (column includes_nic_work).";
 
@@ -408,14 +439,7 @@ int efab_mr_reg_main(int argc, char **argv)
 	if (rc)
 		goto finalize;
 	snprintf(r->ri.bench, sizeof(r->ri.bench), "mr_reg");
-	snprintf(r->ri.provider, sizeof(r->ri.provider), "%s", info->fabric_attr->prov_name);
-	snprintf(r->ri.fabric, sizeof(r->ri.fabric), "%s", info->fabric_attr->name);
-	snprintf(r->ri.domain, sizeof(r->ri.domain), "%s", info->domain_attr->name);
-	uint32_t v = fi_version(), pv = info->fabric_attr->prov_version;
-	snprintf(r->ri.libfabric_version, sizeof(r->ri.libfabric_version), "%u.%u", FI_MAJOR(v),
-		 FI_MINOR(v));
-	snprintf(r->ri.provider_version, sizeof(r->ri.provider_version), "%u.%u", FI_MAJOR(pv),
-		 FI_MINOR(pv));
+	efab_run_info_from_fi(info, &r->ri);
 	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "%s", efab_mem_name(r->kind));
 	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
 	r->ri.ranks = r->rt->size;

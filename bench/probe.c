@@ -123,13 +123,17 @@ static void order_str(uint64_t o, char *buf, size_t len)
  * caps (with its usual mode and mr_mode): NULL when it cannot. The caps of
  * an unfiltered query understate some providers (tcp;ofi_rxm offers
  * atomics only when asked), so every capability row comes from such a query. */
-static struct fi_info *query_caps(const struct fi_info *col, uint64_t caps, int hmem)
+static struct fi_info *query(const struct fi_info *col, uint64_t caps, int hmem, uint64_t mode_off,
+			     uint64_t mr_mode_off, int rx_cq_data)
 {
 	efab_fabric_req_t req = {.provider = col->fabric_attr->prov_name,
 				 .fabric = col->fabric_attr->name,
 				 .domain = col->domain_attr->name,
 				 .caps = caps,
-				 .hmem = hmem};
+				 .hmem = hmem,
+				 .mode_off = mode_off,
+				 .mr_mode_off = mr_mode_off,
+				 .rx_cq_data = rx_cq_data};
 	struct fi_info *hints = efab_hints_build(&req), *list = NULL, *out = NULL;
 	if (hints && fi_getinfo(EFAB_FI_VERSION, NULL, NULL, 0, hints, &list) == 0) {
 		const struct fi_info *m = efab_info_match(list, &req);
@@ -139,6 +143,43 @@ static struct fi_info *query_caps(const struct fi_info *col, uint64_t caps, int 
 	fi_freeinfo(list);
 	fi_freeinfo(hints);
 	return out;
+}
+
+/* As efab_fabric_select asks: without FI_RX_CQ_DATA, then with it. */
+static struct fi_info *query_caps(const struct fi_info *col, uint64_t caps, int hmem)
+{
+	struct fi_info *i = query(col, caps, hmem, 0, 0, 0);
+	return i ? i : query(col, caps, hmem, 0, 0, 1);
+}
+
+/* Whether the fabric requires a mode or mr_mode bit efabench offers: asked
+ * without it (everything else as efabench asks for RMA), it drops out. What
+ * a provider echoes when offered a bit is no requirement (efa returns
+ * FI_MR_LOCAL when asked for it, but does not need it). */
+static const char *required(const struct fi_info *col, uint64_t caps, uint64_t mode_off,
+			    uint64_t mr_mode_off)
+{
+	struct fi_info *with = query_caps(col, caps, 0);
+	if (!with)
+		return "-"; /* not offered for RMA at all */
+	struct fi_info *without = query(col, caps, 0, mode_off, mr_mode_off, 0);
+	if (!without)
+		without = query(col, caps, 0, mode_off, mr_mode_off, 1);
+	const char *r = without ? "no" : "yes";
+	fi_freeinfo(with);
+	fi_freeinfo(without);
+	return r;
+}
+
+/* FI_RX_CQ_DATA is required when a remote-CQ-data request is refused without it. */
+static const char *rx_cq_data_required(const struct fi_info *col, uint64_t caps)
+{
+	struct fi_info *without = query(col, caps | FI_MSG, 0, 0, 0, 0);
+	struct fi_info *with = without ? NULL : query(col, caps | FI_MSG, 0, 0, 0, 1);
+	const char *r = without ? "no" : with ? "yes" : "-";
+	fi_freeinfo(without);
+	fi_freeinfo(with);
+	return r;
 }
 
 #define RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
@@ -151,7 +192,6 @@ static void describe(column_t *col)
 	/* requirements as they stand when efabench asks for RMA */
 	const struct fi_info *i = rma ? rma : col->info;
 	uint32_t v = fi_version(), pv = i->fabric_attr->prov_version;
-	uint64_t mr = (uint64_t)i->domain_attr->mr_mode;
 	char buf[256];
 
 	add(col, "provider", "%s", i->fabric_attr->prov_name);
@@ -159,16 +199,21 @@ static void describe(column_t *col)
 	add(col, "domain", "%s", i->domain_attr->name);
 	add(col, "provider_version", "%u.%u", FI_MAJOR(pv), FI_MINOR(pv));
 	add(col, "api_version", "%u.%u", FI_MAJOR(v), FI_MINOR(v));
-	add(col, "mode_FI_CONTEXT", "%s", yesno(i->mode & FI_CONTEXT));
-	add(col, "mode_FI_CONTEXT2", "%s", yesno(i->mode & FI_CONTEXT2));
-	add(col, "mode_FI_RX_CQ_DATA", "%s", yesno(i->mode & FI_RX_CQ_DATA));
-	add(col, "mr_FI_MR_LOCAL", "%s", yesno(mr & FI_MR_LOCAL));
-	add(col, "mr_FI_MR_PROV_KEY", "%s", yesno(mr & FI_MR_PROV_KEY));
-	add(col, "mr_FI_MR_VIRT_ADDR", "%s", yesno(mr & FI_MR_VIRT_ADDR));
-	add(col, "mr_FI_MR_ALLOCATED", "%s", yesno(mr & FI_MR_ALLOCATED));
-	add(col, "mr_FI_MR_ENDPOINT", "%s", yesno(mr & FI_MR_ENDPOINT));
-	add(col, "mr_FI_MR_HMEM", "%s", yesno(mr & FI_MR_HMEM));
-	add(col, "mr_FI_MR_RAW", "%s", yesno(mr & FI_MR_RAW));
+	add(col, "simulated", "%s", efab_info_simulated(i) ? "yes (efasim: not EFA hardware)" : "no");
+	/* requirements: "yes" = the fabric drops out when asked without the bit */
+	add(col, "mode_FI_CONTEXT", "%s", required(col->info, RMA_CAPS, FI_CONTEXT, 0));
+	add(col, "mode_FI_CONTEXT2", "%s", required(col->info, RMA_CAPS, FI_CONTEXT2, 0));
+	add(col, "mode_FI_RX_CQ_DATA", "%s", rx_cq_data_required(col->info, RMA_CAPS));
+	static const struct {
+		uint64_t bit;
+		const char *row;
+	} mr_rows[] = {{FI_MR_LOCAL, "mr_FI_MR_LOCAL"},		{FI_MR_PROV_KEY, "mr_FI_MR_PROV_KEY"},
+		       {FI_MR_VIRT_ADDR, "mr_FI_MR_VIRT_ADDR"}, {FI_MR_ALLOCATED, "mr_FI_MR_ALLOCATED"},
+		       {FI_MR_ENDPOINT, "mr_FI_MR_ENDPOINT"},   {FI_MR_HMEM, "mr_FI_MR_HMEM"},
+		       {FI_MR_RAW, "mr_FI_MR_RAW"}};
+	for (size_t k = 0; k < EFAB_ARRAY_SIZE(mr_rows); k++)
+		add(col, mr_rows[k].row, "%s", required(col->info, RMA_CAPS, 0, mr_rows[k].bit));
+	int need_mr_local = !strcmp(required(col->info, RMA_CAPS, 0, FI_MR_LOCAL), "yes");
 	add(col, "rma_read", "%s", yesno(rma && (rma->caps & FI_READ)));
 	add(col, "rma_write", "%s", yesno(rma && (rma->caps & FI_WRITE)));
 	if (i->domain_attr->cq_data_size)
@@ -224,7 +269,7 @@ static void describe(column_t *col)
 	if (nops > 0)
 		n += (size_t)snprintf(col->verdict + n, sizeof(col->verdict) - n, " (%d ops)", nops);
 	n += (size_t)snprintf(col->verdict + n, sizeof(col->verdict) - n, ", %s",
-			      (mr & FI_MR_LOCAL)
+			      need_mr_local
 				      ? "every local buffer must be registered (FI_MR_LOCAL)"
 				      : "unregistered local buffers accepted");
 	n += (size_t)snprintf(col->verdict + n, sizeof(col->verdict) - n,
@@ -296,8 +341,24 @@ static void live_one(efab_rt_t *rt, const struct fi_info *col, int which, double
 	uint8_t *b = (uint8_t *)buf;
 	for (int k = 0; k < 64; k++)
 		b[k] = (uint8_t)(rt->rank == 1 ? 0xa0 + k : 0x10 + k);
+	/* libfabric < 2.4's efa-direct dereferences a NULL descriptor (an assert
+	 * compiled out in release builds, efa_rma.c) instead of refusing it */
+	if (which == LIVE_PUT_UNREG && efab_prov_matches("efa", col->fabric_attr->prov_name) &&
+	    (fab.info->domain_attr->mr_mode & FI_MR_LOCAL) && fi_version() < FI_VERSION(2, 4)) {
+		snprintf(result, rlen, "skipped: libfabric %u.%u's efa provider dereferences the NULL "
+			 "descriptor of an unregistered source under FI_MR_LOCAL (checked from 2.4 on)",
+			 FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+		efab_log_capture(NULL, 0);
+		efab_rkeys_release(&fab, rk, 2);
+		efab_mr_dereg(&mr);
+		efab_fabric_close(&fab);
+		free(buf);
+		return;
+	}
 	if (rt->rank == 0) {
 		rc = EFAB_OK;
+		/* the provider's own words for a refused post (warn level) */
+		efab_provider_log_capture(1, "FI_MR_LOCAL", NULL, 0);
 		switch (which) {
 		case LIVE_PUT:
 		case LIVE_PUT_UNREG:
@@ -316,6 +377,12 @@ static void live_one(efab_rt_t *rt, const struct fi_info *col, int which, double
 					      b + 256, mr.desc, rk[1].base + 128, rk[1].key, FI_UINT64,
 					      FI_SUM, &w);
 		}
+		}
+		char said[400];
+		efab_provider_log_capture(0, NULL, said, sizeof(said));
+		if (rc && said[0]) {
+			size_t n = strlen(err);
+			snprintf(err + n, sizeof(err) - n, " | provider: %s", said);
 		}
 		if (!rc)
 			rc = efab_wait_tx(&fab, fab.tx_posted, &w);

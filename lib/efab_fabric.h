@@ -154,6 +154,15 @@ double efab_info_link_gbps(const struct fi_info *info);
  * the links and directions in use). 0 when the link speed is unknown. */
 double efab_pct_of_link(double bw_MBps, double links_gbps);
 
+/* The NIC is efasim's simulated EFA device (its firmware string says so):
+ * timings there measure the simulator, never EFA. */
+int efab_info_simulated(const struct fi_info *info);
+
+/* provider, fabric, domain, libfabric and provider versions of a run from the
+ * fi_info it uses; a simulated NIC's provider version reads "206.0 simulated". */
+struct efab_run_info;
+void efab_run_info_from_fi(const struct fi_info *info, struct efab_run_info *ri);
+
 /* "FI_MR_LOCAL|FI_MR_VIRT_ADDR" */
 void efab_mr_mode_str(uint64_t mr_mode, char *buf, size_t len);
 
@@ -226,6 +235,15 @@ int efab_post_atomic(efab_fabric_t *fab, int peer, int kind, const void *buf, si
 		     void *desc, const void *compare, void *compare_desc, void *result,
 		     void *result_desc, uint64_t raddr, uint64_t rkey, enum fi_datatype dt,
 		     enum fi_op op, const efab_waitfor_t *w);
+
+/* Capture the provider's own log lines (warn level and above) while on:
+ * libfabric's words for a failure the application sees only as an errno
+ * (efa-direct: "EFA direct requires FI_MR_LOCAL but application does not
+ * provide a valid desc"). Installs a logger through fi_import_log on first
+ * use; outside a capture it prints what FI_LOG_LEVEL asks for, as libfabric
+ * would. off: returns the captured line preferring one that names key (or the
+ * first warning) in buf. */
+int efab_provider_log_capture(int on, const char *key, char *buf, size_t len);
 
 /* Logs "what: <fi_strerror>" for a failed call. */
 void efab_log_fi(const char *call, int ret);

@@ -3,16 +3,89 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <strings.h>
 #include <unistd.h>
+
+#include <rdma/fi_ext.h>
 
 #include "efab_cuda.h"
 #include "efab_fabric.h"
+#include "efab_result.h"
 #include "efab_topo.h"
 
 #define EFAB_ADDR_MAX 256
 #define EFAB_RAWKEY_MAX 64
 #define EFAB_RX_CQ_DATA_DEPTH 256
 #define EFAB_RX_BUF_SIZE 64 /* remote-CQ-data writes place nothing in it */
+
+static struct {
+	int installed, on;
+	int env_level; /* FI_LOG_LEVEL as libfabric reads it: -1 = off */
+	char first[400], keyed[400];
+	const char *key;
+} plog = {.env_level = -1};
+
+static int plog_enabled(const struct fi_provider *prov, enum fi_log_level level,
+			enum fi_log_subsys subsys, uint64_t flags)
+{
+	(void)prov, (void)subsys, (void)flags;
+	return (plog.on && level <= FI_LOG_WARN) || (int)level <= plog.env_level;
+}
+
+static int plog_ready(const struct fi_provider *prov, enum fi_log_level level,
+		      enum fi_log_subsys subsys, uint64_t flags, uint64_t *showtime)
+{
+	(void)showtime;
+	return plog_enabled(prov, level, subsys, flags);
+}
+
+static void plog_log(const struct fi_provider *prov, enum fi_log_level level,
+		     enum fi_log_subsys subsys, const char *func, int line, const char *msg)
+{
+	(void)subsys;
+	if ((int)level <= plog.env_level)
+		fprintf(stderr, "libfabric:%d:%s:%s():%d %s", (int)getpid(), prov ? prov->name : "core",
+			func, line, msg);
+	if (!plog.on || level > FI_LOG_WARN)
+		return;
+	char one[400];
+	snprintf(one, sizeof(one), "%s(): %s", func, msg);
+	one[strcspn(one, "\n")] = '\0';
+	if (!plog.first[0])
+		snprintf(plog.first, sizeof(plog.first), "%s", one);
+	if (plog.key && !plog.keyed[0] && strstr(one, plog.key))
+		snprintf(plog.keyed, sizeof(plog.keyed), "%s", one);
+}
+
+int efab_provider_log_capture(int on, const char *key, char *buf, size_t len)
+{
+	if (!plog.installed) {
+		static struct fi_ops_log ops = {.enabled = plog_enabled, .ready = plog_ready,
+						.log = plog_log};
+		static struct fid_logging fid = {.ops = &ops};
+		const char *lvl = getenv("FI_LOG_LEVEL");
+		static const char *const names[] = {"warn", "trace", "info", "debug"};
+		for (int i = 0; lvl && i < 4; i++)
+			if (!strcasecmp(lvl, names[i]))
+				plog.env_level = i;
+		int ret = fi_import_log(EFAB_FI_VERSION, 0, &fid);
+		if (ret) {
+			efab_log_fi("fi_import_log", ret);
+			return EFAB_ERR;
+		}
+		plog.installed = 1;
+	}
+	if (on) {
+		plog.first[0] = plog.keyed[0] = '\0';
+		plog.key = key;
+		plog.on = 1;
+		return EFAB_OK;
+	}
+	plog.on = 0;
+	if (buf && len)
+		snprintf(buf, len, "%s", plog.keyed[0] ? plog.keyed : plog.first);
+	return EFAB_OK;
+}
 
 void efab_log_fi(const char *call, int ret)
 {
@@ -267,6 +340,24 @@ int efab_fabric_select(const efab_fabric_req_t *req, struct fi_info **out)
 	}
 	fi_freeinfo(all);
 	return rc;
+}
+
+int efab_info_simulated(const struct fi_info *info)
+{
+	return info && info->nic && info->nic->device_attr && info->nic->device_attr->firmware &&
+	       !strncmp(info->nic->device_attr->firmware, "efasim", 6);
+}
+
+void efab_run_info_from_fi(const struct fi_info *info, efab_run_info_t *ri)
+{
+	uint32_t v = fi_version(), pv = info->fabric_attr->prov_version;
+	snprintf(ri->libfabric_version, sizeof(ri->libfabric_version), "%u.%u", FI_MAJOR(v),
+		 FI_MINOR(v));
+	snprintf(ri->provider_version, sizeof(ri->provider_version), "%u.%u%s", FI_MAJOR(pv),
+		 FI_MINOR(pv), efab_info_simulated(info) ? " simulated" : "");
+	snprintf(ri->provider, sizeof(ri->provider), "%s", info->fabric_attr->prov_name);
+	snprintf(ri->fabric, sizeof(ri->fabric), "%s", info->fabric_attr->name);
+	snprintf(ri->domain, sizeof(ri->domain), "%s", info->domain_attr->name);
 }
 
 double efab_info_link_gbps(const struct fi_info *info)

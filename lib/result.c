@@ -181,6 +181,9 @@ void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *not
 	fprintf(f, "# provider %s, fabric %s, domain %s\n", ri->provider, ri->fabric, ri->domain);
 	fprintf(f, "# libfabric %s, provider version %s\n", ri->libfabric_version,
 		ri->provider_version);
+	if (strstr(ri->provider_version, "simulated"))
+		fprintf(f, "# SIMULATED EFA device (efasim): these figures measure the simulator, "
+			   "never EFA hardware\n");
 	fprintf(f, "# memory: local %s, remote %s; ranks %d\n", ri->mem_local, ri->mem_remote,
 		ri->ranks);
 	for (size_t i = 0; i < nnotes; i++)

@@ -359,8 +359,8 @@ int efab_reg_run_regime(reg_ctx_t *r, const char *op)
 	}
 	if (!strcmp(op, "accumulate") && k > 0 && ms[k - 1].has_fit) {
 		fit_str(&ms[k - 1].fit, " per MiB already registered", fs, sizeof(fs));
-		printf("# accumulate: at %s a registration costs %s (weighted by 1/y^2, R^2 %.3f)\n",
-		       "the largest size", fs, ms[k - 1].fit.r2);
+		printf("# accumulate: at the largest size a registration costs %s (weighted by "
+		       "1/y^2, R^2 %.3f)\n", fs, ms[k - 1].fit.r2);
 	}
 	fflush(stdout);
 out:

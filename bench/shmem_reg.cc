@@ -67,7 +67,8 @@ static const efab_regop_t ops[] = {
 static const char summary[] =
 	"NVSHMEM registration cost (mpirun -np N, or one PE alone): nvshmemx_buffer_register /\n"
 	"unregister of cuda and of host memory, and nvshmem_malloc / nvshmem_free, timed apart\n"
-	"per size in microseconds, with the fit register_us = fixed_us + us_per_MiB x MiB.\n"
+	"per size in microseconds, with the fit register_us = fixed_us + us_per_MiB x MiB\n"
+	"(weighted by 1/y^2, 95% intervals; efab_mr_reg's fit and columns).\n"
 	"Default sizes 4K:1G. Needs a GPU (exit 77 without one).";
 
 int main(int argc, char **argv)

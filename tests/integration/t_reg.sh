@@ -1,7 +1,7 @@
 # Registration cost: the three regimes on host memory, CSV columns, the fit
 # sentence, skip paths; and the unregistered-source experiment.
 
-MRCOLS=rank,dereg_us_p50,dereg_us_p99,registered_before_MiB,mr_cache,access,includes_nic_work,fit_x,fit_fixed_us,fit_us_per_MiB,fit_r2
+MRCOLS=rank,dereg_us_p50,dereg_us_p99,registered_before_MiB,mr_cache,access,includes_nic_work,fit_x,fit_fixed_us,fit_us_per_MiB,fit_r2,fit_fixed_us_lo,fit_fixed_us_hi,fit_us_per_MiB_lo,fit_us_per_MiB_hi
 
 t_mr_reg_regimes() {
 	for p in shm tcp; do
@@ -12,7 +12,7 @@ t_mr_reg_regimes() {
 			csvcheck "$WORK/m.csv" --bench mr_reg --rows 5 --lat --extra $MRCOLS --where op=$g \
 				--sizes 4096,16384,65536,262144,1048576
 		done
-		grep -Eq "^# fresh: registration costs [0-9.]+ us \+ -?[0-9.]+ us/MiB \(R\^2 [0-9.-]+\) for host memory on" \
+		grep -Eq "^# fresh: registration costs -?[0-9.]+ us \[-?[0-9.]+, -?[0-9.]+\] \+ -?[0-9.]+ us/MiB \[-?[0-9.]+, -?[0-9.]+\] \(weighted by 1/y\^2, R\^2 [0-9.-]+\) for host memory on" \
 			"$WORK/last.out" || die "no fit sentence"
 		grep -q "software bookkeeping" "$WORK/last.out" || die "no NIC-work label"
 	done
@@ -27,7 +27,15 @@ for r in rows:
         # 5 sizes x up to 64 buffers within 16M: registered before = (n-1) x size
         n = min(64, 16 * 2**20 // int(r["size_bytes"]))
         assert abs(float(r["registered_before_MiB"]) - (n - 1) * int(r["size_bytes"]) / 2**20) < 0.06, r
+    # 95 % intervals around both fitted parameters
+    for p in ("fit_fixed_us", "fit_us_per_MiB"):
+        assert float(r[p + "_lo"]) <= float(r[p]) <= float(r[p + "_hi"]), r
 PY
+	# efab_plot's report shows the intervals
+	mkdir -p "$WORK/run" && cp "$WORK/m.csv" "$WORK/run/mr_reg.csv"
+	expect_rc 0 python3 plot/efab_plot "$WORK/run" -o "$WORK/plot"
+	grep -Eq "^\| run \| tcp;ofi_rxm \| host \| fresh \| -?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\] \| -?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\] \| [0-9.]+ \| 1/y² \|" \
+		"$WORK/plot/report.md" || die "report lacks the fit intervals"
 }
 
 t_mr_reg_options_and_skips() {

@@ -1,0 +1,191 @@
+# libfabric's own efa provider (fabrics efa and efa-direct) on the simulated
+# EFA device (tests/efasim), for each libfabric release that `make efasim V=..`
+# built. Every figure these runs print is SIMULATED: the tests check behaviour
+# (what runs, what is refused and why, data validation), never speed.
+# A version that is not built, or a SAN build, skips with the reason.
+
+EFASIM_VERSIONS=${EFASIM_VERSIONS:-"2.1.0 2.4.0 2.6.0"}
+EFASIM_BUILD_DIR=${EFASIM_BUILD:-$ROOT/build-efasim}
+
+efasim_need() { # V
+	if [ "${EFAB_SAN:-0}" = 1 ]; then
+		echo "efasim tests run in the plain make check (their binaries are built against libfabric $1, not with SAN)"
+		exit 77
+	fi
+	local f
+	for f in "$EFASIM_BUILD_DIR/sim/lib/libibverbs.so.1" "$EFASIM_BUILD_DIR/lf-$1/.done" \
+		"$EFASIM_BUILD_DIR/lf-$1/efab/bin/efab_put_lat"; do
+		if [ ! -e "$f" ]; then
+			echo "libfabric $1 on efasim not built ($f missing): make efasim V=$1 (needs the release tarballs in \$EFAB_DEPS, default ../shared/deps)"
+			exit 77
+		fi
+	done
+	EBIN=$EFASIM_BUILD_DIR/lf-$1/efab/bin
+	export EFASIM_DIR="$WORK/efasim" EFASIM_PROFILE=${EFASIM_PROFILE:-p5en} EFASIM_REORDER=${EFASIM_REORDER:-0}
+}
+
+# NP ranks, each its own simulated host (so the efa fabric cannot use shm
+# between them: traffic goes through the simulated device).
+efa_mpi() { # V NP CMD...
+	local v=$1 np=$2
+	shift 2
+	timeout -k 5 "${EFAB_TEST_TIMEOUT:-120}" "$ROOT/tests/efasim/run" "$v" mpirun -np "$np" \
+		--oversubscribe -x EFASIM_HOST=%r -x EFASIM_DIR -x EFASIM_PROFILE -x EFASIM_REORDER \
+		-x LD_LIBRARY_PATH -x PATH "$@"
+}
+efa_run() { # V CMD...
+	local v=$1
+	shift
+	timeout -k 5 "${EFAB_TEST_TIMEOUT:-120}" "$ROOT/tests/efasim/run" "$v" "$@"
+}
+
+simulated_csv() { # CSV: every row says simulated in provider_version
+	python3 - "$1" <<'EOF' || die "rows of $1 are not labelled simulated"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows, "no rows"
+bad = [r["provider_version"] for r in rows if "simulated" not in r["provider_version"]]
+assert not bad, bad
+EOF
+}
+
+# Discovery: both fabrics on simulated rdmap* NICs; what each requires, decided
+# by asking without it (efa-direct: FI_MR_LOCAL and FI_CONTEXT2; efa: neither).
+efa_discovery() { # V
+	efasim_need "$1"
+	expect_rc 0 efa_run "$1" fi_info -p efa
+	grep -q "fabric: efa-direct" "$WORK/last.out" || die "no efa-direct fabric"
+	grep -q "fabric: efa$" "$WORK/last.out" || die "no efa fabric"
+	grep -q "domain: rdmap16s0-rdm" "$WORK/last.out" || die "no simulated rdmap domain"
+	expect_rc 0 efa_run "$1" "$EBIN/efab_probe" -p efa --json
+	python3 - "$WORK/last.out" <<'EOF' || die "probe requirement rows wrong"
+import json, sys
+cols = json.load(open(sys.argv[1]))["fabrics"]
+by = {}
+for c in cols:
+    by.setdefault(c["fabric"], c)
+d, e = by["efa-direct"], by["efa"]
+assert d["mr_FI_MR_LOCAL"] == "yes" and d["mode_FI_CONTEXT2"] == "yes", d
+assert e["mr_FI_MR_LOCAL"] == "no" and e["mode_FI_CONTEXT2"] == "no", e
+assert d["atomic"] == "no" and e["atomic"] == "yes"
+assert d["inject_rma_size"] == "0", d["inject_rma_size"]
+assert all(c["simulated"].startswith("yes") for c in cols)
+assert "unregistered local buffers accepted" in e["verdict"], e["verdict"]
+EOF
+}
+
+# Every benchmark with -c on both fabrics; what efa-direct does not offer
+# exits 77 with the reason.
+efa_benchmarks() { # V
+	efasim_need "$1"
+	local f
+	for f in efa-direct efa; do
+		rm -f "$WORK"/*.csv
+		expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f $f -m 8:64K:x8 -n 50 -c --csv "$WORK/pl.csv"
+		grep -q "SIMULATED EFA device" "$WORK/last.out" || die "header does not say simulated"
+		grep -q "fabric $f," "$WORK/last.out" || die "header does not name fabric $f"
+		expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f $f -o writedata -m 8:64K:x8 -n 50 -c --csv "$WORK/pl.csv"
+		expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_get_lat" -p efa -f $f -m 8:64K:x8 -n 50 -c --csv "$WORK/gl.csv"
+		expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_bw" -p efa -f $f -m 8:1M:x8 -n 20 -c --csv "$WORK/pb.csv"
+		expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_bw" -p efa -f $f -o writedata -m 8:64K:x8 -n 20 -c --csv "$WORK/pb.csv"
+		expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_get_bw" -p efa -f $f -m 8:1M:x8 -n 20 -c --csv "$WORK/gb.csv"
+		expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_mr_reg" -p efa -f $f -m 4K:4M:x16 -n 5 --csv "$WORK/mr.csv"
+		for c in pl gl pb gb mr; do simulated_csv "$WORK/$c.csv"; done
+		csvcheck "$WORK/pl.csv" --bench put_lat --rows 10 --lat --errors 0 --extra inject
+		if [ $f = efa ]; then
+			for a in fadd cswap min; do
+				expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_atomic_lat" -p efa -f efa --aop $a -n 30 -c --csv "$WORK/al.csv"
+			done
+			expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_atomic_bw" -p efa -f efa -n 10 -c --csv "$WORK/ab.csv"
+			simulated_csv "$WORK/al.csv"
+		else
+			expect_rc 77 efa_mpi "$1" 2 "$EBIN/efab_atomic_lat" -p efa -f efa-direct -n 10
+			expect_msg "efa-direct provides no FI_ATOMIC"
+		fi
+	done
+}
+
+# EFA contract 1: writedata with FI_RX_CQ_DATA in force (efa-direct >= 2.4 on a
+# device without unsolicited write receive, the p5 profile) and FI_MR_LOCAL
+# required: receives on a registered buffer, every consumed one reposted.
+# 20 windows x 64 x 4 sizes = 5120 ops over 256 receive slots (20x).
+efa_writedata_rx_cq_data() { # V
+	efasim_need "$1"
+	export EFASIM_PROFILE=p5
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_bw" -p efa -f efa-direct -o writedata -m 8:512:x8 -n 20 -W 64 -c \
+		--csv "$WORK/w.csv"
+	grep -q "mode FI_RX_CQ_DATA" "$WORK/last.out" || die "FI_RX_CQ_DATA is not in force"
+	grep -q "mr_mode FI_MR_LOCAL" "$WORK/last.out" || die "FI_MR_LOCAL is not in force"
+	csvcheck "$WORK/w.csv" --bench put_bw --rows 3 --bw --errors 0 \
+		--extra pair,window_us_p50,window_us_p99,inject,link_Gbps,pct_of_link
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o writedata -m 8 -n 2000 -c
+}
+
+# EFA contract 5 on 2.1: without unsolicited write receive efa-direct offers no
+# RMA there; the run says so and names the fabric.
+efa_no_rma_before_24() { # V
+	efasim_need "$1"
+	export EFASIM_PROFILE=p5
+	expect_rc 77 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -n 10
+	expect_msg "efa-direct .*FI_RMA"
+}
+
+# EFA contract 3: an unregistered source runs on efa (its MR-cache/bounce path),
+# and efa-direct drops out naming FI_MR_LOCAL.
+efa_src_unregistered() { # V
+	efasim_need "$1"
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa --src-unregistered -m 8:64K:x8 -n 50 -c
+	grep -q "mr_mode FI_MR_VIRT_ADDR" "$WORK/last.out" || die "efa kept FI_MR_LOCAL for an unregistered source"
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_bw" -p efa -f efa --src-unregistered -m 8:64K:x8 -n 10 -c
+	expect_rc 77 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct --src-unregistered -n 10
+	expect_msg "efa-direct .*requires FI_MR_LOCAL"
+}
+
+# EFA contract 4: the user's error, reproduced by libfabric's own code.
+efa_probe_live() { # V
+	efasim_need "$1"
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_probe" --live -p efa -f efa-direct --domain rdmap16s0-rdm --json
+	python3 - "$WORK/last.out" "$1" <<'EOF' || die "live results wrong"
+import json, sys
+c = json.load(open(sys.argv[1]))["fabrics"][0]
+v = tuple(int(x) for x in sys.argv[2].split(".")[:2])
+assert c["mr_FI_MR_LOCAL"] == "yes"
+assert c["live_put_registered"] == "OK" and c["live_read"] == "OK", c
+assert c["live_writedata"] == "OK", c["live_writedata"]
+u = c["live_put_unregistered"]
+if v >= (2, 4):
+    assert "EFA direct requires FI_MR_LOCAL but application does not provide a valid desc" in u, u
+else:
+    assert u.startswith("skipped: libfabric"), u
+EOF
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_probe" --live -p efa -f efa --domain rdmap16s0-rdm --json
+	python3 - "$WORK/last.out" <<'EOF' || die "live results on efa wrong"
+import json, sys
+c = json.load(open(sys.argv[1]))["fabrics"][0]
+for k in ("live_put_registered", "live_put_unregistered", "live_writedata", "live_read", "live_atomic_fadd_u64"):
+    assert c[k] == "OK", (k, c[k])
+EOF
+}
+
+# SRD may place a multi-packet write's bytes in any order: with the device
+# writing them last-packet-first, put_lat -o write -c still validates (late
+# bytes settle before they count) and the header says the figure is a lower bound.
+efa_reordered_writes() { # V
+	efasim_need "$1"
+	EFASIM_REORDER=1 expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o write -m 16K:256K:x4 -n 100 -c
+	grep -q "lower bound" "$WORK/last.out" || die "header does not say lower bound"
+}
+
+for _v in $EFASIM_VERSIONS; do
+	_n=${_v//./}
+	eval "t_efa${_n}_discovery() { efa_discovery $_v; }"
+	eval "t_efa${_n}_benchmarks() { efa_benchmarks $_v; }"
+	eval "t_efa${_n}_src_unregistered() { efa_src_unregistered $_v; }"
+	eval "t_efa${_n}_probe_live() { efa_probe_live $_v; }"
+	if [ "$_v" = 2.1.0 ]; then
+		eval "t_efa${_n}_no_rma_without_unsolicited() { efa_no_rma_before_24 $_v; }"
+	else
+		eval "t_efa${_n}_writedata_rx_cq_data() { efa_writedata_rx_cq_data $_v; }"
+	fi
+done
+t_efa260_reordered_writes() { efa_reordered_writes 2.6.0; }

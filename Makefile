@@ -129,10 +129,33 @@ deps:
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)$(MAKE) --no-print-directory efasim-all
 	$(Q)$(MAKE) --no-print-directory check-run
 
 check-run:
 	$(Q)BUILD=$(BUILD) EFAB_SAN=$(SAN) tests/run
+
+# libfabric's efa provider on a simulated EFA device (tests/efasim/README.md):
+# `make efasim V=2.6.0` builds, once and cached in build-efasim/, rdma-core 64,
+# libfabric V (efa, shm, tcp, rxm) with its fabtests, the simulator, and
+# efabench against that libfabric; tests/efasim/run V CMD... runs with them.
+# Sources: release tarballs in EFAB_DEPS. make check builds EFASIM_VERSIONS
+# when the tarballs are there (a SAN build skips them) and runs their tests.
+EFAB_DEPS ?= $(abspath $(CURDIR)/../shared/deps)
+EFASIM_VERSIONS ?= 2.1.0 2.4.0 2.6.0
+export EFAB_DEPS EFASIM_VERSIONS
+.PHONY: efasim efasim-all
+efasim:
+	$(Q)case "$(V)" in [0-9]*.[0-9]*.[0-9]*) ;; *) echo "usage: make efasim V=<libfabric version, e.g. 2.6.0>" >&2; exit 2 ;; esac
+	$(Q)tests/efasim/build $(V) all
+
+efasim-all:
+	$(Q)if [ "$(SAN)" = 1 ]; then echo "  efasim  skipped in SAN=1 builds (the plain make check runs its tests)"; \
+	elif [ ! -f "$(EFAB_DEPS)/rdma-core-64.0.tar.gz" ]; then \
+	  echo "  efasim  skipped: no release tarballs in EFAB_DEPS=$(EFAB_DEPS) (the efa tests will report SKIP)"; \
+	else for v in $(EFASIM_VERSIONS); do \
+	  if [ -f "$(EFAB_DEPS)/libfabric-$$v.tar.gz" ]; then tests/efasim/build $$v all || exit 1; \
+	  else echo "  efasim  libfabric-$$v.tar.gz not in $(EFAB_DEPS): its tests will report SKIP"; fi; done; fi
 
 # The main job: build, run configs/local.conf (every benchmark on shm and tcp
 # loopback) into results/, then plot it.

@@ -306,6 +306,9 @@ static void write_meta(runner_t *r, int complete)
 	command_output("cat /opt/amazon/efa_installed_packages 2>/dev/null | grep -i 'installer' | head -1",
 		       buf, sizeof(buf));
 	json_field(f, "efa_installer", buf);
+	/* tests/efasim/run sets EFASIM_SIMULATED: every NIC of this sweep is simulated */
+	json_field(f, "simulated", getenv("EFASIM_SIMULATED") ? "efasim (simulated EFA device: figures "
+							       "measure the simulator, not EFA)" : "no");
 	first_line("/sys/module/efa/version", buf, sizeof(buf));
 	json_field(f, "efa_driver", buf);
 	command_output("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null "

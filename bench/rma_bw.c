@@ -70,8 +70,13 @@ int efab_bw_setup(efab_ctx_t *c)
 	if (c->o.bidir)
 		efab_note(c, "--bidir: both ranks of each pair issue at once; rows report the sum");
 	if (c->op != EFAB_OP_READ)
-		efab_note(c, "inject: %s", c->o.no_inject ? "off (--no-inject)"
-			  : "fi_inject_write for sizes <= the inject size (first W-1 ops of a window)");
+		efab_note(c, "inject: %s%s", c->o.no_inject ? "off (--no-inject)"
+			  : "fi_inject_write for sizes <= the inject size (first W-1 ops of a window)",
+			  !c->o.no_inject && !(c->fab.info->tx_attr->msg_order & FI_ORDER_WAW)
+				  ? "; this fabric does not order writes (no FI_ORDER_WAW: EFA's SRD), so "
+				    "when a window ends (its last write completed) earlier injected writes "
+				    "may still be in flight: for inject sizes the window time is a lower bound"
+				  : "");
 	return efab_rma_notes(c);
 }
 

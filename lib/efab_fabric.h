@@ -174,6 +174,10 @@ int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device
 int efab_mr_reg_dmabuf(efab_fabric_t *fab, void *buf, size_t len, int device, uint64_t access,
 		       efab_mr_t *out);
 void efab_mr_dereg(efab_mr_t *mr);
+/* fi_mr_dmabuf.base_addr for buf, which lies offset bytes into its dmabuf:
+ * the address of the dmabuf's first byte (the provider registers the region
+ * at base_addr + offset; efa: iova = base_addr + offset). */
+uint64_t efab_dmabuf_base(const void *buf, uint64_t offset);
 
 /* A peer's buffer as this rank addresses it. */
 typedef struct efab_rkey {

@@ -237,8 +237,9 @@ void efab_explain_unsupported(const struct fi_info *info, const efab_fabric_req_
 			 !strcmp(fab, "efa-direct") ? "; use -f efa" : "");
 	} else if (missing & FI_HMEM) {
 		snprintf(buf, len,
-			 "%s (provider %s) offers no FI_HMEM: this libfabric cannot register GPU memory "
-			 "on it (built without CUDA support?)", fab, info->fabric_attr->prov_name);
+			 "%s (provider %s) offers no FI_HMEM: GPU memory cannot be used on it (on "
+			 "efa-direct usually no GPU peer-to-peer support: nvidia-peermem or dmabuf; "
+			 "otherwise a libfabric built without CUDA)", fab, info->fabric_attr->prov_name);
 	} else if (missing) {
 		snprintf(buf, len, "%s (provider %s) does not provide %s", fab,
 			 info->fabric_attr->prov_name, names);
@@ -755,9 +756,11 @@ int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device
 	int ret = fi_mr_regattr(fab->domain, &attr, 0, &mr);
 	if (ret && iface != FI_HMEM_SYSTEM &&
 	    (ret == -FI_ENOSYS || ret == -FI_EOPNOTSUPP || ret == -FI_EINVAL)) {
-		/* e.g. a libfabric built without CUDA support: not ours to fix */
-		efab_log_error("fi_mr_regattr cannot register GPU memory on %s: %s (%d); this "
-			       "libfabric may be built without CUDA support (FI_HMEM_CUDA)",
+		/* not ours to fix: on an RDMA NIC usually no GPU peer-memory/dmabuf path */
+		efab_log_error("fi_mr_regattr cannot register GPU memory on %s: %s (%d); on an RDMA "
+			       "NIC (efa) the kernel usually lacks GPU peer memory or dmabuf support "
+			       "(nvidia-peermem, or a driver/kernel with dmabuf: try --dmabuf), "
+			       "otherwise this libfabric was built without CUDA (FI_HMEM_CUDA)",
 			       fab->info->fabric_attr->name, fi_strerror(-ret), ret);
 		return EFAB_SKIP;
 	}
@@ -766,6 +769,11 @@ int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device
 		return EFAB_ERR;
 	}
 	return finish_mr(fab, mr, buf, len, out);
+}
+
+uint64_t efab_dmabuf_base(const void *buf, uint64_t offset)
+{
+	return (uint64_t)(uintptr_t)buf - offset;
 }
 
 int efab_mr_reg_dmabuf(efab_fabric_t *fab, void *buf, size_t len, int device, uint64_t access,
@@ -777,7 +785,8 @@ int efab_mr_reg_dmabuf(efab_fabric_t *fab, void *buf, size_t len, int device, ui
 	int rc = efab_cuda_dmabuf(buf, len, &fd, &offset);
 	if (rc)
 		return rc;
-	struct fi_mr_dmabuf dmabuf = {.fd = fd, .offset = offset, .len = len, .base_addr = buf};
+	struct fi_mr_dmabuf dmabuf = {.fd = fd, .offset = offset, .len = len,
+				      .base_addr = (void *)(uintptr_t)efab_dmabuf_base(buf, offset)};
 	struct fi_mr_attr attr = {
 		.dmabuf = &dmabuf,
 		.iov_count = 1,

@@ -93,6 +93,19 @@ static void test_inject_by_memory_kind(void **state)
 	}
 }
 
+/* A CUDA sub-buffer 0x2345 bytes into its 64 KiB-aligned dmabuf range: the
+ * region must start at buf, i.e. base_addr + offset == buf. */
+static void test_dmabuf_base(void **state)
+{
+	(void)state;
+	char *buf = (char *)(uintptr_t)0x7f0000012345ull;
+	uint64_t offset = 0x2345;
+	uint64_t base = efab_dmabuf_base(buf, offset);
+	assert_int_equal(base, 0x7f0000010000ull);
+	assert_int_equal(base + offset, (uint64_t)(uintptr_t)buf);
+	assert_int_equal(efab_dmabuf_base(buf, 0), (uint64_t)(uintptr_t)buf);
+}
+
 static void test_prov_matches(void **state)
 {
 	(void)state;
@@ -212,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_prov_matches),     cmocka_unit_test(test_match_efa_list),
 		cmocka_unit_test(test_explain),          cmocka_unit_test(test_mr_mode_str),
 		cmocka_unit_test(test_src_unregistered_detection), cmocka_unit_test(test_inject_by_memory_kind),
+		cmocka_unit_test(test_dmabuf_base),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

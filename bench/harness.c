@@ -483,6 +483,7 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 		goto finalize;
 	}
 	efab_log_set_verbose(c->o.verbose);
+	efab_mr_cache_env(c->o.mr_cache); /* before libfabric reads its environment */
 	c->op = c->o.op;
 	install_signals();
 	if (rt.rank)

@@ -267,8 +267,9 @@ static void emit(reg_ctx_t *r, const meas_t *m, const efab_fit_t *fit, const cha
 	row.iters = m->n;
 	row.has_lat = 1;
 	row.lat = m->reg;
-	const char *cache = r->o.mr_cache == EFAB_ON ? "on" : r->o.mr_cache == EFAB_OFF ? "off"
-											 : "default";
+	const char *cache = r->cache_na ? "n/a"
+			    : r->o.mr_cache == EFAB_ON ? "on" : r->o.mr_cache == EFAB_OFF ? "off"
+											     : "default";
 	const efab_regop_t *cb = efab_regop_find(r, m->op);
 	int component = cb && cb->component;
 	snprintf(row.extra[C_RANK], 40, "%d", r->rt->rank);
@@ -370,17 +371,6 @@ out:
 	return rc;
 }
 
-static void set_cache_env(int mode)
-{
-	if (mode == EFAB_ON) {
-		setenv("FI_EFA_MR_CACHE_ENABLE", "1", 1);
-		unsetenv("FI_MR_CACHE_MAX_COUNT");
-	} else if (mode == EFAB_OFF) {
-		setenv("FI_EFA_MR_CACHE_ENABLE", "0", 1);
-		setenv("FI_MR_CACHE_MAX_COUNT", "0", 1);
-	}
-}
-
 static const char summary[] =
 	"Registration cost per call and per byte (single process, or one result per rank under\n"
 	"mpirun). fi_mr_regattr and fi_close are timed apart, in microseconds, per size, in the\n"
@@ -409,7 +399,7 @@ int efab_mr_reg_main(int argc, char **argv)
 		efab_log_error("--dmabuf registers cuda memory: add --mem cuda");
 		return EFAB_EUSAGE;
 	}
-	set_cache_env(r->o.mr_cache); /* before libfabric reads its environment */
+	efab_mr_cache_env(r->o.mr_cache); /* before libfabric reads its environment */
 	if (launched_by_mpi()) {
 		if (MPI_Init(&argc, &argv) != MPI_SUCCESS || efab_mpi_rt_init(&mpirt)) {
 			efab_log_error("MPI_Init failed");
@@ -440,6 +430,7 @@ int efab_mr_reg_main(int argc, char **argv)
 		goto finalize;
 	snprintf(r->ri.bench, sizeof(r->ri.bench), "mr_reg");
 	efab_run_info_from_fi(info, &r->ri);
+	r->cache_na = efab_mr_cache_scope(info);
 	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "%s", efab_mem_name(r->kind));
 	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
 	r->ri.ranks = r->rt->size;
@@ -473,15 +464,16 @@ int efab_mr_reg_main(int argc, char **argv)
 	if (rc)
 		goto close;
 
-	char mrm[256], note1[512], note2[256];
+	char mrm[256], note1[1024], note2[256];
 	efab_mr_mode_str(info->domain_attr->mr_mode, mrm, sizeof(mrm));
 	snprintf(note1, sizeof(note1),
 		 "mr_mode %s; access %s; mr cache %s (FI_MR_CACHE_MAX_COUNT=%s "
-		 "FI_EFA_MR_CACHE_ENABLE=%s)%s", mrm, r->o.access ? "local" : "remote",
+		 "FI_EFA_MR_CACHE_ENABLE=%s)%s%s%s", mrm, r->o.access ? "local" : "remote",
 		 r->o.mr_cache == EFAB_ON ? "on" : r->o.mr_cache == EFAB_OFF ? "off" : "default",
 		 getenv("FI_MR_CACHE_MAX_COUNT") ? getenv("FI_MR_CACHE_MAX_COUNT") : "unset",
 		 getenv("FI_EFA_MR_CACHE_ENABLE") ? getenv("FI_EFA_MR_CACHE_ENABLE") : "unset",
-		 r->o.dmabuf ? "; registered through dmabuf (FI_MR_DMABUF)" : "");
+		 r->o.dmabuf ? "; registered through dmabuf (FI_MR_DMABUF)" : "",
+		 r->cache_na ? "; mr_cache column n/a: " : "", r->cache_na ? r->cache_na : "");
 	snprintf(note2, sizeof(note2),
 		 "lat_us_* = fi_mr_regattr time, dereg_us_* = fi_close time, microseconds; %s",
 		 r->nic_work[0] == 'y' ? "this provider's registration includes NIC driver work"

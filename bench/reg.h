@@ -26,6 +26,7 @@ struct reg_ctx {
 	efab_opts_t o;
 	efab_rt_t *rt;
 	efab_fabric_t fab;
+	const char *cache_na; /* why the provider's MR cache cannot serve fi_mr_regattr here, or NULL */
 	int kind, gpu;
 	uint64_t access;
 	efab_run_info_t ri;

@@ -249,6 +249,17 @@ int efab_post_atomic(efab_fabric_t *fab, int peer, int kind, const void *buf, si
  * first warning) in buf. */
 int efab_provider_log_capture(int on, const char *key, char *buf, size_t len);
 
+/* --mr-cache on|off: FI_EFA_MR_CACHE_ENABLE and FI_MR_CACHE_MAX_COUNT for this
+ * process, set before libfabric reads its environment (first fi_getinfo).
+ * mode: EFAB_ON, EFAB_OFF, anything else leaves the environment alone. */
+void efab_mr_cache_env(int mode);
+/* NULL when the provider's MR cache can serve the application's own
+ * fi_mr_regattr calls on info; otherwise why it cannot (then --mr-cache does
+ * not change what mr_reg measures). efa opens no cache under FI_MR_LOCAL, and
+ * from libfabric 2.4 caches only its internal registrations (the path of an
+ * unregistered buffer), never the application's. */
+const char *efab_mr_cache_scope(const struct fi_info *info);
+
 /* Logs "what: <fi_strerror>" for a failed call. */
 void efab_log_fi(const char *call, int ret);
 

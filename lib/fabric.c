@@ -10,6 +10,7 @@
 
 #include "efab_cuda.h"
 #include "efab_fabric.h"
+#include "efab_opts.h"
 #include "efab_result.h"
 #include "efab_topo.h"
 
@@ -85,6 +86,30 @@ int efab_provider_log_capture(int on, const char *key, char *buf, size_t len)
 	if (buf && len)
 		snprintf(buf, len, "%s", plog.keyed[0] ? plog.keyed : plog.first);
 	return EFAB_OK;
+}
+
+void efab_mr_cache_env(int mode)
+{
+	if (mode == EFAB_ON) {
+		setenv("FI_EFA_MR_CACHE_ENABLE", "1", 1);
+		unsetenv("FI_MR_CACHE_MAX_COUNT");
+	} else if (mode == EFAB_OFF) {
+		setenv("FI_EFA_MR_CACHE_ENABLE", "0", 1);
+		setenv("FI_MR_CACHE_MAX_COUNT", "0", 1);
+	}
+}
+
+const char *efab_mr_cache_scope(const struct fi_info *info)
+{
+	if (!efab_prov_matches("efa", info->fabric_attr->prov_name))
+		return NULL;
+	if (fi_version() >= FI_VERSION(2, 4))
+		return "efa caches only its own registrations of unregistered buffers, never "
+		       "fi_mr_regattr (libfabric >= 2.4; measure its cache with efab_put_lat -f efa "
+		       "--src-unregistered --mr-cache on|off)";
+	if (info->domain_attr->mr_mode & FI_MR_LOCAL)
+		return "efa opens no MR cache under FI_MR_LOCAL";
+	return NULL;
 }
 
 void efab_log_fi(const char *call, int ret)

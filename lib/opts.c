@@ -82,8 +82,10 @@ const efab_optdef_t efab_optdefs[] = {
 	 "registration regimes: a new buffer each time, the same buffer again, or keeping "
 	 "registrations alive (default all)", EFAB_B_MR_REG, 0, 0, regime_names},
 	{"mr-cache", 0, EFAB_OT_CHOICE, OFF(mr_cache), SZ(mr_cache), "on|off|default",
-	 "set FI_MR_CACHE_MAX_COUNT / FI_EFA_MR_CACHE_ENABLE for the run (default: leave as is)",
-	 EFAB_B_MR_REG, 0, 0, tristate_names},
+	 "set FI_MR_CACHE_MAX_COUNT / FI_EFA_MR_CACHE_ENABLE for the run (default: leave as is); "
+	 "on efa it governs the provider's registrations of unregistered buffers (put with "
+	 "--src-unregistered), not fi_mr_regattr",
+	 EFAB_B_MR_REG | EFAB_B_PUT, 0, 0, tristate_names},
 	{"dmabuf", 0, EFAB_OT_FLAG, OFF(dmabuf), SZ(dmabuf), NULL,
 	 "register cuda memory through a dmabuf fd (FI_MR_DMABUF, libfabric >= 1.20)",
 	 EFAB_B_MR_REG | EFAB_B_TRAFFIC, 0, 0, NULL},

@@ -167,6 +167,30 @@ for k in ("live_put_registered", "live_put_unregistered", "live_writedata", "liv
 EOF
 }
 
+# EFA contract 7: efa's MR cache never serves fi_mr_regattr (no cache under
+# FI_MR_LOCAL; from 2.4 only its internal registrations), so mr_reg records
+# the cache column n/a there; the cache is exercised through the unregistered
+# path of put_lat, with --mr-cache on and off.
+efa_mr_cache() { # V
+	efasim_need "$1"
+	local f
+	for f in efa efa-direct; do
+		rm -f "$WORK/mr.csv"
+		expect_rc 0 efa_run "$1" "$EBIN/efab_mr_reg" -p efa -f $f --mr-cache on -m 4K:64K:x4 -n 5 \
+			--regime same --csv "$WORK/mr.csv"
+		grep -q "mr_cache column n/a" "$WORK/last.out" || die "header does not say why the cache column is n/a"
+		python3 - "$WORK/mr.csv" <<'EOF2' || die "mr_cache column is not n/a on $f"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and all(r["mr_cache"] == "n/a" for r in rows), [r["mr_cache"] for r in rows]
+EOF2
+	done
+	for m in on off; do
+		expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa --src-unregistered --mr-cache $m \
+			-m 8:256K:x8 -n 30 -c
+	done
+}
+
 # SRD may place a multi-packet write's bytes in any order: with the device
 # writing them last-packet-first, put_lat -o write -c still validates (late
 # bytes settle before they count) and the header says the figure is a lower bound.
@@ -182,6 +206,7 @@ for _v in $EFASIM_VERSIONS; do
 	eval "t_efa${_n}_benchmarks() { efa_benchmarks $_v; }"
 	eval "t_efa${_n}_src_unregistered() { efa_src_unregistered $_v; }"
 	eval "t_efa${_n}_probe_live() { efa_probe_live $_v; }"
+	eval "t_efa${_n}_mr_cache_scope() { efa_mr_cache $_v; }"
 	if [ "$_v" = 2.1.0 ]; then
 		eval "t_efa${_n}_no_rma_without_unsolicited() { efa_no_rma_before_24 $_v; }"
 	else

@@ -200,6 +200,48 @@ efa_reordered_writes() { # V
 	grep -q "lower bound" "$WORK/last.out" || die "header does not say lower bound"
 }
 
+# configs/p5en-efa-vs-efa-direct.conf, scaled down to this machine (host memory,
+# small sizes, one repeat, mpirun on loopback with each rank its own simulated
+# host), through efab_sweep on two simulated NICs: every job ok or skipped,
+# the run labelled simulated, and efab_plot keeping it apart from a real run.
+efa_sweep_p5en() { # V
+	efasim_need "$1"
+	sed -e "s|^launcher = /opt.*|launcher = mpirun -np {np} --oversubscribe -x EFASIM_HOST=%r -x EFASIM_DIR -x EFASIM_PROFILE -x EFASIM_REORDER -x LD_LIBRARY_PATH -x PATH {env_flags}|" \
+		-e 's|^mem = host, cuda|mem = host|' -e 's|^repeat = 3|repeat = 1|' \
+		-e 's|^sizes = 4K:1G|sizes = 4K:1M:x16\niters = 5|' -e 's|^sizes = .*:16M.*|sizes = 8:64K:x64\niters = 5|' \
+		-e 's|^sizes = 1:4M|sizes = 8:4K:x8\niters = 20|' -e 's|^components = true|components = false|' \
+		-e 's|^job_timeout = .*|job_timeout = 120|' configs/p5en-efa-vs-efa-direct.conf >"$WORK/p5en-sim.conf"
+	grep -q "EFASIM_HOST" "$WORK/p5en-sim.conf" || die "launcher not replaced"
+	expect_rc 0 efa_run "$1" "$EBIN/efab_sweep" "$WORK/p5en-sim.conf" -o "$WORK/res" --label p5en-sim
+	local dir
+	dir=$(ls -d "$WORK"/res/*-p5en-sim)
+	[ ! -e "$dir/INCOMPLETE" ] || die "sweep incomplete"
+	grep -q '"simulated": "efasim' "$dir/meta.json" || die "meta.json does not say simulated"
+	python3 - "$dir" <<'EOF2' || die "sweep jobs wrong"
+import csv, glob, os, sys
+d = sys.argv[1]
+jobs = list(csv.DictReader(open(os.path.join(d, "jobs.tsv")), delimiter="\t"))
+status = {}
+for j in jobs:
+    status.setdefault(j["status"], []).append(j["job"])
+assert set(status) <= {"ok", "skip"}, status
+assert all("atomic" in j for j in status.get("skip", [])), status
+assert all("efa-direct" in j for j in status.get("skip", [])), status
+fabrics = {r["fabric"] for f in glob.glob(os.path.join(d, "*.csv")) for r in csv.DictReader(open(f))}
+assert fabrics == {"efa", "efa-direct"}, fabrics
+EOF2
+	expect_rc 0 python3 plot/efab_plot "$dir" -o "$WORK/plots" --group-by fabric
+	grep -q "efa-direct (simulated)" "$WORK/plots/report.md" || die "report does not label simulated groups"
+	grep -q "SIMULATED" "$WORK/plots/report.md" || die "report lacks the simulated banner"
+	# beside a real run: refused unless asked, then labelled
+	local real
+	real=$(ls -d results/*-vm-loopback-ref | head -1)
+	expect_rc 2 python3 plot/efab_plot "$dir" "$real" -o "$WORK/mixed"
+	grep -q "SIMULATED EFA device" "$WORK/last.err" || die "refusal does not say why"
+	expect_rc 0 python3 plot/efab_plot "$dir" "$real" -o "$WORK/mixed" --allow-simulated
+	grep -q "p5en-sim (simulated)" "$WORK/mixed/report.md" || die "mixed report does not label the simulated run"
+}
+
 for _v in $EFASIM_VERSIONS; do
 	_n=${_v//./}
 	eval "t_efa${_n}_discovery() { efa_discovery $_v; }"
@@ -214,3 +256,4 @@ for _v in $EFASIM_VERSIONS; do
 	fi
 done
 t_efa260_reordered_writes() { efa_reordered_writes 2.6.0; }
+t_efa260_sweep_p5en_configs() { efa_sweep_p5en 2.6.0; }

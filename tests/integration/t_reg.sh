@@ -34,7 +34,7 @@ PY
 	# efab_plot's report shows the intervals
 	mkdir -p "$WORK/run" && cp "$WORK/m.csv" "$WORK/run/mr_reg.csv"
 	expect_rc 0 python3 plot/efab_plot "$WORK/run" -o "$WORK/plot"
-	grep -Eq "^\| run \| tcp;ofi_rxm \| host \| fresh \| -?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\] \| -?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\] \| [0-9.]+ \| 1/y² \|" \
+	grep -Eq "^\| run \| tcp(;ofi_rxm)? \| host \| fresh \| -?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\] \| -?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\] \| [0-9.]+ \| 1/y² \|" \
 		"$WORK/plot/report.md" || die "report lacks the fit intervals"
 }
 

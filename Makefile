@@ -122,6 +122,17 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/lib/libefab.a
 
 tests: all $(UNITS)
 
+# GPU checks (tests/gpu/*.c): run where a GPU and a CUDA-enabled libfabric are,
+# e.g. the H200 device: make gpu-check LIBFABRIC_HOME=... (exit 77 elsewhere).
+GPU_TESTS := $(patsubst tests/gpu/%.c,$(BUILD)/tests/gpu_%,$(wildcard tests/gpu/*.c))
+$(BUILD)/tests/gpu_%: tests/gpu/%.c $(BUILD)/lib/libefab.a
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(LIB_CFLAGS) $< $(BUILD)/lib/libefab.a -o $@ $(LIBS)
+.PHONY: gpu-check
+gpu-check: $(GPU_TESTS)
+	$(Q)rc=0; for t in $(GPU_TESTS); do echo "== $$t"; $$t; r=$$?; [ $$r = 0 ] || [ $$r = 77 ] || rc=1; done; exit $$rc
+
 # The two README commands. Both first make sure the dependencies are here
 # (installing them on a fresh Debian/Ubuntu machine, doing nothing otherwise).
 deps:

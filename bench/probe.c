@@ -5,7 +5,10 @@
  * Data first (a list of columns, each a list of property/value pairs), then
  * three writers: the table (120 columns, wrapped by fabric), CSV (long
  * format) and JSON. */
+#include <ctype.h>
+#include <errno.h>
 #include <mpi.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +347,12 @@ static void live_one(efab_rt_t *rt, const struct fi_info *col, int which, double
 	stage = 2;
 	buf = aligned_alloc(4096, 4096);
 	memset(buf, 0, 4096);
+	/* layout: [0,64) source, [64,128) destination, [128,136) atomic word, [256,264) result.
+	 * The sources are filled before the key exchange (collective): rank 0's read of
+	 * rank 1's [0,64) may land as soon as it has the key (before, a read could find
+	 * zeros: "the data read differ", seen on efasim 2.6.0's efa-direct). */
+	for (int k = 0; k < 64; k++)
+		((uint8_t *)buf)[k] = (uint8_t)(rt->rank == 1 ? 0xa0 + k : 0x10 + k);
 	rc = efab_mr_reg(&fab, buf, 4096, FI_HMEM_SYSTEM, 0,
 			 FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &mr);
 	ok = rc == 0;
@@ -351,10 +360,7 @@ static void live_one(efab_rt_t *rt, const struct fi_info *col, int which, double
 	if (!all_ok || efab_mr_exchange(&fab, &mr, rk))
 		goto out;
 	stage = 3;
-	/* layout: [0,64) source, [64,128) destination, [128,136) atomic word, [256,264) result */
 	uint8_t *b = (uint8_t *)buf;
-	for (int k = 0; k < 64; k++)
-		b[k] = (uint8_t)(rt->rank == 1 ? 0xa0 + k : 0x10 + k);
 	/* libfabric < 2.4's efa-direct dereferences a NULL descriptor (an assert
 	 * compiled out in release builds, efa_rma.c) instead of refusing it */
 	if (which == LIVE_PUT_UNREG && efab_prov_matches("efa", col->fabric_attr->prov_name) &&
@@ -567,11 +573,1058 @@ static int write_csv(const char *path, column_t *cols, size_t n)
 	return EFAB_OK;
 }
 
+/* ---- --diff: two probe outputs compared (no MPI, no libfabric calls) ----
+ *
+ * efab_probe --diff A B [--json]: A and B are --json outputs or --csv long
+ * format files, told apart by their content. Columns are matched by
+ * provider/fabric/domain; a column left over is matched to the column at the
+ * same position among the other side's columns of its provider/fabric when
+ * the two domains differ only in the NIC name (another node's rdmap names),
+ * and the output says so. Every property is compared except those in diff_ignored[];
+ * atomic_<op> rows are compared as sets of datatypes. Exit 0 identical, 1
+ * different, 2 bad input (one line: the file and what is wrong). This is the
+ * one definition of a capability difference: efab_plot runs it. */
+
+#define DIFF_MAX_BYTES (64u << 20)
+#define DIFF_MAX_COLS 4096
+#define DIFF_MAX_PROPS 1024
+
+/* Not compared: the verdict is a sentence made of rows that are compared
+ * (fabric, rma_*, atomic_*, mr_FI_MR_LOCAL, remote_cq_data, hmem, progress),
+ * and its wording may change between efabench versions. */
+static const char *const diff_ignored[] = {"verdict"};
+
+static const char diff_usage[] =
+	"Usage: efab_probe --diff A B [--json]\n"
+	"Compare two efab_probe outputs (--json output or --csv long format, told apart by their\n"
+	"content), e.g. before and after an EFA installer upgrade, or two nodes. Columns are\n"
+	"matched by provider/fabric/domain; where the domain names differ only in the NIC name\n"
+	"(two nodes with different rdmap names) by position within the provider/fabric, and the\n"
+	"output says so. One line per change: column, property, A value -> B value; fabrics that\n"
+	"vanished or appeared; for atomic_<op> rows the datatypes that appeared or vanished.\n"
+	"Not compared: the verdict (made of the rows that are). No MPI, no libfabric calls.\n"
+	"  --json    print the differences as JSON\n"
+	"Exit status: 0 identical, 1 something differs, 2 bad usage or an unreadable file.\n";
+
+typedef struct dbuf {
+	char *s;
+	size_t n, cap;
+} dbuf_t;
+
+static int dbuf_add(dbuf_t *b, const char *p, size_t k)
+{
+	if (b->n + k + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 32;
+		while (cap < b->n + k + 1)
+			cap *= 2;
+		char *s = realloc(b->s, cap);
+		if (!s)
+			return -1;
+		b->s = s;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->n, p, k);
+	b->n += k;
+	b->s[b->n] = '\0';
+	return 0;
+}
+
+/* Hands the string over (never NULL on success: "" for an empty buffer). */
+static char *dbuf_take(dbuf_t *b)
+{
+	char *s = b->s ? b->s : strdup("");
+	b->s = NULL;
+	b->n = b->cap = 0;
+	return s;
+}
+
+typedef struct dprop {
+	char *name, *value;
+} dprop_t;
+
+typedef struct dcol {
+	char *key[3]; /* provider, fabric, domain */
+	dprop_t *p;
+	size_t n, cap;
+	long peer;	 /* the matched column on the other side, -1 none */
+	int by_position; /* matched by position: the domains differ in the NIC name only */
+} dcol_t;
+
+typedef struct dside {
+	const char *path;
+	const char *format; /* "JSON" or "CSV" */
+	dcol_t *c;
+	size_t n, cap;
+	char err[700];
+} dside_t;
+
+static int diff_fail(dside_t *s, long line, const char *fmt, ...) EFAB_PRINTF(3, 4);
+static int diff_fail(dside_t *s, long line, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (line > 0)
+		snprintf(s->err, sizeof(s->err), "%s:%ld: %s", s->path, line, what);
+	else
+		snprintf(s->err, sizeof(s->err), "%s: %s", s->path, what);
+	return -1;
+}
+
+static void dside_free(dside_t *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		for (size_t k = 0; k < s->c[i].n; k++) {
+			free(s->c[i].p[k].name);
+			free(s->c[i].p[k].value);
+		}
+		free(s->c[i].p);
+		for (int k = 0; k < 3; k++)
+			free(s->c[i].key[k]);
+	}
+	free(s->c);
+	s->c = NULL;
+	s->n = s->cap = 0;
+}
+
+static dcol_t *col_new(dside_t *s)
+{
+	if (s->n >= DIFF_MAX_COLS) {
+		diff_fail(s, 0, "more than %d columns: not an efab_probe output", DIFF_MAX_COLS);
+		return NULL;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		dcol_t *c = realloc(s->c, cap * sizeof(*c));
+		if (!c) {
+			diff_fail(s, 0, "out of memory");
+			return NULL;
+		}
+		s->c = c;
+		s->cap = cap;
+	}
+	dcol_t *c = &s->c[s->n++];
+	memset(c, 0, sizeof(*c));
+	c->peer = -1;
+	return c;
+}
+
+static const char *col_get(const dcol_t *c, const char *name)
+{
+	for (size_t k = 0; k < c->n; k++)
+		if (!strcmp(c->p[k].name, name))
+			return c->p[k].value;
+	return NULL;
+}
+
+/* Takes name and value (freed on failure). 1: the property is there already
+ * (the caller says where), -1: other failure (s->err set). */
+static int col_put(dside_t *s, dcol_t *c, char *name, char *value)
+{
+	int rc = 0;
+	if (col_get(c, name)) {
+		rc = 1;
+	} else if (c->n >= DIFF_MAX_PROPS) {
+		rc = diff_fail(s, 0, "a column with more than %d properties: not an efab_probe output",
+			       DIFF_MAX_PROPS);
+	} else if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		dprop_t *p = realloc(c->p, cap * sizeof(*p));
+		if (!p) {
+			rc = diff_fail(s, 0, "out of memory");
+		} else {
+			c->p = p;
+			c->cap = cap;
+		}
+	}
+	if (rc) {
+		free(name);
+		free(value);
+		return rc;
+	}
+	c->p[c->n].name = name;
+	c->p[c->n].value = value;
+	c->n++;
+	return 0;
+}
+
+static char *col_key(const dcol_t *c)
+{
+	static char buf[2][600];
+	static int k;
+	k ^= 1;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s/%s", c->key[0], c->key[1], c->key[2]);
+	return buf[k];
+}
+
+/* -- JSON (what print_json writes, or any JSON of that shape) -- */
+
+typedef struct jcur {
+	const char *s, *end;
+	long line; /* raw newlines only occur between tokens */
+	dside_t *side;
+} jcur_t;
+
+static int jpeek(jcur_t *j)
+{
+	while (j->s < j->end && (*j->s == ' ' || *j->s == '\t' || *j->s == '\n' || *j->s == '\r'))
+		j->line += *j->s++ == '\n';
+	return j->s < j->end ? (unsigned char)*j->s : -1;
+}
+
+static int jfail(jcur_t *j, const char *what)
+{
+	if (jpeek(j) < 0)
+		return diff_fail(j->side, j->line, "not valid JSON: the file ends early (truncated?)");
+	return diff_fail(j->side, j->line, "not valid JSON: %s", what);
+}
+
+static int jexpect(jcur_t *j, char ch, const char *what)
+{
+	if (jpeek(j) != ch)
+		return jfail(j, what);
+	j->s++;
+	return 0;
+}
+
+static int hex4(const char *p, unsigned *out)
+{
+	*out = 0;
+	for (int k = 0; k < 4; k++) {
+		int c = (unsigned char)p[k], d = isdigit(c) ? c - '0' : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : -1;
+		if (d < 0)
+			return -1;
+		*out = *out * 16 + (unsigned)d;
+	}
+	return 0;
+}
+
+/* A string, decoded to UTF-8 into *out (malloc'd) unless out is NULL. */
+static int jstring(jcur_t *j, char **out)
+{
+	dbuf_t b = {0};
+	const char *bad = NULL;
+	if (jpeek(j) != '"')
+		return jfail(j, "expected a string");
+	j->s++;
+	for (;;) {
+		if (j->s >= j->end) {
+			bad = "unterminated string";
+			break;
+		}
+		unsigned char ch = (unsigned char)*j->s++;
+		char enc[4];
+		size_t k = 0;
+		if (ch == '"')
+			break;
+		if (ch < 0x20) {
+			bad = "control character inside a string";
+			break;
+		}
+		if (ch != '\\') {
+			enc[k++] = (char)ch;
+		} else if (j->s >= j->end) {
+			bad = "unterminated string";
+			break;
+		} else {
+			char e = *j->s++;
+			unsigned u, lo;
+			switch (e) {
+			case '"': case '\\': case '/': enc[k++] = e; break;
+			case 'b': enc[k++] = '\b'; break;
+			case 'f': enc[k++] = '\f'; break;
+			case 'n': enc[k++] = '\n'; break;
+			case 'r': enc[k++] = '\r'; break;
+			case 't': enc[k++] = '\t'; break;
+			case 'u':
+				if (j->end - j->s < 4 || hex4(j->s, &u)) {
+					bad = "bad \\u escape";
+					break;
+				}
+				j->s += 4;
+				if (u >= 0xd800 && u < 0xdc00) {
+					if (j->end - j->s < 6 || j->s[0] != '\\' || j->s[1] != 'u' ||
+					    hex4(j->s + 2, &lo) || lo < 0xdc00 || lo > 0xdfff) {
+						bad = "unpaired surrogate in a \\u escape";
+						break;
+					}
+					j->s += 6;
+					u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+				} else if (u >= 0xdc00 && u < 0xe000) {
+					bad = "unpaired surrogate in a \\u escape";
+					break;
+				} else if (u == 0) {
+					bad = "\\u0000 inside a string";
+					break;
+				}
+				if (u < 0x80) {
+					enc[k++] = (char)u;
+				} else if (u < 0x800) {
+					enc[k++] = (char)(0xc0 | u >> 6);
+					enc[k++] = (char)(0x80 | (u & 0x3f));
+				} else if (u < 0x10000) {
+					enc[k++] = (char)(0xe0 | u >> 12);
+					enc[k++] = (char)(0x80 | (u >> 6 & 0x3f));
+					enc[k++] = (char)(0x80 | (u & 0x3f));
+				} else {
+					enc[k++] = (char)(0xf0 | u >> 18);
+					enc[k++] = (char)(0x80 | (u >> 12 & 0x3f));
+					enc[k++] = (char)(0x80 | (u >> 6 & 0x3f));
+					enc[k++] = (char)(0x80 | (u & 0x3f));
+				}
+				break;
+			default: bad = "unknown escape in a string"; break;
+			}
+			if (bad)
+				break;
+		}
+		if (out && dbuf_add(&b, enc, k)) {
+			free(b.s);
+			return diff_fail(j->side, 0, "out of memory");
+		}
+	}
+	if (bad) {
+		free(b.s);
+		return jfail(j, bad);
+	}
+	if (out && !(*out = dbuf_take(&b)))
+		return diff_fail(j->side, 0, "out of memory");
+	return 0;
+}
+
+static int jnumber(jcur_t *j, char **out)
+{
+	const char *p = j->s;
+	if (p < j->end && *p == '-')
+		p++;
+	if (p >= j->end || !isdigit((unsigned char)*p))
+		return jfail(j, "bad number");
+	while (p < j->end && (isdigit((unsigned char)*p) || *p == '.' || *p == 'e' || *p == 'E' ||
+			      *p == '+' || *p == '-'))
+		p++;
+	if (out && !(*out = strndup(j->s, (size_t)(p - j->s))))
+		return diff_fail(j->side, 0, "out of memory");
+	j->s = p;
+	return 0;
+}
+
+static int jskip(jcur_t *j, int depth)
+{
+	int ch = jpeek(j);
+	if (depth > 64)
+		return jfail(j, "nested too deeply");
+	if (ch == '"')
+		return jstring(j, NULL);
+	if (ch == '{' || ch == '[') {
+		int close = ch == '{' ? '}' : ']';
+		j->s++;
+		if (jpeek(j) == close) {
+			j->s++;
+			return 0;
+		}
+		for (;;) {
+			if (ch == '{' && (jstring(j, NULL) || jexpect(j, ':', "expected ':' after an object key")))
+				return -1;
+			if (jskip(j, depth + 1))
+				return -1;
+			int c2 = jpeek(j);
+			j->s += c2 == ',' || c2 == close;
+			if (c2 == close)
+				return 0;
+			if (c2 != ',')
+				return jfail(j, ch == '{' ? "expected ',' or '}' in an object"
+							  : "expected ',' or ']' in an array");
+		}
+	}
+	if (ch == '-' || (ch >= '0' && ch <= '9'))
+		return jnumber(j, NULL);
+	static const char *const lit[] = {"true", "false", "null"};
+	for (size_t k = 0; k < EFAB_ARRAY_SIZE(lit); k++) {
+		size_t l = strlen(lit[k]);
+		if ((size_t)(j->end - j->s) >= l && !memcmp(j->s, lit[k], l)) {
+			j->s += l;
+			return 0;
+		}
+	}
+	return jfail(j, ch < 0 ? "unexpected end of file" : "expected a value");
+}
+
+static const char *const diff_keys[3] = {"provider", "fabric", "domain"};
+
+/* One entry of "fabrics": an object of property -> string. */
+static int json_fabric(jcur_t *j, size_t idx)
+{
+	long line = (jpeek(j), j->line);
+	if (jpeek(j) != '{')
+		return jpeek(j) < 0 ? jfail(j, "")
+				    : diff_fail(j->side, line, "entry %zu of \"fabrics\" is not an object", idx);
+	j->s++;
+	dcol_t *c = col_new(j->side);
+	if (!c)
+		return -1;
+	if (jpeek(j) == '}') {
+		j->s++;
+	} else {
+		for (;;) {
+			char *name = NULL, *value = NULL;
+			if (jstring(j, &name))
+				return -1;
+			if (jexpect(j, ':', "expected ':' after an object key")) {
+				free(name);
+				return -1;
+			}
+			int ch = jpeek(j), rc;
+			if (ch == '"')
+				rc = jstring(j, &value);
+			else if (ch == '-' || (ch >= '0' && ch <= '9'))
+				rc = jnumber(j, &value);
+			else if (ch < 0)
+				rc = jfail(j, "");
+			else
+				rc = diff_fail(j->side, j->line,
+					       "entry %zu of \"fabrics\": the value of \"%s\" is not a string",
+					       idx, name);
+			if (rc) {
+				free(name);
+				return -1;
+			}
+			char dup[64];
+			snprintf(dup, sizeof(dup), "%s", name);
+			rc = col_put(j->side, c, name, value);
+			if (rc > 0)
+				return diff_fail(j->side, j->line,
+						 "entry %zu of \"fabrics\" has \"%s\" twice", idx, dup);
+			if (rc)
+				return -1;
+			ch = jpeek(j);
+			j->s += ch == ',' || ch == '}';
+			if (ch == '}')
+				break;
+			if (ch != ',')
+				return jfail(j, "expected ',' or '}' in an object");
+		}
+	}
+	for (int k = 0; k < 3; k++) {
+		const char *v = col_get(c, diff_keys[k]);
+		if (!v)
+			return diff_fail(j->side, line, "entry %zu of \"fabrics\" has no \"%s\"", idx,
+					 diff_keys[k]);
+		if (!(c->key[k] = strdup(v)))
+			return diff_fail(j->side, 0, "out of memory");
+	}
+	return 0;
+}
+
+static int parse_json(dside_t *s, const char *buf, size_t len)
+{
+	jcur_t j = {buf, buf + len, 1, s};
+	int have = 0;
+	if (jexpect(&j, '{', "expected '{'"))
+		return -1;
+	if (jpeek(&j) == '}')
+		j.s++;
+	else
+		for (;;) {
+			char *key = NULL;
+			if (jstring(&j, &key))
+				return -1;
+			if (jexpect(&j, ':', "expected ':' after an object key")) {
+				free(key);
+				return -1;
+			}
+			int fabrics = !strcmp(key, "fabrics");
+			free(key);
+			if (fabrics) {
+				if (have)
+					return diff_fail(s, j.line, "\"fabrics\" appears twice");
+				have = 1;
+				if (jpeek(&j) != '[')
+					return jpeek(&j) < 0 ? jfail(&j, "")
+							     : diff_fail(s, j.line, "\"fabrics\" is not an array");
+				j.s++;
+				if (jpeek(&j) == ']')
+					j.s++;
+				else
+					for (size_t idx = 1;; idx++) {
+						if (json_fabric(&j, idx))
+							return -1;
+						int ch = jpeek(&j);
+						j.s += ch == ',' || ch == ']';
+						if (ch == ']')
+							break;
+						if (ch != ',')
+							return jfail(&j, "expected ',' or ']' in \"fabrics\"");
+					}
+			} else if (jskip(&j, 0)) {
+				return -1;
+			}
+			int ch = jpeek(&j);
+			j.s += ch == ',' || ch == '}';
+			if (ch == '}')
+				break;
+			if (ch != ',')
+				return jfail(&j, "expected ',' or '}' in an object");
+		}
+	if (jpeek(&j) != -1)
+		return jfail(&j, "text after the JSON object");
+	if (!have)
+		return diff_fail(s, 0, "JSON without a \"fabrics\" array: not efab_probe --json output");
+	return 0;
+}
+
+/* -- CSV long format (what write_csv writes) -- */
+
+static const char csv_header[] = "provider,fabric,domain,property,value";
+
+static int parse_csv(dside_t *s, const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+	size_t hl = strlen(csv_header);
+	long line = 2, last = -1;
+	if (len < hl || memcmp(p, csv_header, hl) || (len > hl && p[hl] != '\n' && p[hl] != '\r'))
+		return diff_fail(s, 1, "expected the header '%s'", csv_header);
+	p += hl;
+	p += p < end && *p == '\r';
+	p += p < end && *p == '\n';
+	while (p < end) {
+		long rline = line;
+		char *f[5] = {0};
+		int nf = 0, rc = 0;
+		if (*p == '\n' || *p == '\r') { /* a blank line */
+			line += *p++ == '\n';
+			continue;
+		}
+		for (;;) {
+			dbuf_t b = {0};
+			if (p < end && *p == '"') {
+				for (p++;; p++) {
+					if (p >= end) {
+						rc = diff_fail(s, rline, "unterminated quoted field");
+						break;
+					}
+					if (*p == '"' && !(p + 1 < end && p[1] == '"'))
+						break;
+					p += *p == '"';
+					line += *p == '\n';
+					if (dbuf_add(&b, p, 1)) {
+						rc = diff_fail(s, 0, "out of memory");
+						break;
+					}
+				}
+				if (!rc && ++p < end && *p != ',' && *p != '\n' && *p != '\r')
+					rc = diff_fail(s, line, "text after the closing quote of a field");
+			} else {
+				const char *q = p;
+				while (p < end && *p != ',' && *p != '\n' && *p != '\r')
+					p++;
+				if (dbuf_add(&b, q, (size_t)(p - q)))
+					rc = diff_fail(s, 0, "out of memory");
+			}
+			char *field = rc ? NULL : dbuf_take(&b);
+			free(b.s);
+			if (!rc && !field)
+				rc = diff_fail(s, 0, "out of memory");
+			if (rc)
+				break;
+			if (nf < 5)
+				f[nf] = field;
+			else
+				free(field);
+			nf++;
+			if (p < end && *p == ',') {
+				p++;
+				continue;
+			}
+			p += p < end && *p == '\r';
+			if (p < end && *p == '\n') {
+				p++;
+				line++;
+			}
+			break;
+		}
+		if (!rc && nf != 5)
+			rc = diff_fail(s, rline, "%d fields, expected 5 (%s)", nf, csv_header);
+		dcol_t *c = NULL;
+		if (!rc) {
+			if (last >= 0 && !strcmp(s->c[last].key[0], f[0]) &&
+			    !strcmp(s->c[last].key[1], f[1]) && !strcmp(s->c[last].key[2], f[2]))
+				c = &s->c[last];
+			for (size_t i = 0; !c && i < s->n; i++)
+				if (!strcmp(s->c[i].key[0], f[0]) && !strcmp(s->c[i].key[1], f[1]) &&
+				    !strcmp(s->c[i].key[2], f[2]))
+					c = &s->c[i];
+			if (!c && (c = col_new(s))) {
+				for (int k = 0; k < 3; k++) {
+					c->key[k] = f[k];
+					f[k] = NULL;
+				}
+			}
+			if (!c)
+				rc = -1;
+		}
+		if (!rc) {
+			last = c - s->c;
+			char dup[64];
+			snprintf(dup, sizeof(dup), "%s", f[3]);
+			rc = col_put(s, c, f[3], f[4]);
+			f[3] = f[4] = NULL;
+			if (rc > 0)
+				rc = diff_fail(s, rline, "property '%s' of %s appears twice", dup, col_key(c));
+		}
+		for (int k = 0; k < 5; k++)
+			free(f[k]);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+static int diff_load(dside_t *s)
+{
+	FILE *f = fopen(s->path, "rb");
+	if (!f)
+		return diff_fail(s, 0, "cannot open: %s", strerror(errno));
+	dbuf_t b = {0};
+	char chunk[65536];
+	size_t k;
+	int rc = 0;
+	while ((k = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		if (b.n + k > DIFF_MAX_BYTES) {
+			rc = diff_fail(s, 0, "larger than %u MiB: not an efab_probe output",
+				       DIFF_MAX_BYTES >> 20);
+			break;
+		}
+		if (dbuf_add(&b, chunk, k)) {
+			rc = diff_fail(s, 0, "out of memory");
+			break;
+		}
+	}
+	if (!rc && ferror(f))
+		rc = diff_fail(s, 0, "cannot read: %s", strerror(errno));
+	fclose(f);
+	const char *p = b.s ? b.s : "", *end = p + b.n;
+	if (!rc && memchr(p, '\0', b.n))
+		rc = diff_fail(s, 0, "contains NUL bytes: not an efab_probe output (JSON or CSV text)");
+	if (!rc) {
+		if (end - p >= 3 && !memcmp(p, "\xef\xbb\xbf", 3)) /* a UTF-8 byte order mark */
+			p += 3;
+		const char *q = p;
+		while (q < end && isspace((unsigned char)*q))
+			q++;
+		if (q == end) {
+			rc = diff_fail(s, 0, "empty: expected efab_probe --json output or its --csv file");
+		} else if (*q == '{') {
+			s->format = "JSON";
+			rc = parse_json(s, p, (size_t)(end - p));
+		} else if (!strncmp(p, csv_header, 9)) { /* "provider," */
+			s->format = "CSV";
+			rc = parse_csv(s, p, (size_t)(end - p));
+		} else if (!strncmp(q, "provider ", 9)) {
+			rc = diff_fail(s, 0, "efab_probe's table, not its --json output or --csv file");
+		} else {
+			char head[41];
+			size_t n = 0;
+			for (; q < end && *q != '\n' && n < sizeof(head) - 1; q++)
+				head[n++] = isprint((unsigned char)*q) ? *q : '?';
+			head[n] = '\0';
+			rc = diff_fail(s, 0, "neither efab_probe --json output nor its --csv long format "
+					     "(it begins '%s')", head);
+		}
+	}
+	free(b.s);
+	for (size_t i = 0; !rc && i < s->n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(s->c[i].key[0], s->c[j].key[0]) && !strcmp(s->c[i].key[1], s->c[j].key[1]) &&
+			    !strcmp(s->c[i].key[2], s->c[j].key[2])) {
+				rc = diff_fail(s, 0, "column %s appears twice (%s entries %zu and %zu)",
+					       col_key(&s->c[i]), s->format[0] == 'J' ? "fabrics" : "column",
+					       j + 1, i + 1);
+				break;
+			}
+	return rc;
+}
+
+/* -- matching and comparing -- */
+
+/* The domain name with its NIC name cut out (malloc'd), or NULL when the NIC
+ * name is unknown or not part of it. */
+static char *domain_template(const dcol_t *c)
+{
+	const char *nic = col_get(c, "nic_name"), *dom = c->key[2], *hit;
+	if (!nic || !nic[0] || !strcmp(nic, "-") || !(hit = strstr(dom, nic)))
+		return NULL;
+	size_t pre = (size_t)(hit - dom), nl = strlen(nic);
+	char *t = malloc(strlen(dom) - nl + 2);
+	if (t) {
+		memcpy(t, dom, pre);
+		t[pre] = '\x01';
+		strcpy(t + pre + 1, hit + nl);
+	}
+	return t;
+}
+
+static void diff_match(dside_t *A, dside_t *B)
+{
+	for (size_t i = 0; i < A->n; i++)
+		for (size_t j = 0; j < B->n; j++)
+			if (B->c[j].peer < 0 && !strcmp(A->c[i].key[0], B->c[j].key[0]) &&
+			    !strcmp(A->c[i].key[1], B->c[j].key[1]) && !strcmp(A->c[i].key[2], B->c[j].key[2])) {
+				A->c[i].peer = (long)j;
+				B->c[j].peer = (long)i;
+				break;
+			}
+	/* left over: the column at the same position among the other side's
+	 * columns of this provider/fabric, when its domain is the same apart
+	 * from the NIC name */
+	for (size_t i = 0; i < A->n; i++) {
+		char *ta = A->c[i].peer < 0 ? domain_template(&A->c[i]) : NULL;
+		size_t pos = 0, posb = 0;
+		for (size_t k = 0; ta && k < i; k++)
+			pos += !strcmp(A->c[k].key[0], A->c[i].key[0]) && !strcmp(A->c[k].key[1], A->c[i].key[1]);
+		for (size_t j = 0; ta && j < B->n; j++) {
+			if (strcmp(A->c[i].key[0], B->c[j].key[0]) || strcmp(A->c[i].key[1], B->c[j].key[1]))
+				continue;
+			if (posb++ != pos)
+				continue;
+			if (B->c[j].peer >= 0)
+				break;
+			char *tb = domain_template(&B->c[j]);
+			int same = tb && !strcmp(ta, tb);
+			free(tb);
+			if (same) {
+				A->c[i].peer = (long)j;
+				B->c[j].peer = (long)i;
+				A->c[i].by_position = B->c[j].by_position = 1;
+			}
+			break;
+		}
+		free(ta);
+	}
+}
+
+/* A datatype list of an atomic_<op> row ("u64 u32 ..."; "-" = none)? */
+static int dt_list(const char *name, const char *v)
+{
+	if (strncmp(name, "atomic_", 7))
+		return 0;
+	if (!strcmp(v, "-"))
+		return 1;
+	for (const char *p = v; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != ' ')
+			return 0;
+	return v[0] != '\0';
+}
+
+static int dt_has(const char *list, const char *tok, size_t tl)
+{
+	for (const char *p = list; *p;) {
+		p += strspn(p, " ");
+		size_t l = strcspn(p, " ");
+		if (l == tl && !strncmp(p, tok, tl))
+			return 1;
+		p += l;
+	}
+	return 0;
+}
+
+/* The datatypes of x that y lacks, space-separated. */
+static void dt_minus(const char *x, const char *y, char *out, size_t len)
+{
+	size_t n = 0;
+	out[0] = '\0';
+	for (const char *p = x; *p;) {
+		p += strspn(p, " ");
+		size_t l = strcspn(p, " ");
+		if (l && strncmp(p, "-", l) && !dt_has(y, p, l) && n + l + 2 < len) {
+			n += (size_t)snprintf(out + n, len - n, "%s%.*s", n ? " " : "", (int)l, p);
+		}
+		p += l;
+	}
+}
+
+typedef struct dchange {
+	const dcol_t *a, *b;   /* NULL: the column is absent on that side */
+	const char *prop;      /* NULL: the column itself vanished or appeared */
+	const char *va, *vb;   /* NULL: the property is absent on that side */
+	char appeared[160], vanished[160]; /* atomic_<op>: the datatypes */
+	int dt;		       /* both values are datatype lists */
+} dchange_t;
+
+static int diff_ignored_prop(const char *name)
+{
+	for (size_t k = 0; k < EFAB_ARRAY_SIZE(diff_ignored); k++)
+		if (!strcmp(diff_ignored[k], name))
+			return 1;
+	return 0;
+}
+
+static dchange_t *change_add(dchange_t **ch, size_t *n, size_t *cap, const dcol_t *a,
+			     const dcol_t *b, const char *prop, const char *va, const char *vb)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		dchange_t *p = realloc(*ch, nc * sizeof(*p));
+		if (!p)
+			return NULL;
+		*ch = p;
+		*cap = nc;
+	}
+	dchange_t *c = &(*ch)[(*n)++];
+	memset(c, 0, sizeof(*c));
+	c->a = a;
+	c->b = b;
+	c->prop = prop;
+	c->va = va;
+	c->vb = vb;
+	return c;
+}
+
+static int diff_compare(const dside_t *A, const dside_t *B, dchange_t **ch, size_t *n)
+{
+	size_t cap = 0;
+	*ch = NULL;
+	*n = 0;
+	for (size_t i = 0; i < A->n; i++) {
+		const dcol_t *a = &A->c[i], *b = a->peer >= 0 ? &B->c[a->peer] : NULL;
+		if (!b) {
+			if (!change_add(ch, n, &cap, a, NULL, NULL, NULL, NULL))
+				return -1;
+			continue;
+		}
+		for (size_t k = 0; k < a->n; k++) {
+			const char *name = a->p[k].name, *va = a->p[k].value, *vb = col_get(b, name);
+			if (diff_ignored_prop(name) || (vb && !strcmp(va, vb)))
+				continue;
+			char app[160] = "", van[160] = "";
+			int dt = vb && dt_list(name, va) && dt_list(name, vb);
+			if (dt) {
+				dt_minus(vb, va, app, sizeof(app));
+				dt_minus(va, vb, van, sizeof(van));
+				if (!app[0] && !van[0])
+					continue; /* the same datatypes in another order */
+			}
+			dchange_t *c = change_add(ch, n, &cap, a, b, name, va, vb);
+			if (!c)
+				return -1;
+			c->dt = dt;
+			memcpy(c->appeared, app, sizeof(app));
+			memcpy(c->vanished, van, sizeof(van));
+		}
+		for (size_t k = 0; k < b->n; k++)
+			if (!diff_ignored_prop(b->p[k].name) && !col_get(a, b->p[k].name) &&
+			    !change_add(ch, n, &cap, a, b, b->p[k].name, NULL, b->p[k].value))
+				return -1;
+	}
+	for (size_t j = 0; j < B->n; j++)
+		if (B->c[j].peer < 0 && !change_add(ch, n, &cap, NULL, &B->c[j], NULL, NULL, NULL))
+			return -1;
+	return 0;
+}
+
+static void json_dt_array(FILE *f, const char *list)
+{
+	fputc('[', f);
+	int first = 1;
+	for (const char *p = list; *p;) {
+		p += strspn(p, " ");
+		size_t l = strcspn(p, " ");
+		if (l) {
+			fprintf(f, "%s\"%.*s\"", first ? "" : ", ", (int)l, p);
+			first = 0;
+		}
+		p += l;
+	}
+	fputc(']', f);
+}
+
+static void json_str_or_null(FILE *f, const char *s)
+{
+	if (s)
+		json_str(f, s);
+	else
+		fputs("null", f);
+}
+
+static void diff_print_json(const dside_t *A, const dside_t *B, const dchange_t *ch, size_t n)
+{
+	const dside_t *sides[2] = {A, B};
+	printf("{");
+	for (int k = 0; k < 2; k++) {
+		printf("%s\"%s\": {\"file\": ", k ? ",\n " : "", k ? "b" : "a");
+		json_str(stdout, sides[k]->path);
+		printf(", \"format\": \"%s\", \"columns\": %zu}", sides[k]->format, sides[k]->n);
+	}
+	printf(",\n \"identical\": %s,\n \"differences\": %zu,\n \"matched_by_position\": [",
+	       n ? "false" : "true", n);
+	int first = 1;
+	for (size_t i = 0; i < A->n; i++) {
+		const dcol_t *a = &A->c[i];
+		if (!a->by_position)
+			continue;
+		const dcol_t *b = &B->c[a->peer];
+		printf("%s\n  {\"provider\": ", first ? "" : ",");
+		json_str(stdout, a->key[0]);
+		printf(", \"fabric\": ");
+		json_str(stdout, a->key[1]);
+		printf(", \"a_domain\": ");
+		json_str(stdout, a->key[2]);
+		printf(", \"b_domain\": ");
+		json_str(stdout, b->key[2]);
+		printf(", \"a_nic\": ");
+		json_str_or_null(stdout, col_get(a, "nic_name"));
+		printf(", \"b_nic\": ");
+		json_str_or_null(stdout, col_get(b, "nic_name"));
+		printf("}");
+		first = 0;
+	}
+	printf("%s],\n \"changes\": [", first ? "" : "\n ");
+	for (size_t i = 0; i < n; i++) {
+		const dchange_t *c = &ch[i];
+		const dcol_t *any = c->a ? c->a : c->b;
+		const char *kind = !c->prop ? (c->a ? "column_vanished" : "column_appeared")
+				   : !c->vb  ? "property_vanished"
+				   : !c->va  ? "property_appeared"
+					     : "changed";
+		printf("%s\n  {\"provider\": ", i ? "," : "");
+		json_str(stdout, any->key[0]);
+		printf(", \"fabric\": ");
+		json_str(stdout, any->key[1]);
+		printf(", \"a_domain\": ");
+		json_str_or_null(stdout, c->a ? c->a->key[2] : NULL);
+		printf(", \"b_domain\": ");
+		json_str_or_null(stdout, c->b ? c->b->key[2] : NULL);
+		printf(", \"kind\": \"%s\", \"property\": ", kind);
+		json_str_or_null(stdout, c->prop);
+		printf(", \"a\": ");
+		json_str_or_null(stdout, c->prop ? c->va : c->a ? "present" : NULL);
+		printf(", \"b\": ");
+		json_str_or_null(stdout, c->prop ? c->vb : c->b ? "present" : NULL);
+		if (c->dt) {
+			printf(", \"datatypes_appeared\": ");
+			json_dt_array(stdout, c->appeared);
+			printf(", \"datatypes_vanished\": ");
+			json_dt_array(stdout, c->vanished);
+		}
+		printf("}");
+	}
+	printf("%s]}\n", n ? "\n " : "");
+}
+
+static void diff_print_table(const dside_t *A, const dside_t *B, const dchange_t *ch, size_t n)
+{
+	printf("efab_probe --diff: A = %s (%s, %zu columns), B = %s (%s, %zu columns)\n", A->path,
+	       A->format, A->n, B->path, B->format, B->n);
+	for (size_t i = 0; i < A->n; i++) {
+		const dcol_t *a = &A->c[i];
+		if (!a->by_position)
+			continue;
+		const dcol_t *b = &B->c[a->peer];
+		const char *na = col_get(a, "nic_name"), *nb = col_get(b, "nic_name");
+		printf("note: %s/%s: domain %s of A matched to %s of B by position (the domain names "
+		       "differ only in the NIC name, %s -> %s)\n", a->key[0], a->key[1], a->key[2],
+		       b->key[2], na ? na : "?", nb ? nb : "?");
+	}
+	int kw = 8, pw = 8;
+	for (size_t i = 0; i < n; i++) {
+		int l = (int)strlen(col_key(ch[i].a ? ch[i].a : ch[i].b));
+		kw = l > kw ? (l < 44 ? l : 44) : kw;
+		l = ch[i].prop ? (int)strlen(ch[i].prop) : 8;
+		pw = l > pw ? (l < 24 ? l : 24) : pw;
+	}
+	size_t gone = 0, came = 0;
+	for (size_t i = 0; i < n; i++) {
+		const dchange_t *c = &ch[i];
+		printf("%-*s  %-*s  ", kw, col_key(c->a ? c->a : c->b), pw, c->prop ? c->prop : "(column)");
+		if (!c->prop) {
+			printf(c->a ? "present -> absent (vanished in B)\n" : "absent -> present (appeared in B)\n");
+			gone += c->a != NULL;
+			came += c->a == NULL;
+			continue;
+		}
+		printf("%s -> %s", c->va ? c->va : "(absent)", c->vb ? c->vb : "(absent)");
+		if (c->appeared[0] || c->vanished[0])
+			printf(" (%s%s%s%s%s)", c->appeared[0] ? "appeared: " : "", c->appeared,
+			       c->appeared[0] && c->vanished[0] ? "; " : "",
+			       c->vanished[0] ? "vanished: " : "", c->vanished);
+		printf("\n");
+	}
+	if (!n)
+		printf("no differences\n");
+	else
+		printf("%zu difference%s: %zu column%s vanished, %zu appeared, %zu propert%s changed\n", n,
+		       n == 1 ? "" : "s", gone, gone == 1 ? "" : "s", came, n - gone - came,
+		       n - gone - came == 1 ? "y" : "ies");
+}
+
+static int probe_diff_main(int argc, char **argv)
+{
+	const char *files[2] = {NULL, NULL};
+	int nfiles = 0, json = 0;
+	efab_log_set_prefix("efab_probe");
+	for (int k = 1; k < argc; k++) {
+		const char *a = argv[k];
+		if (!strcmp(a, "--diff"))
+			continue;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(diff_usage, stdout);
+			return EFAB_OK;
+		}
+		if (!strcmp(a, "--json")) {
+			json = 1;
+		} else if (a[0] == '-' && a[1]) {
+			efab_log_error("--diff: '%s' is not an option of --diff (usage: efab_probe --diff A B "
+				       "[--json])", a);
+			return EFAB_EUSAGE;
+		} else if (nfiles < 2) {
+			files[nfiles++] = a;
+		} else {
+			nfiles++;
+		}
+	}
+	if (nfiles != 2) {
+		efab_log_error("--diff needs two files, got %d (usage: efab_probe --diff A B [--json])",
+			       nfiles);
+		return EFAB_EUSAGE;
+	}
+	static dside_t A, B;
+	memset(&A, 0, sizeof(A));
+	memset(&B, 0, sizeof(B));
+	A.path = files[0];
+	B.path = files[1];
+	int rc = EFAB_EUSAGE;
+	dchange_t *ch = NULL;
+	size_t n = 0;
+	if (diff_load(&A)) {
+		efab_log_error("%s", A.err);
+	} else if (diff_load(&B)) {
+		efab_log_error("%s", B.err);
+	} else {
+		diff_match(&A, &B);
+		if (diff_compare(&A, &B, &ch, &n)) {
+			efab_log_error("--diff: out of memory");
+			rc = EFAB_ERR;
+		} else {
+			if (json)
+				diff_print_json(&A, &B, ch, n);
+			else
+				diff_print_table(&A, &B, ch, n);
+			rc = n ? EFAB_ERR : EFAB_OK;
+		}
+	}
+	free(ch);
+	dside_free(&A);
+	dside_free(&B);
+	return rc;
+}
+
 static const char summary[] =
 	"Capability and requirements matrix of every RDM fabric on this host (no MPI needed),\n"
 	"one column per provider/fabric/domain, and a one-line verdict per fabric. With --live\n"
 	"(mpirun -np 2) each fabric really runs a registered put, an unregistered put\n"
-	"(desc = NULL), a writedata, a read and a fetch-add, recording OK or the exact error.";
+	"(desc = NULL), a writedata, a read and a fetch-add, recording OK or the exact error.\n"
+	"efab_probe --diff A B [--json] compares two probe outputs (efab_probe --diff --help).";
 
 int efab_probe_main(int argc, char **argv)
 {
@@ -583,6 +1636,10 @@ int efab_probe_main(int argc, char **argv)
 	int rc = EFAB_OK, mpi = 0;
 	efab_rt_t rt;
 
+	/* --diff compares two files: neither MPI nor libfabric */
+	for (int k = 1; k < argc; k++)
+		if (!strcmp(argv[k], "--diff"))
+			return probe_diff_main(argc, argv);
 	if ((rc = efab_opts_main(&o, EFAB_B_PROBE, "efab_probe", summary, argc, argv)) >= 0)
 		return rc;
 	rc = EFAB_OK;

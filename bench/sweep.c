@@ -7,6 +7,8 @@
  *     jobs.tsv        index, job, status (ok|fail|skip|timeout|interrupted), rc, seconds, command
  *     logs/NNN-<job>.log  stdout and stderr of each job
  *     config.conf     the config as run
+ *     probe.json      efab_probe --json of this install, taken first (compare two
+ *                     runs with efab_probe --diff); probe.log its stderr, if any
  *     INCOMPLETE      present until every job has been attempted
  *
  * A job writes its rows to jobs/NNN.csv; only a job that ended by itself has
@@ -55,6 +57,11 @@ typedef struct runner {
 	int *rcs;
 	double *secs;
 	char **cmdlines;
+	/* efab_probe --json of this install into probe.json (record_probe) */
+	char probe_cmd[PATH_MAX + 32];
+	char probe_status[16]; /* pending ok fail timeout interrupted kept */
+	char probe_msg[512];
+	double probe_secs, probe_limit;
 } runner_t;
 
 static const char usage[] =
@@ -324,6 +331,16 @@ static void write_meta(runner_t *r, int complete)
 	json_field(f, "nvshmem", buf);
 	efab_topo_summary(buf, sizeof(buf));
 	json_field(f, "topology", buf);
+	fprintf(f, ",\n  \"probe\": {\"status\": ");
+	json_str(f, r->probe_status);
+	fprintf(f, ", \"file\": ");
+	json_str(f, !strcmp(r->probe_status, "ok") || !strcmp(r->probe_status, "kept") ? "probe.json" : "");
+	fprintf(f, ", \"command\": ");
+	json_str(f, r->probe_cmd);
+	fprintf(f, ", \"seconds\": %.2f, \"timeout_s\": %g, \"message\": ", r->probe_secs,
+		r->probe_limit);
+	json_str(f, r->probe_msg);
+	fprintf(f, "}");
 	fprintf(f, ",\n  \"environment\": {");
 	extern char **environ;
 	int first = 1;
@@ -504,6 +521,103 @@ static int run_job(runner_t *r, size_t i, char **argv)
 	return 0;
 }
 
+/* The capability matrix of the install this sweep runs on: efab_probe --json
+ * (the one beside efab_sweep) into probe.json, so that two sweeps can be
+ * compared with efab_probe --diff. Bounded by EFAB_SWEEP_PROBE_TIMEOUT seconds
+ * (default 120); a failure is recorded in meta.json and the sweep goes on. A
+ * resumed run keeps the probe.json it has. */
+static void record_probe(runner_t *r)
+{
+	char path[PATH_MAX + 16], tmp[PATH_MAX + 32], logp[PATH_MAX + 16], exe[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/probe.json", r->dir);
+	snprintf(tmp, sizeof(tmp), "%s/probe.json.tmp", r->dir);
+	snprintf(logp, sizeof(logp), "%s/probe.log", r->dir);
+	snprintf(exe, sizeof(exe), "%s/efab_probe", r->bindir);
+	if (r->resume[0] && access(path, F_OK) == 0) {
+		snprintf(r->probe_status, sizeof(r->probe_status), "kept");
+		snprintf(r->probe_msg, sizeof(r->probe_msg), "probe.json of the run being resumed");
+		return;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(r->probe_status, sizeof(r->probe_status), "fail");
+		snprintf(r->probe_msg, sizeof(r->probe_msg), "fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int err = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (out < 0 || err < 0)
+			_exit(126);
+		dup2(out, 1);
+		dup2(err, 2);
+		close(out);
+		close(err);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execl(exe, exe, "--json", (char *)NULL);
+		fprintf(stderr, "efab_sweep: cannot run %s: %s\n", exe, strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	uint64_t t0 = efab_now_ns(), killed_at = 0;
+	int status = 0, timed_out = 0;
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		if (w == pid || (w < 0 && errno != EINTR))
+			break;
+		double el = (double)(efab_now_ns() - t0) / 1e9;
+		if (!killed_at && (got_signal || el > r->probe_limit)) {
+			timed_out = !got_signal;
+			kill(-pid, SIGTERM);
+			killed_at = efab_now_ns();
+		} else if (killed_at && efab_now_ns() - killed_at > 5000000000ull) {
+			kill(-pid, SIGKILL);
+		}
+		usleep(20000);
+	}
+	r->probe_secs = (double)(efab_now_ns() - t0) / 1e9;
+	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	/* the last line the probe said on stderr */
+	char *text = NULL, last[400] = "";
+	size_t len = 0;
+	if (!read_file(logp, &text, &len)) {
+		while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+			len--;
+		size_t s = len;
+		while (s && text[s - 1] != '\n')
+			s--;
+		snprintf(last, sizeof(last), "%.*s", (int)(len - s), text + s);
+		free(text);
+	}
+	if (!len)
+		unlink(logp);
+	struct stat st;
+	int ok = !killed_at && rc == 0 && !stat(tmp, &st) && st.st_size > 0;
+	if (ok && rename(tmp, path)) {
+		ok = 0;
+		snprintf(last, sizeof(last), "rename to probe.json: %s", strerror(errno));
+	}
+	if (!ok)
+		unlink(tmp);
+	snprintf(r->probe_status, sizeof(r->probe_status), "%s",
+		 ok ? "ok" : timed_out ? "timeout" : killed_at ? "interrupted" : "fail");
+	if (ok)
+		snprintf(r->probe_msg, sizeof(r->probe_msg), "%s", last);
+	else if (timed_out)
+		snprintf(r->probe_msg, sizeof(r->probe_msg),
+			 "efab_probe --json ran over %g s (EFAB_SWEEP_PROBE_TIMEOUT) and was stopped%s%s",
+			 r->probe_limit, last[0] ? "; it said: " : "", last);
+	else if (killed_at)
+		snprintf(r->probe_msg, sizeof(r->probe_msg), "stopped by signal %d", (int)got_signal);
+	else
+		snprintf(r->probe_msg, sizeof(r->probe_msg), "efab_probe --json exit %d%s%s", rc,
+			 last[0] ? ": " : " (no message; empty output)", last);
+	if (!ok && (timed_out || !killed_at))
+		efab_log_error("no probe.json (%s); the sweep goes on", r->probe_msg);
+}
+
 static void progress(size_t i, size_t n, const char *name, double elapsed, double eta, int tty)
 {
 	if (tty)
@@ -608,6 +722,10 @@ int efab_sweep_main(int argc, char **argv)
 	} else {
 		snprintf(r->bindir, sizeof(r->bindir), ".");
 	}
+	const char *plim = getenv("EFAB_SWEEP_PROBE_TIMEOUT");
+	r->probe_limit = plim && atof(plim) > 0 ? atof(plim) : 120;
+	snprintf(r->probe_cmd, sizeof(r->probe_cmd), "%s/efab_probe --json", r->bindir);
+	snprintf(r->probe_status, sizeof(r->probe_status), "pending");
 	r->status = calloc(r->njobs, sizeof(*r->status));
 	r->rcs = calloc(r->njobs, sizeof(int));
 	r->secs = calloc(r->njobs, sizeof(double));
@@ -647,6 +765,7 @@ int efab_sweep_main(int argc, char **argv)
 	}
 	if (r->dry_run) {
 		printf("# %s: %zu jobs (label %s)\n", r->config_path, r->njobs, r->label);
+		printf("# probe: %s > RUNDIR/probe.json (at most %g s)\n", r->probe_cmd, r->probe_limit);
 		for (size_t i = 0; i < r->njobs; i++)
 			printf("# [%zu/%zu] %s\n%s\n", i + 1, r->njobs, r->jobs[i].name, r->cmdlines[i]);
 		rc = EFAB_OK;
@@ -694,6 +813,8 @@ int efab_sweep_main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	record_probe(r);
+	write_meta(r, 0);
 	int tty = isatty(2);
 	uint64_t t0 = efab_now_ns();
 	size_t ran = 0, todo = 0;

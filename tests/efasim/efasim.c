@@ -9,6 +9,9 @@
  *   everything a NIC does (key/bounds/access checks, moving bytes with
  *   process_vm_readv/writev, writing both completions) without the target's
  *   help, as an RDMA NIC needs no target CPU.
+ * - UD (the provider's DGRAM endpoint): unreliable sends with a 40-byte GRH
+ *   before the payload on the receive side; RNR retries of SRD sends run on a
+ *   per-process retry thread, as a NIC needs no host CPU for them.
  * - Errors are the device's own completion codes (vendor_err) mapped to
  *   ibv_wc_status as rdma-core's libefa maps them.
  * - The direct (MMIO) data path queries answer EOPNOTSUPP, so the provider
@@ -30,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -94,12 +99,18 @@ static struct {
 	char drop_host[64];
 	struct sim_device devs[EFASIM_MAX_NICS];
 	struct efasim_registry *reg;
-	pid_t pid;
+	pid_t pid;               /* this process: reset in a forked child (atfork_child) */
 	pthread_mutex_t lock;    /* process-local state below */
 	uint32_t pd_counter, file_counter;
 	struct sim_qp *qp_by_slot[EFASIM_MAX_QPS];
+	struct sim_qp *qps;      /* this process's QPs (the RNR retry pass walks them) */
+	pthread_mutex_t progress_lock; /* one RNR retry pass at a time */
+	pthread_cond_t retry_cond;     /* with lock: a WR was parked (CLOCK_MONOTONIC) */
+	pthread_cond_t idle_cond;      /* with lock: a retry pass let go of a QP */
+	int retry_thread;        /* the retry thread runs in this process */
 	int log;
-} sim = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
+} sim = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER,
+	 .progress_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void slog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void slog(const char *fmt, ...)
@@ -338,9 +349,25 @@ static int build_sysfs(void)
 	return 0;
 }
 
+static void locks_init(void)
+{
+	pthread_mutex_init(&sim.lock, NULL);
+	pthread_mutex_init(&sim.progress_lock, NULL);
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&sim.retry_cond, &a);
+	pthread_condattr_destroy(&a);
+	pthread_cond_init(&sim.idle_cond, NULL);
+}
+
+static void atfork_child(void);
+
 static void sim_init_once(void)
 {
 	sim.pid = getpid();
+	locks_init();
+	pthread_atfork(NULL, NULL, atfork_child);
 	sim.log = getenv("EFASIM_LOG") && atoi(getenv("EFASIM_LOG")) > 0;
 	const char *dir = getenv("EFASIM_DIR");
 	if (dir && *dir)
@@ -503,15 +530,25 @@ struct sim_pd {
 	uint64_t tag;
 };
 
+/* Every object records the process that created it (owner): a forked child
+ * inherits its parent's objects as memory only, and destroying them there
+ * frees that memory without touching the parent's shared state. */
 struct sim_ah {
 	struct ibv_ah ah;
 	uint8_t gid[16];
 	uint16_t ahn;
+	pid_t owner;
 };
 
 struct sim_mr {
 	struct ibv_mr mr;
 	int slot;
+	pid_t owner;
+};
+
+struct sim_chan {
+	struct ibv_comp_channel ch;
+	pid_t owner;
 };
 
 struct sim_cq {
@@ -523,6 +560,7 @@ struct sim_cq {
 	size_t map_size;
 	struct efasim_cqe cur;
 	uint32_t events_acked;
+	pid_t owner;
 };
 
 enum { OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ };
@@ -543,6 +581,7 @@ struct sim_wr {
 	size_t inl_len;
 	int tries_left;          /* RNR: -1 = retry forever */
 	uint64_t next_try_ns;
+	uint64_t backoff_ns;     /* RNR: the wait before the next retry */
 	struct sim_wr *next;
 };
 
@@ -553,10 +592,13 @@ struct sim_qp {
 	struct sim_pd *pd;
 	struct sim_cq *scq, *rcq;
 	int slot;
+	pid_t owner;
+	int ud;                  /* IBV_QPT_UD: unreliable datagrams, sends only */
 	char rq_file[64];
 	struct efasim_ring_hdr *rq;
 	size_t rq_map;
-	uint32_t sq_max, sq_out, max_inline;
+	uint32_t sq_max, max_inline;
+	atomic_uint sq_out;      /* posted, completion not yet polled (the retry thread completes WRs too) */
 	int sig_all, unsolicited;
 	uint8_t rnr_retry;
 	uint64_t send_ops;
@@ -564,7 +606,12 @@ struct sim_qp {
 	int in_batch, batch_err;
 	struct sim_wr *wrs;
 	size_t nwr, cap;
-	struct sim_wr *pending;  /* RNR retries, oldest first */
+	/* RNR retries, oldest first. pending, busy, dead and next_qp are under
+	 * sim.lock; a retry pass holds busy while it executes the QP's WRs, and
+	 * ibv_destroy_qp waits for it. */
+	struct sim_wr *pending;
+	int busy, dead;
+	struct sim_qp *next_qp;
 };
 
 static struct sim_ctx *to_ctx(struct ibv_context *c)
@@ -882,15 +929,89 @@ EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
-/* A NIC pins the pages: unmapped memory fails registration (EFAULT). */
-static int range_mapped(const void *addr, size_t len)
+/* Linux >= 6.11: PROCMAP_QUERY on /proc/<pid>/maps answers "which VMA covers
+ * this address" without formatting the whole table (uapi linux/fs.h, declared
+ * here because older headers lack it). */
+struct procmap_query_v1 {
+	uint64_t size, query_flags, query_addr, vma_start, vma_end, vma_flags, vma_page_size, vma_offset, inode;
+	uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+	uint64_t vma_name_addr, build_id_addr;
+};
+#define EFASIM_PROCMAP_QUERY _IOWR('f', 17, struct procmap_query_v1)
+enum { PROCMAP_VMA_READABLE = 1, PROCMAP_VMA_WRITABLE = 2 };
+
+/* Registration pins the pages as the kernel does (ib_umem_get): every page of
+ * the range must be mapped, readable, and writable when the access lets the
+ * device write (LOCAL_WRITE or REMOTE_WRITE pin with FOLL_WRITE); else EFAULT.
+ * Checked VMA by VMA against this process's mappings: with PROCMAP_QUERY
+ * (about 1 us a VMA), else by reading /proc/self/maps, which lists the VMAs in
+ * address order, up to the first one past the range. Either way the cost does
+ * not grow with the range's size. */
+static int range_pinnable(const void *addr, size_t len, int write)
 {
-	char b;
-	struct iovec l = {&b, 1}, r = {(void *)addr, 1};
-	if (process_vm_readv(sim.pid, &l, 1, &r, 1, 0) != 1)
+	static atomic_int no_query; /* the kernel has no PROCMAP_QUERY */
+	uintptr_t want = (uintptr_t)addr, end = want + len;
+	if (end < want)
 		return 0;
-	r.iov_base = (char *)addr + len - 1;
-	return process_vm_readv(sim.pid, &l, 1, &r, 1, 0) == 1;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) { /* no procfs: probe the first and last byte */
+		char b;
+		struct iovec l = {&b, 1}, r = {(void *)addr, 1};
+		if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != 1)
+			return 0;
+		r.iov_base = (char *)addr + len - 1;
+		return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == 1;
+	}
+	while (!atomic_load_explicit(&no_query, memory_order_relaxed)) {
+		struct procmap_query_v1 q = {.size = sizeof(q), .query_addr = want};
+		if (ioctl(fd, EFASIM_PROCMAP_QUERY, &q)) {
+			if (errno == ENOENT)
+				break; /* no VMA covers want */
+			atomic_store(&no_query, 1);
+			break;
+		}
+		if (!(q.vma_flags & (write ? PROCMAP_VMA_WRITABLE : PROCMAP_VMA_READABLE)) || q.vma_end <= want)
+			break;
+		if ((want = (uintptr_t)q.vma_end) >= end) {
+			close(fd);
+			return 1;
+		}
+	}
+	if (!atomic_load_explicit(&no_query, memory_order_relaxed)) {
+		close(fd);
+		return 0;
+	}
+	char buf[16384];
+	size_t have = 0;
+	int ok = 0, done = 0;
+	while (!done) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = 0;
+		char *line = buf, *nl;
+		while (!done && (nl = strchr(line, '\n'))) {
+			*nl = 0;
+			char *p;
+			unsigned long long lo = strtoull(line, &p, 16), hi = 0;
+			if (*p == '-')
+				hi = strtoull(p + 1, &p, 16);
+			while (*p == ' ')
+				p++;
+			if (hi > want) {
+				if (lo > want || p[0] == 0 || (write ? p[1] != 'w' : p[0] != 'r'))
+					done = 1; /* a hole, or a page without the access */
+				else if ((want = (uintptr_t)hi) >= end)
+					done = ok = 1;
+			}
+			line = nl + 1;
+		}
+		have = (size_t)(buf + have - line);
+		memmove(buf, line, have); /* a line longer than buf (none: paths fit) ends the read: EFAULT */
+	}
+	close(fd);
+	return ok;
 }
 
 static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova, int access)
@@ -915,7 +1036,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!len || !range_mapped(addr, len)) {
+	const int writable = access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!len || !range_pinnable(addr, len, writable)) {
 		errno = EFAULT;
 		return NULL;
 	}
@@ -953,6 +1075,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 	e->used = 1;
 	pthread_mutex_unlock(&r->lock);
 	m->slot = s;
+	m->owner = sim.pid;
 	m->mr.context = pd->context;
 	m->mr.pd = pd;
 	m->mr.addr = addr;
@@ -985,7 +1108,7 @@ EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size
 EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	struct sim_mr *m = container_of(mr, struct sim_mr, mr);
-	if (getpid() != sim.pid) {
+	if (m->owner != sim.pid) { /* inherited from the parent: its registration stays */
 		free(m);
 		return 0;
 	}
@@ -1077,6 +1200,7 @@ EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	e->refs++;
 	a->ahn = e->ahn;
 	pthread_mutex_unlock(&c->lock);
+	a->owner = sim.pid;
 	a->ah.context = pd->context;
 	a->ah.pd = pd;
 	a->ah.handle = a->ahn;
@@ -1087,6 +1211,10 @@ EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 {
 	struct sim_ah *a = container_of(ah, struct sim_ah, ah);
 	struct sim_ctx *c = to_ctx(ah->context);
+	if (a->owner != sim.pid) { /* inherited: the parent's record stays */
+		free(a);
+		return 0;
+	}
 	pthread_mutex_lock(&c->lock);
 	for (int i = 0; i < c->nah; i++)
 		if (c->ahs[i].refs > 0 && c->ahs[i].ahn == a->ahn && --c->ahs[i].refs == 0 && c->ahs[i].reg_slot >= 0) {
@@ -1178,6 +1306,7 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *ctx, struct ibv_cq_init_a
 		return NULL;
 	}
 	cq->ctx = to_ctx(ctx);
+	cq->owner = sim.pid;
 	pthread_mutex_lock(&sim.lock);
 	snprintf(cq->file, sizeof(cq->file), "c-%d-%u", (int)sim.pid, ++sim.file_counter);
 	pthread_mutex_unlock(&sim.lock);
@@ -1189,8 +1318,8 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *ctx, struct ibv_cq_init_a
 	}
 	cq->ring->owner_handle = (uint64_t)(uintptr_t)cq;
 	if (attr->channel)
-		snprintf(cq->ring->chan_fifo, sizeof(cq->ring->chan_fifo), "%s/h-%d-%d", sim.dir, (int)sim.pid,
-			 attr->channel->fd);
+		snprintf(cq->ring->chan_fifo, sizeof(cq->ring->chan_fifo), "%s/h-%d-%d", sim.dir,
+			 (int)container_of(attr->channel, struct sim_chan, ch)->owner, attr->channel->fd);
 	struct ibv_cq_ex *x = &cq->cqx;
 	x->context = ctx;
 	x->channel = attr->channel;
@@ -1245,7 +1374,7 @@ struct efadv_cq *efasim_efadv_cq_from_ibv_cq_ex(struct ibv_cq_ex *cqx)
 EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 {
 	struct sim_cq *c = container_of((struct ibv_cq_ex *)cq, struct sim_cq, cqx);
-	if (getpid() != sim.pid) {
+	if (c->owner != sim.pid) { /* inherited: the ring is the parent's */
 		free(c);
 		return 0;
 	}
@@ -1268,8 +1397,11 @@ static void qp_sq_done(const struct efasim_cqe *e)
 		return;
 	pthread_mutex_lock(&sim.lock);
 	struct sim_qp *q = sim.qp_by_slot[e->qp_slot];
-	if (q && q->sq_out)
-		q->sq_out--;
+	if (q) {
+		unsigned n = atomic_load(&q->sq_out);
+		while (n && !atomic_compare_exchange_weak(&q->sq_out, &n, n - 1))
+			;
+	}
 	pthread_mutex_unlock(&sim.lock);
 }
 
@@ -1419,24 +1551,26 @@ static int sim_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
  * into it when an armed CQ gets a completion. */
 EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 {
-	struct ibv_comp_channel *ch = calloc(1, sizeof(*ch));
-	if (!ch) {
+	struct sim_chan *sc = calloc(1, sizeof(*sc));
+	if (!sc) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	struct ibv_comp_channel *ch = &sc->ch;
+	sc->owner = sim.pid;
 	static atomic_int next_fifo;
 	char path[PATH_MAX + 80];
 	int id = atomic_fetch_add(&next_fifo, 1);
 	snprintf(path, sizeof(path), "%s/h-%d-x%d", sim.dir, (int)sim.pid, id);
 	unlink(path);
 	if (mkfifo(path, 0600)) {
-		free(ch);
+		free(sc);
 		return NULL;
 	}
 	ch->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (ch->fd < 0) {
 		unlink(path);
-		free(ch);
+		free(sc);
 		return NULL;
 	}
 	/* the CQ finds the FIFO by the channel's fd number */
@@ -1446,7 +1580,7 @@ EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 	if (rename(path, byfd)) {
 		close(ch->fd);
 		unlink(path);
-		free(ch);
+		free(sc);
 		return NULL;
 	}
 	ch->context = ctx;
@@ -1455,13 +1589,16 @@ EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *ctx)
 
 EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
 {
+	struct sim_chan *sc = container_of(ch, struct sim_chan, ch);
 	if (ch->refcnt)
 		return EBUSY;
-	char path[PATH_MAX + 80];
-	snprintf(path, sizeof(path), "%s/h-%d-%d", sim.dir, (int)sim.pid, ch->fd);
-	unlink(path);
+	if (sc->owner == sim.pid) { /* an inherited channel's FIFO is the parent's */
+		char path[PATH_MAX + 80];
+		snprintf(path, sizeof(path), "%s/h-%d-%d", sim.dir, (int)sc->owner, ch->fd);
+		unlink(path);
+	}
 	close(ch->fd);
-	free(ch);
+	free(sc);
 	return 0;
 }
 
@@ -1513,8 +1650,15 @@ static void wr_set_processing_hints(struct efadv_qp *dv, uint32_t hints);
 static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr, int srd, uint32_t flags)
 {
 	struct sim_ctx *c = to_ctx(ctx);
-	if (!srd || attr->qp_type != IBV_QPT_DRIVER || !(attr->comp_mask & IBV_QP_INIT_ATTR_PD)) {
-		errno = EOPNOTSUPP; /* EFA offers SRD (and UD, which the provider does not use) */
+	/* As libefa: efadv_create_qp_ex makes SRD (IBV_QPT_DRIVER) QPs, the plain
+	 * ibv_create_qp_ex only UD ones (the provider's FI_EP_DGRAM endpoint). */
+	if (attr->qp_type != (srd ? IBV_QPT_DRIVER : IBV_QPT_UD) ||
+	    (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD)) {
+		errno = EINVAL;
 		return NULL;
 	}
 	if (attr->cap.max_send_wr > MAX_SQ_WR || attr->cap.max_recv_wr > MAX_RQ_WR ||
@@ -1528,10 +1672,15 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	/* supported send ops as libefa's efa_check_qp_attr: UD sends only, SRD
+	 * also the RDMA the device offers */
 	uint64_t ops = (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ? attr->send_ops_flags : 0;
-	if (((ops & (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)) &&
-	     !(sim.prof->caps & EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE)) ||
-	    ((ops & IBV_QP_EX_WITH_RDMA_READ) && !(sim.prof->caps & EFADV_DEVICE_ATTR_CAPS_RDMA_READ))) {
+	uint64_t supp = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	if (srd && (sim.prof->caps & EFADV_DEVICE_ATTR_CAPS_RDMA_READ))
+		supp |= IBV_QP_EX_WITH_RDMA_READ;
+	if (srd && (sim.prof->caps & EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE))
+		supp |= IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	if (ops & ~supp) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -1541,6 +1690,8 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 		return NULL;
 	}
 	q->ctx = c;
+	q->owner = sim.pid;
+	q->ud = !srd;
 	q->pd = container_of(attr->pd, struct sim_pd, pd);
 	q->scq = container_of((struct ibv_cq_ex *)attr->send_cq, struct sim_cq, cqx);
 	q->rcq = container_of((struct ibv_cq_ex *)attr->recv_cq, struct sim_cq, cqx);
@@ -1593,6 +1744,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	e->qpn = ((d->next_qp_gen & 0xff) << 8) | (uint32_t)low; /* the provider keeps 16 bits */
 	e->pd_tag = q->pd->tag;
 	e->unsolicited_write_recv = q->unsolicited;
+	e->ud = (uint8_t)q->ud;
 	snprintf(e->rq_file, sizeof(e->rq_file), "%s", q->rq_file);
 	snprintf(e->cq_file, sizeof(e->cq_file), "%s", q->rcq->file);
 	e->used = 1;
@@ -1628,6 +1780,8 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	q->dv.wr_set_processing_hints = wr_set_processing_hints;
 	pthread_mutex_lock(&sim.lock);
 	sim.qp_by_slot[slot] = q;
+	q->next_qp = sim.qps;
+	sim.qps = q;
 	pthread_mutex_unlock(&sim.lock);
 	return qp;
 }
@@ -1676,9 +1830,8 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 		pthread_mutex_unlock(&sim.reg->lock);
 	}
 	if (mask & IBV_QP_RNR_RETRY) {
-		if (!(sim.prof->caps & EFADV_DEVICE_ATTR_CAPS_RNR_RETRY) && a->rnr_retry) {
-			return EINVAL;
-		}
+		if (q->ud || (!(sim.prof->caps & EFADV_DEVICE_ATTR_CAPS_RNR_RETRY) && a->rnr_retry))
+			return EINVAL; /* UD has no RNR (the kernel's modify rejects the attribute) */
 		q->rnr_retry = a->rnr_retry;
 	}
 	if (mask & IBV_QP_STATE)
@@ -1708,15 +1861,34 @@ static void cq_purge(struct sim_cq *c, int slot, uint32_t qpn)
 EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct sim_qp *q = to_qp(qp);
-	if (getpid() != sim.pid) { /* a forked child exiting: the objects are the parent's */
+	if (q->owner != sim.pid) { /* inherited from the parent: the QP is the parent's */
+		for (struct sim_wr *w = q->pending, *n; w; w = n) {
+			n = w->next;
+			free(w->inl);
+			free(w);
+		}
+		for (size_t i = 0; i < q->nwr; i++)
+			free(q->wrs[i].inl);
+		free(q->wrs);
 		free(q);
 		return 0;
 	}
 	robust_lock(&sim.reg->lock);
 	sim.reg->qps[q->slot].used = 0;
 	pthread_mutex_unlock(&sim.reg->lock);
+	/* out of the tables, then wait for a retry pass that is executing its WRs */
 	pthread_mutex_lock(&sim.lock);
 	sim.qp_by_slot[q->slot] = NULL;
+	q->dead = 1;
+	while (q->busy)
+		pthread_cond_wait(&sim.idle_cond, &sim.lock);
+	for (struct sim_qp **pp = &sim.qps; *pp; pp = &(*pp)->next_qp)
+		if (*pp == q) {
+			*pp = q->next_qp;
+			break;
+		}
+	struct sim_wr *pend = q->pending;
+	q->pending = NULL;
 	pthread_mutex_unlock(&sim.lock);
 	char p[PATH_MAX + 80];
 	snprintf(p, sizeof(p), "%s/%s", sim.dir, q->rq_file);
@@ -1725,7 +1897,7 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	cq_purge(q->scq, q->slot, qp->qp_num);
 	if (q->rcq != q->scq)
 		cq_purge(q->rcq, q->slot, qp->qp_num);
-	for (struct sim_wr *w = q->pending, *n; w; w = n) {
+	for (struct sim_wr *w = pend, *n; w; w = n) {
 		n = w->next;
 		atomic_fetch_sub(&npending, 1);
 		free(w->inl);
@@ -1797,7 +1969,7 @@ static struct sim_wr *new_wr(struct sim_qp *q, int op)
 		q->batch_err = EINVAL;
 		return NULL;
 	}
-	if (q->sq_out + q->nwr >= q->sq_max) {
+	if (atomic_load_explicit(&q->sq_out, memory_order_relaxed) + q->nwr >= q->sq_max) {
 		q->batch_err = ENOMEM; /* SQ full */
 		return NULL;
 	}
@@ -2069,10 +2241,120 @@ static int rq_pop(struct efasim_ring_hdr *h, struct efasim_rqe *out)
 }
 
 enum { DONE, RETRY };
+enum { RNR_RETRY_MIN_NS = 20000, RNR_RETRY_MAX_NS = 500000 }; /* the wait between RNR retries doubles */
+enum { GRH_LEN = 40 }; /* UD: the receive buffer starts with the packet's GRH */
+
+/* A receive WQE's buffers, checked against the receiver's MRs as its NIC
+ * would; nonzero: a bad lkey. */
+static int rqe_iov(const struct efasim_rqe *rqe, const struct efasim_qp_ent *tq, int dst_dev, struct iovec *riov,
+		   size_t *cap)
+{
+	struct efasim_registry *r = sim.reg;
+	int bad = 0;
+	*cap = 0;
+	robust_lock(&r->lock);
+	for (uint32_t i = 0; i < rqe->nsge; i++) {
+		const struct ibv_sge *s = &rqe->sge[i];
+		const struct efasim_mr_ent *m = &r->mrs[s->lkey & 0xffff];
+		if (!m->used || m->key != s->lkey || m->pid != tq->pid || m->dev != dst_dev || m->pd_tag != tq->pd_tag ||
+		    s->addr < m->iova || s->addr + s->length > m->iova + m->len) {
+			bad = 1;
+			break;
+		}
+		riov[i].iov_base = (void *)(uintptr_t)(m->va + (s->addr - m->iova));
+		riov[i].iov_len = s->length;
+		*cap += s->length;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return bad;
+}
+
+/* UD (the provider's FI_EP_DGRAM endpoint): unreliable datagrams, sends only.
+ * The sender's completion reports local errors only; a datagram the target
+ * cannot take (no such host, QP or process, a different qkey, an SRD QP, no
+ * receive posted: no RNR on UD) is dropped without a word. The receiver gets
+ * the packet's 40-byte GRH (IB layout: version 6, payload length, next header,
+ * hop limit, SGID, DGID) and then the payload, scattered over its buffers as
+ * one stream, and byte_len counts both: the provider's msg_prefix_size 40. */
+static void execute_ud(struct sim_qp *q, struct sim_wr *w)
+{
+	struct efasim_registry *r = sim.reg;
+	struct efasim_cqe sc = {.wr_id = w->wr_id, .qp_num = q->qpx.qp_base.qp_num, .qp_slot = q->slot, .src_dev = -1};
+	struct efasim_cqe rc = {.recv_side = 1, .src_qp = q->qpx.qp_base.qp_num, .src_dev = q->ctx->dev->gdev};
+	memcpy(rc.src_gid, q->ctx->dev->gid, 16);
+	uint8_t grh[GRH_LEN] = {0};
+	struct iovec liov[EFASIM_MAX_SGE + 1] = {{grh, GRH_LEN}};
+	size_t len = 0;
+	int nl = local_iov(q, w, liov + 1, &len);
+	int status = ES_OK;
+	if (!w->have_ah)
+		status = ES_LOCAL_INVALID_AH;
+	else if (nl < 0)
+		status = ES_LOCAL_INVALID_LKEY;
+	else if (len > sim.prof->max_msg_sz)
+		status = ES_LOCAL_BAD_LENGTH;
+	if (status != ES_OK)
+		goto done;
+	robust_lock(&r->lock);
+	int dst_dev = find_dev_by_gid(w->dst_gid), ts = -1;
+	if (dst_dev >= 0)
+		for (int i = 0; i < EFASIM_MAX_QPS; i++)
+			if (r->qps[i].used && r->qps[i].dev == dst_dev && r->qps[i].qpn == w->dst_qpn) {
+				ts = i;
+				break;
+			}
+	struct efasim_qp_ent tq;
+	if (ts >= 0)
+		tq = r->qps[ts];
+	int dropped = dst_dev >= 0 && sim.drop_host[0] && !strcmp(r->devs[dst_dev].host, sim.drop_host);
+	pthread_mutex_unlock(&r->lock);
+	if (dst_dev < 0 || dropped || ts < 0 || !tq.ud || tq.qkey != w->qkey || !pid_alive(tq.pid))
+		goto done;
+	throttle(q->ctx->dev->gdev, dst_dev, len);
+	struct efasim_ring_hdr *trq = ring_get(tq.rq_file), *tcq = ring_get(tq.cq_file);
+	struct efasim_rqe rqe;
+	if (!trq || !tcq || !rq_pop(trq, &rqe))
+		goto done;
+	rc.wr_id = rqe.wr_id;
+	rc.qp_num = tq.qpn;
+	rc.qp_slot = ts;
+	grh[0] = 0x60; /* IP version 6, traffic class 0, flow label 0 */
+	grh[4] = (uint8_t)(len >> 8);
+	grh[5] = (uint8_t)len;
+	grh[6] = 0x1b; /* next header: IB transport */
+	grh[7] = 1;    /* hop limit */
+	memcpy(grh + 8, q->ctx->dev->gid, 16);
+	memcpy(grh + 24, r->devs[dst_dev].gid, 16);
+	struct iovec riov[EFASIM_MAX_SGE];
+	size_t cap = 0;
+	if (rqe_iov(&rqe, &tq, dst_dev, riov, &cap))
+		rc.status = ES_LOCAL_INVALID_LKEY;
+	else if (cap < GRH_LEN + len)
+		rc.status = ES_LOCAL_BAD_LENGTH;
+	else if (move_bytes(tq.pid, 1, liov, nl + 1, riov, (int)rqe.nsge) != (ssize_t)(GRH_LEN + len))
+		rc.status = ES_LOCAL_QP_INTERNAL;
+	rc.byte_len = (uint32_t)(GRH_LEN + len);
+	if (w->op == OP_SEND_IMM) {
+		rc.has_imm = 1;
+		rc.imm = w->imm;
+	}
+	cq_push(tcq, &rc);
+done:
+	sc.status = (uint16_t)status;
+	if (status != ES_OK)
+		slog("ud qp %u wr %#llx -> status %d", q->qpx.qp_base.qp_num, (unsigned long long)w->wr_id, status);
+	cq_push(q->scq->ring, &sc);
+	free(w->inl);
+	w->inl = NULL;
+}
 
 /* Execute one WR as the device would; returns RETRY on RNR with retries left. */
 static int execute(struct sim_qp *q, struct sim_wr *w)
 {
+	if (q->ud) {
+		execute_ud(q, w);
+		return DONE;
+	}
 	struct efasim_registry *r = sim.reg;
 	struct efasim_cqe sc = {.wr_id = w->wr_id, .qp_num = q->qpx.qp_base.qp_num, .qp_slot = q->slot,
 				.rdma_write = (w->op == OP_WRITE || w->op == OP_WRITE_IMM), .src_dev = -1};
@@ -2120,7 +2402,7 @@ static int execute(struct sim_qp *q, struct sim_wr *w)
 		status = ES_LOCAL_UNRESP_REMOTE;
 		goto done;
 	}
-	if (ts < 0) {
+	if (ts < 0 || tq.ud) { /* no such QP, or a UD one (SRD and UD do not talk) */
 		status = ES_REMOTE_BAD_DEST_QPN;
 		goto done;
 	}
@@ -2148,7 +2430,10 @@ static int execute(struct sim_qp *q, struct sim_wr *w)
 			if (w->tries_left != 0) {
 				if (w->tries_left > 0)
 					w->tries_left--;
-				w->next_try_ns = now_ns() + 20000;
+				w->backoff_ns = !w->backoff_ns ? RNR_RETRY_MIN_NS
+					      : w->backoff_ns >= RNR_RETRY_MAX_NS / 2 ? RNR_RETRY_MAX_NS
+										       : 2 * w->backoff_ns;
+				w->next_try_ns = now_ns() + w->backoff_ns;
 				return RETRY;
 			}
 			status = ES_REMOTE_RNR;
@@ -2160,21 +2445,7 @@ static int execute(struct sim_qp *q, struct sim_wr *w)
 		/* scatter into the receive buffers, checked against the receiver's MRs */
 		struct iovec riov[EFASIM_MAX_SGE];
 		size_t cap = 0;
-		int bad = 0;
-		robust_lock(&r->lock);
-		for (uint32_t i = 0; i < rqe.nsge; i++) {
-			const struct ibv_sge *s = &rqe.sge[i];
-			const struct efasim_mr_ent *m = &r->mrs[s->lkey & 0xffff];
-			if (!m->used || m->key != s->lkey || m->pid != tq.pid || m->dev != dst_dev ||
-			    m->pd_tag != tq.pd_tag || s->addr < m->iova || s->addr + s->length > m->iova + m->len) {
-				bad = 1;
-				break;
-			}
-			riov[i].iov_base = (void *)(uintptr_t)(m->va + (s->addr - m->iova));
-			riov[i].iov_len = s->length;
-			cap += s->length;
-		}
-		pthread_mutex_unlock(&r->lock);
+		int bad = rqe_iov(&rqe, &tq, dst_dev, riov, &cap);
 		if (bad) {
 			rc.status = ES_LOCAL_INVALID_LKEY;
 			status = ES_REMOTE_BAD_STATUS;
@@ -2255,6 +2526,57 @@ done:
 	return DONE;
 }
 
+/* ---------------------------------------------------------------- RNR retries
+ *
+ * A send that finds no receive posted is parked on its QP (in this process)
+ * and retried with a doubling wait (20 us .. 500 us) until it gets a receive
+ * or runs out of rnr_retry. As on a NIC, retries need nothing from the
+ * application: a per-process retry thread, started the first time a WR is
+ * parked, runs them (an application blocked on a completion channel waits
+ * exactly for the event a parked WR produces). It sleeps on retry_cond when
+ * nothing is parked, else until the earliest retry is due. A CQ poll also
+ * runs a pass (one relaxed load when nothing is parked). Passes are
+ * serialized by progress_lock; the application's posts execute their new WRs
+ * at the same time (execute() touches only the WR and shared rings, sq_out is
+ * atomic), and ibv_destroy_qp waits for a pass that holds the QP (busy). */
+
+static void *retry_main(void *arg);
+
+/* With sim.lock held. */
+static void retry_thread_start_locked(void)
+{
+	if (sim.retry_thread)
+		return;
+	/* the application's signals go to its own threads */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_t t;
+	if (pthread_create(&t, &a, retry_main, NULL) == 0)
+		sim.retry_thread = 1; /* else the retries wait for CQ polls; the next park tries again */
+	else
+		slog("cannot start the RNR retry thread");
+	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void park(struct sim_qp *q, struct sim_wr *p)
+{
+	p->next = NULL;
+	pthread_mutex_lock(&sim.lock);
+	struct sim_wr **tail = &q->pending;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = p;
+	atomic_fetch_add(&npending, 1);
+	retry_thread_start_locked();
+	pthread_cond_signal(&sim.retry_cond);
+	pthread_mutex_unlock(&sim.lock);
+}
+
 static int wr_complete(struct ibv_qp_ex *x)
 {
 	struct sim_qp *q = container_of(x, struct sim_qp, qpx);
@@ -2268,7 +2590,7 @@ static int wr_complete(struct ibv_qp_ex *x)
 	int tries = q->rnr_retry >= 7 ? -1 : q->rnr_retry;
 	for (size_t i = 0; i < q->nwr; i++) {
 		struct sim_wr *w = &q->wrs[i];
-		q->sq_out++;
+		atomic_fetch_add(&q->sq_out, 1);
 		w->tries_left = tries;
 		if (execute(q, w) == RETRY) {
 			struct sim_wr *p = malloc(sizeof(*p));
@@ -2278,50 +2600,122 @@ static int wr_complete(struct ibv_qp_ex *x)
 				continue;
 			}
 			*p = *w;
-			p->next = NULL;
-			pthread_mutex_lock(&sim.lock);
-			struct sim_wr **tail = &q->pending;
-			while (*tail)
-				tail = &(*tail)->next;
-			*tail = p;
-			atomic_fetch_add(&npending, 1);
-			pthread_mutex_unlock(&sim.lock);
+			park(q, p);
 		}
 	}
 	q->nwr = 0;
 	return 0;
 }
 
-/* RNR retries run when this process polls a CQ: the device retries on its own,
- * and nothing can observe the difference before the next poll. */
+/* One pass: every parked WR that is due is executed again; those that get RNR
+ * again stay parked in their order, ahead of WRs parked meanwhile. */
+static int progress_pass(void)
+{
+	if (pthread_mutex_trylock(&sim.progress_lock))
+		return 0; /* another thread is passing */
+	uint64_t t = now_ns();
+	pthread_mutex_lock(&sim.lock);
+	for (struct sim_qp *q = sim.qps; q; q = q->next_qp) {
+		if (q->dead || !q->pending)
+			continue;
+		int due = 0;
+		for (struct sim_wr *w = q->pending; w && !due; w = w->next)
+			due = w->next_try_ns <= t;
+		if (!due)
+			continue;
+		struct sim_wr *list = q->pending, *keep = NULL, **kt = &keep;
+		q->pending = NULL;
+		q->busy++;
+		pthread_mutex_unlock(&sim.lock);
+		int done = 0;
+		for (struct sim_wr *w = list, *n; w; w = n) {
+			n = w->next;
+			w->next = NULL;
+			if (w->next_try_ns > t || execute(q, w) == RETRY) {
+				*kt = w;
+				kt = &w->next;
+			} else {
+				free(w);
+				done++;
+			}
+		}
+		atomic_fetch_sub(&npending, done);
+		pthread_mutex_lock(&sim.lock);
+		*kt = q->pending;
+		q->pending = keep;
+		/* parked again: the retry thread may have looked while the list was
+		 * detached here, seen nothing and gone idle */
+		if (keep)
+			pthread_cond_signal(&sim.retry_cond);
+		if (--q->busy == 0 && q->dead)
+			pthread_cond_broadcast(&sim.idle_cond);
+	}
+	pthread_mutex_unlock(&sim.lock);
+	pthread_mutex_unlock(&sim.progress_lock);
+	return 1;
+}
+
 static void progress_pending(void)
 {
-	static __thread int busy;
-	if (busy || !atomic_load_explicit(&npending, memory_order_relaxed))
-		return;
-	busy = 1;
-	uint64_t t = now_ns();
-	for (int s = 0; s < EFASIM_MAX_QPS; s++) {
-		pthread_mutex_lock(&sim.lock);
-		struct sim_qp *q = sim.qp_by_slot[s];
-		struct sim_wr *w = q ? q->pending : NULL;
-		if (!w || w->next_try_ns > t) {
-			pthread_mutex_unlock(&sim.lock);
+	if (atomic_load_explicit(&npending, memory_order_relaxed))
+		progress_pass();
+}
+
+static void *retry_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&sim.lock);
+	for (;;) {
+		uint64_t next = UINT64_MAX;
+		for (struct sim_qp *q = sim.qps; q; q = q->next_qp)
+			for (struct sim_wr *w = q->dead ? NULL : q->pending; w; w = w->next)
+				if (w->next_try_ns < next)
+					next = w->next_try_ns;
+		if (next == UINT64_MAX) { /* idle: nothing parked (a pass that holds WRs signals when it parks them again) */
+			pthread_cond_wait(&sim.retry_cond, &sim.lock);
 			continue;
 		}
-		q->pending = w->next;
+		uint64_t t = now_ns();
+		if (next > t) {
+			struct timespec ts = {.tv_sec = (time_t)(next / 1000000000ull),
+					      .tv_nsec = (long)(next % 1000000000ull)};
+			pthread_cond_timedwait(&sim.retry_cond, &sim.lock, &ts);
+			continue;
+		}
 		pthread_mutex_unlock(&sim.lock);
-		if (execute(q, w) == RETRY) {
-			pthread_mutex_lock(&sim.lock);
-			w->next = q->pending;
-			q->pending = w;
-			pthread_mutex_unlock(&sim.lock);
-		} else {
-			atomic_fetch_sub(&npending, 1);
-			free(w);
+		int ran = progress_pass();
+		pthread_mutex_lock(&sim.lock);
+		if (!ran) { /* another thread's pass: let it finish */
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += 10000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&sim.retry_cond, &sim.lock, &ts);
 		}
 	}
-	busy = 0;
+	return NULL;
+}
+
+/* A forked child is a new process: its own pid for everything it creates
+ * (registry entries, ring and FIFO names, process_vm_* targets), no retry
+ * thread (threads do not survive fork), and no claim on its parent's objects:
+ * they stay the parent's (their owner pid), this process neither retries the
+ * parent's parked WRs nor completes its QPs' WRs, and destroying them here
+ * only frees memory. Locks are made anew: another thread may have held them
+ * at the fork. */
+static void atfork_child(void)
+{
+	sim.pid = getpid();
+	locks_init();
+	sim.retry_thread = 0;
+	sim.qps = NULL;
+	memset(sim.qp_by_slot, 0, sizeof(sim.qp_by_slot));
+	atomic_store(&npending, 0);
+	if (sim.ok)
+		prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 }
 
 /* The legacy post_send (not used by the provider): mapped onto the same path. */

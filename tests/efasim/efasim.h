@@ -63,6 +63,7 @@ struct efasim_qp_ent {
 	char rq_file[64];        /* receive queue ring */
 	char cq_file[64];        /* its receive CQ ring */
 	uint8_t rnr_retry;
+	uint8_t ud;              /* IBV_QPT_UD (the DGRAM endpoint); else SRD (fits the old padding) */
 };
 
 struct efasim_mr_ent {

@@ -242,6 +242,18 @@ EOF2
 	grep -q "p5en-sim (simulated)" "$WORK/mixed/report.md" || die "mixed report does not label the simulated run"
 }
 
+# Somebody else's tests: libfabric's own fabtests from the same release, the
+# commands the efa provider's pytest suite runs for pingpong, RMA bandwidth and
+# pingpong, atomics and fi_efa_info_test (tests/efasim/fabtests; the whole list
+# with `tests/efasim/fabtests V`). SKIPs there are documented fabric limits.
+efa_fabtests_core() { # V
+	efasim_need "$1"
+	[ -e "$EFASIM_BUILD_DIR/lf-$1/.fabtests-done" ] || { echo "fabtests $1 not built"; exit 77; }
+	expect_rc 0 env FT_TIMEOUT=60 "$ROOT/tests/efasim/fabtests" "$1" \
+		'^(efa|efa-direct) (FI_HMEM=system )?(fi_rdm_pingpong|fi_rma_bw|fi_rma_pingpong|fi_rdm_atomic|fi_efa_info_test) '
+	grep -q "^fabtests $1: [1-9][0-9]* pass, [0-9]* skip, 0 fail" "$WORK/last.out" || die "fabtests summary"
+}
+
 for _v in $EFASIM_VERSIONS; do
 	_n=${_v//./}
 	eval "t_efa${_n}_discovery() { efa_discovery $_v; }"
@@ -249,6 +261,7 @@ for _v in $EFASIM_VERSIONS; do
 	eval "t_efa${_n}_src_unregistered() { efa_src_unregistered $_v; }"
 	eval "t_efa${_n}_probe_live() { efa_probe_live $_v; }"
 	eval "t_efa${_n}_mr_cache_scope() { efa_mr_cache $_v; }"
+	eval "t_efa${_n}_fabtests_core() { efa_fabtests_core $_v; }"
 	if [ "$_v" = 2.1.0 ]; then
 		eval "t_efa${_n}_no_rma_without_unsolicited() { efa_no_rma_before_24 $_v; }"
 	else

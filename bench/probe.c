@@ -159,17 +159,15 @@ static struct fi_info *query_caps(const struct fi_info *col, uint64_t caps, int 
  * without it (everything else as efabench asks for RMA), it drops out. What
  * a provider echoes when offered a bit is no requirement (efa returns
  * FI_MR_LOCAL when asked for it, but does not need it). */
-static const char *required(const struct fi_info *col, uint64_t caps, uint64_t mode_off,
-			    uint64_t mr_mode_off)
+static const char *required(const struct fi_info *col, const struct fi_info *offered, uint64_t caps,
+			    uint64_t mode_off, uint64_t mr_mode_off)
 {
-	struct fi_info *with = query_caps(col, caps, 0);
-	if (!with)
+	if (!offered)
 		return "-"; /* not offered for RMA at all */
 	struct fi_info *without = query(col, caps, 0, mode_off, mr_mode_off, 0);
 	if (!without)
 		without = query(col, caps, 0, mode_off, mr_mode_off, 1);
 	const char *r = without ? "no" : "yes";
-	fi_freeinfo(with);
 	fi_freeinfo(without);
 	return r;
 }
@@ -204,8 +202,8 @@ static void describe(column_t *col)
 	add(col, "api_version", "%u.%u", FI_MAJOR(v), FI_MINOR(v));
 	add(col, "simulated", "%s", efab_info_simulated(i) ? "yes (efasim: not EFA hardware)" : "no");
 	/* requirements: "yes" = the fabric drops out when asked without the bit */
-	add(col, "mode_FI_CONTEXT", "%s", required(col->info, RMA_CAPS, FI_CONTEXT, 0));
-	add(col, "mode_FI_CONTEXT2", "%s", required(col->info, RMA_CAPS, FI_CONTEXT2, 0));
+	add(col, "mode_FI_CONTEXT", "%s", required(col->info, rma, RMA_CAPS, FI_CONTEXT, 0));
+	add(col, "mode_FI_CONTEXT2", "%s", required(col->info, rma, RMA_CAPS, FI_CONTEXT2, 0));
 	add(col, "mode_FI_RX_CQ_DATA", "%s", rx_cq_data_required(col->info, RMA_CAPS));
 	static const struct {
 		uint64_t bit;
@@ -214,9 +212,13 @@ static void describe(column_t *col)
 		       {FI_MR_VIRT_ADDR, "mr_FI_MR_VIRT_ADDR"}, {FI_MR_ALLOCATED, "mr_FI_MR_ALLOCATED"},
 		       {FI_MR_ENDPOINT, "mr_FI_MR_ENDPOINT"},   {FI_MR_HMEM, "mr_FI_MR_HMEM"},
 		       {FI_MR_RAW, "mr_FI_MR_RAW"}};
-	for (size_t k = 0; k < EFAB_ARRAY_SIZE(mr_rows); k++)
-		add(col, mr_rows[k].row, "%s", required(col->info, RMA_CAPS, 0, mr_rows[k].bit));
-	int need_mr_local = !strcmp(required(col->info, RMA_CAPS, 0, FI_MR_LOCAL), "yes");
+	int need_mr_local = 0;
+	for (size_t k = 0; k < EFAB_ARRAY_SIZE(mr_rows); k++) {
+		const char *r = required(col->info, rma, RMA_CAPS, 0, mr_rows[k].bit);
+		add(col, mr_rows[k].row, "%s", r);
+		if (mr_rows[k].bit == FI_MR_LOCAL)
+			need_mr_local = !strcmp(r, "yes");
+	}
 	add(col, "rma_read", "%s", yesno(rma && (rma->caps & FI_READ)));
 	add(col, "rma_write", "%s", yesno(rma && (rma->caps & FI_WRITE)));
 	if (i->domain_attr->cq_data_size)

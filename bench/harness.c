@@ -11,33 +11,35 @@
 
 /* ---- the MPI runtime ---- */
 
+/* rt->impl: NULL for MPI_COMM_WORLD, else the MPI_Comm of a sub-runtime */
+static MPI_Comm comm_of(const efab_rt_t *rt)
+{
+	return rt->impl ? *(MPI_Comm *)rt->impl : MPI_COMM_WORLD;
+}
+
 static int mpi_barrier(efab_rt_t *rt)
 {
-	(void)rt;
-	return MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS;
+	return MPI_Barrier(comm_of(rt)) != MPI_SUCCESS;
 }
 
 static int mpi_allgather(efab_rt_t *rt, const void *in, void *out, size_t len)
 {
-	(void)rt;
-	return MPI_Allgather(in, (int)len, MPI_BYTE, out, (int)len, MPI_BYTE, MPI_COMM_WORLD) !=
+	return MPI_Allgather(in, (int)len, MPI_BYTE, out, (int)len, MPI_BYTE, comm_of(rt)) !=
 	       MPI_SUCCESS;
 }
 
 static int mpi_allreduce(efab_rt_t *rt, const double *in, double *out, size_t n, int op)
 {
-	(void)rt;
 	MPI_Op mop = op == EFAB_RT_MAX ? MPI_MAX : op == EFAB_RT_MIN ? MPI_MIN : MPI_SUM;
-	return MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, mop, MPI_COMM_WORLD) != MPI_SUCCESS;
+	return MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, mop, comm_of(rt)) != MPI_SUCCESS;
 }
 
-static MPI_Request ibarrier_req;
+static MPI_Request ibarrier_req; /* one non-blocking barrier at a time */
 
 static int mpi_ibarrier(efab_rt_t *rt, void **req)
 {
-	(void)rt;
 	*req = &ibarrier_req;
-	return MPI_Ibarrier(MPI_COMM_WORLD, &ibarrier_req) != MPI_SUCCESS;
+	return MPI_Ibarrier(comm_of(rt), &ibarrier_req) != MPI_SUCCESS;
 }
 
 static int mpi_ibarrier_test(efab_rt_t *rt, void *req, int *done)
@@ -51,6 +53,57 @@ __attribute__((noreturn)) static void mpi_abort(efab_rt_t *rt, int code)
 	(void)rt;
 	MPI_Abort(MPI_COMM_WORLD, code);
 	_exit(code);
+}
+
+int efab_mpi_rt_sub(const efab_rt_t *parent, int color, efab_rt_t *sub)
+{
+	MPI_Comm *comm = malloc(sizeof(*comm));
+	*sub = (efab_rt_t){0};
+	if (!comm)
+		return EFAB_ERR;
+	if (MPI_Comm_split(comm_of(parent), color < 0 ? MPI_UNDEFINED : color, parent->rank,
+			   comm) != MPI_SUCCESS) {
+		free(comm);
+		return EFAB_ERR;
+	}
+	if (*comm == MPI_COMM_NULL) {
+		free(comm);
+		return EFAB_OK;
+	}
+	*sub = *parent;
+	sub->impl = comm;
+	MPI_Comm_rank(*comm, &sub->rank);
+	MPI_Comm_size(*comm, &sub->size);
+	return EFAB_OK;
+}
+
+void efab_mpi_rt_sub_free(efab_rt_t *sub)
+{
+	if (sub->impl) {
+		MPI_Comm_free((MPI_Comm *)sub->impl);
+		free(sub->impl);
+	}
+	*sub = (efab_rt_t){0};
+}
+
+int efab_mpi_idle_barrier(efab_rt_t *rt, double timeout_s)
+{
+	MPI_Request req;
+	int done = 0;
+	uint64_t deadline = efab_now_ns() + (uint64_t)(timeout_s * 1e9);
+	if (MPI_Ibarrier(comm_of(rt), &req) != MPI_SUCCESS)
+		return EFAB_ERR;
+	while (!done) {
+		if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			return EFAB_ERR;
+		if (done)
+			break;
+		if (efab_now_ns() > deadline)
+			return EFAB_ERR;
+		struct timespec ts = {0, 200000};
+		nanosleep(&ts, NULL);
+	}
+	return EFAB_OK;
 }
 
 int efab_mpi_rt_init(efab_rt_t *rt)
@@ -251,9 +304,13 @@ static int check_opts(efab_ctx_t *c)
 			return EFAB_OK;
 		}
 	}
-	if (b->exact_ranks && rt->size != b->exact_ranks) {
+	if (b->exact_ranks > 0 && rt->size != b->exact_ranks) {
 		efab_log_error("%s needs exactly %d ranks (mpirun -np %d), got %d", b->name,
 			       b->exact_ranks, b->exact_ranks, rt->size);
+		return EFAB_EUSAGE;
+	}
+	if (b->exact_ranks < 0 && rt->size < 2) {
+		efab_log_error("%s needs at least 2 ranks, got %d", b->name, rt->size);
 		return EFAB_EUSAGE;
 	}
 	if (!b->exact_ranks && (rt->size < 2 || rt->size % 2)) {
@@ -332,6 +389,8 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 		efab_log_set_verbose(-1); /* alike on every rank: rank 0 speaks */
 	int rc0 = place(c, &req);
 	efab_log_set_verbose(c->o.verbose);
+	if (!rc0 && c->b->plan)
+		rc0 = c->b->plan(c, &req);
 	rc0 = agree(c->rt, rc0);
 	if (rc0)
 		return rc0;
@@ -349,6 +408,7 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 	if (c->o.verbose && c->rt->rank == 0)
 		fprintf(stderr, "%s", fi_tostr(info, FI_TYPE_INFO));
 	efab_run_info_from_fi(info, &c->ri);
+	efab_run_info_request(&c->ri, c->o.provider, c->o.fabric);
 	rc = efab_fabric_open(info, c->rt, c->o.timeout_s, &c->fab);
 	return agree(c->rt, rc);
 }
@@ -570,6 +630,10 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 	if ((rc = agree(&rt, rc)))
 		goto teardown;
 
+	if (b->drive) {
+		rc = b->drive(c);
+		goto teardown;
+	}
 	efab_csv_t csv = {.fd = -1};
 	if (rt.rank == 0 && c->o.csv[0])
 		rc = efab_csv_open(c->o.csv, &c->ri, &csv);

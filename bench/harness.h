@@ -27,7 +27,7 @@ typedef struct efab_bench {
 	const char *definition; /* the metric, printed in the header block */
 	int default_op;
 	unsigned ops;        /* allowed ops, bit (1 << EFAB_OP_*) */
-	int exact_ranks;     /* 2: exactly two ranks; 0: an even number >= 2 */
+	int exact_ranks;     /* 2: exactly two ranks; 0: an even number >= 2; -1: any number >= 2 */
 	int show_lat, show_bw;
 	const char *const *extra_cols;
 	size_t n_extra;
@@ -39,6 +39,12 @@ typedef struct efab_bench {
 	 * errors here end the job (MPI_Abort), validation mismatches go to row->errors. */
 	int (*run)(efab_ctx_t *c, uint64_t size, efab_row_t *row);
 	void (*teardown)(efab_ctx_t *c);
+	/* Optional, collective: before fabric selection, may narrow the request
+	 * (efab_scan gives each rank its own NIC). */
+	int (*plan)(efab_ctx_t *c, efab_fabric_req_t *req);
+	/* Optional: replaces the size loop, the table and the CSV rows (efab_scan
+	 * pairs ranks itself, round by round); returns the exit status. */
+	int (*drive)(efab_ctx_t *c);
 } efab_bench_t;
 
 #define EFAB_MAX_NOTES 12
@@ -73,6 +79,7 @@ struct efab_ctx {
 	efab_row_t *more_rows; /* rows after the main one (--per-pair), rank 0 */
 	size_t n_more_rows;
 	uint8_t *bounce;     /* host staging for fills/checks of GPU memory */
+	double own_bw_MBps, own_Mops; /* this rank's figures in the last bandwidth run (0: passive) */
 	void *priv; /* the bench's own state */
 };
 
@@ -80,6 +87,15 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b);
 
 /* The MPI implementation of the runtime (after MPI_Init). */
 int efab_mpi_rt_init(efab_rt_t *rt);
+/* Collective over parent: a runtime over the ranks that gave the same color
+ * (MPI_Comm_split); a rank with color < 0 gets an empty one (impl NULL,
+ * size 0). local_rank/local_size stay the parent's. */
+int efab_mpi_rt_sub(const efab_rt_t *parent, int color, efab_rt_t *sub);
+void efab_mpi_rt_sub_free(efab_rt_t *sub);
+/* A barrier that sleeps while it waits (200 us polls): for ranks with no
+ * traffic to drive, so that they leave the cores to those measuring. EFAB_ERR
+ * after timeout_s. */
+int efab_mpi_idle_barrier(efab_rt_t *rt, double timeout_s);
 
 /* Header note, printf-style. */
 void efab_note(efab_ctx_t *c, const char *fmt, ...) EFAB_PRINTF(2, 3);

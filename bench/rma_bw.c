@@ -296,6 +296,8 @@ int efab_bw_report(efab_ctx_t *c, efab_row_t *row, int active, uint64_t total_ns
 		gethostname(mine.host, sizeof(mine.host) - 1);
 		snprintf(mine.domain, sizeof(mine.domain), "%s", c->fab.info->domain_attr->name);
 	}
+	c->own_bw_MBps = mine.bw;
+	c->own_Mops = mine.mops;
 	bw_share_t *all = calloc((size_t)c->rt->size, sizeof(*all));
 	if (!all || c->rt->allgather(c->rt, &mine, all, sizeof(mine))) {
 		free(all);

@@ -23,6 +23,7 @@ enum {
 	EFAB_B_MR_REG = 1u << 6,
 	EFAB_B_SHMEM_REG = 1u << 7,
 	EFAB_B_PROBE = 1u << 8,
+	EFAB_B_SCAN = 1u << 9,
 };
 #define EFAB_B_LAT (EFAB_B_PUT_LAT | EFAB_B_GET_LAT | EFAB_B_ATOMIC_LAT)
 #define EFAB_B_BW (EFAB_B_PUT_BW | EFAB_B_GET_BW | EFAB_B_ATOMIC_BW)
@@ -31,7 +32,7 @@ enum {
 #define EFAB_B_TRAFFIC (EFAB_B_LAT | EFAB_B_BW)
 #define EFAB_B_REG (EFAB_B_MR_REG | EFAB_B_SHMEM_REG)
 #define EFAB_B_FABRIC (EFAB_B_TRAFFIC | EFAB_B_MR_REG | EFAB_B_PROBE)
-#define EFAB_B_ALL 0x1ffu
+#define EFAB_B_ALL 0x3ffu
 
 enum efab_op { EFAB_OP_DEFAULT = 0, EFAB_OP_WRITE, EFAB_OP_WRITEDATA, EFAB_OP_READ, EFAB_OP_ATOMIC };
 enum efab_mem_kind { EFAB_MEM_HOST = 0, EFAB_MEM_HOST_HUGE, EFAB_MEM_CUDA, EFAB_MEM_CUDA_HOST };
@@ -84,6 +85,13 @@ typedef struct efab_opts {
 	/* probe */
 	int live;
 	int json;
+	/* scan */
+	uint64_t nics;     /* NICs per node (0 = every NIC the fabric lists) */
+	uint64_t concurrent; /* node pairs measured at once (0 = every pair of a round) */
+	uint64_t lat_size, bw_size;
+	double threshold;  /* flag below threshold x the cluster median */
+	double min_bw;     /* 10^6 B/s, 0 = off */
+	double max_lat;    /* microseconds, 0 = off */
 } efab_opts_t;
 
 enum efab_opt_type { EFAB_OT_STR, EFAB_OT_U64, EFAB_OT_DOUBLE, EFAB_OT_FLAG, EFAB_OT_CHOICE,

@@ -23,11 +23,11 @@ static const char *const access_names[] = {"remote", "local", NULL};
 /* The one option table. The order here is the order of --help. */
 const efab_optdef_t efab_optdefs[] = {
 	{"provider", 'p', EFAB_OT_STR, OFF(provider), SZ(provider), "NAME",
-	 "libfabric provider (efa, shm, tcp, sockets, ...); default: first that fits", EFAB_B_FABRIC,
+	 "libfabric provider (efa, shm, tcp, sockets, ...); default: first that fits", EFAB_B_FABRIC | EFAB_B_SCAN,
 	 0, 0, NULL},
 	{"fabric", 'f', EFAB_OT_STR, OFF(fabric), SZ(fabric), "NAME",
 	 "fabric name (efa-direct, efa, shm, 127.0.0.1/32, ...); default: first that fits",
-	 EFAB_B_FABRIC, 0, 0, NULL},
+	 EFAB_B_FABRIC | EFAB_B_SCAN, 0, 0, NULL},
 	{"domain", 0, EFAB_OT_STR, OFF(domain), SZ(domain), "NAME|auto",
 	 "domain (NIC) name; auto = the NIC nearest this rank's GPU", EFAB_B_FABRIC, 0, 0, NULL},
 	{"sizes", 'm', EFAB_OT_SIZES, OFF(sizes), SZ(sizes), "MIN:MAX[:xF]",
@@ -35,11 +35,11 @@ const efab_optdef_t efab_optdefs[] = {
 	 EFAB_B_TRAFFIC | EFAB_B_REG, 0, 0, NULL},
 	{"iters", 'n', EFAB_OT_U64, OFF(iters), SZ(iters), "N",
 	 "measured iterations per size (default 1000, scaled down above 64 KiB)",
-	 EFAB_B_TRAFFIC | EFAB_B_REG, 1, 1e9, NULL},
+	 EFAB_B_TRAFFIC | EFAB_B_REG | EFAB_B_SCAN, 1, 1e9, NULL},
 	{"warmup", 'w', EFAB_OT_U64, OFF(warmup), SZ(warmup), "N",
-	 "unmeasured warmup iterations per size (default 50)", EFAB_B_TRAFFIC, 0, 1e9, NULL},
+	 "unmeasured warmup iterations per size (default 50)", EFAB_B_TRAFFIC | EFAB_B_SCAN, 0, 1e9, NULL},
 	{"window", 'W', EFAB_OT_U64, OFF(window), SZ(window), "N",
-	 "operations in flight per window (default 64)", EFAB_B_BW, 1, 65536, NULL},
+	 "operations in flight per window (default 64)", EFAB_B_BW | EFAB_B_SCAN, 1, 65536, NULL},
 	{"op", 'o', EFAB_OT_CHOICE, OFF(op), SZ(op), "write|writedata|read",
 	 "RMA operation (put benchmarks: write or writedata; get: read)", EFAB_B_PUT | EFAB_B_GET_LAT |
 	 EFAB_B_GET_BW, 0, 0, op_choices},
@@ -51,7 +51,7 @@ const efab_optdef_t efab_optdefs[] = {
 	 EFAB_B_TRAFFIC | EFAB_B_REG, 0, 1023, NULL},
 	{"check", 'c', EFAB_OT_FLAG, OFF(check), SZ(check), NULL,
 	 "validate every transfer's payload; mismatches count into 'errors' and exit 1",
-	 EFAB_B_TRAFFIC, 0, 0, NULL},
+	 EFAB_B_TRAFFIC | EFAB_B_SCAN, 0, 0, NULL},
 	{"bidir", 0, EFAB_OT_FLAG, OFF(bidir), SZ(bidir), NULL,
 	 "both sides of a pair issue at once; the row reports the sum", EFAB_B_PUT_BW | EFAB_B_GET_BW,
 	 0, 0, NULL},
@@ -62,7 +62,7 @@ const efab_optdef_t efab_optdefs[] = {
 	 "with more than one pair, add one row per pair after the aggregate row",
 	 EFAB_B_PUT_BW | EFAB_B_GET_BW | EFAB_B_ATOMIC_BW, 0, 0, NULL},
 	{"time", 0, EFAB_OT_DOUBLE, OFF(time_s), SZ(time_s), "SECONDS",
-	 "measure each size for about this long instead of -n iterations", EFAB_B_BW, 0.001, 3600,
+	 "measure each size for about this long instead of -n iterations", EFAB_B_BW | EFAB_B_SCAN, 0.001, 3600,
 	 NULL},
 	{"no-window-stats", 0, EFAB_OT_FLAG, OFF(no_window_stats), SZ(no_window_stats), NULL,
 	 "do not time each window (two clock reads per window); window_us columns stay empty",
@@ -103,6 +103,25 @@ const efab_optdef_t efab_optdefs[] = {
 	 EFAB_B_PROBE, 0, 0, NULL},
 	{"json", 0, EFAB_OT_FLAG, OFF(json), SZ(json), NULL, "print JSON instead of the table",
 	 EFAB_B_PROBE, 0, 0, NULL},
+	{"nics", 0, EFAB_OT_U64, OFF(nics), SZ(nics), "K",
+	 "NICs per node to scan, one rank each (default: every NIC the fabric lists; run that "
+	 "many ranks per node)", EFAB_B_SCAN, 1, 1024, NULL},
+	{"concurrent", 0, EFAB_OT_U64, OFF(concurrent), SZ(concurrent), "P",
+	 "measure at most P node pairs at once (default: every pair of a round; 1 for nodes "
+	 "that share cores, e.g. test nodes on one machine)", EFAB_B_SCAN, 1, 1e6, NULL},
+	{"lat-size", 0, EFAB_OT_SIZE, OFF(lat_size), SZ(lat_size), "BYTES",
+	 "message size of the latency ping-pong (default 8)", EFAB_B_SCAN, 0, 0, NULL},
+	{"bw-size", 0, EFAB_OT_SIZE, OFF(bw_size), SZ(bw_size), "BYTES",
+	 "message size of the bandwidth windows (default 1M)", EFAB_B_SCAN, 0, 0, NULL},
+	{"threshold", 0, EFAB_OT_DOUBLE, OFF(threshold), SZ(threshold), "F",
+	 "flag a NIC or node whose bandwidth is below F x the cluster median, or whose latency "
+	 "is above the median / F (default 0.8)", EFAB_B_SCAN, 0.01, 1, NULL},
+	{"min-bw", 0, EFAB_OT_DOUBLE, OFF(min_bw), SZ(min_bw), "MBps",
+	 "also flag bandwidth below this (10^6 B/s per NIC and direction)", EFAB_B_SCAN, 0, 1e9,
+	 NULL},
+	{"max-lat", 0, EFAB_OT_DOUBLE, OFF(max_lat), SZ(max_lat), "US",
+	 "also flag latency above this (microseconds, p50 of half round trips)", EFAB_B_SCAN, 0,
+	 1e9, NULL},
 	{"csv", 0, EFAB_OT_STR, OFF(csv), SZ(csv), "FILE",
 	 "append result rows to FILE (header written once)", EFAB_B_ALL, 0, 0, NULL},
 	{"timeout", 't', EFAB_OT_DOUBLE, OFF(timeout_s), SZ(timeout_s), "SECONDS",
@@ -125,6 +144,9 @@ void efab_opts_init(efab_opts_t *o)
 	o->aop = EFAB_AOP_FADD;
 	o->dtype = EFAB_DT_U64;
 	o->max_total = 2ull << 30;
+	o->lat_size = 8;
+	o->bw_size = 1ull << 20;
+	o->threshold = 0.8;
 }
 
 static int choice_index(const char *const *choices, const char *v)

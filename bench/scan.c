@@ -1,0 +1,595 @@
+/* efab_scan: which node or NIC of a cluster is slow.
+ *
+ * One rank per NIC and node (K ranks per node for K NICs: NIC i of a node is
+ * the i-th domain the fabric lists there). Nodes meet in a round-robin
+ * tournament (lib/scan.c): N-1 rounds of N/2 disjoint node pairs (N odd: N
+ * rounds, one node sits out each), and in a round NIC i of node a works with
+ * NIC i of node b, every NIC and pair at once. Per pair and NIC, the same
+ * measurements as the benchmarks with the same code (bench/rma_lat.c,
+ * bench/rma_bw.c):
+ *   latency   = half the round trip of a write ping-pong (efab_put_lat), p50;
+ *   bandwidth = bytes / sum of window times (efab_put_bw), each direction
+ *               in turn: a->b, then b->a.
+ * Rank 0 gathers every round's figures, writes them as CSV rows as they come,
+ * and at the end prints the node x node matrices, the per-NIC table and the
+ * verdict (lib/scan.c): exit 0 when nothing is flagged, 1 otherwise. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "efab_scan.h"
+#include "harness.h"
+#include "rma.h"
+
+#define HOST_LEN 64
+#define NIC_LEN 64
+
+typedef struct scan_rank {
+	char host[HOST_LEN];
+	char nic[NIC_LEN];
+} scan_rank_t;
+
+/* What a rank reports after a round. */
+typedef struct scan_report {
+	int partner;   /* node, -1: sat out */
+	double lat_p50, lat_p99; /* as the ping-pong's initiator (the lower node), else NAN */
+	double bw_sent;           /* its own bandwidth as the writer, 10^6 B/s */
+	double errors;
+} scan_report_t;
+
+typedef struct scan_state {
+	int nodes, nics;
+	int node, nic;       /* this rank's */
+	int *rank_of;        /* [node * nics + nic] */
+	scan_rank_t *ranks;  /* by rank */
+	char domain[NIC_LEN];
+	char **node_names;   /* nodes */
+	char **nic_names;    /* nodes * nics */
+} scan_state_t;
+
+static scan_state_t scan;
+
+/* NIC i of this node: the i-th distinct domain of the fabric(s) that match
+ * -p/-f here, in fi_getinfo's order. */
+static int list_nics(const efab_fabric_req_t *req, char (*names)[NIC_LEN], int most)
+{
+	struct fi_info *hints = efab_hints_build(req), *list = NULL;
+	if (!hints) {
+		efab_log_error("out of memory building fi_getinfo hints");
+		return -1;
+	}
+	int ret = fi_getinfo(EFAB_FI_VERSION, NULL, NULL, 0, hints, &list);
+	fi_freeinfo(hints);
+	if (ret && ret != -FI_ENODATA) {
+		efab_log_error("fi_getinfo: %s", fi_strerror(-ret));
+		return -1;
+	}
+	int n = 0;
+	for (const struct fi_info *i = ret ? NULL : list; i && n < most; i = i->next) {
+		efab_fabric_req_t one = *req;
+		one.domain = i->domain_attr->name;
+		if (efab_info_match(i, &one) != i)
+			continue;
+		/* the loopback interface is no NIC between nodes (tcp lists it) */
+		if (!strcmp(i->domain_attr->name, "lo") && !(req->fabric && *req->fabric))
+			continue;
+		int seen = 0;
+		for (int k = 0; k < n; k++)
+			seen |= !strcmp(names[k], i->domain_attr->name);
+		if (!seen)
+			snprintf(names[n++], NIC_LEN, "%s", i->domain_attr->name);
+	}
+	fi_freeinfo(list);
+	return n;
+}
+
+/* Nodes from hostnames (in order of their first rank), this rank's NIC
+ * index among its node's ranks, and its domain. */
+static int scan_plan(efab_ctx_t *c, efab_fabric_req_t *req)
+{
+	efab_rt_t *rt = c->rt;
+	scan_rank_t me;
+	memset(&me, 0, sizeof(me));
+	gethostname(me.host, sizeof(me.host) - 1);
+	scan.ranks = calloc((size_t)rt->size, sizeof(*scan.ranks));
+	int *node_of = calloc((size_t)rt->size, sizeof(int));
+	int *count = calloc((size_t)rt->size, sizeof(int));
+	if (!scan.ranks || !node_of || !count) {
+		free(node_of);
+		free(count);
+		efab_log_error("out of memory");
+		return EFAB_ERR;
+	}
+	if (rt->allgather(rt, &me, scan.ranks, sizeof(me))) {
+		free(node_of);
+		free(count);
+		return EFAB_ERR;
+	}
+	/* nodes in order of their first rank; node_of[n] is reused as node n's first rank */
+	int *first = node_of;
+	scan.nodes = 0;
+	scan.nic = 0;
+	for (int r = 0; r < rt->size; r++) {
+		int n = 0;
+		while (n < scan.nodes && strcmp(scan.ranks[first[n]].host, scan.ranks[r].host))
+			n++;
+		if (n == scan.nodes)
+			first[scan.nodes++] = r;
+		if (r == rt->rank) {
+			scan.node = n;
+			scan.nic = count[n];
+		}
+		count[n]++;
+	}
+	int per_node = count[0], rc = EFAB_OK;
+	for (int n = 1; n < scan.nodes; n++)
+		if (count[n] != per_node) {
+			if (rt->rank == 0)
+				efab_log_error("every node needs the same number of ranks (one per NIC): "
+					       "%s has %d, %s has %d", scan.ranks[first[0]].host, per_node,
+					       scan.ranks[first[n]].host, count[n]);
+			rc = EFAB_EUSAGE;
+			break;
+		}
+	if (!rc && scan.nodes < 2) {
+		if (rt->rank == 0)
+			efab_log_error("all %d ranks run on %s: a scan needs at least 2 nodes", rt->size,
+				       scan.ranks[0].host);
+		rc = EFAB_EUSAGE;
+	}
+	scan.nics = per_node;
+	char names[64][NIC_LEN];
+	int have = rc ? 0 : list_nics(req, names, 64);
+	if (!rc && have < 0)
+		rc = EFAB_ERR;
+	if (!rc) {
+		int want = c->o.nics ? (int)c->o.nics : have;
+		if (have == 0) {
+			efab_log_error("%s: no NIC of %s%s%s offers RMA", me.host,
+				       req->provider && *req->provider ? req->provider : "any provider",
+				       req->fabric && *req->fabric ? " fabric " : "",
+				       req->fabric && *req->fabric ? req->fabric : "");
+			rc = EFAB_SKIP;
+		} else if (want > have) {
+			efab_log_error("--nics %d: %s lists only %d NIC%s for this fabric", want,
+				       me.host, have, have == 1 ? "" : "s");
+			rc = EFAB_EUSAGE;
+		} else if (per_node != want) {
+			if (rt->rank == 0)
+				efab_log_error("%d NIC%s per node to scan but %d rank%s per node: run "
+					       "one rank per NIC (mpirun --map-by ppr:%d:node, srun "
+					       "--ntasks-per-node=%d)%s",
+					       want, want == 1 ? "" : "s", per_node, per_node == 1 ? "" : "s",
+					       want, want, c->o.nics ? "" : ", or --nics K");
+			rc = EFAB_EUSAGE;
+		} else {
+			snprintf(scan.domain, sizeof(scan.domain), "%s", names[scan.nic]);
+			req->domain = scan.domain;
+		}
+	}
+	free(node_of);
+	free(count);
+	if (rc)
+		return rc;
+	/* buffers: the ping-pong's 4 slots and a window's 2 at the larger size */
+	uint64_t lo = c->o.lat_size < c->o.bw_size ? c->o.lat_size : c->o.bw_size;
+	uint64_t hi = c->o.lat_size < c->o.bw_size ? c->o.bw_size : c->o.lat_size;
+	c->o.sizes = (efab_sizes_t){lo, hi, hi / lo > 1 ? hi / lo : 2};
+	if (!c->o.time_s && !c->o.iters)
+		c->o.time_s = 0.5;
+	return EFAB_OK;
+}
+
+static int scan_setup(efab_ctx_t *c)
+{
+	efab_rt_t *rt = c->rt;
+	size_t units = (size_t)scan.nodes * (size_t)scan.nics;
+	scan.rank_of = malloc(units * sizeof(int));
+	scan.node_names = calloc((size_t)scan.nodes, sizeof(char *));
+	scan.nic_names = calloc(units, sizeof(char *));
+	scan_rank_t me;
+	memset(&me, 0, sizeof(me));
+	gethostname(me.host, sizeof(me.host) - 1);
+	snprintf(me.nic, sizeof(me.nic), "%s", c->fab.info->domain_attr->name);
+	if (!scan.rank_of || !scan.node_names || !scan.nic_names ||
+	    rt->allgather(rt, &me, scan.ranks, sizeof(me))) {
+		efab_log_error("out of memory");
+		return EFAB_ERR;
+	}
+	/* the same walk as scan_plan: ranks in order, nodes by first appearance */
+	int *seen = calloc(units + 1, sizeof(int));
+	if (!seen)
+		return EFAB_ERR;
+	for (int r = 0, nodes = 0; r < rt->size; r++) {
+		int n = 0;
+		while (n < nodes && strcmp(scan.node_names[n], scan.ranks[r].host))
+			n++;
+		if (n == nodes)
+			scan.node_names[nodes++] = scan.ranks[r].host;
+		int i = seen[n]++;
+		scan.rank_of[n * scan.nics + i] = r;
+		scan.nic_names[n * scan.nics + i] = scan.ranks[r].nic;
+	}
+	free(seen);
+	c->npairs = scan.nodes / 2 * scan.nics;
+	return efab_bw_setup(c);
+}
+
+static void scan_teardown(efab_ctx_t *c)
+{
+	(void)c;
+	free(scan.rank_of);
+	free(scan.ranks);
+	free(scan.node_names);
+	free(scan.nic_names);
+	memset(&scan, 0, sizeof(scan));
+}
+
+static size_t at(int a, int b, int i)
+{
+	return ((size_t)a * (size_t)scan.nodes + (size_t)b) * (size_t)scan.nics + (size_t)i;
+}
+
+/* This rank's pair measurement: latency with its partner, then bandwidth in
+ * both directions, among the ranks of the two nodes only (c->rt is their
+ * sub-runtime). */
+static int measure_pair(efab_ctx_t *c, int partner, scan_report_t *rep)
+{
+	efab_row_t row;
+	rep->partner = partner;
+	c->peer = scan.rank_of[partner * scan.nics + scan.nic];
+	/* the ping-pong detects arrival by a non-zero tag in its receive slots:
+	 * clear what earlier partners left there before the partner may write */
+	memset(efab_local(c, 0), 0, 2 * c->o.sizes.max);
+	if (c->rt->barrier(c->rt))
+		return EFAB_ERR;
+	memset(&row, 0, sizeof(row));
+	c->initiator = scan.node < partner;
+	if (efab_put_lat_run(c, c->o.lat_size, &row))
+		return EFAB_ERR;
+	if (c->initiator) {
+		rep->lat_p50 = row.lat.p50;
+		rep->lat_p99 = row.lat.p99;
+	}
+	rep->errors += (double)row.errors;
+	for (int dir = 0; dir < 2; dir++) {
+		memset(&row, 0, sizeof(row));
+		c->initiator = dir == 0 ? scan.node < partner : scan.node > partner;
+		if (efab_bw_run(c, c->o.bw_size, &row))
+			return EFAB_ERR;
+		if (c->initiator)
+			rep->bw_sent = c->own_bw_MBps;
+		rep->errors += (double)row.errors;
+	}
+	return EFAB_OK;
+}
+
+/* One round: its node pairs in groups of --concurrent (default all at once),
+ * each pair on its own sub-runtime so that pairs never wait for each other;
+ * ranks without a pair in a group wait asleep. */
+static int scan_round(efab_ctx_t *c, int round, scan_report_t *rep)
+{
+	efab_rt_t *world = c->rt;
+	int partner = efab_scan_partner(scan.nodes, round, scan.node);
+	int npairs = scan.nodes / 2, per = c->o.concurrent ? (int)c->o.concurrent : npairs;
+	int my_pair = -1; /* index of this node's pair among the round's, by lower node */
+	for (int a = 0, k = 0; a < scan.nodes; a++) {
+		int b = efab_scan_partner(scan.nodes, round, a);
+		if (b > a) {
+			if (a == scan.node || b == scan.node)
+				my_pair = k;
+			k++;
+		}
+	}
+	memset(rep, 0, sizeof(*rep));
+	rep->partner = -1;
+	rep->lat_p50 = rep->lat_p99 = NAN;
+	for (int g = 0; g * per < npairs; g++) {
+		int active = my_pair >= g * per && my_pair < (g + 1) * per;
+		efab_rt_t sub;
+		if (efab_mpi_rt_sub(world, active ? my_pair : -1, &sub))
+			return EFAB_ERR;
+		int rc = EFAB_OK;
+		if (active) {
+			c->rt = c->fab.rt = &sub;
+			rc = measure_pair(c, partner, rep);
+			c->rt = c->fab.rt = world;
+		}
+		efab_mpi_rt_sub_free(&sub);
+		if (rc)
+			return rc;
+		if (efab_mpi_idle_barrier(world, 600 + 100 * c->o.timeout_s))
+			return EFAB_ERR;
+	}
+	/* the same message numbers everywhere from here on */
+	double s = (double)c->seq, most = 0;
+	if (world->allreduce(world, &s, &most, 1, EFAB_RT_MAX))
+		return EFAB_ERR;
+	c->seq = (uint64_t)most + 2;
+	return EFAB_OK;
+}
+
+static void csv_header(FILE *f)
+{
+	fprintf(f, "schema,run_id,timestamp,bench,provider,fabric,libfabric_version,"
+		   "provider_version,round,node_a,node_b,nic_index,nic_a,nic_b,lat_size_bytes,"
+		   "lat_iters,lat_us_p50,lat_us_p99,bw_size_bytes,window,bw_MBps,bw_rev_MBps,errors\n");
+}
+
+/* Names are hostnames and libfabric domain names: a comma or quote in one
+ * would shift columns, so such characters are replaced. */
+static const char *clean(const char *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", s);
+	for (char *p = buf; *p; p++)
+		if (*p == ',' || *p == '"' || *p == '\n' || *p == '\r')
+			*p = '_';
+	return buf;
+}
+
+static void fmt_num(char *buf, size_t len, double v, const char *fmt)
+{
+	if (isfinite(v))
+		snprintf(buf, len, fmt, v);
+	else
+		buf[0] = '\0';
+}
+
+static void csv_rows(efab_ctx_t *c, FILE *f, int round, const scan_report_t *all,
+		     const double *lat99)
+{
+	char b[8][160];
+	for (int a = 0; a < scan.nodes; a++)
+		for (int i = 0; i < scan.nics; i++) {
+			const scan_report_t *ra = &all[scan.rank_of[a * scan.nics + i]];
+			int bn = ra->partner;
+			if (bn < a) /* one row per pair, from the lower node; skips sitting out */
+				continue;
+			const scan_report_t *rb = &all[scan.rank_of[bn * scan.nics + i]];
+			char l50[32], l99[32], bw[32], bwr[32];
+			fmt_num(l50, sizeof(l50), ra->lat_p50, "%.3f");
+			fmt_num(l99, sizeof(l99), lat99[at(a, bn, i)], "%.3f");
+			fmt_num(bw, sizeof(bw), ra->bw_sent, "%.3f");
+			fmt_num(bwr, sizeof(bwr), rb->bw_sent, "%.3f");
+			fprintf(f, "1,%s,%s,scan,%s,%s,%s,%s,%d,%s,%s,%d,%s,%s,%llu,%llu,%s,%s,%llu,%llu,"
+				   "%s,%s,%.0f\n",
+				clean(c->ri.run_id, b[0], sizeof(b[0])), c->ri.timestamp,
+				clean(c->ri.provider, b[1], sizeof(b[1])),
+				clean(c->ri.fabric, b[2], sizeof(b[2])), c->ri.libfabric_version,
+				clean(c->ri.provider_version, b[3], sizeof(b[3])), round + 1,
+				clean(scan.node_names[a], b[4], sizeof(b[4])),
+				clean(scan.node_names[bn], b[5], sizeof(b[5])), i,
+				clean(scan.nic_names[a * scan.nics + i], b[6], sizeof(b[6])),
+				clean(scan.nic_names[bn * scan.nics + i], b[7], sizeof(b[7])),
+				(unsigned long long)c->o.lat_size,
+				(unsigned long long)efab_iters_for(c, c->o.lat_size), l50, l99,
+				(unsigned long long)c->o.bw_size, (unsigned long long)c->o.window, bw,
+				bwr, ra->errors + rb->errors);
+		}
+	fflush(f);
+}
+
+static void print_header(efab_ctx_t *c, int rounds)
+{
+	printf("# efabench %s: scan\n", EFAB_VERSION);
+	printf("# provider %s, fabric %s; libfabric %s, provider version %s\n", c->ri.provider,
+	       c->ri.fabric, c->ri.libfabric_version, c->ri.provider_version);
+	if (strstr(c->ri.provider_version, "simulated"))
+		printf("# SIMULATED EFA device (efasim): these figures measure the simulator, never "
+		       "EFA hardware\n");
+	printf("# %d nodes x %d NIC%s (one rank each); %d rounds of disjoint node pairs "
+	       "(round-robin), NIC i meets NIC i, all pairs at once\n",
+	       scan.nodes, scan.nics, scan.nics == 1 ? "" : "s", rounds);
+	printf("# latency = half the round trip of a %llu-byte write ping-pong (efab_put_lat), p50, "
+	       "microseconds; bandwidth = %llu-byte writes, windows of %llu, bytes / sum of window "
+	       "times (efab_put_bw), 10^6 B/s, each direction in turn\n",
+	       (unsigned long long)c->o.lat_size, (unsigned long long)c->o.bw_size,
+	       (unsigned long long)c->o.window);
+	printf("# verdict: a NIC is flagged when the median over its peers is below %.2f x the "
+	       "cluster median (bandwidth) or above median / %.2f (latency)%s%s; a node when more "
+	       "than half its NICs are\n",
+	       c->o.threshold, c->o.threshold, c->o.min_bw > 0 ? ", or below --min-bw" : "",
+	       c->o.max_lat > 0 ? ", or above --max-lat" : "");
+	if (c->o.time_s > 0)
+		printf("# estimate: %d rounds x (%llu ping-pongs + 2 x ~%.2f s of bandwidth) = about "
+		       "%.0f s plus latency time\n",
+		       rounds, (unsigned long long)efab_iters_for(c, c->o.lat_size), c->o.time_s,
+		       rounds * 2 * (c->o.time_s * 1.1 + 0.05));
+	else
+		printf("# estimate: %d rounds x (%llu ping-pongs + 2 x %llu windows); the first "
+		       "round's time gives the rest\n",
+		       rounds, (unsigned long long)efab_iters_for(c, c->o.lat_size),
+		       (unsigned long long)c->o.iters);
+	fflush(stdout);
+}
+
+static void print_matrix(const char *title, const double *m, int lat)
+{
+	printf("\n%s\n%-14s", title, lat ? "node \\ node" : "from \\ to");
+	for (int b = 0; b < scan.nodes; b++)
+		printf(" %12.12s", scan.node_names[b]);
+	printf("\n");
+	double v[1024];
+	for (int a = 0; a < scan.nodes; a++) {
+		printf("%-14.14s", scan.node_names[a]);
+		for (int b = 0; b < scan.nodes; b++) {
+			int n = 0;
+			for (int i = 0; i < scan.nics && n < 1024; i++)
+				v[n++] = m[at(a, b, i)];
+			double med = efab_scan_median(v, (size_t)n);
+			if (isfinite(med))
+				printf(" %12.*f", lat ? 2 : 1, med);
+			else
+				printf(" %12s", "-");
+		}
+		printf("\n");
+	}
+}
+
+static void print_report(const efab_ctx_t *c, const double *bw, const double *lat,
+			 const efab_scan_verdict_t *v)
+{
+	print_matrix("bandwidth, 10^6 B/s (median over NICs; row writes to column)", bw, 0);
+	print_matrix("latency p50, microseconds (median over NICs)", lat, 1);
+	printf("\nper NIC (median over its peers; ratio to the cluster median)\n");
+	printf("%-14s %-16s %12s %6s %12s %6s %10s %6s\n", "node", "nic", "send_MBps", "x",
+	       "recv_MBps", "x", "lat_us", "x");
+	for (int a = 0; a < scan.nodes; a++)
+		for (int i = 0; i < scan.nics; i++) {
+			const double *u = &v->unit[(size_t)(a * scan.nics + i) * EFAB_SCAN_NMETRIC];
+			printf("%-14.14s %-16.16s %12.1f %6.2f %12.1f %6.2f %10.2f %6.2f\n",
+			       scan.node_names[a], scan.nic_names[a * scan.nics + i],
+			       u[EFAB_SCAN_SEND], u[EFAB_SCAN_SEND] / v->ref[EFAB_SCAN_SEND],
+			       u[EFAB_SCAN_RECV], u[EFAB_SCAN_RECV] / v->ref[EFAB_SCAN_RECV],
+			       u[EFAB_SCAN_LAT], u[EFAB_SCAN_LAT] / v->ref[EFAB_SCAN_LAT]);
+		}
+	printf("cluster median: send %.1f MB/s, receive %.1f MB/s, latency %.2f us\n",
+	       v->ref[EFAB_SCAN_SEND], v->ref[EFAB_SCAN_RECV], v->ref[EFAB_SCAN_LAT]);
+	printf("\nverdict: %s\n", v->nflags ? "FLAGGED" : "no node or NIC flagged");
+	for (size_t f = 0; f < v->nflags; f++) {
+		const efab_scan_flag_t *g = &v->flags[f];
+		if (g->nic < 0)
+			printf("  node %s: %s\n", scan.node_names[g->node], g->evidence);
+		else
+			printf("  node %s NIC %s: %s\n", scan.node_names[g->node],
+			       scan.nic_names[g->node * scan.nics + g->nic], g->evidence);
+	}
+	if (scan.nodes == 2 && v->nflags)
+		printf("  (2 nodes: a slow direction cannot be told from its other end; scan 3 or "
+		       "more nodes to attribute it)\n");
+	if (scan.nodes == 3 && v->nflags)
+		printf("  (3 nodes: each NIC has 2 peers, the medians are means; 4 or more attribute "
+		       "better)\n");
+	(void)c;
+	fflush(stdout);
+}
+
+static int scan_drive(efab_ctx_t *c)
+{
+	efab_rt_t *rt = c->rt;
+	int rounds = efab_scan_rounds(scan.nodes), me = rt->rank == 0, rc = EFAB_OK;
+	size_t cells = (size_t)scan.nodes * (size_t)scan.nodes * (size_t)scan.nics;
+	scan_report_t *all = calloc((size_t)rt->size, sizeof(*all));
+	double *bw = malloc(cells * sizeof(double)), *lat = malloc(cells * sizeof(double));
+	double *lat99 = malloc(cells * sizeof(double));
+	FILE *csv = NULL;
+	if (!all || !bw || !lat || !lat99) {
+		efab_log_error("out of memory");
+		rc = EFAB_ERR;
+		goto out;
+	}
+	for (size_t k = 0; k < cells; k++)
+		bw[k] = lat[k] = lat99[k] = NAN;
+	if (me && c->o.csv[0]) {
+		csv = fopen(c->o.csv, "a");
+		if (!csv) {
+			efab_log_error("cannot open CSV file '%s'", c->o.csv);
+			rc = EFAB_EUSAGE;
+		} else if (ftell(csv) == 0) {
+			csv_header(csv);
+		}
+	}
+	double in = rc, agreed = 0;
+	if (rt->allreduce(rt, &in, &agreed, 1, EFAB_RT_MAX) || agreed) {
+		rc = agreed ? (int)agreed : EFAB_ERR;
+		goto out;
+	}
+	if (me)
+		print_header(c, rounds);
+	uint64_t t_start = efab_now_ns();
+	double errors = 0;
+	for (int r = 0; r < rounds; r++) {
+		uint64_t t0 = efab_now_ns();
+		int partner = efab_scan_partner(scan.nodes, r, scan.node);
+		scan_report_t mine;
+		if (scan_round(c, r, &mine)) {
+			efab_log_error("round %d: measuring %s (NIC %s) with %s failed", r + 1,
+				       scan.node_names[scan.node], scan.domain,
+				       partner >= 0 ? scan.node_names[partner] : "nobody");
+			efab_fail(c);
+		}
+		if (rt->allgather(rt, &mine, all, sizeof(mine))) {
+			rc = EFAB_ERR;
+			goto out;
+		}
+		if (!me)
+			continue;
+		for (int q = 0; q < rt->size; q++) {
+			const scan_report_t *s = &all[q];
+			int a = -1, i = 0;
+			for (int k = 0; k < scan.nodes * scan.nics && a < 0; k++)
+				if (scan.rank_of[k] == q)
+					a = k / scan.nics, i = k % scan.nics;
+			if (s->partner < 0 || a < 0)
+				continue;
+			errors += s->errors;
+			bw[at(a, s->partner, i)] = s->bw_sent;
+			if (isfinite(s->lat_p50)) {
+				lat[at(a, s->partner, i)] = lat[at(s->partner, a, i)] = s->lat_p50;
+				lat99[at(a, s->partner, i)] = lat99[at(s->partner, a, i)] = s->lat_p99;
+			}
+		}
+		if (csv)
+			csv_rows(c, csv, r, all, lat99);
+		double secs = (double)(efab_now_ns() - t0) / 1e9;
+		double left = (double)(efab_now_ns() - t_start) / 1e9 / (r + 1) * (rounds - r - 1);
+		fprintf(stderr, "efab_scan: round %d/%d done in %.1f s (about %.0f s left)\n", r + 1,
+			rounds, secs, left);
+	}
+	if (me) {
+		efab_scan_data_t d = {scan.nodes, scan.nics, (const char *const *)scan.node_names,
+				      (const char *const *)scan.nic_names, bw, lat};
+		efab_scan_limits_t lim = {c->o.threshold, c->o.min_bw, c->o.max_lat};
+		efab_scan_verdict_t v;
+		if (efab_scan_verdict(&d, &lim, &v)) {
+			efab_log_error("out of memory for the verdict");
+			rc = EFAB_ERR;
+		} else {
+			print_report(c, bw, lat, &v);
+			printf("scan wall time %.1f s\n", (double)(efab_now_ns() - t_start) / 1e9);
+			rc = v.nflags ? EFAB_ERR : EFAB_OK;
+			efab_scan_verdict_free(&v);
+		}
+		if (errors) {
+			efab_log_error("validation failed: %.0f errors (see the errors column)", errors);
+			rc = EFAB_ERR;
+		}
+	}
+	in = rc;
+	if (rt->allreduce(rt, &in, &agreed, 1, EFAB_RT_MAX))
+		rc = EFAB_ERR;
+	else
+		rc = (int)agreed;
+out:
+	if (csv)
+		fclose(csv);
+	free(all);
+	free(bw);
+	free(lat);
+	free(lat99);
+	return rc;
+}
+
+const efab_bench_t efab_bench_scan = {
+	.name = "efab_scan",
+	.csv_name = "scan",
+	.mask = EFAB_B_SCAN,
+	.summary =
+		"Cluster health scan: which node or NIC is slow (mpirun/srun over N nodes, one rank\n"
+		"per NIC and node). Every node pair is measured once, in N-1 rounds of disjoint pairs\n"
+		"(round-robin), NIC i with NIC i: write latency (half round trip, p50) and write\n"
+		"bandwidth in both directions, with the code and definitions of efab_put_lat and\n"
+		"efab_put_bw. Prints node x node matrices, a per-NIC table and the verdict; --csv\n"
+		"writes one row per pair and NIC (plot/efab_scan_heatmap draws it). Exit 0 when no\n"
+		"node or NIC is flagged, 1 otherwise. Bandwidth runs --time 0.5 s per direction\n"
+		"unless -n or --time is given.",
+	.default_op = EFAB_OP_WRITE,
+	.ops = 1u << EFAB_OP_WRITE,
+	.exact_ranks = -1,
+	.plan = scan_plan,
+	.setup = scan_setup,
+	.drive = scan_drive,
+	.teardown = scan_teardown,
+};

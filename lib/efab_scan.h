@@ -1,0 +1,73 @@
+/* Cluster scan without MPI: the round-robin schedule of node pairs and the
+ * verdict over measured pair figures (efab_scan measures, this decides). */
+#ifndef EFAB_SCAN_H
+#define EFAB_SCAN_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Round-robin tournament (circle method): every pair of nodes meets exactly
+ * once, the pairs of a round are disjoint. N even: N-1 rounds of N/2 pairs;
+ * N odd: N rounds, one node sits out each. */
+int efab_scan_rounds(int nodes);
+/* node's partner in round (0-based), -1 when it sits out. */
+int efab_scan_partner(int nodes, int round, int node);
+
+enum { EFAB_SCAN_SEND = 0, EFAB_SCAN_RECV, EFAB_SCAN_LAT, EFAB_SCAN_NMETRIC };
+
+/* Figures of one scan; NAN where nothing was measured. Indexing:
+ * [(a * nodes + b) * nics + i] for node a, node b, NIC index i. */
+typedef struct efab_scan_data {
+	int nodes, nics;
+	const char *const *node_names; /* nodes */
+	const char *const *nic_names;  /* nodes * nics: node a's NIC i at [a * nics + i] */
+	const double *bw;  /* 10^6 B/s written from a's NIC i to b's NIC i (directed) */
+	const double *lat; /* half round trip p50, microseconds (symmetric) */
+} efab_scan_data_t;
+
+typedef struct efab_scan_limits {
+	double rel;     /* flag below rel x the cluster median (bandwidth), above median / rel (latency) */
+	double min_bw;  /* 0 = off */
+	double max_lat; /* 0 = off */
+} efab_scan_limits_t;
+
+typedef struct efab_scan_flag {
+	int node;
+	int nic;    /* -1: the whole node (more than half its NICs are flagged for metric) */
+	int metric; /* EFAB_SCAN_* */
+	double value, ref, ratio; /* ratio: value/ref for bandwidth, ref/value for latency */
+	char evidence[768];
+} efab_scan_flag_t;
+
+typedef struct efab_scan_verdict {
+	/* cluster reference per metric: median over every (node, NIC) */
+	double ref[EFAB_SCAN_NMETRIC];
+	/* per (node, NIC) figure per metric: the median over its peers */
+	double *unit; /* [(a * nics + i) * EFAB_SCAN_NMETRIC + m] */
+	efab_scan_flag_t *flags;
+	size_t nflags;
+} efab_scan_verdict_t;
+
+const char *efab_scan_metric_name(int metric);
+
+/* Median of the finite values among v[0..n) (NAN if none); v is not changed. */
+double efab_scan_median(const double *v, size_t n);
+
+/* Flag (node, NIC) units whose median over their peers is below the
+ * thresholds, worst first; once a unit is flagged its pairs no longer count
+ * for its peers (a slow sender does not make its receivers look slow). A
+ * node whose NICs are more than half flagged for a metric is reported as the
+ * node. EFAB_OK, or EFAB_ERR when out of memory. Free with
+ * efab_scan_verdict_free. */
+int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
+		      efab_scan_verdict_t *out);
+void efab_scan_verdict_free(efab_scan_verdict_t *v);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

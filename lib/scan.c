@@ -1,0 +1,285 @@
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "efab.h"
+#include "efab_scan.h"
+
+int efab_scan_rounds(int nodes)
+{
+	if (nodes < 2)
+		return 0;
+	return nodes % 2 ? nodes : nodes - 1;
+}
+
+/* Circle method over M = nodes rounded up to even (the extra one is "sits
+ * out"): node 0 stays at position 0, the others rotate by one position per
+ * round, position k meets position M-1-k. */
+int efab_scan_partner(int nodes, int round, int node)
+{
+	if (nodes < 2 || node < 0 || node >= nodes)
+		return -1;
+	int m = nodes + nodes % 2, ring = m - 1;
+	round %= ring;
+	int pos = node == 0 ? 0 : 1 + ((node - 1 - round) % ring + ring) % ring;
+	int ppos = m - 1 - pos;
+	int partner = ppos == 0 ? 0 : 1 + (ppos - 1 + round) % ring;
+	return partner < nodes ? partner : -1;
+}
+
+const char *efab_scan_metric_name(int metric)
+{
+	switch (metric) {
+	case EFAB_SCAN_SEND: return "send bandwidth";
+	case EFAB_SCAN_RECV: return "receive bandwidth";
+	case EFAB_SCAN_LAT: return "latency";
+	default: return "?";
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double efab_scan_median(const double *v, size_t n)
+{
+	double *t = malloc((n ? n : 1) * sizeof(*t));
+	size_t k = 0;
+	if (!t)
+		return NAN;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i]))
+			t[k++] = v[i];
+	double med = NAN;
+	if (k) {
+		qsort(t, k, sizeof(*t), cmp_double);
+		med = k % 2 ? t[k / 2] : (t[k / 2 - 1] + t[k / 2]) / 2;
+	}
+	free(t);
+	return med;
+}
+
+static size_t at(const efab_scan_data_t *d, int a, int b, int i)
+{
+	return ((size_t)a * (size_t)d->nodes + (size_t)b) * (size_t)d->nics + (size_t)i;
+}
+
+/* The figure of metric m between unit (a, i) and peer b. */
+static double pair_value(const efab_scan_data_t *d, int m, int a, int b, int i)
+{
+	switch (m) {
+	case EFAB_SCAN_SEND: return d->bw[at(d, a, b, i)];
+	case EFAB_SCAN_RECV: return d->bw[at(d, b, a, i)];
+	default: return d->lat[at(d, a, b, i)];
+	}
+}
+
+/* A flagged unit's figures no longer count for its peers: a slow sender
+ * explains its receivers' low receive figures, and the reverse. */
+static int excluded_peer(const unsigned char *flagged, int nics, int m, int b, int i)
+{
+	int u = b * nics + i;
+	switch (m) {
+	case EFAB_SCAN_SEND: return flagged[u * EFAB_SCAN_NMETRIC + EFAB_SCAN_RECV];
+	case EFAB_SCAN_RECV: return flagged[u * EFAB_SCAN_NMETRIC + EFAB_SCAN_SEND];
+	default: return flagged[u * EFAB_SCAN_NMETRIC + EFAB_SCAN_LAT];
+	}
+}
+
+static double unit_value(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
+			 int i, double *tmp)
+{
+	size_t k = 0;
+	for (int b = 0; b < d->nodes; b++)
+		if (b != a && !excluded_peer(flagged, d->nics, m, b, i) &&
+		    isfinite(pair_value(d, m, a, b, i)))
+			tmp[k++] = pair_value(d, m, a, b, i);
+	if (k)
+		return efab_scan_median(tmp, k);
+	/* every peer is flagged (2 nodes, or a limit every unit misses): its own
+	 * figures are all there is, and either end may be at fault */
+	for (int b = 0; b < d->nodes; b++)
+		if (b != a)
+			tmp[k++] = pair_value(d, m, a, b, i);
+	return efab_scan_median(tmp, k);
+}
+
+static double ratio_of(int m, double value, double ref)
+{
+	if (!isfinite(value) || !isfinite(ref) || ref <= 0 || value <= 0)
+		return NAN;
+	return m == EFAB_SCAN_LAT ? ref / value : value / ref;
+}
+
+static int violates(const efab_scan_limits_t *lim, int m, double value, double ratio)
+{
+	if (!isfinite(value))
+		return 0;
+	if (isfinite(ratio) && ratio < lim->rel)
+		return 1;
+	if (m == EFAB_SCAN_LAT)
+		return lim->max_lat > 0 && value > lim->max_lat;
+	return lim->min_bw > 0 && value < lim->min_bw;
+}
+
+static const char *unit_of(int m)
+{
+	return m == EFAB_SCAN_LAT ? "us" : "MB/s";
+}
+
+static void unit_evidence(const efab_scan_data_t *d, int m, int a, int i, double value,
+			  double ref, double ratio, char *buf, size_t len)
+{
+	size_t n = 0;
+	n += (size_t)snprintf(buf + n, len - n, "%s %.4g %s, median over its peers (", efab_scan_metric_name(m),
+			      value, unit_of(m));
+	for (int b = 0, first = 1; b < d->nodes && n < len; b++) {
+		if (b == a)
+			continue;
+		double v = pair_value(d, m, a, b, i);
+		n += (size_t)snprintf(buf + n, len - n, "%s%s %.4g", first ? "" : ", ",
+				      d->node_names[b], v);
+		first = 0;
+	}
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, ") = %.2fx the cluster median %.4g %s%s",
+				      m == EFAB_SCAN_LAT && isfinite(ratio) ? 1 / ratio : ratio,
+				      ref, unit_of(m), m == EFAB_SCAN_LAT ? " (higher is worse)" : "");
+}
+
+static int cmp_flag(const void *a, const void *b)
+{
+	const efab_scan_flag_t *x = a, *y = b;
+	if ((x->nic < 0) != (y->nic < 0))
+		return x->nic < 0 ? -1 : 1;
+	double rx = isfinite(x->ratio) ? x->ratio : 0, ry = isfinite(y->ratio) ? y->ratio : 0;
+	return rx < ry ? -1 : rx > ry;
+}
+
+/* A node with more than half of its NICs flagged for m is one finding. */
+static void fold_nodes(const efab_scan_data_t *d, efab_scan_verdict_t *v)
+{
+	size_t w = 0;
+	for (int a = 0; a < d->nodes; a++) {
+		for (int m = 0; m < EFAB_SCAN_NMETRIC; m++) {
+			int count = 0;
+			for (size_t f = 0; f < v->nflags; f++)
+				count += v->flags[f].nic >= 0 && v->flags[f].node == a &&
+					 v->flags[f].metric == m;
+			if (count * 2 <= d->nics)
+				continue;
+			efab_scan_flag_t nf = {.node = a, .nic = -1, .metric = m};
+			double vals[1024];
+			int nv = 0;
+			size_t n = 0;
+			n += (size_t)snprintf(nf.evidence, sizeof(nf.evidence), "%d of %d NICs: ",
+					      count, d->nics);
+			for (size_t f = 0; f < v->nflags; f++) {
+				efab_scan_flag_t *g = &v->flags[f];
+				if (g->nic < 0 || g->node != a || g->metric != m)
+					continue;
+				if (nv < (int)EFAB_ARRAY_SIZE(vals))
+					vals[nv++] = g->value;
+				if (n < sizeof(nf.evidence))
+					n += (size_t)snprintf(nf.evidence + n, sizeof(nf.evidence) - n,
+							      "%s%s %.4g %s", nv > 1 ? ", " : "",
+							      d->nic_names[a * d->nics + g->nic],
+							      g->value, unit_of(m));
+				g->node = -1; /* folded into the node's finding */
+			}
+			nf.value = efab_scan_median(vals, (size_t)nv);
+			nf.ref = v->ref[m];
+			nf.ratio = ratio_of(m, nf.value, nf.ref);
+			if (n < sizeof(nf.evidence))
+				snprintf(nf.evidence + n, sizeof(nf.evidence) - n,
+					 "; %s median %.4g %s = %.2fx the cluster median %.4g %s",
+					 efab_scan_metric_name(m), nf.value, unit_of(m),
+					 m == EFAB_SCAN_LAT && isfinite(nf.ratio) ? 1 / nf.ratio : nf.ratio,
+					 nf.ref, unit_of(m));
+			/* room: flags only shrink when folding, plus at most one per (node, m) */
+			efab_scan_flag_t *grown = realloc(v->flags, (v->nflags + 1) * sizeof(*grown));
+			if (!grown)
+				continue;
+			v->flags = grown;
+			v->flags[v->nflags++] = nf;
+		}
+	}
+	for (size_t f = 0; f < v->nflags; f++)
+		if (v->flags[f].node >= 0)
+			v->flags[w++] = v->flags[f];
+	v->nflags = w;
+	qsort(v->flags, v->nflags, sizeof(*v->flags), cmp_flag);
+}
+
+int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
+		      efab_scan_verdict_t *out)
+{
+	int units = d->nodes * d->nics;
+	memset(out, 0, sizeof(*out));
+	out->unit = calloc((size_t)units * EFAB_SCAN_NMETRIC, sizeof(double));
+	unsigned char *flagged = calloc((size_t)units * EFAB_SCAN_NMETRIC, 1);
+	double *tmp = malloc((size_t)(units > d->nodes ? units : d->nodes) * sizeof(double) + 8);
+	out->flags = malloc(((size_t)units * EFAB_SCAN_NMETRIC + 1) * sizeof(*out->flags));
+	if (!out->unit || !flagged || !tmp || !out->flags) {
+		free(flagged);
+		free(tmp);
+		efab_scan_verdict_free(out);
+		return EFAB_ERR;
+	}
+	for (int m = 0; m < EFAB_SCAN_NMETRIC; m++) {
+		for (int u = 0; u < units; u++)
+			out->unit[u * EFAB_SCAN_NMETRIC + m] =
+				unit_value(d, flagged, m, u / d->nics, u % d->nics, tmp);
+		for (int u = 0; u < units; u++)
+			tmp[u] = out->unit[u * EFAB_SCAN_NMETRIC + m];
+		out->ref[m] = efab_scan_median(tmp, (size_t)units);
+	}
+	/* Worst first: flag one unit, recompute its peers without it, repeat. */
+	for (;;) {
+		int worst_u = -1, worst_m = 0;
+		double worst_r = INFINITY;
+		for (int m = 0; m < EFAB_SCAN_NMETRIC; m++)
+			for (int u = 0; u < units; u++) {
+				if (flagged[u * EFAB_SCAN_NMETRIC + m])
+					continue;
+				double val = unit_value(d, flagged, m, u / d->nics, u % d->nics, tmp);
+				out->unit[u * EFAB_SCAN_NMETRIC + m] = val;
+				double r = ratio_of(m, val, out->ref[m]);
+				if (!violates(lim, m, val, r))
+					continue;
+				double key = isfinite(r) ? r : 0;
+				if (key < worst_r) {
+					worst_r = key;
+					worst_u = u;
+					worst_m = m;
+				}
+			}
+		if (worst_u < 0)
+			break;
+		flagged[worst_u * EFAB_SCAN_NMETRIC + worst_m] = 1;
+		efab_scan_flag_t *f = &out->flags[out->nflags++];
+		memset(f, 0, sizeof(*f));
+		f->node = worst_u / d->nics;
+		f->nic = worst_u % d->nics;
+		f->metric = worst_m;
+		f->value = out->unit[worst_u * EFAB_SCAN_NMETRIC + worst_m];
+		f->ref = out->ref[worst_m];
+		f->ratio = ratio_of(worst_m, f->value, f->ref);
+		unit_evidence(d, worst_m, f->node, f->nic, f->value, f->ref, f->ratio, f->evidence,
+			      sizeof(f->evidence));
+	}
+	free(flagged);
+	free(tmp);
+	fold_nodes(d, out);
+	return EFAB_OK;
+}
+
+void efab_scan_verdict_free(efab_scan_verdict_t *v)
+{
+	free(v->unit);
+	free(v->flags);
+	memset(v, 0, sizeof(*v));
+}

@@ -1,0 +1,222 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "efab.h"
+#include "efab_scan.h"
+
+/* Every pair exactly once, rounds of disjoint pairs, partner symmetric; odd
+ * counts: exactly one node sits out per round. */
+static void test_schedule(void **state)
+{
+	(void)state;
+	for (int n = 2; n <= 33; n++) {
+		int rounds = efab_scan_rounds(n);
+		assert_int_equal(rounds, n % 2 ? n : n - 1);
+		unsigned char *met = calloc((size_t)(n * n), 1);
+		assert_non_null(met);
+		for (int r = 0; r < rounds; r++) {
+			int out = 0;
+			for (int a = 0; a < n; a++) {
+				int b = efab_scan_partner(n, r, a);
+				if (b < 0) {
+					out++;
+					continue;
+				}
+				assert_true(b != a && b < n);
+				assert_int_equal(efab_scan_partner(n, r, b), a);
+				if (a < b) {
+					assert_int_equal(met[a * n + b], 0); /* never twice */
+					met[a * n + b] = 1;
+				}
+			}
+			assert_int_equal(out, n % 2);
+		}
+		for (int a = 0; a < n; a++)
+			for (int b = a + 1; b < n; b++)
+				assert_int_equal(met[a * n + b], 1);
+		free(met);
+	}
+	assert_int_equal(efab_scan_rounds(1), 0);
+	assert_int_equal(efab_scan_partner(1, 0, 0), -1);
+}
+
+static void test_median(void **state)
+{
+	(void)state;
+	double v[] = {5, NAN, 1, 3};
+	assert_true(fabs(efab_scan_median(v, 4) - 3) < 1e-12);
+	double w[] = {4, 1, 3, 2};
+	assert_true(fabs(efab_scan_median(w, 4) - 2.5) < 1e-12);
+	double z[] = {NAN};
+	assert_true(isnan(efab_scan_median(z, 1)));
+}
+
+/* A constructed cluster: every directed pair and NIC at bw_base (+-5 %
+ * deterministic jitter), latency lat_base; then the faults of each test. */
+typedef struct cluster {
+	int nodes, nics;
+	double *bw, *lat;
+	char names[16][16], nicn[64][16];
+	const char *np[16], *nicp[64];
+	efab_scan_data_t d;
+} cluster_t;
+
+static void cluster_init(cluster_t *c, int nodes, int nics)
+{
+	memset(c, 0, sizeof(*c));
+	c->nodes = nodes;
+	c->nics = nics;
+	size_t n = (size_t)(nodes * nodes * nics);
+	c->bw = calloc(n, sizeof(double));
+	c->lat = calloc(n, sizeof(double));
+	assert_non_null(c->bw);
+	assert_non_null(c->lat);
+	for (int a = 0; a < nodes; a++) {
+		snprintf(c->names[a], sizeof(c->names[a]), "node%d", a);
+		c->np[a] = c->names[a];
+		for (int i = 0; i < nics; i++) {
+			snprintf(c->nicn[a * nics + i], 16, "nic%d", i);
+			c->nicp[a * nics + i] = c->nicn[a * nics + i];
+		}
+		for (int b = 0; b < nodes; b++)
+			for (int i = 0; i < nics; i++) {
+				size_t k = ((size_t)(a * nodes + b)) * (size_t)nics + (size_t)i;
+				double j = 1 + 0.05 * sin(1.7 * (double)k);
+				c->bw[k] = a == b ? NAN : 1000 * j;
+				c->lat[k] = a == b ? NAN : 20 / j;
+			}
+	}
+	c->d = (efab_scan_data_t){nodes, nics, c->np, c->nicp, c->bw, c->lat};
+}
+
+static size_t idx(const cluster_t *c, int a, int b, int i)
+{
+	return ((size_t)(a * c->nodes + b)) * (size_t)c->nics + (size_t)i;
+}
+
+/* node x sends slowly on every NIC (its egress rate-limited) */
+static void slow_sender(cluster_t *c, int x, double factor)
+{
+	for (int b = 0; b < c->nodes; b++)
+		for (int i = 0; i < c->nics; i++)
+			if (b != x)
+				c->bw[idx(c, x, b, i)] *= factor;
+}
+
+static void cluster_free(cluster_t *c)
+{
+	free(c->bw);
+	free(c->lat);
+}
+
+static const efab_scan_limits_t limits = {0.8, 0, 0};
+
+static void test_no_fault(void **state)
+{
+	(void)state;
+	for (int n = 2; n <= 9; n++) {
+		cluster_t c;
+		cluster_init(&c, n, 2);
+		efab_scan_verdict_t v;
+		assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+		assert_int_equal(v.nflags, 0);
+		assert_true(fabs(v.ref[EFAB_SCAN_SEND] - 1000) < 60);
+		assert_true(fabs(v.ref[EFAB_SCAN_LAT] - 20) < 1.5);
+		efab_scan_verdict_free(&v);
+		cluster_free(&c);
+	}
+}
+
+/* 4 and 8 nodes, one NIC: only the slow sender is flagged, as a node,
+ * although each of its peers has one slow incoming pair. */
+static void test_slow_node(void **state)
+{
+	(void)state;
+	int sizes[] = {3, 4, 8};
+	for (size_t s = 0; s < EFAB_ARRAY_SIZE(sizes); s++) {
+		cluster_t c;
+		cluster_init(&c, sizes[s], 1);
+		slow_sender(&c, 2, 0.05);
+		efab_scan_verdict_t v;
+		assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+		assert_int_equal(v.nflags, 1);
+		assert_int_equal(v.flags[0].node, 2);
+		assert_int_equal(v.flags[0].nic, -1);
+		assert_int_equal(v.flags[0].metric, EFAB_SCAN_SEND);
+		assert_true(v.flags[0].ratio < 0.1);
+		assert_non_null(strstr(v.flags[0].evidence, "send bandwidth"));
+		efab_scan_verdict_free(&v);
+		cluster_free(&c);
+	}
+}
+
+/* One NIC of one node slow (both directions, and its latency): that NIC is
+ * flagged, not its node (1 of 2 NICs), nothing else. */
+static void test_slow_nic(void **state)
+{
+	(void)state;
+	cluster_t c;
+	cluster_init(&c, 4, 2);
+	for (int b = 0; b < 4; b++) {
+		if (b == 1)
+			continue;
+		c.bw[idx(&c, 1, b, 1)] *= 0.3;
+		c.bw[idx(&c, b, 1, 1)] *= 0.3;
+		c.lat[idx(&c, 1, b, 1)] *= 4;
+		c.lat[idx(&c, b, 1, 1)] *= 4;
+	}
+	efab_scan_verdict_t v;
+	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+	assert_int_equal(v.nflags, 3); /* send, receive, latency */
+	for (size_t f = 0; f < v.nflags; f++) {
+		assert_int_equal(v.flags[f].node, 1);
+		assert_int_equal(v.flags[f].nic, 1);
+	}
+	efab_scan_verdict_free(&v);
+	cluster_free(&c);
+}
+
+/* A small slowdown (0.9x) stays below the default threshold; absolute
+ * limits catch what the relative rule cannot (every node alike). */
+static void test_thresholds(void **state)
+{
+	(void)state;
+	cluster_t c;
+	cluster_init(&c, 4, 1);
+	slow_sender(&c, 0, 0.9);
+	efab_scan_verdict_t v;
+	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+	assert_int_equal(v.nflags, 0);
+	efab_scan_verdict_free(&v);
+	efab_scan_limits_t abs_lim = {0.8, 5000, 0};
+	assert_int_equal(efab_scan_verdict(&c.d, &abs_lim, &v), EFAB_OK);
+	/* every node sends and receives below 5000 MB/s: all four are flagged */
+	int nodes_flagged = 0;
+	for (size_t f = 0; f < v.nflags; f++)
+		nodes_flagged += v.flags[f].nic == -1 && v.flags[f].metric == EFAB_SCAN_SEND;
+	assert_int_equal(nodes_flagged, 4);
+	efab_scan_verdict_free(&v);
+	efab_scan_limits_t lat_lim = {0.8, 0, 10};
+	assert_int_equal(efab_scan_verdict(&c.d, &lat_lim, &v), EFAB_OK);
+	assert_int_equal(v.nflags, 4);
+	assert_int_equal(v.flags[0].metric, EFAB_SCAN_LAT);
+	efab_scan_verdict_free(&v);
+	cluster_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_schedule),   cmocka_unit_test(test_median),
+		cmocka_unit_test(test_no_fault),   cmocka_unit_test(test_slow_node),
+		cmocka_unit_test(test_slow_nic),   cmocka_unit_test(test_thresholds),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

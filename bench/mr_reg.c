@@ -430,6 +430,7 @@ int efab_mr_reg_main(int argc, char **argv)
 		goto finalize;
 	snprintf(r->ri.bench, sizeof(r->ri.bench), "mr_reg");
 	efab_run_info_from_fi(info, &r->ri);
+	efab_run_info_request(&r->ri, r->o.provider, r->o.fabric);
 	r->cache_na = efab_mr_cache_scope(info);
 	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "%s", efab_mem_name(r->kind));
 	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");

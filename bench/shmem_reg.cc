@@ -133,9 +133,7 @@ int main(int argc, char **argv)
 		snprintf(r->ri.fabric, sizeof(r->ri.fabric), "%s",
 			 getenv("NVSHMEM_REMOTE_TRANSPORT") ? getenv("NVSHMEM_REMOTE_TRANSPORT") : "default");
 		snprintf(r->ri.domain, sizeof(r->ri.domain), "gpu%d", r->gpu);
-		uint32_t v = fi_version();
-		snprintf(r->ri.libfabric_version, sizeof(r->ri.libfabric_version), "%u.%u", FI_MAJOR(v),
-			 FI_MINOR(v));
+		efab_run_info_libfabric(&r->ri);
 		snprintf(r->ri.provider_version, sizeof(r->ri.provider_version), "%s", name);
 		snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "cuda+host");
 		snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");

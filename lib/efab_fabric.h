@@ -12,13 +12,16 @@
 #include <rdma/fi_rma.h>
 
 #include "efab.h"
+#include "efab_abi.h"
 #include "efab_rt.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define EFAB_FI_VERSION FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
+/* The API version every fi_getinfo/fi_import asks for: the running library's,
+ * capped at the newest layout efabench mirrors (efab_abi.h), not the headers'. */
+#define EFAB_FI_VERSION efab_fi_api_version()
 
 /* Every mr_mode bit efabench honours. FI_MR_HMEM is honoured always (we
  * register every buffer we use), FI_MR_RAW through fi_mr_raw_attr/map_raw. */

@@ -21,8 +21,16 @@ typedef struct efab_run_info {
 	char provider[64];
 	char fabric[128];
 	char domain[128];
-	char libfabric_version[32];
+	char libfabric_version[32]; /* running (fi_version) */
 	char provider_version[32];
+	/* what was asked (-p/-f as given, "" = not asked); series across runs and
+	 * libfabric versions are matched by these, not by the names returned */
+	char provider_req[64];
+	char fabric_req[128];
+	char libfabric_built[16]; /* headers compiled against */
+	char libfabric_api[16];   /* API version asked for (efab_fi_api_version) */
+	char libfabric_path[512]; /* the libfabric.so.1 loaded */
+	char efa_installer[32];   /* of that library's install, "" if none */
 	char mem_local[16];
 	char mem_remote[16];
 	int ranks;
@@ -45,6 +53,12 @@ typedef struct efab_row {
 	uint64_t errors;
 	char extra[EFAB_MAX_EXTRA][40]; /* "" = empty cell */
 } efab_row_t;
+
+/* Record the request (-p/-f as given; NULL or "" = not asked). */
+void efab_run_info_request(efab_run_info_t *ri, const char *provider, const char *fabric);
+/* libfabric_version, _built, _api, _path and efa_installer of the running
+ * library (lib/fabric.c). */
+void efab_run_info_libfabric(efab_run_info_t *ri);
 
 /* Fill run_id (EFAB_RUN_ID from the environment, else time-host-pid) and timestamp. */
 void efab_run_info_stamp(efab_run_info_t *ri);

@@ -374,11 +374,22 @@ int efab_info_simulated(const struct fi_info *info)
 	       !strncmp(info->nic->device_attr->firmware, "efasim", 6);
 }
 
-void efab_run_info_from_fi(const struct fi_info *info, efab_run_info_t *ri)
+void efab_run_info_libfabric(efab_run_info_t *ri)
 {
-	uint32_t v = fi_version(), pv = info->fabric_attr->prov_version;
+	uint32_t v = fi_version(), a = efab_fi_api_version();
 	snprintf(ri->libfabric_version, sizeof(ri->libfabric_version), "%u.%u", FI_MAJOR(v),
 		 FI_MINOR(v));
+	snprintf(ri->libfabric_built, sizeof(ri->libfabric_built), "%d.%d", FI_MAJOR_VERSION,
+		 FI_MINOR_VERSION);
+	snprintf(ri->libfabric_api, sizeof(ri->libfabric_api), "%u.%u", FI_MAJOR(a), FI_MINOR(a));
+	efab_libfabric_path(ri->libfabric_path, sizeof(ri->libfabric_path));
+	efab_efa_installer_of(ri->libfabric_path, ri->efa_installer, sizeof(ri->efa_installer));
+}
+
+void efab_run_info_from_fi(const struct fi_info *info, efab_run_info_t *ri)
+{
+	uint32_t pv = info->fabric_attr->prov_version;
+	efab_run_info_libfabric(ri);
 	snprintf(ri->provider_version, sizeof(ri->provider_version), "%u.%u%s", FI_MAJOR(pv),
 		 FI_MINOR(pv), efab_info_simulated(info) ? " simulated" : "");
 	snprintf(ri->provider, sizeof(ri->provider), "%s", info->fabric_attr->prov_name);
@@ -413,11 +424,10 @@ int efab_check_src_unregistered(const struct fi_info *info, char *msg, size_t le
 
 int efab_info_progress(const struct fi_info *info)
 {
-#if FI_MAJOR_VERSION >= 2
-	return info->domain_attr->progress;
-#else
-	return info->domain_attr->data_progress;
-#endif
+	/* libfabric 2.0 made data_progress and progress one field (a union in
+	 * include/rdma/fabric.h), so this reads the 2.x progress attribute also
+	 * when built against 1.x headers */
+	return (int)info->domain_attr->data_progress;
 }
 
 const char *efab_progress_name(int p)
@@ -425,6 +435,7 @@ const char *efab_progress_name(int p)
 	switch (p) {
 	case FI_PROGRESS_AUTO: return "auto";
 	case FI_PROGRESS_MANUAL: return "manual";
+	case EFAB_FI_PROGRESS_CONTROL_UNIFIED: return "control_unified";
 	default: return "unspec";
 	}
 }
@@ -536,17 +547,15 @@ static int ep_size_opt(struct fid_ep *ep, int opt, size_t *v)
 void efab_ep_rma_limits(struct fid_ep *ep, const struct fi_info *info, efab_limit_t *inject,
 			efab_limit_t *max)
 {
-#if FI_MAJOR_VERSION >= 2
-	enum { OPT_INJECT = FI_OPT_INJECT_RMA_SIZE, OPT_MAX = FI_OPT_MAX_RMA_SIZE };
-#else
-	enum { OPT_INJECT = -1, OPT_MAX = -1 };
-	ep = NULL; /* libfabric < 2.0 has neither option */
-#endif
+	/* the options exist from libfabric 2.0 on, whatever headers we were built
+	 * with; an older library is not asked (its option numbers mean nothing) */
+	if (!efab_fi_has_rma_size_opts())
+		ep = NULL;
 	size_t v;
-	int rc = ep_size_opt(ep, OPT_INJECT, &v);
+	int rc = ep_size_opt(ep, EFAB_FI_OPT_INJECT_RMA_SIZE, &v);
 	*inject = efab_limit_pick(rc, v, "FI_OPT_INJECT_RMA_SIZE", info->tx_attr->inject_size,
 				  "tx_attr->inject_size");
-	rc = ep_size_opt(ep, OPT_MAX, &v);
+	rc = ep_size_opt(ep, EFAB_FI_OPT_MAX_RMA_SIZE, &v);
 	*max = efab_limit_pick(rc, v, "FI_OPT_MAX_RMA_SIZE", info->ep_attr->max_msg_size,
 			       "ep_attr->max_msg_size");
 }
@@ -554,7 +563,8 @@ void efab_ep_rma_limits(struct fid_ep *ep, const struct fi_info *info, efab_limi
 void efab_info_rma_limits(const struct fi_info *info, efab_limit_t *inject, efab_limit_t *max)
 {
 	efab_ep_rma_limits(NULL, info, inject, max);
-#if FI_MAJOR_VERSION >= 2
+	if (!efab_fi_has_rma_size_opts())
+		return;
 	/* the benchmarks' own bring-up on one rank, quietly: some providers'
 	 * getopt (shm's) needs an enabled endpoint, and a fabric that cannot be
 	 * opened here keeps the attributes */
@@ -573,7 +583,6 @@ void efab_info_rma_limits(const struct fi_info *info, efab_limit_t *inject, efab
 	*inject = fab.inject_rma;
 	*max = fab.max_rma;
 	efab_fabric_close(&fab);
-#endif
 }
 
 int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab_fabric_t *out)
@@ -768,7 +777,7 @@ int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device
 		uint64_t access, efab_mr_t *out)
 {
 	struct iovec iov = {buf, len};
-	struct fi_mr_attr attr = {
+	efab_mr_attr_t attr = {
 		.mr_iov = &iov,
 		.iov_count = 1,
 		.access = access,
@@ -778,7 +787,7 @@ int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device
 	struct fid_mr *mr;
 	if (iface == FI_HMEM_CUDA)
 		attr.device.cuda = device;
-	int ret = fi_mr_regattr(fab->domain, &attr, 0, &mr);
+	int ret = fi_mr_regattr(fab->domain, (const struct fi_mr_attr *)&attr, 0, &mr);
 	if (ret && iface != FI_HMEM_SYSTEM &&
 	    (ret == -FI_ENOSYS || ret == -FI_EOPNOTSUPP || ret == -FI_EINVAL)) {
 		/* not ours to fix: on an RDMA NIC usually no GPU peer-memory/dmabuf path */
@@ -804,15 +813,22 @@ uint64_t efab_dmabuf_base(const void *buf, uint64_t offset)
 int efab_mr_reg_dmabuf(efab_fabric_t *fab, void *buf, size_t len, int device, uint64_t access,
 		       efab_mr_t *out)
 {
-#ifdef FI_MR_DMABUF
+	/* decided by the running library, not the headers: FI_MR_DMABUF and the
+	 * dmabuf member of fi_mr_attr are read from API 1.20 on */
+	if (!efab_fi_has_dmabuf()) {
+		uint32_t v = fi_version();
+		efab_log_error("--dmabuf: the running libfabric %u.%u has no FI_MR_DMABUF (needs >= "
+			       "1.20)", FI_MAJOR(v), FI_MINOR(v));
+		return EFAB_SKIP;
+	}
 	int fd;
 	uint64_t offset;
 	int rc = efab_cuda_dmabuf(buf, len, &fd, &offset);
 	if (rc)
 		return rc;
-	struct fi_mr_dmabuf dmabuf = {.fd = fd, .offset = offset, .len = len,
-				      .base_addr = (void *)(uintptr_t)efab_dmabuf_base(buf, offset)};
-	struct fi_mr_attr attr = {
+	efab_mr_dmabuf_t dmabuf = {.fd = fd, .offset = offset, .len = len,
+				   .base_addr = (void *)(uintptr_t)efab_dmabuf_base(buf, offset)};
+	efab_mr_attr_t attr = {
 		.dmabuf = &dmabuf,
 		.iov_count = 1,
 		.access = access,
@@ -821,20 +837,16 @@ int efab_mr_reg_dmabuf(efab_fabric_t *fab, void *buf, size_t len, int device, ui
 	};
 	attr.device.cuda = device;
 	struct fid_mr *mr;
-	int ret = fi_mr_regattr(fab->domain, &attr, FI_MR_DMABUF, &mr);
+	int ret = fi_mr_regattr(fab->domain, (const struct fi_mr_attr *)&attr, EFAB_FI_MR_DMABUF,
+				&mr);
 	close(fd); /* the provider imported it (or failed to) */
 	if (ret) {
 		efab_log_error("fi_mr_regattr(FI_MR_DMABUF, %zu bytes) failed: %s (%d)", len,
 			       fi_strerror(-ret), ret);
-		return ret == -FI_EOPNOTSUPP || ret == -FI_ENOSYS ? EFAB_SKIP : EFAB_ERR;
+		return ret == -FI_EOPNOTSUPP || ret == -FI_ENOSYS || ret == -FI_EBADFLAGS ? EFAB_SKIP
+											   : EFAB_ERR;
 	}
 	return finish_mr(fab, mr, buf, len, out);
-#else
-	(void)fab, (void)buf, (void)len, (void)device, (void)access, (void)out;
-	efab_log_error("--dmabuf: this libfabric (%d.%d headers) has no FI_MR_DMABUF (needs >= 1.20)",
-		       FI_MAJOR_VERSION, FI_MINOR_VERSION);
-	return EFAB_SKIP;
-#endif
 }
 
 void efab_mr_dereg(efab_mr_t *mr)
@@ -915,10 +927,10 @@ int efab_progress(efab_fabric_t *fab)
 	if (n == -FI_EAGAIN)
 		return 0;
 	if (n == -FI_EAVAIL) {
-		struct fi_cq_err_entry err;
+		efab_cq_err_entry_t err; /* API >= 1.20 writes src_addr too */
 		char pbuf[256];
 		memset(&err, 0, sizeof(err));
-		ssize_t r = fi_cq_readerr(fab->cq, &err, 0);
+		ssize_t r = fi_cq_readerr(fab->cq, (struct fi_cq_err_entry *)&err, 0);
 		if (r == -FI_EAGAIN)
 			return 0; /* another reader took it; nothing to report */
 		if (r < 0) {

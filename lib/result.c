@@ -15,7 +15,16 @@ static const char *const base_cols[] = {
 	"libfabric_version", "provider_version", "mem_local", "mem_remote", "ranks", "pairs",
 	"window", "size_bytes", "iters", "lat_us_min", "lat_us_p50", "lat_us_mean", "lat_us_p99",
 	"lat_us_p999", "lat_us_max", "lat_us_stdev", "bw_MBps", "msg_rate_Mops", "errors",
+	/* request and library identity (added after the first schema-1 files:
+	 * readers fall back to provider/fabric where these are missing) */
+	"provider_req", "fabric_req", "libfabric_built", "libfabric_path", "efa_installer",
 };
+
+void efab_run_info_request(efab_run_info_t *ri, const char *provider, const char *fabric)
+{
+	snprintf(ri->provider_req, sizeof(ri->provider_req), "%s", provider ? provider : "");
+	snprintf(ri->fabric_req, sizeof(ri->fabric_req), "%s", fabric ? fabric : "");
+}
 
 void efab_run_info_stamp(efab_run_info_t *ri)
 {
@@ -100,6 +109,11 @@ int efab_csv_format(const efab_run_info_t *ri, const efab_row_t *r, char *buf, s
 	else
 		APPEND(",,");
 	APPEND(",%llu", (unsigned long long)r->errors);
+	APPEND_TEXT(ri->provider_req);
+	APPEND_TEXT(ri->fabric_req);
+	APPEND_TEXT(ri->libfabric_built);
+	APPEND_TEXT(ri->libfabric_path);
+	APPEND_TEXT(ri->efa_installer);
 	for (size_t i = 0; i < ri->n_extra; i++)
 		APPEND_TEXT(r->extra[i]);
 	APPEND("\n");
@@ -181,6 +195,15 @@ void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *not
 	fprintf(f, "# provider %s, fabric %s, domain %s\n", ri->provider, ri->fabric, ri->domain);
 	fprintf(f, "# libfabric %s, provider version %s\n", ri->libfabric_version,
 		ri->provider_version);
+	if (ri->libfabric_built[0])
+		fprintf(f, "# libfabric running %s (%s%s%s), built against %s headers, API %s asked\n",
+			ri->libfabric_version, ri->libfabric_path[0] ? ri->libfabric_path : "path unknown",
+			ri->efa_installer[0] ? ", EFA installer " : "", ri->efa_installer,
+			ri->libfabric_built, ri->libfabric_api);
+	if (ri->provider_req[0] || ri->fabric_req[0])
+		fprintf(f, "# asked for provider %s, fabric %s\n",
+			ri->provider_req[0] ? ri->provider_req : "(any)",
+			ri->fabric_req[0] ? ri->fabric_req : "(any)");
 	if (strstr(ri->provider_version, "simulated"))
 		fprintf(f, "# SIMULATED EFA device (efasim): these figures measure the simulator, "
 			   "never EFA hardware\n");

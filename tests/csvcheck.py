@@ -9,7 +9,8 @@ import sys
 BASE = ("schema,run_id,timestamp,bench,op,provider,fabric,domain,libfabric_version,"
         "provider_version,mem_local,mem_remote,ranks,pairs,window,size_bytes,iters,lat_us_min,"
         "lat_us_p50,lat_us_mean,lat_us_p99,lat_us_p999,lat_us_max,lat_us_stdev,bw_MBps,"
-        "msg_rate_Mops,errors").split(",")
+        "msg_rate_Mops,errors,provider_req,fabric_req,libfabric_built,libfabric_path,"
+        "efa_installer").split(",")
 
 
 def fail(msg):

@@ -25,6 +25,10 @@ static void fill(efab_run_info_t *ri, efab_row_t *r)
 	snprintf(ri->domain, sizeof(ri->domain), "lo");
 	snprintf(ri->libfabric_version, sizeof(ri->libfabric_version), "1.17");
 	snprintf(ri->provider_version, sizeof(ri->provider_version), "117.0");
+	efab_run_info_request(ri, "tcp", NULL); /* asked -p tcp, no -f */
+	snprintf(ri->libfabric_built, sizeof(ri->libfabric_built), "1.17");
+	snprintf(ri->libfabric_path, sizeof(ri->libfabric_path), "/opt/amazon/efa/lib64/libfabric.so.1");
+	snprintf(ri->efa_installer, sizeof(ri->efa_installer), "1.38.0");
 	snprintf(ri->mem_local, sizeof(ri->mem_local), "host");
 	snprintf(ri->mem_remote, sizeof(ri->mem_remote), "cuda");
 	ri->ranks = 2;

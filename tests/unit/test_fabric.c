@@ -6,12 +6,16 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "efab_fabric.h"
 #include "efab_mem.h"
 #include "efab_opts.h"
+#include "efab_result.h"
 
 #define RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 
@@ -162,6 +166,64 @@ static void test_mem_kinds(void **state)
 		assert_int_equal(efab_mem_alloc(EFAB_MEM_CUDA, 0, 100, &m), EFAB_SKIP);
 }
 
+/* One binary for every version: the API asked for follows the running
+ * library up to the newest mirrored layout; the run info names the library
+ * loaded and the EFA installer it came with. */
+static void test_runtime_version(void **state)
+{
+	(void)state;
+	uint32_t v = fi_version(), a = efab_fi_api_version();
+	assert_true(a <= v && a <= EFAB_FI_ABI_MAX);
+	assert_true(a == v || a == EFAB_FI_ABI_MAX);
+	assert_int_equal(efab_fi_has_dmabuf(), a >= FI_VERSION(1, 20));
+	assert_int_equal(efab_fi_has_rma_size_opts(), a >= FI_VERSION(2, 0));
+	efab_run_info_t ri;
+	memset(&ri, 0, sizeof(ri));
+	efab_run_info_libfabric(&ri);
+	char want[32];
+	snprintf(want, sizeof(want), "%u.%u", FI_MAJOR(v), FI_MINOR(v));
+	assert_string_equal(ri.libfabric_version, want);
+	snprintf(want, sizeof(want), "%d.%d", FI_MAJOR_VERSION, FI_MINOR_VERSION);
+	assert_string_equal(ri.libfabric_built, want);
+	assert_non_null(strstr(ri.libfabric_path, "libfabric.so"));
+	assert_int_equal(access(ri.libfabric_path, R_OK), 0);
+}
+
+static void test_efa_installer(void **state)
+{
+	(void)state;
+	char buf[32];
+	efab_efa_installer_parse("# EFA installer version: 1.38.0\n# Debug packages installed: no\n", buf,
+				 sizeof(buf));
+	assert_string_equal(buf, "1.38.0");
+	efab_efa_installer_parse("# Packages installed:\nlibfabric-aws 2.1.0\n", buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	/* <root>/efa/lib64/libfabric.so.1 -> <root>/efa_installed_packages */
+	char root[] = "/tmp/efab_inst_XXXXXX", p[256];
+	assert_non_null(mkdtemp(root));
+	snprintf(p, sizeof(p), "%s/efa", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/efa/lib64", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/efa/lib64/libfabric.so.1", root);
+	efab_efa_installer_of(p, buf, sizeof(buf));
+	assert_string_equal(buf, ""); /* no installer file: not an installer's library */
+	char f[256];
+	snprintf(f, sizeof(f), "%s/efa_installed_packages", root);
+	FILE *fp = fopen(f, "w");
+	assert_non_null(fp);
+	fputs("# EFA installer version: 1.43.2\n", fp);
+	fclose(fp);
+	efab_efa_installer_of(p, buf, sizeof(buf));
+	assert_string_equal(buf, "1.43.2");
+	unlink(f);
+	snprintf(p, sizeof(p), "%s/efa/lib64", root);
+	rmdir(p);
+	snprintf(p, sizeof(p), "%s/efa", root);
+	rmdir(p);
+	rmdir(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_wait_timeout),  cmocka_unit_test(test_select_errors),
 		cmocka_unit_test(test_mem_kinds),
 		cmocka_unit_test(test_limit_pick),    cmocka_unit_test(test_rma_limits),
+		cmocka_unit_test(test_runtime_version), cmocka_unit_test(test_efa_installer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

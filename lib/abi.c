@@ -1,0 +1,120 @@
+#define _GNU_SOURCE /* dladdr */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "efab_abi.h"
+
+/* The mirrors must agree with the headers wherever the headers have the field:
+ * a build against any libfabric checks them. */
+#define SAME_FIELD(mine, theirs, f)                                                          \
+	_Static_assert(offsetof(mine, f) == offsetof(theirs, f), #f " of " #theirs " moved")
+SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, mr_iov);
+SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, iov_count);
+SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, access);
+SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, offset);
+SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, requested_key);
+SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, context);
+SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, auth_key_size);
+SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, auth_key);
+SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, iface);
+SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, device);
+_Static_assert(sizeof(efab_mr_attr_t) >= sizeof(struct fi_mr_attr), "fi_mr_attr grew");
+SAME_FIELD(efab_cq_err_entry_t, struct fi_cq_err_entry, op_context);
+SAME_FIELD(efab_cq_err_entry_t, struct fi_cq_err_entry, flags);
+SAME_FIELD(efab_cq_err_entry_t, struct fi_cq_err_entry, len);
+SAME_FIELD(efab_cq_err_entry_t, struct fi_cq_err_entry, buf);
+SAME_FIELD(efab_cq_err_entry_t, struct fi_cq_err_entry, data);
+SAME_FIELD(efab_cq_err_entry_t, struct fi_cq_err_entry, tag);
+SAME_FIELD(efab_cq_err_entry_t, struct fi_cq_err_entry, olen);
+SAME_FIELD(efab_cq_err_entry_t, struct fi_cq_err_entry, err);
+SAME_FIELD(efab_cq_err_entry_t, struct fi_cq_err_entry, prov_errno);
+SAME_FIELD(efab_cq_err_entry_t, struct fi_cq_err_entry, err_data);
+SAME_FIELD(efab_cq_err_entry_t, struct fi_cq_err_entry, err_data_size);
+_Static_assert(sizeof(efab_cq_err_entry_t) >= sizeof(struct fi_cq_err_entry),
+	       "fi_cq_err_entry grew");
+#if FI_MAJOR_VERSION >= 2
+SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, hmem_data);
+SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, page_size);
+SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, base_mr);
+SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, sub_mr_cnt);
+SAME_FIELD(efab_cq_err_entry_t, struct fi_cq_err_entry, src_addr);
+_Static_assert(FI_OPT_MAX_RMA_SIZE == EFAB_FI_OPT_MAX_RMA_SIZE, "FI_OPT_MAX_RMA_SIZE");
+_Static_assert(FI_OPT_INJECT_RMA_SIZE == EFAB_FI_OPT_INJECT_RMA_SIZE, "FI_OPT_INJECT_RMA_SIZE");
+_Static_assert(FI_PROGRESS_CONTROL_UNIFIED == EFAB_FI_PROGRESS_CONTROL_UNIFIED,
+	       "FI_PROGRESS_CONTROL_UNIFIED");
+#endif
+#ifdef FI_MR_DMABUF
+_Static_assert(FI_MR_DMABUF == EFAB_FI_MR_DMABUF, "FI_MR_DMABUF");
+#endif
+
+uint32_t efab_fi_api_version(void)
+{
+	uint32_t v = fi_version();
+	return v < EFAB_FI_ABI_MAX ? v : EFAB_FI_ABI_MAX;
+}
+
+void efab_libfabric_path(char *buf, size_t len)
+{
+	Dl_info di;
+	buf[0] = '\0';
+	if (dladdr((void *)(uintptr_t)fi_version, &di) && di.dli_fname) {
+		char real[PATH_MAX];
+		snprintf(buf, len, "%s", realpath(di.dli_fname, real) ? real : di.dli_fname);
+	}
+}
+
+void efab_efa_installer_parse(const char *text, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (const char *line = text; line && *line;) {
+		const char *end = strchr(line, '\n');
+		size_t n = end ? (size_t)(end - line) : strlen(line);
+		char one[256];
+		snprintf(one, sizeof(one), "%.*s", (int)(n < sizeof(one) ? n : sizeof(one) - 1), line);
+		for (char *p = one; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		char *colon = strrchr(one, ':');
+		if (strstr(one, "installer version") && colon) {
+			char *v = colon + 1;
+			while (isspace((unsigned char)*v))
+				v++;
+			size_t k = strlen(v);
+			while (k && isspace((unsigned char)v[k - 1]))
+				v[--k] = '\0';
+			/* the version as written (digits and dots keep their case) */
+			snprintf(buf, len, "%s", line + (v - one));
+			buf[k < len ? k : len - 1] = '\0';
+			return;
+		}
+		line = end ? end + 1 : NULL;
+	}
+}
+
+void efab_efa_installer_of(const char *lib_path, char *buf, size_t len)
+{
+	char p[PATH_MAX];
+	buf[0] = '\0';
+	snprintf(p, sizeof(p), "%s", lib_path);
+	/* <prefix>/lib64/libfabric.so.1 -> <prefix> -> its parent */
+	for (int up = 0; up < 3; up++) {
+		char *s = strrchr(p, '/');
+		if (!s || s == p)
+			return;
+		*s = '\0';
+	}
+	char file[PATH_MAX + 32];
+	snprintf(file, sizeof(file), "%s/efa_installed_packages", p);
+	FILE *f = fopen(file, "r");
+	if (!f)
+		return;
+	char text[4096];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	efab_efa_installer_parse(text, buf, len);
+}

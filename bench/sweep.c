@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "efab.h"
+#include "efab_abi.h"
 #include "efab_config.h"
 #include "efab_opts.h"
 #include "efab_topo.h"
@@ -42,6 +43,23 @@ static void on_signal(int s)
 {
 	got_signal = s;
 }
+
+/* One libfabric install of a 'libfabric = A, B' sweep: where its library
+ * is, what it is, and its capability probe (probe-lf<N>.json). */
+#define EFAB_MAX_INSTALLS 16
+typedef struct install {
+	char given[EFAB_CFG_VAL]; /* as in the config */
+	int line;
+	char libdir[PATH_MAX];    /* holds libfabric.so.1 */
+	char library[PATH_MAX];   /* its real path */
+	char version[32];         /* pkgconfig/libfabric.pc Version, "" if none */
+	char efa_installer[32];
+	char ld_path[PATH_MAX * 2]; /* LD_LIBRARY_PATH for its jobs */
+	char probe_file[32];
+	char probe_status[16];
+	char probe_msg[512];
+	double probe_secs;
+} install_t;
 
 typedef struct runner {
 	const char *config_path;
@@ -62,6 +80,9 @@ typedef struct runner {
 	char probe_status[16]; /* pending ok fail timeout interrupted kept */
 	char probe_msg[512];
 	double probe_secs, probe_limit;
+	/* key 'libfabric': the installs, in order of first appearance */
+	install_t inst[EFAB_MAX_INSTALLS];
+	size_t ninst;
 } runner_t;
 
 static const char usage[] =
@@ -184,24 +205,157 @@ static int close_atomic(FILE *f, const char *tmp, const char *path)
 
 /* ---- commands ---- */
 
-/* argv of a job: launcher words (placeholders filled), the benchmark, its
- * options, --csv. Returns argc, or -1 with a reason in err. */
+/* ---- libfabric installs (key 'libfabric') ---- */
+
+/* The directory of an install that holds libfabric.so.1: the prefix's
+ * lib64/, lib/ or lib/<multiarch triplet>/ (Debian's /usr), or the given
+ * directory itself. */
+static int install_libdir(const char *given, char *out, size_t len)
+{
+	static const char *const subs[] = {"/lib64", "/lib", "/lib/x86_64-linux-gnu",
+					   "/lib/aarch64-linux-gnu", ""};
+	for (size_t k = 0; k < EFAB_ARRAY_SIZE(subs); k++) {
+		char cand[PATH_MAX + 64];
+		snprintf(cand, sizeof(cand), "%s%s/libfabric.so.1", given, subs[k]);
+		if (access(cand, R_OK) == 0) {
+			snprintf(out, len, "%s%s", given, subs[k]);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* "2.6.0" from <libdir>/pkgconfig/libfabric.pc; "" when there is none. */
+static void install_version(const char *libdir, char *out, size_t len)
+{
+	char path[PATH_MAX + 32], line[256];
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "%s/pkgconfig/libfabric.pc", libdir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Version:", 8)) {
+			char *v = line + 8;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			v[strcspn(v, " \t\r\n")] = '\0';
+			snprintf(out, len, "%s", v);
+			break;
+		}
+	fclose(f);
+}
+
+static install_t *install_of(runner_t *r, const efab_job_t *j)
+{
+	for (size_t k = 0; j->libfabric[0] && k < r->ninst; k++)
+		if (!strcmp(r->inst[k].given, j->libfabric))
+			return &r->inst[k];
+	return NULL;
+}
+
+/* Every install named by a job, in order of first appearance, checked before
+ * anything runs. EFAB_OK, or EFAB_EUSAGE with "config:line: ..." in err. */
+static int resolve_installs(runner_t *r, char *err, size_t errlen)
+{
+	const char *old = getenv("LD_LIBRARY_PATH");
+	for (size_t i = 0; i < r->njobs; i++) {
+		efab_job_t *j = &r->jobs[i];
+		if (!j->libfabric[0] || install_of(r, j))
+			continue;
+		if (r->ninst == EFAB_MAX_INSTALLS) {
+			snprintf(err, errlen, "%s:%d: key 'libfabric': at most %d installs",
+				 r->config_path, j->libfabric_line, EFAB_MAX_INSTALLS);
+			return EFAB_EUSAGE;
+		}
+		install_t *in = &r->inst[r->ninst];
+		memset(in, 0, sizeof(*in));
+		snprintf(in->given, sizeof(in->given), "%s", j->libfabric);
+		in->line = j->libfabric_line;
+		char libdir[PATH_MAX];
+		if (install_libdir(j->libfabric, libdir, sizeof(libdir))) {
+			snprintf(err, errlen,
+				 "%s:%d: key 'libfabric': '%s' holds no libfabric.so.1 (looked in its lib64/, "
+				 "lib/, lib/<triplet>/ and the directory itself)", r->config_path, in->line,
+				 in->given);
+			return EFAB_EUSAGE;
+		}
+		char real[PATH_MAX];
+		if (realpath(libdir, real)) /* absolute: ranks may start elsewhere */
+			memcpy(libdir, real, sizeof(real));
+		memcpy(in->libdir, libdir, sizeof(libdir));
+		char so[PATH_MAX + 32];
+		snprintf(so, sizeof(so), "%s/libfabric.so.1", libdir);
+		if (!realpath(so, in->library))
+			snprintf(in->library, sizeof(in->library), "%s", so);
+		install_version(in->libdir, in->version, sizeof(in->version));
+		efab_efa_installer_of(in->library, in->efa_installer, sizeof(in->efa_installer));
+		snprintf(in->ld_path, sizeof(in->ld_path), "%s%s%s", libdir, old && *old ? ":" : "",
+			 old && *old ? old : "");
+		snprintf(in->probe_file, sizeof(in->probe_file), "probe-lf%zu.json", r->ninst + 1);
+		snprintf(in->probe_status, sizeof(in->probe_status), "pending");
+		r->ninst++;
+	}
+	return EFAB_OK;
+}
+
+/* ---- commands ---- */
+
+static int push_word(char **argv, int *argc, int max, const char *w)
+{
+	if (*argc >= max - 1)
+		return -1;
+	if (!(argv[*argc] = strdup(w)))
+		return -1;
+	(*argc)++;
+	argv[*argc] = NULL;
+	return 0;
+}
+
+/* The launcher program: mpirun-like (Open MPI's -x forwards a variable) or
+ * srun (--export). */
+static const char *launcher_kind(const char *word)
+{
+	const char *b = strrchr(word, '/');
+	b = b ? b + 1 : word;
+	if (!strcmp(b, "mpirun") || !strcmp(b, "mpiexec") || !strcmp(b, "orterun") ||
+	    !strcmp(b, "oshrun") || !strcmp(b, "prterun"))
+		return "mpirun";
+	if (!strcmp(b, "srun"))
+		return "srun";
+	return "";
+}
+
+/* argv of a job (every word its own allocation: runner_free frees them):
+ * launcher words (placeholders filled; with an install, LD_LIBRARY_PATH
+ * forwarded to every rank: -x for mpirun, --export for srun), the benchmark,
+ * its options, --csv. Returns argc, or -1 with a reason in err. */
 static int build_argv(runner_t *r, size_t i, char **argv, int max, char *err, size_t errlen)
 {
 	efab_job_t *j = &r->jobs[i];
+	install_t *in = install_of(r, j);
 	int argc = 0;
-	static char words[EFAB_JOB_MAXARGS * 2][EFAB_CFG_VAL];
-	int nw = 0;
+	argv[0] = NULL;
+#define PUSH(w)                                                                              \
+	do {                                                                                 \
+		if (push_word(argv, &argc, max, (w))) {                                      \
+			snprintf(err, errlen, "job [%s]: too many words or out of memory",   \
+				 j->section);                                                \
+			return -1;                                                           \
+		}                                                                            \
+	} while (0)
 	if (j->mpi) {
 		char tmp[EFAB_CFG_VAL];
 		snprintf(tmp, sizeof(tmp), "%s", j->launcher);
+		int forwarded = !in || strstr(j->launcher, "LD_LIBRARY_PATH") != NULL;
 		for (char *sv = NULL, *w = strtok_r(tmp, " \t", &sv); w; w = strtok_r(NULL, " \t", &sv)) {
 			if (!strcmp(w, "{env_flags}")) { /* Open MPI: -x NAME per variable */
-				for (int e = 0; e < j->nenv && nw + 2 < (int)EFAB_ARRAY_SIZE(words); e++) {
-					snprintf(words[nw++], EFAB_CFG_VAL, "-x");
-					snprintf(words[nw], EFAB_CFG_VAL, "%s", j->env[e]);
-					words[nw][strcspn(words[nw], "=")] = '\0';
-					nw++;
+				for (int e = 0; e < j->nenv; e++) {
+					char name[EFAB_CFG_VAL];
+					snprintf(name, sizeof(name), "%s", j->env[e]);
+					name[strcspn(name, "=")] = '\0';
+					PUSH("-x");
+					PUSH(name);
 				}
 				continue;
 			}
@@ -236,38 +390,81 @@ static int build_argv(runner_t *r, size_t i, char **argv, int max, char *err, si
 				p = close;
 			}
 			out[o] = '\0';
-			if (nw < (int)EFAB_ARRAY_SIZE(words))
-				snprintf(words[nw++], EFAB_CFG_VAL, "%s", out);
+			if (!forwarded && !strncmp(out, "--export", 8) && !strcmp(launcher_kind(argv[0] ? argv[0] : ""), "srun")) {
+				char *x = malloc(strlen(out) + strlen(in->ld_path) + 32);
+				if (!x)
+					return -1;
+				sprintf(x, "%s,LD_LIBRARY_PATH=%s", out, in->ld_path);
+				PUSH(x);
+				free(x);
+				forwarded = 1;
+				continue;
+			}
+			PUSH(out);
+		}
+		if (!forwarded && argc > 0) {
+			const char *kind = launcher_kind(argv[0]);
+			char *x = NULL;
+			if (!strcmp(kind, "mpirun")) {
+				x = strdup("LD_LIBRARY_PATH");
+			} else if (!strcmp(kind, "srun")) {
+				x = malloc(strlen(in->ld_path) + 40);
+				if (x)
+					sprintf(x, "--export=ALL,LD_LIBRARY_PATH=%s", in->ld_path);
+			} else {
+				snprintf(err, errlen,
+					 "launcher of [%s]: key 'libfabric' needs LD_LIBRARY_PATH on every "
+					 "rank, and '%s' is neither mpirun nor srun: forward it in the "
+					 "launcher (a word naming LD_LIBRARY_PATH)", j->section, argv[0]);
+				return -1;
+			}
+			if (!x || argc + 2 >= max) {
+				free(x);
+				snprintf(err, errlen, "job [%s]: too many words", j->section);
+				return -1;
+			}
+			int add = !strcmp(kind, "mpirun") ? 2 : 1;
+			memmove(argv + 1 + add, argv + 1, (size_t)argc * sizeof(*argv));
+			if (add == 2) {
+				argv[1] = strdup("-x");
+				argv[2] = x;
+			} else {
+				argv[1] = x;
+			}
+			argc += add;
+			argv[argc] = NULL;
 		}
 	}
-	for (int k = 0; k < nw && argc < max - 1; k++)
-		argv[argc++] = words[k];
-	static char exe[EFAB_JOB_MAXARGS][PATH_MAX];
-	snprintf(exe[i % EFAB_JOB_MAXARGS], PATH_MAX, "%s/%s", r->bindir, j->bench);
-	argv[argc++] = exe[i % EFAB_JOB_MAXARGS];
-	for (int a = 0; a < j->argc && argc < max - 3; a++)
-		argv[argc++] = j->argv[a];
-	static char csvarg[EFAB_JOB_MAXARGS][PATH_MAX];
-	snprintf(csvarg[i % EFAB_JOB_MAXARGS], PATH_MAX, "%s/jobs/%03zu.csv",
-		 r->dry_run ? "RUNDIR" : r->dir, i + 1);
-	argv[argc++] = "--csv";
-	argv[argc++] = csvarg[i % EFAB_JOB_MAXARGS];
-	argv[argc] = NULL;
+	char buf[PATH_MAX + 64];
+	snprintf(buf, sizeof(buf), "%s/%s", r->bindir, j->bench);
+	PUSH(buf);
+	for (int a = 0; a < j->argc; a++)
+		PUSH(j->argv[a]);
+	snprintf(buf, sizeof(buf), "%s/jobs/%03zu.csv", r->dry_run ? "RUNDIR" : r->dir, i + 1);
+	PUSH("--csv");
+	PUSH(buf);
+#undef PUSH
 	return argc;
 }
 
-static char *cmdline(efab_job_t *j, char **argv)
+static char *cmdline(efab_job_t *j, const install_t *in, char **argv)
 {
 	size_t cap = 256, n = 0;
 	char *s = malloc(cap);
 	if (!s)
 		return NULL;
 	s[0] = '\0';
-	for (int e = 0; e < j->nenv; e++) {
-		size_t need = n + strlen(j->env[e]) + 2;
+	for (int e = 0; e < j->nenv + (in != NULL); e++) {
+		char ld[PATH_MAX * 2 + 32];
+		const char *w = j->env[e];
+		if (e == j->nenv) {
+			snprintf(ld, sizeof(ld), "LD_LIBRARY_PATH=%s", in->ld_path);
+			w = ld;
+		}
+		size_t need = n + strlen(w) + 2;
 		if (need >= cap && !(s = realloc(s, cap = need * 2)))
 			return NULL;
-		n += (size_t)sprintf(s + n, "%s ", j->env[e]);
+		n += (size_t)sprintf(s + n, "%s ", w);
 	}
 	for (int a = 0; argv[a]; a++) {
 		int quote = strpbrk(argv[a], " ;&|$'\"") != NULL;
@@ -310,6 +507,8 @@ static void write_meta(runner_t *r, int complete)
 	json_field(f, "libfabric_version", buf);
 	snprintf(buf, sizeof(buf), "%d.%d", FI_MAJOR_VERSION, FI_MINOR_VERSION);
 	json_field(f, "libfabric_headers", buf);
+	efab_libfabric_path(buf, sizeof(buf));
+	json_field(f, "libfabric_path", buf);
 	command_output("cat /opt/amazon/efa_installed_packages 2>/dev/null | grep -i 'installer' | head -1",
 		       buf, sizeof(buf));
 	json_field(f, "efa_installer", buf);
@@ -334,13 +533,40 @@ static void write_meta(runner_t *r, int complete)
 	fprintf(f, ",\n  \"probe\": {\"status\": ");
 	json_str(f, r->probe_status);
 	fprintf(f, ", \"file\": ");
-	json_str(f, !strcmp(r->probe_status, "ok") || !strcmp(r->probe_status, "kept") ? "probe.json" : "");
+	json_str(f, !strcmp(r->probe_status, "ok") || !strcmp(r->probe_status, "kept")
+			    ? (r->ninst ? r->inst[0].probe_file : "probe.json") : "");
 	fprintf(f, ", \"command\": ");
 	json_str(f, r->probe_cmd);
 	fprintf(f, ", \"seconds\": %.2f, \"timeout_s\": %g, \"message\": ", r->probe_secs,
 		r->probe_limit);
 	json_str(f, r->probe_msg);
 	fprintf(f, "}");
+	/* key 'libfabric': every install the jobs ran against, with its probe */
+	fprintf(f, ",\n  \"libfabric_installs\": [");
+	for (size_t k = 0; k < r->ninst; k++) {
+		const install_t *in = &r->inst[k];
+		fprintf(f, "%s\n    {\"index\": %zu, \"libfabric\": ", k ? "," : "", k + 1);
+		json_str(f, in->given);
+		fprintf(f, ", \"libdir\": ");
+		json_str(f, in->libdir);
+		fprintf(f, ", \"library\": ");
+		json_str(f, in->library);
+		fprintf(f, ", \"version\": ");
+		json_str(f, in->version);
+		fprintf(f, ", \"efa_installer\": ");
+		json_str(f, in->efa_installer);
+		fprintf(f, ", \"LD_LIBRARY_PATH\": ");
+		json_str(f, in->ld_path);
+		fprintf(f, ",\n     \"probe\": {\"status\": ");
+		json_str(f, in->probe_status);
+		fprintf(f, ", \"file\": ");
+		json_str(f, !strcmp(in->probe_status, "ok") || !strcmp(in->probe_status, "kept")
+				    ? in->probe_file : "");
+		fprintf(f, ", \"seconds\": %.2f, \"message\": ", in->probe_secs);
+		json_str(f, in->probe_msg);
+		fprintf(f, "}}");
+	}
+	fprintf(f, "%s]", r->ninst ? "\n  " : "");
 	fprintf(f, ",\n  \"environment\": {");
 	extern char **environ;
 	int first = 1;
@@ -361,6 +587,8 @@ static void write_meta(runner_t *r, int complete)
 		json_str(f, r->jobs[i].name);
 		fprintf(f, ", \"bench\": ");
 		json_str(f, r->jobs[i].bench);
+		fprintf(f, ", \"libfabric\": ");
+		json_str(f, r->jobs[i].libfabric);
 		fprintf(f, ", \"repeat\": %d, \"status\": ", r->jobs[i].rep);
 		json_str(f, r->status[i]);
 		fprintf(f, ", \"rc\": %d, \"seconds\": %.2f, \"command\": ", r->rcs[i], r->secs[i]);
@@ -480,6 +708,9 @@ static int run_job(runner_t *r, size_t i, char **argv)
 		}
 		for (int e = 0; e < j->nenv; e++)
 			putenv(j->env[e]);
+		const install_t *in = install_of(r, j);
+		if (in)
+			setenv("LD_LIBRARY_PATH", in->ld_path, 1);
 		setenv("EFAB_RUN_ID", runid, 1);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
@@ -526,22 +757,23 @@ static int run_job(runner_t *r, size_t i, char **argv)
  * compared with efab_probe --diff. Bounded by EFAB_SWEEP_PROBE_TIMEOUT seconds
  * (default 120); a failure is recorded in meta.json and the sweep goes on. A
  * resumed run keeps the probe.json it has. */
-static void record_probe(runner_t *r)
+static void record_probe_one(runner_t *r, const char *file, const char *ld_path, char *pstatus,
+			     size_t slen, char *message, size_t mlen, double *secs)
 {
-	char path[PATH_MAX + 16], tmp[PATH_MAX + 32], logp[PATH_MAX + 16], exe[PATH_MAX + 16];
-	snprintf(path, sizeof(path), "%s/probe.json", r->dir);
-	snprintf(tmp, sizeof(tmp), "%s/probe.json.tmp", r->dir);
-	snprintf(logp, sizeof(logp), "%s/probe.log", r->dir);
+	char path[PATH_MAX + 64], tmp[PATH_MAX + 80], logp[PATH_MAX + 64], exe[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/%s", r->dir, file);
+	snprintf(tmp, sizeof(tmp), "%s/%s.tmp", r->dir, file);
+	snprintf(logp, sizeof(logp), "%s/%.*s.log", r->dir, (int)strcspn(file, "."), file);
 	snprintf(exe, sizeof(exe), "%s/efab_probe", r->bindir);
 	if (r->resume[0] && access(path, F_OK) == 0) {
-		snprintf(r->probe_status, sizeof(r->probe_status), "kept");
-		snprintf(r->probe_msg, sizeof(r->probe_msg), "probe.json of the run being resumed");
+		snprintf(pstatus, slen, "kept");
+		snprintf(message, mlen, "%s of the run being resumed", file);
 		return;
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
-		snprintf(r->probe_status, sizeof(r->probe_status), "fail");
-		snprintf(r->probe_msg, sizeof(r->probe_msg), "fork: %s", strerror(errno));
+		snprintf(pstatus, slen, "fail");
+		snprintf(message, mlen, "fork: %s", strerror(errno));
 		return;
 	}
 	if (pid == 0) {
@@ -556,6 +788,8 @@ static void record_probe(runner_t *r)
 		close(err);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		if (ld_path)
+			setenv("LD_LIBRARY_PATH", ld_path, 1);
 		execl(exe, exe, "--json", (char *)NULL);
 		fprintf(stderr, "efab_sweep: cannot run %s: %s\n", exe, strerror(errno));
 		_exit(127);
@@ -577,7 +811,7 @@ static void record_probe(runner_t *r)
 		}
 		usleep(20000);
 	}
-	r->probe_secs = (double)(efab_now_ns() - t0) / 1e9;
+	*secs = (double)(efab_now_ns() - t0) / 1e9;
 	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	/* the last line the probe said on stderr */
 	char *text = NULL, last[400] = "";
@@ -597,25 +831,47 @@ static void record_probe(runner_t *r)
 	int ok = !killed_at && rc == 0 && !stat(tmp, &st) && st.st_size > 0;
 	if (ok && rename(tmp, path)) {
 		ok = 0;
-		snprintf(last, sizeof(last), "rename to probe.json: %s", strerror(errno));
+		snprintf(last, sizeof(last), "rename to %s: %s", file, strerror(errno));
 	}
 	if (!ok)
 		unlink(tmp);
-	snprintf(r->probe_status, sizeof(r->probe_status), "%s",
+	snprintf(pstatus, slen, "%s",
 		 ok ? "ok" : timed_out ? "timeout" : killed_at ? "interrupted" : "fail");
 	if (ok)
-		snprintf(r->probe_msg, sizeof(r->probe_msg), "%s", last);
+		snprintf(message, mlen, "%s", last);
 	else if (timed_out)
-		snprintf(r->probe_msg, sizeof(r->probe_msg),
+		snprintf(message, mlen,
 			 "efab_probe --json ran over %g s (EFAB_SWEEP_PROBE_TIMEOUT) and was stopped%s%s",
 			 r->probe_limit, last[0] ? "; it said: " : "", last);
 	else if (killed_at)
-		snprintf(r->probe_msg, sizeof(r->probe_msg), "stopped by signal %d", (int)got_signal);
+		snprintf(message, mlen, "stopped by signal %d", (int)got_signal);
 	else
-		snprintf(r->probe_msg, sizeof(r->probe_msg), "efab_probe --json exit %d%s%s", rc,
+		snprintf(message, mlen, "efab_probe --json exit %d%s%s", rc,
 			 last[0] ? ": " : " (no message; empty output)", last);
 	if (!ok && (timed_out || !killed_at))
-		efab_log_error("no probe.json (%s); the sweep goes on", r->probe_msg);
+		efab_log_error("no %s (%s); the sweep goes on", file, message);
+}
+
+/* probe.json of the sweep's own libfabric, or with key 'libfabric' one
+ * probe-lf<N>.json per install (its LD_LIBRARY_PATH), so that the report's
+ * capability diff compares the installs. */
+static void record_probe(runner_t *r)
+{
+	if (!r->ninst) {
+		record_probe_one(r, "probe.json", NULL, r->probe_status, sizeof(r->probe_status),
+				 r->probe_msg, sizeof(r->probe_msg), &r->probe_secs);
+		return;
+	}
+	for (size_t k = 0; k < r->ninst && !got_signal; k++) {
+		install_t *in = &r->inst[k];
+		record_probe_one(r, in->probe_file, in->ld_path, in->probe_status,
+				 sizeof(in->probe_status), in->probe_msg, sizeof(in->probe_msg),
+				 &in->probe_secs);
+	}
+	/* meta.json's "probe" (one object, older readers) describes the first */
+	snprintf(r->probe_status, sizeof(r->probe_status), "%s", r->inst[0].probe_status);
+	snprintf(r->probe_msg, sizeof(r->probe_msg), "%s", r->inst[0].probe_msg);
+	r->probe_secs = r->inst[0].probe_secs;
 }
 
 static void progress(size_t i, size_t n, const char *name, double elapsed, double eta, int tty)
@@ -754,18 +1010,32 @@ int efab_sweep_main(int argc, char **argv)
 		strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
 		snprintf(r->dir, sizeof(r->dir), "%s/%s-%s-%s", r->outbase, ts, host, r->label);
 	}
+	if (resolve_installs(r, err, sizeof(err))) {
+		efab_log_error("%s", err);
+		rc = EFAB_EUSAGE;
+		goto out;
+	}
 	for (size_t i = 0; i < r->njobs; i++) {
 		if (build_argv(r, i, argvs[i], EFAB_JOB_MAXARGS * 2 + 8, err, sizeof(err)) < 0) {
 			efab_log_error("%s: %s", r->config_path, err);
 			rc = EFAB_EUSAGE;
 			goto out;
 		}
-		r->cmdlines[i] = cmdline(&r->jobs[i], argvs[i]);
+		r->cmdlines[i] = cmdline(&r->jobs[i], install_of(r, &r->jobs[i]), argvs[i]);
 		snprintf(r->status[i], 16, "pending");
 	}
 	if (r->dry_run) {
 		printf("# %s: %zu jobs (label %s)\n", r->config_path, r->njobs, r->label);
-		printf("# probe: %s > RUNDIR/probe.json (at most %g s)\n", r->probe_cmd, r->probe_limit);
+		if (!r->ninst)
+			printf("# probe: %s > RUNDIR/probe.json (at most %g s)\n", r->probe_cmd,
+			       r->probe_limit);
+		for (size_t k = 0; k < r->ninst; k++)
+			printf("# libfabric %zu: %s (%s%s%s%s%s); probe: LD_LIBRARY_PATH=%s %s > RUNDIR/%s\n",
+			       k + 1, r->inst[k].given, r->inst[k].library,
+			       r->inst[k].version[0] ? ", version " : "", r->inst[k].version,
+			       r->inst[k].efa_installer[0] ? ", EFA installer " : "",
+			       r->inst[k].efa_installer, r->inst[k].ld_path, r->probe_cmd,
+			       r->inst[k].probe_file);
 		for (size_t i = 0; i < r->njobs; i++)
 			printf("# [%zu/%zu] %s\n%s\n", i + 1, r->njobs, r->jobs[i].name, r->cmdlines[i]);
 		rc = EFAB_OK;
@@ -855,6 +1125,9 @@ int efab_sweep_main(int argc, char **argv)
 				r->jobs[i].name, r->status[i], r->rcs[i], r->dir);
 	rc = (nfail || !complete) ? EFAB_ERR : EFAB_OK;
 out:
+	for (size_t i = 0; i < r->njobs && i < 4096; i++)
+		for (char **a = argvs[i]; *a; a++)
+			free(*a);
 	runner_free(r);
 	free(text);
 	efab_config_free(&cfg);

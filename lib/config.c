@@ -183,7 +183,13 @@ fail:
 /* ---- expansion ---- */
 
 static const char *const runner_keys[] = {"bench",  "launcher", "np",     "ppn", "nodes",
-					  "env",    "matrix",   "repeat", "job_timeout"};
+					  "env",    "matrix",   "repeat", "job_timeout", "libfabric"};
+
+/* Runner keys that take a comma list crossed like a matrix key. */
+static int is_list_runner_key(const char *k)
+{
+	return !strcmp(k, "libfabric");
+}
 
 static int is_runner_key(const char *k)
 {
@@ -265,7 +271,7 @@ static int add_arg(efab_job_t *j, const char *s)
 	return 0;
 }
 
-#define MAX_MATRIX 4
+#define MAX_MATRIX 4 /* keys a user may name, 'libfabric' not counted */
 #define MAX_VALUES 16
 
 int efab_config_expand(const efab_config_t *cfg, efab_job_t **out, size_t *nout, char *err,
@@ -276,7 +282,7 @@ int efab_config_expand(const efab_config_t *cfg, efab_job_t **out, size_t *nout,
 	size_t njobs = 0;
 	int max_repeat = 1;
 	/* one slot more than allowed, so that split_list can tell "too many" (found by fuzz_config) */
-	static char vals[MAX_MATRIX + 1][MAX_VALUES + 1][EFAB_CFG_VAL];
+	static char vals[MAX_MATRIX + 2][MAX_VALUES + 1][EFAB_CFG_VAL];
 
 	for (size_t i = 0; i < cfg->nsec; i++)
 		if (!strcmp(cfg->sec[i].name, "global"))
@@ -346,12 +352,15 @@ int efab_config_expand(const efab_config_t *cfg, efab_job_t **out, size_t *nout,
 			}
 			/* matrix: keys whose comma lists are crossed */
 			const efab_kv_t *mk = lookup(&e, "matrix");
-			char mkeys[MAX_MATRIX + 1][EFAB_CFG_VAL];
-			int nm = 0, nv[MAX_MATRIX], total = 1;
+			char mkeys[MAX_MATRIX + 2][EFAB_CFG_VAL];
+			int nm = 0, nv[MAX_MATRIX + 2], total = 1;
 			if (mk) {
-				nm = split_list(mk->value, mkeys, MAX_MATRIX + 1);
-				if (nm > MAX_MATRIX)
-					FAIL(mk, "key 'matrix': at most %d keys", MAX_MATRIX);
+				nm = split_list(mk->value, mkeys, MAX_MATRIX + 2);
+				int named = 0;
+				for (int m = 0; m < nm; m++)
+					named += !is_list_runner_key(mkeys[m]);
+				if (named > MAX_MATRIX || nm > MAX_MATRIX + 1)
+					FAIL(mk, "key 'matrix': at most %d keys (and libfabric)", MAX_MATRIX);
 				/* [global]'s matrix, like its other keys, applies where it fits */
 				int from_global = 0;
 				/* compare element by element: global->kv is NULL when [global]
@@ -359,29 +368,47 @@ int efab_config_expand(const efab_config_t *cfg, efab_job_t **out, size_t *nout,
 				for (size_t i = 0; global && i < global->nkv; i++)
 					from_global |= mk == &global->kv[i];
 				for (int m = 0; from_global && m < nm; m++)
-					if (!efab_opts_find(mask, mkeys[m])) {
+					if (!efab_opts_find(mask, mkeys[m]) && !is_list_runner_key(mkeys[m])) {
 						memmove(mkeys[m], mkeys[m + 1], (size_t)(nm - m - 1) * sizeof(mkeys[0]));
 						nm--;
 						m--;
 					}
-				for (int m = 0; m < nm; m++) {
-					const efab_kv_t *kv = lookup(&e, mkeys[m]);
-					if (!*mkeys[m] || is_runner_key(mkeys[m]) ||
-					    !efab_opts_find(mask, mkeys[m]))
-						FAIL(mk, "key 'matrix': '%s' is not an option of %s", mkeys[m],
-						     exe);
-					if (!kv)
-						FAIL(mk, "key 'matrix': '%s' has no values in [%s] or [global]",
-						     mkeys[m], sec->name);
-					nv[m] = split_list(kv->value, vals[m], MAX_VALUES + 1);
-					if (nv[m] > MAX_VALUES)
-						FAIL(kv, "key '%s': at most %d matrix values", kv->key,
-						     MAX_VALUES);
-					for (int a = 0; a < m; a++)
-						if (!strcmp(mkeys[a], mkeys[m]))
-							FAIL(mk, "key 'matrix': '%s' named twice", mkeys[m]);
-					total *= nv[m];
+			}
+			/* libfabric = A, B is crossed even when 'matrix' does not name it:
+			 * first, so that it varies fastest (the installs of a job back to back) */
+			const efab_kv_t *lfk = lookup(&e, "libfabric");
+			int lf_named = 0;
+			for (int m = 0; m < nm; m++)
+				lf_named |= !strcmp(mkeys[m], "libfabric");
+			if (lfk && !lf_named) {
+				memmove(mkeys[1], mkeys[0], (size_t)nm * sizeof(mkeys[0]));
+				snprintf(mkeys[0], EFAB_CFG_VAL, "libfabric");
+				nm++;
+			}
+			for (int m = 0; m < nm; m++) {
+				const efab_kv_t *kv = lookup(&e, mkeys[m]);
+				int list_key = is_list_runner_key(mkeys[m]);
+				if (!*mkeys[m] || (!list_key && (is_runner_key(mkeys[m]) ||
+								 !efab_opts_find(mask, mkeys[m]))))
+					FAIL(mk, "key 'matrix': '%s' is not an option of %s", mkeys[m], exe);
+				if (!kv)
+					FAIL(mk, "key 'matrix': '%s' has no values in [%s] or [global]",
+					     mkeys[m], sec->name);
+				nv[m] = split_list(kv->value, vals[m], MAX_VALUES + 1);
+				if (nv[m] > MAX_VALUES)
+					FAIL(kv, "key '%s': at most %d matrix values", kv->key, MAX_VALUES);
+				for (int a = 0; a < m; a++)
+					if (!strcmp(mkeys[a], mkeys[m]))
+						FAIL(mk, "key 'matrix': '%s' named twice", mkeys[m]);
+				for (int a = 0; list_key && a < nv[m]; a++) {
+					if (!vals[m][a][0])
+						FAIL(kv, "key '%s': empty item in '%s'", kv->key, kv->value);
+					for (int b = 0; b < a; b++)
+						if (!strcmp(vals[m][a], vals[m][b]))
+							FAIL(kv, "key '%s': '%s' listed twice", kv->key,
+							     vals[m][a]);
 				}
+				total *= nv[m];
 			}
 			for (int combo = 0; combo < total; combo++) {
 				efab_job_t *nj = realloc(jobs, (njobs + 1) * sizeof(*nj));
@@ -442,6 +469,9 @@ int efab_config_expand(const efab_config_t *cfg, efab_job_t **out, size_t *nout,
 						if (parse_int(v, 1, 86400 * 7, &x))
 							FAIL(kv, "key 'job_timeout': expected seconds, got '%s'", v);
 						j->timeout_s = x;
+					} else if (!strcmp(kv->key, "libfabric")) {
+						snprintf(j->libfabric, sizeof(j->libfabric), "%s", v);
+						j->libfabric_line = kv->line;
 					} else if (!strcmp(kv->key, "launcher")) {
 						if (!strcmp(v, "none"))
 							j->mpi = 0;

@@ -53,11 +53,19 @@ typedef struct efab_job {
 	int argc;
 	char env[EFAB_JOB_MAXENV][EFAB_CFG_VAL]; /* NAME=VALUE */
 	int nenv;
+	/* key 'libfabric': the install this job runs against (a prefix whose lib/,
+	 * lib64/ or lib/<triplet>/ holds libfabric.so.1, or that directory), as
+	 * given; "" = the libfabric the benchmarks load by default. efab_sweep
+	 * sets LD_LIBRARY_PATH for the job and forwards it to every rank. */
+	char libfabric[EFAB_CFG_VAL];
+	int libfabric_line; /* config line of the key, for messages */
 } efab_job_t;
 
 /* Expand the matrix and repeats into jobs, in run order: repeat outermost
  * (A B A B, not A A B B), then sections in file order, then matrix
- * combinations. Every value goes through the option table. EFAB_OK, or
+ * combinations. A 'libfabric' list is always crossed (each job once per
+ * install); unless 'matrix' names it, it varies fastest, so the installs of
+ * one job run back to back. Every value goes through the option table. EFAB_OK, or
  * EFAB_EUSAGE with "path:line: key 'k': reason" in err. */
 int efab_config_expand(const efab_config_t *cfg, efab_job_t **jobs, size_t *njobs, char *err,
 		       size_t errlen);

@@ -76,6 +76,52 @@ static void test_matrix_and_repeat_order(void **state)
 	efab_jobs_free(jobs, n);
 }
 
+/* libfabric = A, B: every job once per install, the installs of a job back
+ * to back (A B A B), also with a matrix; named in 'matrix' it takes that place. */
+static void test_libfabric_installs(void **state)
+{
+	(void)state;
+	const char *text = "[global]\n"
+			   "libfabric = /usr, /opt/lf-2.6\n"
+			   "provider = shm, tcp\n"
+			   "matrix = provider\n"
+			   "repeat = 2\n"
+			   "[lat]\n"
+			   "bench = put_lat\n"
+			   "[reg]\n"
+			   "bench = mr_reg\n";
+	efab_job_t *jobs;
+	size_t n;
+	char err[512] = "";
+	assert_int_equal(expand(text, &jobs, &n, err), 0);
+	assert_int_equal(n, 16); /* 2 repeats x 2 sections x 2 providers x 2 installs */
+	const char *want[] = {"lat[libfabric=/usr,provider=shm]#1",
+			      "lat[libfabric=/opt/lf-2.6,provider=shm]#1",
+			      "lat[libfabric=/usr,provider=tcp]#1",
+			      "lat[libfabric=/opt/lf-2.6,provider=tcp]#1"};
+	for (size_t i = 0; i < 4; i++)
+		assert_string_equal(jobs[i].name, want[i]);
+	assert_string_equal(jobs[0].libfabric, "/usr");
+	assert_string_equal(jobs[1].libfabric, "/opt/lf-2.6");
+	assert_int_equal(jobs[1].libfabric_line, 2);
+	assert_false(has_args(&jobs[0], "--libfabric", NULL)); /* a runner key, not an option */
+	assert_string_equal(jobs[8].name, "lat[libfabric=/usr,provider=shm]#2");
+	efab_jobs_free(jobs, n);
+	/* named in the matrix: its place there; a job without the key: "" */
+	assert_int_equal(expand("[j]\nbench = put_lat\nprovider = shm, tcp\n"
+				"libfabric = /a, /b\nmatrix = provider, libfabric\n[k]\nbench = get_lat\n",
+				&jobs, &n, err), 0);
+	assert_int_equal(n, 5);
+	assert_string_equal(jobs[0].name, "j[provider=shm,libfabric=/a]");
+	assert_string_equal(jobs[1].name, "j[provider=tcp,libfabric=/a]");
+	assert_string_equal(jobs[4].libfabric, "");
+	efab_jobs_free(jobs, n);
+	assert_int_equal(expand("[j]\nbench = put_lat\nlibfabric = /a, /a\n", &jobs, &n, err), 2);
+	assert_non_null(strstr(err, "t.conf:3: key 'libfabric': '/a' listed twice"));
+	assert_int_equal(expand("[j]\nbench = put_lat\nlibfabric = /a, \n", &jobs, &n, err), 2);
+	assert_non_null(strstr(err, "empty item"));
+}
+
 static void test_two_key_matrix(void **state)
 {
 	(void)state;
@@ -193,6 +239,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_matrix_and_repeat_order),
 		cmocka_unit_test(test_two_key_matrix),
+		cmocka_unit_test(test_libfabric_installs),
 		cmocka_unit_test(test_bad_configs),
 		cmocka_unit_test(test_global_keys_apply_where_they_fit),
 		cmocka_unit_test(test_long_matrix_label),

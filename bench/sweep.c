@@ -273,7 +273,11 @@ static int resolve_installs(runner_t *r, char *err, size_t errlen)
 		snprintf(in->given, sizeof(in->given), "%s", j->libfabric);
 		in->line = j->libfabric_line;
 		char libdir[PATH_MAX];
-		if (install_libdir(j->libfabric, libdir, sizeof(libdir))) {
+		if (install_libdir(j->libfabric, libdir, sizeof(libdir)) && r->dry_run) {
+			/* a plan for another host (/opt/amazon/efa on a p5en node) */
+			snprintf(libdir, sizeof(libdir), "%s/lib", j->libfabric);
+			snprintf(in->version, sizeof(in->version), "not found here");
+		} else if (install_libdir(j->libfabric, libdir, sizeof(libdir))) {
 			snprintf(err, errlen,
 				 "%s:%d: key 'libfabric': '%s' holds no libfabric.so.1 (looked in its lib64/, "
 				 "lib/, lib/<triplet>/ and the directory itself)", r->config_path, in->line,
@@ -288,7 +292,8 @@ static int resolve_installs(runner_t *r, char *err, size_t errlen)
 		snprintf(so, sizeof(so), "%s/libfabric.so.1", libdir);
 		if (!realpath(so, in->library))
 			snprintf(in->library, sizeof(in->library), "%s", so);
-		install_version(in->libdir, in->version, sizeof(in->version));
+		if (!in->version[0])
+			install_version(in->libdir, in->version, sizeof(in->version));
 		efab_efa_installer_of(in->library, in->efa_installer, sizeof(in->efa_installer));
 		snprintf(in->ld_path, sizeof(in->ld_path), "%s%s%s", libdir, old && *old ? ":" : "",
 			 old && *old ? old : "");

@@ -20,7 +20,9 @@ efasim_need() { # V
 			exit 77
 		fi
 	done
-	EBIN=$EFASIM_BUILD_DIR/lf-$1/efab/bin
+	# EFAB_EBIN: run other binaries on this libfabric (t_versions.sh runs the
+	# default build, compiled against Debian's 1.17, here)
+	EBIN=${EFAB_EBIN:-$EFASIM_BUILD_DIR/lf-$1/efab/bin}
 	export EFASIM_DIR="$WORK/efasim" EFASIM_PROFILE=${EFASIM_PROFILE:-p5en} EFASIM_REORDER=${EFASIM_REORDER:-0}
 }
 

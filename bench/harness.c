@@ -100,7 +100,7 @@ int efab_mpi_idle_barrier(efab_rt_t *rt, double timeout_s)
 			break;
 		if (efab_now_ns() > deadline)
 			return EFAB_ERR;
-		struct timespec ts = {0, 200000};
+		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}
 	return EFAB_OK;

@@ -92,7 +92,7 @@ int efab_mpi_rt_init(efab_rt_t *rt);
  * size 0). local_rank/local_size stay the parent's. */
 int efab_mpi_rt_sub(const efab_rt_t *parent, int color, efab_rt_t *sub);
 void efab_mpi_rt_sub_free(efab_rt_t *sub);
-/* A barrier that sleeps while it waits (200 us polls): for ranks with no
+/* A barrier that sleeps while it waits (1 ms polls): for ranks with no
  * traffic to drive, so that they leave the cores to those measuring. EFAB_ERR
  * after timeout_s. */
 int efab_mpi_idle_barrier(efab_rt_t *rt, double timeout_s);

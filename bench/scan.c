@@ -7,12 +7,14 @@
  * NIC i of node b, every NIC and pair at once. Per pair and NIC, the same
  * measurements as the benchmarks with the same code (bench/rma_lat.c,
  * bench/rma_bw.c):
- *   latency   = half the round trip of a write ping-pong (efab_put_lat), p50;
- *   bandwidth = bytes / sum of window times (efab_put_bw), each direction
- *               in turn: a->b, then b->a.
+ *   latency   = half the round trip of a write ping-pong (efab_put_lat), p50,
+ *               one NIC at a time (the pair's other ranks wait asleep);
+ *   bandwidth = bytes / sum of window times (efab_put_bw), every NIC at once,
+ *               each direction in turn: a->b, then b->a.
  * Rank 0 gathers every round's figures, writes them as CSV rows as they come,
  * and at the end prints the node x node matrices, the per-NIC table and the
  * verdict (lib/scan.c): exit 0 when nothing is flagged, 1 otherwise. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,9 +234,65 @@ static size_t at(int a, int b, int i)
 	return ((size_t)a * (size_t)scan.nodes + (size_t)b) * (size_t)scan.nics + (size_t)i;
 }
 
-/* This rank's pair measurement: latency with its partner, then bandwidth in
- * both directions, among the ranks of the two nodes only (c->rt is their
- * sub-runtime). */
+/* A write's local completion need not mean its data is in the target's
+ * memory (tcp: handed to the socket). Within one pair that is harmless, the
+ * connection is ordered; across rounds it is not: late bandwidth data from
+ * the last partner could overwrite the next partner's ping-pong tag. Where
+ * reads are ordered after writes (FI_ORDER_RAW), the writer reads one byte
+ * back once its windows are done, which returns only after every earlier
+ * write landed. Without that order (EFA's SRD) a write completes when the
+ * target acknowledged it, so nothing is in flight. */
+static int flush_writes(efab_ctx_t *c)
+{
+	uint64_t raw = FI_ORDER_RAW;
+#ifdef FI_ORDER_RMA_RAW
+	raw |= FI_ORDER_RMA_RAW;
+#endif
+	size_t off = 4 * c->o.sizes.max - 1; /* the last byte of the send area, never written remotely */
+	efab_waitfor_t w = {"the read that flushes the windows' writes", "read", 1, c->peer, 0};
+	if (c->initiator && (c->fab.info->tx_attr->msg_order & raw) &&
+	    (efab_post_read(&c->fab, c->peer, efab_local(c, off), 1, c->ldesc,
+			    efab_raddr(c, c->peer, off), c->rkeys[c->peer].key, &w) ||
+	     efab_wait_tx(&c->fab, c->fab.tx_posted, &w)))
+		return EFAB_ERR;
+	w.what = "the pair after the flush";
+	return efab_barrier_progress(&c->fab, &w);
+}
+
+/* The ping-pong, one NIC at a time: NIC i's two ranks on their own
+ * sub-runtime while the pair's other ranks wait asleep, so that a latency
+ * figure never includes the node's other NICs' traffic (or, on nodes that
+ * share cores, their spinning). */
+static int measure_latency(efab_ctx_t *c, scan_report_t *rep)
+{
+	efab_rt_t *pair_rt = c->rt, nic_rt;
+	int rc = EFAB_OK;
+	if (efab_mpi_rt_sub(pair_rt, scan.nic, &nic_rt))
+		return EFAB_ERR;
+	c->initiator = scan.node < rep->partner;
+	for (int i = 0; i < scan.nics && !rc; i++) {
+		if (i == scan.nic) {
+			efab_row_t row;
+			memset(&row, 0, sizeof(row));
+			c->rt = c->fab.rt = &nic_rt;
+			rc = efab_put_lat_run(c, c->o.lat_size, &row);
+			c->rt = c->fab.rt = pair_rt;
+			if (c->initiator) {
+				rep->lat_p50 = row.lat.p50;
+				rep->lat_p99 = row.lat.p99;
+			}
+			rep->errors += (double)row.errors;
+		}
+		if (!rc && scan.nics > 1 && efab_mpi_idle_barrier(pair_rt, 600 + 100 * c->o.timeout_s))
+			rc = EFAB_ERR;
+	}
+	efab_mpi_rt_sub_free(&nic_rt);
+	return rc;
+}
+
+/* This rank's pair measurement: latency with its partner (one NIC at a
+ * time), then bandwidth in both directions (every NIC at once), among the
+ * ranks of the two nodes only (c->rt is their sub-runtime). */
 static int measure_pair(efab_ctx_t *c, int partner, scan_report_t *rep)
 {
 	efab_row_t row;
@@ -245,19 +303,12 @@ static int measure_pair(efab_ctx_t *c, int partner, scan_report_t *rep)
 	memset(efab_local(c, 0), 0, 2 * c->o.sizes.max);
 	if (c->rt->barrier(c->rt))
 		return EFAB_ERR;
-	memset(&row, 0, sizeof(row));
-	c->initiator = scan.node < partner;
-	if (efab_put_lat_run(c, c->o.lat_size, &row))
+	if (measure_latency(c, rep))
 		return EFAB_ERR;
-	if (c->initiator) {
-		rep->lat_p50 = row.lat.p50;
-		rep->lat_p99 = row.lat.p99;
-	}
-	rep->errors += (double)row.errors;
 	for (int dir = 0; dir < 2; dir++) {
 		memset(&row, 0, sizeof(row));
 		c->initiator = dir == 0 ? scan.node < partner : scan.node > partner;
-		if (efab_bw_run(c, c->o.bw_size, &row))
+		if (efab_bw_run(c, c->o.bw_size, &row) || flush_writes(c))
 			return EFAB_ERR;
 		if (c->initiator)
 			rep->bw_sent = c->own_bw_MBps;
@@ -311,11 +362,32 @@ static int scan_round(efab_ctx_t *c, int round, scan_report_t *rep)
 	return EFAB_OK;
 }
 
-static void csv_header(FILE *f)
+#define CSV_HEADER                                                                         \
+	"schema,run_id,timestamp,bench,provider,fabric,libfabric_version,provider_version,pass," \
+	"round,node_a,node_b,nic_index,nic_a,nic_b,lat_size_bytes,lat_iters,lat_us_p50,"        \
+	"lat_us_p99,bw_size_bytes,window,bw_MBps,bw_rev_MBps,errors"
+
+/* Append to path; a new file gets the header, an existing one must have it
+ * (a file never mixes layouts). */
+static FILE *csv_open(const char *path)
 {
-	fprintf(f, "schema,run_id,timestamp,bench,provider,fabric,libfabric_version,"
-		   "provider_version,round,node_a,node_b,nic_index,nic_a,nic_b,lat_size_bytes,"
-		   "lat_iters,lat_us_p50,lat_us_p99,bw_size_bytes,window,bw_MBps,bw_rev_MBps,errors\n");
+	FILE *f = fopen(path, "a+");
+	char first[1024] = "";
+	if (!f) {
+		efab_log_error("cannot open CSV file '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	rewind(f);
+	if (!fgets(first, sizeof(first), f)) {
+		fprintf(f, "%s\n", CSV_HEADER);
+	} else if (strcmp(strtok(first, "\r\n") ? first : "", CSV_HEADER)) {
+		efab_log_error("CSV file '%s' has another header (not an efab_scan CSV of this "
+			       "version): use a new file", path);
+		fclose(f);
+		return NULL;
+	}
+	fseek(f, 0, SEEK_END);
+	return f;
 }
 
 /* Names are hostnames and libfabric domain names: a comma or quote in one
@@ -337,7 +409,7 @@ static void fmt_num(char *buf, size_t len, double v, const char *fmt)
 		buf[0] = '\0';
 }
 
-static void csv_rows(efab_ctx_t *c, FILE *f, int round, const scan_report_t *all,
+static void csv_rows(efab_ctx_t *c, FILE *f, int pass, int round, const scan_report_t *all,
 		     const double *lat99)
 {
 	char b[8][160];
@@ -353,12 +425,12 @@ static void csv_rows(efab_ctx_t *c, FILE *f, int round, const scan_report_t *all
 			fmt_num(l99, sizeof(l99), lat99[at(a, bn, i)], "%.3f");
 			fmt_num(bw, sizeof(bw), ra->bw_sent, "%.3f");
 			fmt_num(bwr, sizeof(bwr), rb->bw_sent, "%.3f");
-			fprintf(f, "1,%s,%s,scan,%s,%s,%s,%s,%d,%s,%s,%d,%s,%s,%llu,%llu,%s,%s,%llu,%llu,"
+			fprintf(f, "1,%s,%s,scan,%s,%s,%s,%s,%d,%d,%s,%s,%d,%s,%s,%llu,%llu,%s,%s,%llu,%llu,"
 				   "%s,%s,%.0f\n",
 				clean(c->ri.run_id, b[0], sizeof(b[0])), c->ri.timestamp,
 				clean(c->ri.provider, b[1], sizeof(b[1])),
 				clean(c->ri.fabric, b[2], sizeof(b[2])), c->ri.libfabric_version,
-				clean(c->ri.provider_version, b[3], sizeof(b[3])), round + 1,
+				clean(c->ri.provider_version, b[3], sizeof(b[3])), pass + 1, round + 1,
 				clean(scan.node_names[a], b[4], sizeof(b[4])),
 				clean(scan.node_names[bn], b[5], sizeof(b[5])), i,
 				clean(scan.nic_names[a * scan.nics + i], b[6], sizeof(b[6])),
@@ -380,27 +452,40 @@ static void print_header(efab_ctx_t *c, int rounds)
 		printf("# SIMULATED EFA device (efasim): these figures measure the simulator, never "
 		       "EFA hardware\n");
 	printf("# %d nodes x %d NIC%s (one rank each); %d rounds of disjoint node pairs "
-	       "(round-robin), NIC i meets NIC i, all pairs at once\n",
-	       scan.nodes, scan.nics, scan.nics == 1 ? "" : "s", rounds);
+	       "(round-robin), NIC i meets NIC i%s\n",
+	       scan.nodes, scan.nics, scan.nics == 1 ? "" : "s", rounds,
+	       c->o.passes > 1 ? "; every figure is the median over the passes" : "");
+	if (c->o.passes > 1)
+		printf("# --passes %llu: the whole round-robin %llu times\n",
+		       (unsigned long long)c->o.passes, (unsigned long long)c->o.passes);
 	printf("# latency = half the round trip of a %llu-byte write ping-pong (efab_put_lat), p50, "
-	       "microseconds; bandwidth = %llu-byte writes, windows of %llu, bytes / sum of window "
-	       "times (efab_put_bw), 10^6 B/s, each direction in turn\n",
+	       "microseconds, one NIC at a time; bandwidth = %llu-byte writes, windows of %llu, bytes / sum of window "
+	       "times (efab_put_bw), 10^6 B/s, every NIC at once, each direction in turn\n",
 	       (unsigned long long)c->o.lat_size, (unsigned long long)c->o.bw_size,
 	       (unsigned long long)c->o.window);
 	printf("# verdict: a NIC is flagged when the median over its peers is below %.2f x the "
-	       "cluster median (bandwidth) or above median / %.2f (latency)%s%s; a node when more "
+	       "cluster median (bandwidth) or above median / %.2f (latency) and further from it "
+	       "than %.0f robust standard deviations of the per-NIC figures%s%s; a node when more "
 	       "than half its NICs are\n",
-	       c->o.threshold, c->o.threshold, c->o.min_bw > 0 ? ", or below --min-bw" : "",
+	       c->o.threshold, c->o.threshold, EFAB_SCAN_SIGMAS,
+	       c->o.min_bw > 0 ? ", or below --min-bw" : "",
 	       c->o.max_lat > 0 ? ", or above --max-lat" : "");
+	int per = c->o.concurrent ? (int)c->o.concurrent : scan.nodes / 2;
+	int groups = (scan.nodes / 2 + per - 1) / per;
+	if (groups > 1)
+		printf("# --concurrent %d: %d groups of node pairs per round, one after the other\n",
+		       per, groups);
 	if (c->o.time_s > 0)
-		printf("# estimate: %d rounds x (%llu ping-pongs + 2 x ~%.2f s of bandwidth) = about "
-		       "%.0f s plus latency time\n",
-		       rounds, (unsigned long long)efab_iters_for(c, c->o.lat_size), c->o.time_s,
-		       rounds * 2 * (c->o.time_s * 1.1 + 0.05));
+		printf("# estimate: %llu x %d rounds x %d group%s x (%llu ping-pongs + 2 x ~%.2f s "
+		       "of bandwidth) = about %.0f s plus the ping-pongs\n",
+		       (unsigned long long)c->o.passes, rounds, groups, groups == 1 ? "" : "s",
+		       (unsigned long long)efab_iters_for(c, c->o.lat_size), c->o.time_s,
+		       (double)c->o.passes * rounds * groups * 2 * (c->o.time_s * 1.1 + 0.05));
 	else
-		printf("# estimate: %d rounds x (%llu ping-pongs + 2 x %llu windows); the first "
-		       "round's time gives the rest\n",
-		       rounds, (unsigned long long)efab_iters_for(c, c->o.lat_size),
+		printf("# estimate: %llu x %d rounds x %d group%s x (%llu ping-pongs + 2 x %llu "
+		       "windows); the first round's time gives the rest\n",
+		       (unsigned long long)c->o.passes, rounds, groups, groups == 1 ? "" : "s",
+		       (unsigned long long)efab_iters_for(c, c->o.lat_size),
 		       (unsigned long long)c->o.iters);
 	fflush(stdout);
 }
@@ -470,26 +555,26 @@ static int scan_drive(efab_ctx_t *c)
 {
 	efab_rt_t *rt = c->rt;
 	int rounds = efab_scan_rounds(scan.nodes), me = rt->rank == 0, rc = EFAB_OK;
+	int passes = (int)c->o.passes;
 	size_t cells = (size_t)scan.nodes * (size_t)scan.nodes * (size_t)scan.nics;
+	size_t pcells = cells * (size_t)passes;
 	scan_report_t *all = calloc((size_t)rt->size, sizeof(*all));
-	double *bw = malloc(cells * sizeof(double)), *lat = malloc(cells * sizeof(double));
+	/* per pass: [pass * cells + at(a, b, i)]; the verdict gets the medians */
+	double *bw_p = malloc(pcells * sizeof(double)), *lat_p = malloc(pcells * sizeof(double));
 	double *lat99 = malloc(cells * sizeof(double));
+	double *bw = malloc(cells * sizeof(double)), *lat = malloc(cells * sizeof(double));
 	FILE *csv = NULL;
-	if (!all || !bw || !lat || !lat99) {
+	if (!all || !bw_p || !lat_p || !lat99 || !bw || !lat) {
 		efab_log_error("out of memory");
 		rc = EFAB_ERR;
 		goto out;
 	}
-	for (size_t k = 0; k < cells; k++)
-		bw[k] = lat[k] = lat99[k] = NAN;
+	for (size_t k = 0; k < pcells; k++)
+		bw_p[k] = lat_p[k] = NAN;
 	if (me && c->o.csv[0]) {
-		csv = fopen(c->o.csv, "a");
-		if (!csv) {
-			efab_log_error("cannot open CSV file '%s'", c->o.csv);
+		csv = csv_open(c->o.csv);
+		if (!csv)
 			rc = EFAB_EUSAGE;
-		} else if (ftell(csv) == 0) {
-			csv_header(csv);
-		}
 	}
 	double in = rc, agreed = 0;
 	if (rt->allreduce(rt, &in, &agreed, 1, EFAB_RT_MAX) || agreed) {
@@ -500,7 +585,8 @@ static int scan_drive(efab_ctx_t *c)
 		print_header(c, rounds);
 	uint64_t t_start = efab_now_ns();
 	double errors = 0;
-	for (int r = 0; r < rounds; r++) {
+	for (int step = 0; step < passes * rounds; step++) {
+		int p = step / rounds, r = step % rounds;
 		uint64_t t0 = efab_now_ns();
 		int partner = efab_scan_partner(scan.nodes, r, scan.node);
 		scan_report_t mine;
@@ -516,6 +602,7 @@ static int scan_drive(efab_ctx_t *c)
 		}
 		if (!me)
 			continue;
+		double *bwp = bw_p + (size_t)p * cells, *latp = lat_p + (size_t)p * cells;
 		for (int q = 0; q < rt->size; q++) {
 			const scan_report_t *s = &all[q];
 			int a = -1, i = 0;
@@ -525,19 +612,34 @@ static int scan_drive(efab_ctx_t *c)
 			if (s->partner < 0 || a < 0)
 				continue;
 			errors += s->errors;
-			bw[at(a, s->partner, i)] = s->bw_sent;
+			bwp[at(a, s->partner, i)] = s->bw_sent;
 			if (isfinite(s->lat_p50)) {
-				lat[at(a, s->partner, i)] = lat[at(s->partner, a, i)] = s->lat_p50;
+				latp[at(a, s->partner, i)] = latp[at(s->partner, a, i)] = s->lat_p50;
 				lat99[at(a, s->partner, i)] = lat99[at(s->partner, a, i)] = s->lat_p99;
 			}
 		}
 		if (csv)
-			csv_rows(c, csv, r, all, lat99);
+			csv_rows(c, csv, p, r, all, lat99);
 		double secs = (double)(efab_now_ns() - t0) / 1e9;
-		double left = (double)(efab_now_ns() - t_start) / 1e9 / (r + 1) * (rounds - r - 1);
-		fprintf(stderr, "efab_scan: round %d/%d done in %.1f s (about %.0f s left)\n", r + 1,
-			rounds, secs, left);
+		double left = (double)(efab_now_ns() - t_start) / 1e9 / (step + 1) *
+			      (passes * rounds - step - 1);
+		if (passes > 1)
+			fprintf(stderr, "efab_scan: pass %d/%d round %d/%d done in %.1f s (about %.0f s "
+					"left)\n", p + 1, passes, r + 1, rounds, secs, left);
+		else
+			fprintf(stderr, "efab_scan: round %d/%d done in %.1f s (about %.0f s left)\n",
+				r + 1, rounds, secs, left);
 	}
+	if (me) /* each figure: the median over the passes */
+		for (size_t k = 0; k < cells; k++) {
+			double vb[1000], vl[1000];
+			for (int p = 0; p < passes; p++) {
+				vb[p] = bw_p[(size_t)p * cells + k];
+				vl[p] = lat_p[(size_t)p * cells + k];
+			}
+			bw[k] = efab_scan_median(vb, (size_t)passes);
+			lat[k] = efab_scan_median(vl, (size_t)passes);
+		}
 	if (me) {
 		efab_scan_data_t d = {scan.nodes, scan.nics, (const char *const *)scan.node_names,
 				      (const char *const *)scan.nic_names, bw, lat};
@@ -566,6 +668,8 @@ out:
 	if (csv)
 		fclose(csv);
 	free(all);
+	free(bw_p);
+	free(lat_p);
 	free(bw);
 	free(lat);
 	free(lat99);

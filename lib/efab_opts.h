@@ -88,6 +88,7 @@ typedef struct efab_opts {
 	/* scan */
 	uint64_t nics;     /* NICs per node (0 = every NIC the fabric lists) */
 	uint64_t concurrent; /* node pairs measured at once (0 = every pair of a round) */
+	uint64_t passes;   /* whole scans; each figure is the median over them */
 	uint64_t lat_size, bw_size;
 	double threshold;  /* flag below threshold x the cluster median */
 	double min_bw;     /* 10^6 B/s, 0 = off */

@@ -28,6 +28,14 @@ typedef struct efab_scan_data {
 	const double *lat; /* half round trip p50, microseconds (symmetric) */
 } efab_scan_data_t;
 
+/* A figure is flagged when it is both beyond rel of the cluster median and
+ * further from it than EFAB_SCAN_SIGMAS times its measurement noise: the
+ * robust spread (1.4826 x MAD) of the pair figures that involve neither the
+ * node nor a flagged end, scaled to the median of as many as the figure is
+ * over. On a quiet cluster the ratio decides, on a noisy one the noise must
+ * be exceeded too. */
+#define EFAB_SCAN_SIGMAS 3.0
+
 typedef struct efab_scan_limits {
 	double rel;     /* flag below rel x the cluster median (bandwidth), above median / rel (latency) */
 	double min_bw;  /* 0 = off */
@@ -45,6 +53,8 @@ typedef struct efab_scan_flag {
 typedef struct efab_scan_verdict {
 	/* cluster reference per metric: median over every (node, NIC) */
 	double ref[EFAB_SCAN_NMETRIC];
+	/* robust standard deviation of one pair figure per metric (all pairs) */
+	double spread[EFAB_SCAN_NMETRIC];
 	/* per (node, NIC) figure per metric: the median over its peers */
 	double *unit; /* [(a * nics + i) * EFAB_SCAN_NMETRIC + m] */
 	efab_scan_flag_t *flags;

@@ -109,6 +109,9 @@ const efab_optdef_t efab_optdefs[] = {
 	{"concurrent", 0, EFAB_OT_U64, OFF(concurrent), SZ(concurrent), "P",
 	 "measure at most P node pairs at once (default: every pair of a round; 1 for nodes "
 	 "that share cores, e.g. test nodes on one machine)", EFAB_B_SCAN, 1, 1e6, NULL},
+	{"passes", 0, EFAB_OT_U64, OFF(passes), SZ(passes), "R",
+	 "scan every pair R times (R round-robins); each figure is the median over the passes "
+	 "(default 1)", EFAB_B_SCAN, 1, 1000, NULL},
 	{"lat-size", 0, EFAB_OT_SIZE, OFF(lat_size), SZ(lat_size), "BYTES",
 	 "message size of the latency ping-pong (default 8)", EFAB_B_SCAN, 0, 0, NULL},
 	{"bw-size", 0, EFAB_OT_SIZE, OFF(bw_size), SZ(bw_size), "BYTES",
@@ -147,6 +150,7 @@ void efab_opts_init(efab_opts_t *o)
 	o->lat_size = 8;
 	o->bw_size = 1ull << 20;
 	o->threshold = 0.8;
+	o->passes = 1;
 }
 
 static int choice_index(const char *const *choices, const char *v)

@@ -114,15 +114,56 @@ static double ratio_of(int m, double value, double ref)
 	return m == EFAB_SCAN_LAT ? ref / value : value / ref;
 }
 
-static int violates(const efab_scan_limits_t *lim, int m, double value, double ratio)
+/* Measurement noise for unit (a, i)'s figure: the robust standard deviation
+ * (1.4826 x MAD) of the pair figures of metric m that involve neither node a
+ * nor a flagged end (leave-one-out: a slow node must not widen its own
+ * yardstick), scaled to a median of k of them (1.2533 / sqrt(k)). NAN when
+ * fewer than 3 such figures exist (2 nodes): then the ratio alone decides. */
+static double unit_noise(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
+			 int k, double *tmp)
+{
+	size_t n = 0;
+	for (int x = 0; x < d->nodes; x++)
+		for (int i = 0; i < d->nics; i++) {
+			if (x == a || flagged[(x * d->nics + i) * EFAB_SCAN_NMETRIC + m])
+				continue;
+			for (int b = 0; b < d->nodes; b++) {
+				if (b == x || b == a || excluded_peer(flagged, d->nics, m, b, i))
+					continue;
+				double v = pair_value(d, m, x, b, i);
+				if (isfinite(v))
+					tmp[n++] = v;
+			}
+		}
+	if (n < 3 || k < 1)
+		return NAN;
+	double med = efab_scan_median(tmp, n);
+	for (size_t j = 0; j < n; j++)
+		tmp[j] = fabs(tmp[j] - med);
+	return 1.4826 * efab_scan_median(tmp, n) * 1.2533 / sqrt((double)k);
+}
+
+static int violates(const efab_scan_limits_t *lim, int m, double value, double ratio, double ref,
+		    double noise)
 {
 	if (!isfinite(value))
 		return 0;
-	if (isfinite(ratio) && ratio < lim->rel)
+	if (isfinite(ratio) && ratio < lim->rel &&
+	    (!isfinite(noise) || fabs(value - ref) > EFAB_SCAN_SIGMAS * noise))
 		return 1;
 	if (m == EFAB_SCAN_LAT)
 		return lim->max_lat > 0 && value > lim->max_lat;
 	return lim->min_bw > 0 && value < lim->min_bw;
+}
+
+/* How many figures unit (a, i)'s median is over. */
+static int unit_count(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a, int i)
+{
+	int k = 0;
+	for (int b = 0; b < d->nodes; b++)
+		k += b != a && !excluded_peer(flagged, d->nics, m, b, i) &&
+		     isfinite(pair_value(d, m, a, b, i));
+	return k ? k : d->nodes - 1;
 }
 
 static const char *unit_of(int m)
@@ -221,7 +262,7 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 	memset(out, 0, sizeof(*out));
 	out->unit = calloc((size_t)units * EFAB_SCAN_NMETRIC, sizeof(double));
 	unsigned char *flagged = calloc((size_t)units * EFAB_SCAN_NMETRIC, 1);
-	double *tmp = malloc((size_t)(units > d->nodes ? units : d->nodes) * sizeof(double) + 8);
+	double *tmp = malloc((size_t)units * (size_t)d->nodes * sizeof(double) + 8);
 	out->flags = malloc(((size_t)units * EFAB_SCAN_NMETRIC + 1) * sizeof(*out->flags));
 	if (!out->unit || !flagged || !tmp || !out->flags) {
 		free(flagged);
@@ -236,6 +277,7 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 		for (int u = 0; u < units; u++)
 			tmp[u] = out->unit[u * EFAB_SCAN_NMETRIC + m];
 		out->ref[m] = efab_scan_median(tmp, (size_t)units);
+		out->spread[m] = unit_noise(d, flagged, m, -1, 1, tmp);
 	}
 	/* Worst first: flag one unit, recompute its peers without it, repeat. */
 	for (;;) {
@@ -248,7 +290,9 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 				double val = unit_value(d, flagged, m, u / d->nics, u % d->nics, tmp);
 				out->unit[u * EFAB_SCAN_NMETRIC + m] = val;
 				double r = ratio_of(m, val, out->ref[m]);
-				if (!violates(lim, m, val, r))
+				double noise = unit_noise(d, flagged, m, u / d->nics,
+							  unit_count(d, flagged, m, u / d->nics, u % d->nics), tmp);
+				if (!violates(lim, m, val, r, out->ref[m], noise))
 					continue;
 				double key = isfinite(r) ? r : 0;
 				if (key < worst_r) {

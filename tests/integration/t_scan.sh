@@ -1,0 +1,186 @@
+# efab_scan over test nodes (tests/cluster: a network + UTS + mount namespace
+# each, Open MPI's real multi-node launch through tests/cluster/scan): the
+# round-robin covers every node pair once, a node whose link is rate-limited
+# (tc tbf in its namespace) is flagged and no other, and scans without a fault
+# flag nothing. The nodes share this machine's 2 cores, so scans here measure
+# one node pair at a time (--concurrent 1) and take the median of 3 passes
+# (single tcp figures between them vary by up to 2x from run to run); the
+# default (all pairs of a round at once) is checked for coverage only. Needs root and ip/unshare/tc
+# (cluster_need in t_cluster.sh says why it skips otherwise).
+
+SCAN_ARGS=(-p tcp --bw-size 64K -W 16 --time 0.2 --concurrent 1 --passes 3)
+
+scan_run() { # RC [tests/cluster/scan args...] -- [efab_scan args...]
+	local want=$1; shift
+	expect_rc "$want" timeout -k 5 "${EFAB_TEST_TIMEOUT:-300}" "$ROOT/tests/cluster/scan" "$@"
+}
+
+said() { # PATTERN: in the last command's stdout or stderr
+	cat "$WORK/last.out" "$WORK/last.err" 2>/dev/null | grep -q -- "$1"
+}
+
+# Nodes the verdict names (whole nodes and nodes of flagged NICs), sorted, one line.
+scan_flagged() {
+	sed -n 's/^  node \([^ :]*\)[ :].*/\1/p' "$WORK/last.out" | sort -u | tr '\n' ' '
+}
+
+# Every unordered node pair exactly once per NIC index, with figures.
+scan_csv_complete() { # CSV NODES NICS
+	python3 - "$@" <<'EOF' || die "scan CSV incomplete"
+import csv, itertools, sys
+path, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rows = list(csv.DictReader(open(path)))
+last = rows[-1]["run_id"]
+rows = [r for r in rows if r["run_id"] == last]
+seen = {}
+for r in rows:
+    key = (frozenset((r["node_a"], r["node_b"])), int(r["nic_index"]), int(r["pass"]))
+    assert key not in seen, f"pair measured twice: {key}"
+    seen[key] = r
+    assert r["node_a"] != r["node_b"], r
+    for c in ("lat_us_p50", "bw_MBps", "bw_rev_MBps"):
+        assert float(r[c]) > 0, (c, r)
+    assert r["errors"] == "0", r
+nodes = [f"node{i}" for i in range(n)]
+passes = max(int(r["pass"]) for r in rows)
+want = {(frozenset(p), i, q) for p in itertools.combinations(nodes, 2) for i in range(k)
+        for q in range(1, passes + 1)}
+assert set(seen) == want, (sorted(map(str, set(seen) ^ want)))
+rounds = {r["round"] for r in rows}
+assert len(rounds) == (n if n % 2 else n - 1), rounds
+print(f"{len(rows)} pair rows, {len(rounds)} rounds")
+EOF
+}
+
+# 4 nodes: five scans without a fault flag nothing; with node2's egress
+# rate-limited to 200 Mbit/s the scan exits 1 naming node2 alone (its send
+# bandwidth), and the heatmap is drawn from the CSV.
+t_scan_four_nodes_slow_node() {
+	cluster_need 4
+	local k fp=0
+	for k in 1 2 3 4 5; do
+		timeout -k 5 "${EFAB_TEST_TIMEOUT:-300}" "$ROOT/tests/cluster/scan" -- "${SCAN_ARGS[@]}" \
+			--csv "$WORK/clean.csv" >"$WORK/last.out" 2>&1
+		local rc=$?
+		[ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$WORK/last.out"; die "scan $k: exit $rc"; }
+		if [ "$rc" = 1 ]; then
+			fp=$((fp + 1))
+			sed -n '/^verdict/,$p' "$WORK/last.out"
+		fi
+	done
+	echo "no-fault scans flagging something: $fp of 5"
+	[ "$fp" = 0 ] || die "$fp of 5 scans without a fault flagged a node"
+	scan_csv_complete "$WORK/clean.csv" 4 1
+	scan_run 1 --slow node2:200mbit -- "${SCAN_ARGS[@]}" --csv "$WORK/slow.csv"
+	[ "$(scan_flagged)" = "node2 " ] || die "flagged '$(scan_flagged)', expected node2 alone"
+	grep -q "^  node node2: 1 of 1 NICs: eth0 .* send bandwidth median" "$WORK/last.out" ||
+		die "node2 not flagged for its send bandwidth"
+	grep -q "^# estimate: 3 x 3 rounds x 2 groups" "$WORK/last.out" || die "no estimate before the scan"
+	said "pass 3/3 round 3/3 done" || die "no progress lines"
+	scan_csv_complete "$WORK/slow.csv" 4 1
+	if python3 -c 'import matplotlib' 2>/dev/null; then
+		"$ROOT/plot/efab_scan_heatmap" "$WORK/slow.csv" -o "$WORK/heat.png" || die "heatmap"
+		[ -s "$WORK/heat.png" ] || die "no heatmap"
+	fi
+}
+
+# 8 nodes (7 rounds of 4 pairs): node5 rate-limited is flagged and no other;
+# one scan without the fault flags nothing.
+t_scan_eight_nodes_slow_node() {
+	cluster_need 8
+	scan_run 0 -- "${SCAN_ARGS[@]}" --csv "$WORK/clean.csv"
+	scan_csv_complete "$WORK/clean.csv" 8 1
+	scan_run 1 --slow node5:200mbit -- "${SCAN_ARGS[@]}"
+	[ "$(scan_flagged)" = "node5 " ] || die "flagged '$(scan_flagged)', expected node5 alone"
+	grep -q "^scan wall time" "$WORK/last.out" || die "no wall time"
+}
+
+# Odd node count: 3 nodes, 3 rounds, one node sits out each, every pair once;
+# and the default concurrency (every pair of a round at once) on 4 nodes
+# covers every pair too (its figures are not judged: 4 nodes share 2 cores).
+t_scan_odd_and_concurrent() {
+	cluster_need 3
+	timeout -k 5 200 "$ROOT/tests/cluster/scan" -- "${SCAN_ARGS[@]}" --csv "$WORK/odd.csv" \
+		>"$WORK/last.out" 2>&1 || [ $? = 1 ] || { cat "$WORK/last.out"; die "3-node scan failed"; }
+	grep -q "3 rounds of disjoint node pairs" "$WORK/last.out" || die "not 3 rounds"
+	scan_csv_complete "$WORK/odd.csv" 3 1
+	timeout 60 "$ROOT/tests/cluster/down" >/dev/null 2>&1
+	cluster_need 4
+	timeout -k 5 200 "$ROOT/tests/cluster/scan" -- -p tcp --bw-size 64K -W 16 --time 0.1 \
+		--csv "$WORK/conc.csv" >"$WORK/last.out" 2>&1 || [ $? = 1 ] ||
+		{ cat "$WORK/last.out"; die "concurrent scan failed"; }
+	grep -q "^# --concurrent" "$WORK/last.out" && die "default should run every pair of a round at once"
+	scan_csv_complete "$WORK/conc.csv" 4 1
+}
+
+# Launch mistakes are usage errors (exit 2) that say what to run instead.
+t_scan_usage() {
+	cluster_need 2
+	scan_run 2 --ppn 2 -- -p tcp --time 0.1
+	said "1 NIC per node to scan but 2 ranks per node: run one rank per NIC (mpirun --map-by ppr:1:node" ||
+		die "ranks-per-NIC message"
+	scan_run 2 -- -p tcp --nics 3
+	said "--nics 3: node[01] lists only 1 NIC" || die "--nics message"
+	expect_rc 2 timeout 60 "$ROOT/tests/cluster/mpirun" -H node0:2 -np 2 "$ABIN/efab_scan" -p tcp
+	said "all 2 ranks run on node0: a scan needs at least 2 nodes" || die "one-node message"
+	expect_rc 2 "$ABIN/efab_scan" --threshold 2
+	expect_rc 0 "$ABIN/efab_scan" --help
+	grep -q -- "--concurrent P" "$WORK/last.out" || die "--help lacks --concurrent"
+}
+
+# A node that dies mid-scan (its orted killed): the job ends, bounded, and the
+# output names the node.
+t_scan_node_dies() {
+	cluster_need 4
+	local pid t0 rc
+	timeout -k 5 120 "$ROOT/tests/cluster/scan" -- -p tcp --bw-size 64K -W 16 --time 2 \
+		--concurrent 1 -t 10 >"$WORK/last.out" 2>&1 &
+	pid=$!
+	sleep 6
+	t0=$(date +%s)
+	local victim
+	for victim in $(ip netns pids node2); do
+		[ "$(cat "/proc/$victim/comm" 2>/dev/null)" = orted ] && kill -9 "$victim"
+	done
+	wait "$pid"
+	rc=$?
+	cat "$WORK/last.out"
+	echo "ended $(($(date +%s) - t0)) s after the kill, exit $rc"
+	[ "$rc" != 0 ] || die "the scan succeeded although node2 died"
+	[ "$rc" != 124 ] && [ "$rc" != 137 ] || die "the scan hung after node2 died"
+	[ $(($(date +%s) - t0)) -le 20 ] || die "took more than --timeout + 10 s to end"
+	grep -q "node2" "$WORK/last.out" || die "the output does not name node2"
+}
+
+# Simulated EFA (efasim, libfabric 2.6.0's efa provider): 4 nodes with two
+# simulated NICs each, one rank per NIC; node1's NIC 1 is slowed by the
+# simulator (EFASIM_SLOW=1:30:300: 30 MB/s and 300 us per operation): exactly
+# that NIC is flagged (send, receive and latency), neither node1 as a whole
+# nor another node or NIC.
+t_scan_efasim_slow_nic() {
+	local v=2.6.0 d=$ROOT/build-efasim
+	for f in "$d/sim/lib/libibverbs.so.1" "$d/lf-$v/.done" "$d/lf-$v/efab/bin/efab_scan"; do
+		[ -e "$f" ] || { echo "libfabric $v on efasim not built with efab_scan ($f missing): make efasim V=$v"; exit 77; }
+	done
+	[ "$(id -u)" = 0 ] || { echo "multi-node tests need root"; exit 77; }
+	timeout 60 "$ROOT/tests/cluster/up" 4 --env 'EFASIM_NICS=2' --env 'node1:EFASIM_SLOW=1:30:300' \
+		>"$WORK/up.log" 2>&1 || { cat "$WORK/up.log"; die "cluster up"; }
+	trap 'timeout 60 "$ROOT/tests/cluster/down" >/dev/null 2>&1' EXIT
+	export EFASIM_DIR="$WORK/efasim" LD_LIBRARY_PATH="$d/sim/lib:$d/lf-$v/prefix/lib" EFASIM_NICS=2
+	EFAB_SCAN_MPIRUN_ARGS="-x EFASIM_DIR -x LD_LIBRARY_PATH" \
+		scan_run 1 --ppn 2 --bin "$d/lf-$v/efab/bin/efab_scan" -- -p efa -f efa-direct \
+		--bw-size 64K -W 16 --time 0.2 --concurrent 1 --csv "$WORK/sim.csv"
+	grep -q "SIMULATED EFA device" "$WORK/last.out" || die "not labelled simulated"
+	grep -q "4 nodes x 2 NICs" "$WORK/last.out" || die "not 2 NICs per node"
+	local lines nic1
+	nic1=$(python3 -c '
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["nic_index"] == "1" and "node1" in (r["node_a"], r["node_b"]):
+        print(r["nic_a"] if r["node_a"] == "node1" else r["nic_b"]); break' "$WORK/sim.csv")
+	[ -n "$nic1" ] || die "no NIC 1 of node1 in the CSV"
+	lines=$(sed -n 's/^  node \([^ :]*\) NIC \([^:]*\):.*/\1 \2/p' "$WORK/last.out" | sort -u)
+	[ "$lines" = "node1 $nic1" ] || die "flagged '$lines', expected node1 $nic1 alone"
+	grep -q "^  node node1:" "$WORK/last.out" && die "node1 flagged as a whole for one slow NIC of two"
+	scan_csv_complete "$WORK/sim.csv" 4 2
+}

@@ -80,6 +80,10 @@ struct efab_ctx {
 	size_t n_more_rows;
 	uint8_t *bounce;     /* host staging for fills/checks of GPU memory */
 	double own_bw_MBps, own_Mops; /* this rank's figures in the last bandwidth run (0: passive) */
+	/* rank 0: the nodes of the job and what differs between them ("" if nothing) */
+	int nnodes;
+	char nodes_summary[512];
+	char nodes_mismatch[512];
 	void *priv; /* the bench's own state */
 };
 

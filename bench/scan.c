@@ -451,6 +451,8 @@ static void print_header(efab_ctx_t *c, int rounds)
 	if (strstr(c->ri.provider_version, "simulated"))
 		printf("# SIMULATED EFA device (efasim): these figures measure the simulator, never "
 		       "EFA hardware\n");
+	if (c->nodes_mismatch[0])
+		printf("# WARNING: the nodes differ: %s\n", c->nodes_mismatch);
 	printf("# %d nodes x %d NIC%s (one rank each); %d rounds of disjoint node pairs "
 	       "(round-robin), NIC i meets NIC i%s\n",
 	       scan.nodes, scan.nics, scan.nics == 1 ? "" : "s", rounds,

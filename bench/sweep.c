@@ -33,6 +33,7 @@
 #include "efab.h"
 #include "efab_abi.h"
 #include "efab_config.h"
+#include "efab_json.h"
 #include "efab_opts.h"
 #include "efab_topo.h"
 
@@ -151,22 +152,7 @@ static void command_output(const char *cmd, char *buf, size_t len)
 		buf[--n] = '\0';
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch == '\n')
-			fputs("\\n", f);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
+#define json_str efab_json_str
 
 /* ,\n  "key": "value" (the writer opens the object with its first field) */
 static void json_field(FILE *f, const char *key, const char *val)
@@ -448,6 +434,12 @@ static int build_argv(runner_t *r, size_t i, char **argv, int max, char *err, si
 	snprintf(buf, sizeof(buf), "%s/jobs/%03zu.csv", r->dry_run ? "RUNDIR" : r->dir, i + 1);
 	PUSH("--csv");
 	PUSH(buf);
+	if (efab_opts_find(j->mask, "nodes-json")) { /* every node's facts, into meta.json */
+		snprintf(buf, sizeof(buf), "%s/jobs/%03zu.nodes.json", r->dry_run ? "RUNDIR" : r->dir,
+			 i + 1);
+		PUSH("--nodes-json");
+		PUSH(buf);
+	}
 #undef PUSH
 	return argc;
 }
@@ -483,6 +475,24 @@ static char *cmdline(efab_job_t *j, const install_t *in, char **argv)
 }
 
 /* ---- provenance ---- */
+
+/* jobs/NNN.nodes.json of job i (written by the benchmark's rank 0 with
+ * --nodes-json), trailing newline removed; NULL when absent or not an object. */
+static char *job_nodes(runner_t *r, size_t i)
+{
+	char path[PATH_MAX], *text;
+	size_t len;
+	snprintf(path, sizeof(path), "%s/jobs/%03zu.nodes.json", r->dir, i + 1);
+	if (read_file(path, &text, &len))
+		return NULL;
+	while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		text[--len] = '\0';
+	if (len < 2 || text[0] != '{' || text[len - 1] != '}') {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
 
 static void write_meta(runner_t *r, int complete)
 {
@@ -586,6 +596,7 @@ static void write_meta(runner_t *r, int complete)
 			json_str(f, *e + strlen(name) + 1);
 			first = 0;
 		}
+	int mismatch = 0;
 	fprintf(f, "\n  },\n  \"jobs\": [");
 	for (size_t i = 0; i < r->njobs; i++) {
 		fprintf(f, "%s\n    {\"index\": %zu, \"name\": ", i ? "," : "", i + 1);
@@ -598,9 +609,16 @@ static void write_meta(runner_t *r, int complete)
 		json_str(f, r->status[i]);
 		fprintf(f, ", \"rc\": %d, \"seconds\": %.2f, \"command\": ", r->rcs[i], r->secs[i]);
 		json_str(f, r->cmdlines[i] ? r->cmdlines[i] : "");
+		char *nodes = job_nodes(r, i);
+		if (nodes) { /* the job's own JSON: its nodes and what differs between them */
+			fprintf(f, ",\n     \"nodes\": %s", nodes);
+			if (!strstr(nodes, "\"mismatch\": \"\""))
+				mismatch++;
+			free(nodes);
+		}
 		fprintf(f, "}");
 	}
-	fprintf(f, "\n  ]\n}\n");
+	fprintf(f, "\n  ],\n  \"node_mismatch_jobs\": %d\n}\n", mismatch);
 	close_atomic(f, tmp, path);
 }
 
@@ -696,6 +714,9 @@ static int run_job(runner_t *r, size_t i, char **argv)
 	snprintf(logpath, sizeof(logpath), "%s/logs/%03zu-%s.log", r->dir, i + 1, safe);
 	snprintf(jpath, sizeof(jpath), "%s/jobs/%03zu.csv", r->dir, i + 1);
 	unlink(jpath); /* a resumed job starts clean */
+	char npath[PATH_MAX + 16];
+	snprintf(npath, sizeof(npath), "%s/jobs/%03zu.nodes.json", r->dir, i + 1);
+	unlink(npath);
 	const char *base = strrchr(r->dir, '/');
 	snprintf(runid, sizeof(runid), "%s:%s", base ? base + 1 : r->dir, j->name);
 	child = fork();

@@ -93,6 +93,8 @@ typedef struct efab_opts {
 	double threshold;  /* flag below threshold x the cluster median */
 	double min_bw;     /* 10^6 B/s, 0 = off */
 	double max_lat;    /* microseconds, 0 = off */
+	/* every node's facts as JSON (efab_sweep: jobs/NNN.nodes.json) */
+	char nodes_json[PATH_MAX];
 } efab_opts_t;
 
 enum efab_opt_type { EFAB_OT_STR, EFAB_OT_U64, EFAB_OT_DOUBLE, EFAB_OT_FLAG, EFAB_OT_CHOICE,

@@ -125,6 +125,10 @@ const efab_optdef_t efab_optdefs[] = {
 	{"max-lat", 0, EFAB_OT_DOUBLE, OFF(max_lat), SZ(max_lat), "US",
 	 "also flag latency above this (microseconds, p50 of half round trips)", EFAB_B_SCAN, 0,
 	 1e9, NULL},
+	{"nodes-json", 0, EFAB_OT_STR, OFF(nodes_json), SZ(nodes_json), "FILE",
+	 "write every node's hostname, libfabric (version, path), EFA installer, kernel and "
+	 "topology to FILE as JSON, with the differences between nodes", EFAB_B_TRAFFIC | EFAB_B_SCAN,
+	 0, 0, NULL},
 	{"csv", 0, EFAB_OT_STR, OFF(csv), SZ(csv), "FILE",
 	 "append result rows to FILE (header written once)", EFAB_B_ALL, 0, 0, NULL},
 	{"timeout", 't', EFAB_OT_DOUBLE, OFF(timeout_s), SZ(timeout_s), "SECONDS",

@@ -412,6 +412,12 @@ static void sim_init_once(void)
 	if (drop)
 		snprintf(sim.drop_host, sizeof(sim.drop_host), "%s", drop);
 	const char *sysfs = getenv("SYSFS_PATH");
+	/* A SYSFS_PATH that efasim set for another host (inherited from a parent
+	 * such as efab_sweep through a launcher into a test node) is not ours. */
+	const char *owner = getenv("EFASIM_SYSFS_HOST");
+	int foreign = sysfs && *sysfs && owner && strcmp(owner, sim.host);
+	if (foreign)
+		sysfs = NULL;
 	char hostdir[PATH_MAX];
 	snprintf(hostdir, sizeof(hostdir), "%s/sysfs-%s", sim.dir, sim.host);
 	snprintf(sim.sysfs, sizeof(sim.sysfs), "%s", sysfs && *sysfs ? sysfs : hostdir);
@@ -464,8 +470,10 @@ static void sim_init_once(void)
 		fprintf(stderr, "efasim: cannot open registry in %s\n", sim.dir);
 		return;
 	}
-	if ((!sysfs || !*sysfs) && build_sysfs() == 0)
-		setenv("SYSFS_PATH", sim.sysfs, 0);
+	if ((!sysfs || !*sysfs) && build_sysfs() == 0) {
+		setenv("SYSFS_PATH", sim.sysfs, foreign);
+		setenv("EFASIM_SYSFS_HOST", sim.host, 1);
+	}
 	robust_lock(&sim.reg->lock);
 	registry_gc_locked();
 	for (int i = 0; i < sim.nnics; i++) {

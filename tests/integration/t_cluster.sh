@@ -83,3 +83,109 @@ t_cluster_efa_two_nodes() {
 	grep -qa "node0" "$EFASIM_DIR/registry" && grep -qa "node1" "$EFASIM_DIR/registry" ||
 		die "simulated NICs of node0 and node1 not both registered"
 }
+
+# Every node's facts in the header and in --nodes-json: node1 runs libfabric
+# 2.6.0 (its LD_LIBRARY_PATH, as after a partial upgrade), node0 Debian's
+# 1.17: the header warns naming both, the JSON lists both nodes and the
+# difference; with the same library everywhere nothing is flagged. (The
+# mixed job itself cannot work: 1.17 answers -p tcp with tcp;ofi_rxm, 2.6 with
+# tcp, and the two do not talk; it ends after -t with the warning already out.)
+t_cluster_node_versions() {
+	local d=$ROOT/build-efasim/lf-2.6.0/prefix/lib
+	[ -e "$d/libfabric.so.1" ] || { echo "libfabric 2.6.0 not built ($d): make efasim V=2.6.0"; exit 77; }
+	cluster_need 2
+	timeout 60 "$ROOT/tests/cluster/up" 2 --env "node1:LD_LIBRARY_PATH=$d" >/dev/null 2>&1 || die "up --env"
+	expect_rc 1 cmpi -H node0:1,node1:1 -np 2 "$ABIN/efab_put_lat" -p tcp -m 8 -n 20 -t 3 \
+		--nodes-json "$WORK/n.json"
+	grep -q "^# 2 nodes: node0, node1$" "$WORK/last.out" || die "no node list in the header"
+	grep -q "^# WARNING: the nodes differ: libfabric 1.17 (node0); 2.6 (node1)" "$WORK/last.out" ||
+		die "no libfabric warning naming both nodes"
+	grep -q "warning: the nodes differ" "$WORK/last.err" || die "no warning on stderr"
+	python3 - "$WORK/n.json" "$d" <<'PY' || die "nodes JSON"
+import json, sys
+j = json.load(open(sys.argv[1]))
+nodes = {n["hostname"]: n for n in j["nodes"]}
+assert set(nodes) == {"node0", "node1"}, nodes
+assert nodes["node0"]["libfabric_version"] == "1.17", nodes["node0"]
+assert nodes["node1"]["libfabric_version"] == "2.6", nodes["node1"]
+assert nodes["node1"]["libfabric_path"].startswith(sys.argv[2]), nodes["node1"]
+assert nodes["node0"]["ranks"] == [0] and nodes["node1"]["ranks"] == [1], nodes
+assert "libfabric 1.17 (node0); 2.6 (node1)" in j["mismatch"], j["mismatch"]
+PY
+	timeout 60 "$ROOT/tests/cluster/up" 2 >/dev/null 2>&1 || die "up"
+	expect_rc 0 cmpi -H node0:1,node1:1 -np 2 "$ABIN/efab_put_lat" -p tcp -m 8 -n 20 \
+		--nodes-json "$WORK/n2.json"
+	grep -q "WARNING" "$WORK/last.out" && die "warning although the nodes agree"
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["mismatch"] == "" and len(j["nodes"]) == 2, j' \
+		"$WORK/n2.json" || die "nodes JSON without mismatch"
+}
+
+# configs/p5en-all-nics.conf scaled down to 2 test nodes: every node a
+# p5.48xlarge-shaped topology (tests/topo/p5.xml through HWLOC_XMLFILE) with
+# two simulated EFA NICs at the PCI addresses of GPU0's and GPU1's first NIC
+# there; 2 ranks per node, --domain auto, both fabrics, per-pair rows. Each
+# rank must pick its GPU's NIC on its own node: the aggregate row's line rate
+# is that of two distinct NICs. meta.json records both nodes per job.
+t_cluster_sweep_all_nics_efasim() {
+	local v=2.6.0 d=$ROOT/build-efasim
+	for f in "$d/sim/lib/libibverbs.so.1" "$d/lf-$v/.done" "$d/lf-$v/efab/bin/efab_sweep"; do
+		[ -e "$f" ] || { echo "libfabric $v on efasim not built ($f missing): make efasim V=$v"; exit 77; }
+	done
+	cluster_need 2
+	timeout 60 "$ROOT/tests/cluster/up" 2 --topo "$ROOT/tests/topo/p5.xml" \
+		--env 'EFASIM_NICS=2 EFASIM_PROFILE=p5 EFASIM_PCI=0000:13:00.0,0000:23:00.0' >/dev/null 2>&1 ||
+		die "up --topo"
+	export EFASIM_DIR="$WORK/efasim" LD_LIBRARY_PATH="$d/sim/lib:$d/lf-$v/prefix/lib"
+	cat >"$WORK/all-nics.conf" <<CONF
+# p5en-all-nics.conf shaped, on 2 test nodes with 2 simulated NICs each
+[global]
+launcher = $ROOT/tests/cluster/mpirun -np {np} --map-by ppr:{ppn}:node -H node0:{ppn},node1:{ppn} -x EFASIM_DIR -x LD_LIBRARY_PATH {env_flags}
+np = 4
+ppn = 2
+nodes = 2
+provider = efa
+fabric = efa, efa-direct
+matrix = fabric
+domain = auto
+per-pair = true
+repeat = 1
+job_timeout = 120
+
+[put_bw_all_nics]
+bench = put_bw
+sizes = 64K:256K:x4
+window = 16
+iters = 10
+CONF
+	timeout -k 5 400 "$d/lf-$v/efab/bin/efab_sweep" "$WORK/all-nics.conf" -o "$WORK/runs" --label cluster ||
+		{ cat "$WORK"/runs/*/logs/*.log; die "sweep failed"; }
+	local run
+	run=$(ls -d "$WORK"/runs/*/ | head -1)
+	python3 - "$run" <<'PY' || die "all-NIC sweep results"
+import csv, json, sys, os
+run = sys.argv[1]
+meta = json.load(open(os.path.join(run, "meta.json")))
+jobs = meta["jobs"]
+assert len(jobs) == 2 and all(j["status"] == "ok" for j in jobs), jobs
+for j in jobs:
+    nodes = {n["hostname"]: n for n in j["nodes"]["nodes"]}
+    assert set(nodes) == {"node0", "node1"}, j
+    for n in nodes.values():
+        assert "8 GPUs; 32 OpenFabrics NICs" in n["topology"], n
+        assert n["libfabric_version"] == "2.6", n
+    assert j["nodes"]["mismatch"] == "", j["nodes"]
+assert meta["node_mismatch_jobs"] == 0
+rows = list(csv.DictReader(open(os.path.join(run, "put_bw.csv"))))
+fabrics = {r["fabric"] for r in rows}
+assert fabrics == {"efa", "efa-direct"}, fabrics
+agg = [r for r in rows if r["pair"] == "all"]
+pairs = [r for r in rows if r["pair"] != "all"]
+assert len(agg) == 4 and len(pairs) == 8, (len(agg), len(pairs))
+for r in agg:  # two distinct NICs on the initiating node: twice one NIC's line rate
+    one = float(pairs[0]["link_Gbps"])
+    assert abs(float(r["link_Gbps"]) - 2 * one) < 1e-6, (r["link_Gbps"], one)
+    assert r["errors"] == "0"
+print("ok:", len(rows), "rows")
+PY
+	grep -q "NIC rdmap19s0" "$run"/logs/001-*.log || die "rank 0 did not pick GPU0's NIC rdmap19s0"
+}

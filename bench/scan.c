@@ -467,8 +467,8 @@ static void print_header(efab_ctx_t *c, int rounds)
 	       (unsigned long long)c->o.window);
 	printf("# verdict: a NIC is flagged when the median over its peers is below %.2f x the "
 	       "cluster median (bandwidth) or above median / %.2f (latency) and further from it "
-	       "than %.0f robust standard deviations of the per-NIC figures%s%s; a node when more "
-	       "than half its NICs are\n",
+	       "than %.0f x its noise (robust spread of the pair figures without that node, for a "
+	       "median of as many)%s%s; a node when more than half its NICs are\n",
 	       c->o.threshold, c->o.threshold, EFAB_SCAN_SIGMAS,
 	       c->o.min_bw > 0 ? ", or below --min-bw" : "",
 	       c->o.max_lat > 0 ? ", or above --max-lat" : "");

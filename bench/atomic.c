@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "efab_clock.h"
 #include "rma.h"
 
 
@@ -105,6 +106,15 @@ int efab_atomic_setup(efab_ctx_t *c)
 			     "same value, so every op succeeds and the word is unchanged");
 	if (c->o.check)
 		efab_note(c, "-c: final target values and fetched values are checked");
+	efab_clock_init();
+	if (c->b->mask & EFAB_B_ATOMIC_LAT)
+		efab_note(c, "first_us = the first atomic of each size alone (for the first size the "
+			     "first operation to this peer), never among the samples; lat_us_batch = "
+			     "one timed batch of -n further atomics / n (no clock read per atomic; "
+			     "includes setting the operands)");
+	else
+		efab_note(c, "first_us = the first window of each size alone, never among the "
+			     "windows measured; slowest initiating rank");
 	return EFAB_OK;
 }
 
@@ -217,26 +227,38 @@ static int begin_size(efab_ctx_t *c, size_t count, efab_waitfor_t *w)
 int efab_atomic_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 {
 	size_t count = size / at.dsz;
-	uint64_t n = efab_iters_for(c, size), warm = efab_warmup_for(c, size);
+	uint64_t n = efab_iters_for(c, size), warm = efab_lat_warmup(c, size), nb = n;
 	efab_waitfor_t w = {"", efab_aop_name(c->o.aop), size, c->peer, 0};
 	uint64_t k = c->o.contend ? (uint64_t)c->rt->size - 1 : 1;
 	size_t ns = 0;
+	uint64_t tb0 = 0, tb1 = 0;
+	double first_us = 0, batch_us = 0;
 	uint64_t expect = efab_atomic_init_value(c->o.aop, c->o.dtype), last = 0;
 
 	if (begin_size(c, count, &w))
 		return EFAB_ERR;
 	if (c->initiator) {
 		w.what = "atomic completion";
-		for (uint64_t j = 0; j < warm + n; j++) {
+		/* [0, warm) warmup, j = 0 the first; [warm, warm+n) sampled; then one
+		 * batch of nb timed as a whole (its operand setup and checks included) */
+		for (uint64_t j = 0; j < warm + n + nb; j++) {
 			w.iter = j;
+			if (j == warm + n)
+				tb0 = efab_ticks();
 			if (set_operands(c, 0, count, j, expect))
 				return EFAB_ERR;
-			uint64_t t0 = efab_now_ns();
+			uint64_t t0 = efab_ticks();
 			if (post_one(c, 0, count, &w) || efab_wait_tx(&c->fab, c->fab.tx_posted, &w))
 				return EFAB_ERR;
-			uint64_t t1 = efab_now_ns();
-			if (j >= warm)
-				c->samples[ns++] = (double)(t1 - t0) / 1e3;
+			if (j < warm + n) {
+				uint64_t t1 = efab_ticks();
+				if (j >= warm)
+					c->samples[ns++] = efab_ticks_us(t1 - t0);
+				else if (j == 0)
+					first_us = efab_ticks_us(t1 - t0);
+			}
+			if (j + 1 == warm + n + nb)
+				tb1 = efab_ticks();
 			if (at.kind == EFAB_ATOMIC_PLAIN)
 				continue;
 			uint64_t v;
@@ -267,24 +289,34 @@ int efab_atomic_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 	if (efab_barrier_progress(&c->fab, &w))
 		return EFAB_ERR;
 	if (c->o.check)
-		row->errors += check_final(c, count, k, warm + n, 1);
+		row->errors += check_final(c, count, k, warm + n + nb, 1);
+	if (nb && tb1 > tb0)
+		batch_us = efab_ticks_us(tb1 - tb0) / (double)nb;
 
 	/* Rank 0 prints: with --contend it is the target, so the first
 	 * initiator's statistics travel to it. */
-	efab_stats_t mine, *all = calloc((size_t)c->rt->size, sizeof(*all));
-	efab_stats_compute(c->samples, ns, &mine);
+	typedef struct {
+		efab_stats_t st;
+		double first_us, batch_us;
+	} lat_share_t;
+	lat_share_t mine, *all = calloc((size_t)c->rt->size, sizeof(*all));
+	memset(&mine, 0, sizeof(mine));
+	efab_stats_compute(c->samples, ns, &mine.st);
+	mine.first_us = first_us;
+	mine.batch_us = batch_us;
 	if (!all || c->rt->allgather(c->rt, &mine, all, sizeof(mine))) {
 		free(all);
 		efab_log_error("gathering latency results failed");
 		return EFAB_ERR;
 	}
 	int first = c->o.contend ? 1 : 0;
-	row->lat = all[first];
+	row->lat = all[first].st;
+	efab_lat_extra(row, 0, all[first].first_us, all[first].batch_us);
 	row->has_lat = 1;
 	if (c->o.contend) { /* aggregate rate of the contending initiators */
 		double rate = 0;
 		for (int r = 1; r < c->rt->size; r++)
-			rate += all[r].mean > 0 ? 1.0 / all[r].mean : 0;
+			rate += all[r].st.mean > 0 ? 1.0 / all[r].st.mean : 0;
 		row->has_bw = 1;
 		row->msg_rate_Mops = rate;
 		row->bw_MBps = rate * (double)size;
@@ -299,7 +331,8 @@ int efab_atomic_bw_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 	size_t count = size / at.dsz;
 	uint64_t n = efab_iters_for(c, size) / 5, warm = 2, W = c->o.window;
 	efab_waitfor_t w = {"", efab_aop_name(c->o.aop), size, c->peer, 0};
-	uint64_t k = c->o.contend ? (uint64_t)c->rt->size - 1 : 1, total_ns = 0;
+	uint64_t k = c->o.contend ? (uint64_t)c->rt->size - 1 : 1, total_ticks = 0;
+	double first_us = 0;
 	uint64_t init = efab_atomic_init_value(c->o.aop, c->o.dtype);
 	size_t ns = 0;
 
@@ -316,17 +349,19 @@ int efab_atomic_bw_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 			for (uint64_t q = 0; q < W; q++)
 				if (set_operands(c, q, count, i * W + q, init))
 					return EFAB_ERR;
-			uint64_t t0 = efab_now_ns();
+			uint64_t t0 = efab_ticks();
 			for (uint64_t q = 0; q < W; q++)
 				if (post_one(c, q, count, &w))
 					return EFAB_ERR;
 			if (efab_wait_tx(&c->fab, c->fab.tx_posted, &w))
 				return EFAB_ERR;
-			uint64_t dt = efab_now_ns() - t0;
-			if (i >= warm) {
-				total_ns += dt;
+			uint64_t dt = efab_ticks() - t0;
+			if (i == 0) /* warm >= 1: window 0 is the first, never measured */
+				first_us = efab_ticks_us(dt);
+			else if (i >= warm) {
+				total_ticks += dt;
 				if (!c->o.no_window_stats)
-					c->samples[ns++] = (double)dt / 1e3;
+					c->samples[ns++] = efab_ticks_us(dt);
 			}
 			if (!c->o.check || at.kind == EFAB_ATOMIC_PLAIN)
 				continue;
@@ -347,5 +382,6 @@ int efab_atomic_bw_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 		return EFAB_ERR;
 	if (c->o.check)
 		row->errors += check_final(c, count, k, (warm + n) * W, W);
-	return efab_bw_report(c, row, c->initiator, total_ns, ns, n, (double)size, "no");
+	return efab_bw_report(c, row, c->initiator, efab_ticks_us(total_ticks), ns, n, (double)size,
+			      "no", first_us, "");
 }

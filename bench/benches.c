@@ -2,7 +2,11 @@
 #include "atomic.h"
 #include "rma.h"
 
-static const char *const put_lat_cols[] = {"inject"};
+/* Columns are only ever appended (readers and tests/csvcheck.py know each
+ * bench's later additions). first_us: iteration 0 of the size, alone;
+ * lat_us_batch: one batch of n iterations timed as a whole / n. */
+static const char *const put_lat_cols[] = {"inject", "first_us", "lat_us_batch"};
+static const char *const lat_cols[] = {"first_us", "lat_us_batch"};
 
 const efab_bench_t efab_bench_put_lat = {
 	.name = "efab_put_lat",
@@ -19,7 +23,7 @@ const efab_bench_t efab_bench_put_lat = {
 	.exact_ranks = 2,
 	.show_lat = 1,
 	.extra_cols = put_lat_cols,
-	.n_extra = 1,
+	.n_extra = 3,
 	.setup = efab_rma_notes,
 	.run = efab_put_lat_run,
 };
@@ -37,6 +41,8 @@ const efab_bench_t efab_bench_get_lat = {
 	.ops = 1u << EFAB_OP_READ,
 	.exact_ranks = 2,
 	.show_lat = 1,
+	.extra_cols = lat_cols,
+	.n_extra = 2,
 	.setup = efab_rma_notes,
 	.run = efab_get_lat_run,
 };
@@ -57,7 +63,7 @@ const efab_bench_t efab_bench_put_bw = {
 	.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),
 	.show_bw = 1,
 	.extra_cols = efab_bw_cols,
-	.n_extra = 6,
+	.n_extra = 8,
 	.region = efab_bw_region,
 	.setup = efab_bw_setup,
 	.run = efab_bw_run,
@@ -74,7 +80,7 @@ const efab_bench_t efab_bench_get_bw = {
 	.ops = 1u << EFAB_OP_READ,
 	.show_bw = 1,
 	.extra_cols = efab_bw_cols,
-	.n_extra = 6,
+	.n_extra = 8,
 	.region = efab_bw_region,
 	.setup = efab_bw_setup,
 	.run = efab_bw_run,
@@ -96,6 +102,8 @@ const efab_bench_t efab_bench_atomic_lat = {
 	.ops = 1u << EFAB_OP_ATOMIC,
 	.exact_ranks = 2,
 	.show_lat = 1,
+	.extra_cols = lat_cols,
+	.n_extra = 2,
 	.region = efab_atomic_region,
 	.setup = efab_atomic_setup,
 	.run = efab_atomic_lat_run,
@@ -116,7 +124,7 @@ const efab_bench_t efab_bench_atomic_bw = {
 	.ops = 1u << EFAB_OP_ATOMIC,
 	.show_bw = 1,
 	.extra_cols = efab_bw_cols,
-	.n_extra = 6,
+	.n_extra = 8,
 	.region = efab_atomic_region,
 	.setup = efab_atomic_setup,
 	.run = efab_atomic_bw_run,

@@ -13,26 +13,33 @@
  * On shm and tcp registration is software bookkeeping; on EFA (and verbs)
  * the NIC driver pins pages or imports a dmabuf: the includes_nic_work
  * column says which a row measured. Single process, or one result per rank
- * under mpirun. */
+ * under mpirun.
+ *
+ * The first call of every size and regime is timed apart (first_us) and never
+ * among the samples: n steady calls follow it. --domains registers each
+ * buffer on k domains (NICs) of the provider, k = 1, 2, 4, ... up to K, one
+ * row per k (column domains). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "efab_clock.h"
 #include "efab_cuda.h"
+#include "efab_topo.h"
 #include "reg.h"
 
 /* The fit columns' 95 % intervals come after fit_r2 so that older columns
  * keep their places. */
 enum { C_RANK, C_DEREG50, C_DEREG99, C_REGBEFORE, C_CACHE, C_ACCESS, C_NIC, C_FITX, C_FIXED,
-       C_SLOPE, C_R2, C_FIXED_LO, C_FIXED_HI, C_SLOPE_LO, C_SLOPE_HI, C_N };
+       C_SLOPE, C_R2, C_FIXED_LO, C_FIXED_HI, C_SLOPE_LO, C_SLOPE_HI, C_DOMAINS, C_FIRST, C_N };
 static const char *const cols[C_N] = {"rank", "dereg_us_p50", "dereg_us_p99",
 				      "registered_before_MiB", "mr_cache", "access",
 				      "includes_nic_work", "fit_x", "fit_fixed_us",
 				      "fit_us_per_MiB", "fit_r2", "fit_fixed_us_lo",
 				      "fit_fixed_us_hi", "fit_us_per_MiB_lo",
-				      "fit_us_per_MiB_hi"};
+				      "fit_us_per_MiB_hi", "domains", "first_us"};
 _Static_assert(C_N <= EFAB_MAX_EXTRA, "registration columns exceed EFAB_MAX_EXTRA");
 
 
@@ -61,31 +68,58 @@ static uint64_t iters_for(const reg_ctx_t *r, uint64_t size)
 	return r->o.iters ? r->o.iters : efab_scaled_count(50, 1u << 20, size, 3);
 }
 
-static int reg_one(reg_ctx_t *r, void *buf, size_t len, efab_mr_t *mr)
+static size_t k_of(const reg_ctx_t *r)
 {
-	if (r->o.dmabuf)
-		return efab_mr_reg_dmabuf(&r->fab, buf, len, r->gpu, r->access, mr);
-	return efab_mr_reg(&r->fab, buf, len, efab_mem_iface(r->kind), r->gpu < 0 ? 0 : r->gpu,
-			   r->access, mr);
+	return r->k ? r->k : 1;
+}
+
+/* One buffer's registrations: one per domain in use. */
+typedef struct mrset {
+	efab_mr_t mr[EFAB_MAX_DOMAINS];
+	size_t n;
+} mrset_t;
+
+static void dereg_set(mrset_t *set)
+{
+	for (size_t d = 0; d < set->n; d++)
+		efab_mr_dereg(&set->mr[d]);
+	set->n = 0;
+}
+
+static int reg_one(reg_ctx_t *r, void *buf, size_t len, mrset_t *set)
+{
+	set->n = 0;
+	for (size_t d = 0; d < k_of(r); d++) {
+		efab_fabric_t *f = r->doms[d] ? r->doms[d] : &r->fab;
+		int rc = r->o.dmabuf ? efab_mr_reg_dmabuf(f, buf, len, r->gpu, r->access, &set->mr[d])
+				     : efab_mr_reg(f, buf, len, efab_mem_iface(r->kind),
+						   r->gpu < 0 ? 0 : r->gpu, r->access, &set->mr[d]);
+		if (rc) {
+			dereg_set(set);
+			return rc;
+		}
+		set->n = d + 1;
+	}
+	return EFAB_OK;
 }
 
 static int fi_reg_cb(reg_ctx_t *r, void *buf, size_t len, void **h)
 {
-	efab_mr_t *mr = malloc(sizeof(*mr));
-	if (!mr)
+	mrset_t *set = malloc(sizeof(*set));
+	if (!set)
 		return EFAB_ERR;
-	int rc = reg_one(r, buf, len, mr);
+	int rc = reg_one(r, buf, len, set);
 	if (rc)
-		free(mr);
+		free(set);
 	else
-		*h = mr;
+		*h = set;
 	return rc;
 }
 
 static int fi_dereg_cb(reg_ctx_t *r, void *h)
 {
 	(void)r;
-	efab_mr_dereg(h);
+	dereg_set(h);
 	free(h);
 	return EFAB_OK;
 }
@@ -146,6 +180,7 @@ typedef struct meas {
 	const char *op;
 	uint64_t size, n;
 	efab_stats_t reg, dereg;
+	double first_us; /* the first call of this size and regime, apart from the samples */
 	double before_MiB;
 	efab_fit_t fit; /* accumulate: cost vs registered before */
 	int has_fit;
@@ -160,15 +195,18 @@ static int measure(reg_ctx_t *r, const char *op, uint64_t size, meas_t *m)
 	memset(m, 0, sizeof(*m));
 	m->op = op;
 	m->size = size;
+	uint64_t calls = n + 1; /* call 0 is the first, timed apart */
 	if (!strcmp(op, "accumulate")) {
 		n = r->o.iters ? r->o.iters : 64;
 		if (n > r->o.max_total / size)
 			n = r->o.max_total / size;
 		if (n < 2)
 			return EFAB_SKIP; /* no "already registered" to speak of */
+		calls = n; /* within --max-total: the first is one of them */
 	}
-	if (n > r->cap) {
-		double *a = realloc(r->reg, n * sizeof(double)), *b = a ? realloc(r->dereg, n * sizeof(double)) : NULL;
+	if (calls > r->cap) {
+		double *a = realloc(r->reg, calls * sizeof(double)),
+		       *b = a ? realloc(r->dereg, calls * sizeof(double)) : NULL;
 		if (!a || !b) {
 			if (a)
 				r->reg = a;
@@ -177,47 +215,51 @@ static int measure(reg_ctx_t *r, const char *op, uint64_t size, meas_t *m)
 		}
 		r->reg = a;
 		r->dereg = b;
-		r->cap = n;
+		r->cap = calls;
 	}
-	m->n = n;
 	const efab_regop_t *cb = efab_regop_find(r, op);
 	if (cb) {
-		for (uint64_t i = 0; i < n && !rc; i++) {
+		for (uint64_t i = 0; i < calls && !rc; i++) {
 			void *h = NULL, *buf = NULL;
 			if (cb->alloc) {
 				if ((rc = efab_mem_alloc(cb->kind >= 0 ? cb->kind : r->kind, r->gpu, size, &mem)))
 					break;
 				buf = mem.ptr;
 			}
-			uint64_t t0 = efab_now_ns();
+			uint64_t t0 = efab_ticks();
 			rc = cb->reg(r, buf, size, &h);
-			uint64_t t1 = efab_now_ns();
+			uint64_t t1 = efab_ticks();
 			if (!rc)
 				rc = cb->dereg(r, h);
-			uint64_t t2 = efab_now_ns();
-			r->reg[i] = (double)(t1 - t0) / 1e3;
-			r->dereg[i] = (double)(t2 - t1) / 1e3;
+			uint64_t t2 = efab_ticks();
+			r->reg[i] = efab_ticks_us(t1 - t0);
+			r->dereg[i] = efab_ticks_us(t2 - t1);
 			if (cb->alloc)
 				efab_mem_free(&mem);
 		}
 	} else if (!strcmp(op, "same")) {
 		if ((rc = efab_mem_alloc(r->kind, r->gpu, size, &mem)))
 			return rc;
-		for (uint64_t i = 0; i < n && !rc; i++) {
-			efab_mr_t mr;
-			uint64_t t0 = efab_now_ns();
-			rc = reg_one(r, mem.ptr, size, &mr);
-			uint64_t t1 = efab_now_ns();
+		mrset_t *set = malloc(sizeof(*set));
+		if (!set) {
+			efab_mem_free(&mem);
+			return EFAB_ERR;
+		}
+		for (uint64_t i = 0; i < calls && !rc; i++) {
+			uint64_t t0 = efab_ticks();
+			rc = reg_one(r, mem.ptr, size, set);
+			uint64_t t1 = efab_ticks();
 			if (rc)
 				break;
-			efab_mr_dereg(&mr);
-			r->reg[i] = (double)(t1 - t0) / 1e3;
-			r->dereg[i] = (double)(efab_now_ns() - t1) / 1e3;
+			dereg_set(set);
+			r->reg[i] = efab_ticks_us(t1 - t0);
+			r->dereg[i] = efab_ticks_us(efab_ticks() - t1);
 		}
+		free(set);
 		efab_mem_free(&mem);
 	} else { /* accumulate */
 		efab_mem_t *mems = calloc(n, sizeof(*mems));
-		efab_mr_t *mrs = calloc(n, sizeof(*mrs));
+		mrset_t *mrs = calloc(n, sizeof(*mrs));
 		double *x = calloc(n, sizeof(double));
 		uint64_t done = 0;
 		if (!mems || !mrs || !x) {
@@ -228,22 +270,24 @@ static int measure(reg_ctx_t *r, const char *op, uint64_t size, meas_t *m)
 			if ((rc = efab_mem_alloc(r->kind, r->gpu, size, &mems[done])))
 				break;
 			x[done] = (double)(done * size) / 1048576.0;
-			uint64_t t0 = efab_now_ns();
+			uint64_t t0 = efab_ticks();
 			rc = reg_one(r, mems[done].ptr, size, &mrs[done]);
-			r->reg[done] = (double)(efab_now_ns() - t0) / 1e3;
+			r->reg[done] = efab_ticks_us(efab_ticks() - t0);
 			if (rc) {
 				efab_mem_free(&mems[done]);
 				break;
 			}
 		}
-		if (!rc && efab_linfit_rel(x, r->reg, n, &m->fit) == 0)
+		/* the first registration (nothing registered before) is the cold
+		 * one: apart, as in every regime; the fit is over the others */
+		if (!rc && efab_linfit_rel(x + 1, r->reg + 1, n - 1, &m->fit) == 0)
 			m->has_fit = 1;
 		m->before_MiB = (double)((n - 1) * size) / 1048576.0;
 		/* last registered, first released: the i-th release sees n-1-i others */
 		for (uint64_t i = done; i-- > 0;) {
-			uint64_t t0 = efab_now_ns();
-			efab_mr_dereg(&mrs[i]);
-			r->dereg[i] = (double)(efab_now_ns() - t0) / 1e3;
+			uint64_t t0 = efab_ticks();
+			dereg_set(&mrs[i]);
+			r->dereg[i] = efab_ticks_us(efab_ticks() - t0);
 			efab_mem_free(&mems[i]);
 		}
 		free(mems);
@@ -252,8 +296,12 @@ static int measure(reg_ctx_t *r, const char *op, uint64_t size, meas_t *m)
 	}
 	if (rc)
 		return rc;
-	efab_stats_compute(r->reg, n, &m->reg);
-	efab_stats_compute(r->dereg, n, &m->dereg);
+	/* accumulate keeps n registrations (the first among them), the other
+	 * regimes made n + 1 calls: either way the first stands apart */
+	m->n = calls - 1;
+	efab_stats_split_first(r->reg, calls, &m->first_us, &m->reg);
+	double first_dereg;
+	efab_stats_split_first(r->dereg, calls, &first_dereg, &m->dereg);
 	return EFAB_OK;
 }
 
@@ -280,6 +328,11 @@ static void emit(reg_ctx_t *r, const meas_t *m, const efab_fit_t *fit, const cha
 	snprintf(row.extra[C_CACHE], 40, "%s", component ? "-" : cache);
 	snprintf(row.extra[C_ACCESS], 40, "%s", component ? "-" : r->o.access ? "local" : "remote");
 	snprintf(row.extra[C_NIC], 40, "%s", component ? "no" : r->nic_work);
+	if (component)
+		snprintf(row.extra[C_DOMAINS], 40, "-");
+	else
+		snprintf(row.extra[C_DOMAINS], 40, "%zu", k_of(r));
+	snprintf(row.extra[C_FIRST], 40, "%.3f", m->first_us);
 	if (fit) {
 		snprintf(row.extra[C_FITX], 40, "%s", fit_x);
 		snprintf(row.extra[C_FIXED], 40, "%.4f", fit->intercept);
@@ -340,7 +393,9 @@ int efab_reg_run_regime(reg_ctx_t *r, const char *op)
 	/* weighted by 1/y^2: the small sizes set the fixed cost, the large the slope */
 	efab_fit_t fit;
 	int have_fit = efab_linfit_rel(x, y, k, &fit) == 0;
-	char fs[160];
+	char fs[160], kdesc[48] = "";
+	if (r->ndoms > 1 && !(efab_regop_find(r, op) && efab_regop_find(r, op)->component))
+		snprintf(kdesc, sizeof(kdesc), " on %zu domain%s", k_of(r), k_of(r) > 1 ? "s" : "");
 	for (size_t i = 0; i < k; i++) {
 		if (!strcmp(op, "accumulate"))
 			emit(r, &ms[i], ms[i].has_fit ? &ms[i].fit : NULL, "registered_before");
@@ -349,9 +404,9 @@ int efab_reg_run_regime(reg_ctx_t *r, const char *op)
 	}
 	if (have_fit && strcmp(op, "accumulate")) {
 		fit_str(&fit, "/MiB", fs, sizeof(fs));
-		printf("# %s: registration costs %s (weighted by 1/y^2, R^2 %.3f) for %s memory on "
+		printf("# %s%s: registration costs %s (weighted by 1/y^2, R^2 %.3f) for %s memory on "
 		       "%s (fit of p50 over %zu sizes%s; %s)\n",
-		       op, fs, fit.r2, efab_mem_name(r->kind), r->ri.fabric, k,
+		       op, kdesc, fs, fit.r2, efab_mem_name(r->kind), r->ri.fabric, k,
 		       fit.has_ci ? ", 95% intervals" : "",
 		       efab_regop_find(r, op) && efab_regop_find(r, op)->component
 			       ? r->component_note
@@ -371,6 +426,144 @@ out:
 	return rc;
 }
 
+/* ---- NIC fan-out (--domains) ---- */
+
+/* Domains of the selected provider other than the one in use, in fi_getinfo
+ * order: those of the same fabric; where that fabric has only the one (tcp
+ * names a fabric per interface) and -f was not given, those of the provider's
+ * other fabrics, each domain name once. */
+static size_t sibling_domains(const struct fi_info *sel, int fabric_given, char names[][128],
+			      size_t max)
+{
+	struct fi_info *all = NULL;
+	size_t n = 0;
+	if (efab_getinfo_all(&all))
+		return 0;
+	for (int widen = 0; widen < 2 && n == 0; widen++) {
+		if (widen && fabric_given)
+			break;
+		for (const struct fi_info *i = all; i && n < max; i = i->next) {
+			const char *d = i->domain_attr->name;
+			if (strcmp(i->fabric_attr->prov_name, sel->fabric_attr->prov_name) ||
+			    (!widen && strcmp(i->fabric_attr->name, sel->fabric_attr->name)) ||
+			    !strcmp(d, sel->domain_attr->name))
+				continue;
+			int seen = 0;
+			for (size_t k = 0; k < n; k++)
+				seen |= !strcmp(names[k], d);
+			if (!seen)
+				snprintf(names[n++], 128, "%s", d);
+		}
+	}
+	fi_freeinfo(all);
+	return n;
+}
+
+/* --domains local: how many of the GPU's nearest NICs (topology) there are;
+ * 1 with the reason in why when the topology names none. */
+static size_t local_count(reg_ctx_t *r, char *why, size_t len)
+{
+	efab_topo_t t;
+	efab_pairing_t p;
+	size_t n = 1;
+	if (efab_topo_load(NULL, &t)) {
+		snprintf(why, len, "no topology: local = the domain in use");
+		return 1;
+	}
+	if (efab_topo_pair(&t, r->rt->local_rank, r->o.gpu, "", &p) || p.gpu < 0 ||
+	    t.gpus[p.gpu].nnear < 1)
+		snprintf(why, len, "no GPU with nearest NICs in the topology: local = the domain in use");
+	else
+		n = (size_t)t.gpus[p.gpu].nnear;
+	efab_topo_free(&t);
+	return n;
+}
+
+/* Open the K - 1 further domains (fabric, domain: no endpoint) --domains asks
+ * for. EFAB_EUSAGE when the provider has fewer than asked (the message lists
+ * them). */
+static int open_domains(reg_ctx_t *r, const efab_fabric_req_t *req, char *note, size_t len)
+{
+	static char names[EFAB_MAX_DOMAINS][128];
+	static efab_fabric_t extra[EFAB_MAX_DOMAINS];
+	const char *d = r->o.domains;
+	size_t want;
+	char why[160] = "";
+	r->doms[0] = &r->fab;
+	r->ndoms = 1;
+	size_t nsib = sibling_domains(r->fab.info, r->o.fabric[0] != 0, names, EFAB_MAX_DOMAINS - 1);
+	if (!strcmp(d, "all")) {
+		want = nsib + 1;
+	} else if (!strcmp(d, "local")) {
+		want = local_count(r, why, sizeof(why));
+	} else {
+		char *end;
+		unsigned long v = strtoul(d, &end, 10);
+		if (!*d || *end || v < 1 || v > EFAB_MAX_DOMAINS) {
+			efab_log_error("--domains '%s': expected local, all or a count 1..%d", d,
+				       EFAB_MAX_DOMAINS);
+			return EFAB_EUSAGE;
+		}
+		want = v;
+	}
+	if (want > nsib + 1) {
+		char list[1024] = "";
+		size_t o = (size_t)snprintf(list, sizeof(list), "%s", r->fab.info->domain_attr->name);
+		for (size_t i = 0; i < nsib && o < sizeof(list); i++)
+			o += (size_t)snprintf(list + o, sizeof(list) - o, ", %s", names[i]);
+		efab_log_error("--domains %s: %zu domains asked, provider %s has %zu here: %s", d, want,
+			       r->fab.info->fabric_attr->prov_name, nsib + 1, list);
+		return EFAB_EUSAGE;
+	}
+	for (size_t i = 1; i < want; i++) {
+		efab_fabric_req_t q = *req;
+		q.domain = names[i - 1];
+		q.fabric = NULL; /* the sibling's own fabric (tcp: one per interface) */
+		struct fi_info *info = NULL;
+		int rc = efab_fabric_select(&q, &info);
+		if (rc)
+			return rc;
+		efab_fabric_t *f = &extra[i];
+		memset(f, 0, sizeof(*f));
+		f->info = info;
+		f->next_key = 1;
+		f->rt = r->rt;
+		f->timeout_s = r->o.timeout_s;
+		if (info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+			efab_log_error("--domains: %s requires FI_MR_ENDPOINT (MRs bound to an endpoint); "
+				       "fan-out registers on domains without endpoints",
+				       info->domain_attr->name);
+			fi_freeinfo(info);
+			return EFAB_SKIP;
+		}
+		int ret = fi_fabric(info->fabric_attr, &f->fabric, NULL);
+		if (!ret)
+			ret = fi_domain(f->fabric, info, &f->domain, NULL);
+		if (ret) {
+			efab_log_error("--domains: opening domain %s failed: %s", names[i - 1],
+				       fi_strerror(-ret));
+			efab_fabric_close(f);
+			return EFAB_ERR;
+		}
+		r->doms[r->ndoms++] = f;
+	}
+	size_t o = (size_t)snprintf(note, len, "--domains %s: K = %zu (%s", d, r->ndoms,
+				    r->fab.info->domain_attr->name);
+	for (size_t i = 1; i < r->ndoms && o < len; i++)
+		o += (size_t)snprintf(note + o, len - o, ", %s", r->doms[i]->info->domain_attr->name);
+	snprintf(note + (o < len ? o : len - 1), o < len ? len - o : 1,
+		 "); rows for k = 1, 2, 4, ... and K: each buffer registered on k of them in turn, "
+		 "lat_us_* the time of all k%s%s", why[0] ? "; " : "", why);
+	return EFAB_OK;
+}
+
+static void close_domains(reg_ctx_t *r)
+{
+	for (size_t i = 1; i < r->ndoms; i++)
+		efab_fabric_close(r->doms[i]);
+	r->ndoms = 0;
+}
+
 static const char summary[] =
 	"Registration cost per call and per byte (single process, or one result per rank under\n"
 	"mpirun). fi_mr_regattr and fi_close are timed apart, in microseconds, per size, in the\n"
@@ -379,7 +572,9 @@ static const char summary[] =
 	"a fit register_us = fixed_us + us_per_MiB x MiB, weighted by 1/y^2 (relative error),\n"
 	"is printed and recorded with 95% intervals.\n"
 	"Default sizes 4K:1G. On shm/tcp registration is software bookkeeping; on EFA the NIC\n"
-	"driver pins pages or imports a dmabuf (column includes_nic_work).";
+	"driver pins pages or imports a dmabuf (column includes_nic_work).\n"
+	"The first call of every size and regime is timed apart (first_us), never among the\n"
+	"samples. --domains local|all|N registers each buffer on k NICs (column domains).";
 
 int efab_mr_reg_main(int argc, char **argv)
 {
@@ -441,6 +636,12 @@ int efab_mr_reg_main(int argc, char **argv)
 	rc = efab_fabric_open(info, r->rt, r->o.timeout_s, &r->fab);
 	if (rc)
 		goto finalize;
+	efab_clock_init(); /* before the first timed call */
+	char note3[1024] = "";
+	r->doms[0] = &r->fab;
+	r->ndoms = 1;
+	if (r->o.domains[0] && (rc = open_domains(r, &req, note3, sizeof(note3))))
+		goto close;
 	r->gpu = -1;
 	if (efab_mem_is_gpu(r->kind)) {
 		int n = efab_cuda_device_count();
@@ -476,18 +677,24 @@ int efab_mr_reg_main(int argc, char **argv)
 		 r->o.dmabuf ? "; registered through dmabuf (FI_MR_DMABUF)" : "",
 		 r->cache_na ? "; mr_cache column n/a: " : "", r->cache_na ? r->cache_na : "");
 	snprintf(note2, sizeof(note2),
-		 "lat_us_* = fi_mr_regattr time, dereg_us_* = fi_close time, microseconds; %s",
+		 "lat_us_* = fi_mr_regattr time, dereg_us_* = fi_close time, microseconds, over n "
+		 "calls after the first; first_us = the first call of the size and regime, alone; %s",
 		 r->nic_work[0] == 'y' ? "this provider's registration includes NIC driver work"
 				       : "no NIC here: registration is software bookkeeping");
-	const char *notes[] = {note1, note2};
-	efab_table_begin(stdout, &r->ri, notes, 2, 1, 0);
+	const char *notes[] = {note1, note2, note3};
+	efab_table_begin(stdout, &r->ri, notes, note3[0] ? 3 : 2, 1, 0);
 
 	static const char *const regimes[] = {"fresh", "same", "accumulate"};
-	/* registrations through a dmabuf are rows of their own: op fresh_dmabuf */
-	for (int g = 1; g <= 3 && !rc; g++)
-		if (r->o.regime == EFAB_REGIME_ALL || r->o.regime == g)
-			rc = efab_reg_run_regime(r, g == 1 && r->o.dmabuf ? "fresh_dmabuf"
-								  : regimes[g - 1]);
+	/* registrations through a dmabuf are rows of their own: op fresh_dmabuf;
+	 * with --domains every regime runs for k = 1, 2, 4, ... and K */
+	for (size_t k = 1; k <= r->ndoms && !rc; k = k * 2 > r->ndoms && k < r->ndoms ? r->ndoms : k * 2) {
+		r->k = k;
+		for (int g = 1; g <= 3 && !rc; g++)
+			if (r->o.regime == EFAB_REGIME_ALL || r->o.regime == g)
+				rc = efab_reg_run_regime(r, g == 1 && r->o.dmabuf ? "fresh_dmabuf"
+									  : regimes[g - 1]);
+	}
+	r->k = 1;
 	if (!rc && r->o.components) {
 		if (r->kind == EFAB_MEM_CUDA)
 			rc = efab_reg_run_regime(r, "dmabuf_export");
@@ -496,6 +703,7 @@ int efab_mr_reg_main(int argc, char **argv)
 	}
 	efab_csv_close(&r->csv);
 close:
+	close_domains(r);
 	efab_fabric_close(&r->fab);
 	info = NULL;
 finalize:

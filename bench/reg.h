@@ -11,6 +11,8 @@ extern "C" {
 
 typedef struct reg_ctx reg_ctx_t;
 
+#define EFAB_MAX_DOMAINS 32
+
 /* One thing to time: reg gets a fresh buffer of the run's (or its own)
  * memory kind when alloc is set, else NULL (it allocates itself). */
 typedef struct efab_regop {
@@ -37,6 +39,12 @@ struct reg_ctx {
 	const char *component_note;
 	const efab_regop_t *ops;
 	size_t nops;
+	/* NIC fan-out (--domains): doms[0] is &fab, the others opened on
+	 * further domains of the provider; every fi_mr_regattr of a row is made
+	 * on doms[0..k) one after the other (k = 0 counts as 1) */
+	efab_fabric_t *doms[EFAB_MAX_DOMAINS];
+	size_t ndoms;
+	size_t k;
 };
 
 /* The registration CSV columns after the schema-1 metrics. */

@@ -9,28 +9,33 @@
  * 10^6 B/s; the aggregate row is the sum over the initiating ranks, all
  * running at once between barriers.
  *
- * Region per rank: [rx | tx]; every op of a window reads tx and lands on the
- * peer's rx (concurrent identical writes), as OSU and fabtests do. */
+ * Region per rank: [rx | tx]. --footprint buffer (default): every op of a
+ * window reads one tx buffer and lands on the peer's one rx buffer
+ * (concurrent identical writes), as OSU and perftest do. --footprint window:
+ * op k of a window uses tx + k x size and rx + k x size, window x size bytes
+ * on each side, as fabtests' fi_rma_bw does (it matters where the window no
+ * longer fits a cache: 4 MiB on shm). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "efab_clock.h"
 #include "harness.h"
 #include "rma.h"
 
-enum { X_PAIR, X_WP50, X_WP99, X_INJECT, X_LINK, X_PCT };
+enum { X_PAIR, X_WP50, X_WP99, X_INJECT, X_LINK, X_PCT, X_FIRST, X_FOOT };
 const char *const efab_bw_cols[] = {"pair", "window_us_p50", "window_us_p99", "inject",
-				    "link_Gbps", "pct_of_link"};
-const size_t efab_n_bw_cols = 6;
+				    "link_Gbps", "pct_of_link", "first_us", "footprint"};
+const size_t efab_n_bw_cols = 8;
 
-/* Destination slots per window. One: every op of a window carries the same
- * data, so they may share a buffer, as in OSU and fabtests; more slots would
- * only measure the memory system differently from the tools people compare
- * with. (Kept as a function so a multi-buffer mode can slot in here.) */
+/* Buffers per side and window: one (--footprint buffer: every op of a
+ * window carries the same data, so they may share it, as in OSU and
+ * perftest) or one per op (--footprint window, as fabtests). */
 static size_t slots_for(const efab_ctx_t *c, uint64_t size)
 {
-	(void)c, (void)size;
-	return 1;
+	(void)size;
+	return c->o.footprint == EFAB_FOOTPRINT_WINDOW && c->o.window > 1 ? (size_t)c->o.window
+									  : 1;
 }
 
 static size_t rx_bytes(const efab_ctx_t *c)
@@ -46,7 +51,8 @@ static size_t rx_bytes(const efab_ctx_t *c)
 
 size_t efab_bw_region(const efab_ctx_t *c, uint64_t max_size)
 {
-	return rx_bytes(c) + max_size;
+	(void)max_size; /* rx_bytes already holds the largest size's slots */
+	return 2 * rx_bytes(c);
 }
 
 int efab_bw_setup(efab_ctx_t *c)
@@ -67,6 +73,11 @@ int efab_bw_setup(efab_ctx_t *c)
 	efab_note(c, "bandwidth = bytes / sum of window times (first post to last local "
 		     "completion), 10^6 B/s; message rate in 10^6 ops/s; aggregate = sum over "
 		     "initiating ranks; iters = windows of %llu ops", (unsigned long long)c->o.window);
+	efab_note(c, "--footprint %s: %s", efab_footprint_name(c->o.footprint),
+		  slots_for(c, 1) > 1 ? "op k of a window uses source and destination k x size "
+					"(window x size bytes each side, as fabtests)"
+				      : "every op of a window uses one source and one destination "
+					"buffer (as OSU and perftest)");
 	if (c->o.bidir)
 		efab_note(c, "--bidir: both ranks of each pair issue at once; rows report the sum");
 	if (c->op != EFAB_OP_READ)
@@ -96,8 +107,9 @@ typedef struct bw_state {
 	size_t slots;
 	int active;
 	int arrival; /* this rank receives writes and must detect them (-c) */
-	uint64_t total_ns;
+	uint64_t total_ticks;
 	size_t ns;
+	double first_us; /* the size's first window, < 0 until timed */
 } bw_state_t;
 
 static int post_window(efab_ctx_t *c, bw_state_t *st, efab_waitfor_t *w)
@@ -110,12 +122,12 @@ static int post_window(efab_ctx_t *c, bw_state_t *st, efab_waitfor_t *w)
 		int rc;
 		if (c->op == EFAB_OP_READ) {
 			rc = efab_post_read(&c->fab, peer, efab_local(c, slot), st->size, c->ldesc,
-					    efab_raddr(c, peer, tx), key, w);
+					    efab_raddr(c, peer, tx + slot), key, w);
 		} else {
 			uint64_t flags = c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0;
 			if (c->use_inject && k + 1 < c->o.window)
 				flags |= FI_INJECT;
-			rc = efab_post_write(&c->fab, peer, efab_local(c, tx), st->size, c->ldesc,
+			rc = efab_post_write(&c->fab, peer, efab_local(c, tx + slot), st->size, c->ldesc,
 					     efab_raddr(c, peer, slot), key, c->seq & 0xffffffffu,
 					     flags, w);
 		}
@@ -127,14 +139,16 @@ static int post_window(efab_ctx_t *c, bw_state_t *st, efab_waitfor_t *w)
 
 static int timed_window(efab_ctx_t *c, bw_state_t *st, int measured, efab_waitfor_t *w)
 {
-	uint64_t t0 = efab_now_ns();
+	uint64_t t0 = efab_ticks();
 	if (post_window(c, st, w))
 		return EFAB_ERR;
-	uint64_t dt = efab_now_ns() - t0;
-	if (measured) {
-		st->total_ns += dt;
+	uint64_t dt = efab_ticks() - t0;
+	if (st->first_us < 0)
+		st->first_us = efab_ticks_us(dt);
+	else if (measured) {
+		st->total_ticks += dt;
 		if (!c->o.no_window_stats)
-			c->samples[st->ns++] = (double)dt / 1e3;
+			c->samples[st->ns++] = efab_ticks_us(dt);
 	}
 	return EFAB_OK;
 }
@@ -176,15 +190,19 @@ static int prepare(efab_ctx_t *c, bw_state_t *st)
 	size_t tx = rx_bytes(c);
 	if (c->op == EFAB_OP_READ) {
 		/* every rank's tx is a read source for its peer (bidir) or not used */
-		if (efab_fill(c, tx, st->size, c->seq))
-			return EFAB_ERR;
+		for (size_t k = 0; k < st->slots; k++)
+			if (efab_fill(c, tx + k * st->size, st->size, c->seq))
+				return EFAB_ERR;
 		if (st->active) {
 			memset(c->bounce, 0xa5 ^ (int)(c->seq & 0xff), st->slots * st->size);
 			return efab_mem_write(&c->mem, 0, c->bounce, st->slots * st->size);
 		}
 		return EFAB_OK;
 	}
-	return st->active ? efab_fill(c, tx, st->size, c->seq) : EFAB_OK;
+	for (size_t k = 0; st->active && k < st->slots; k++)
+		if (efab_fill(c, tx + k * st->size, st->size, c->seq))
+			return EFAB_ERR;
+	return EFAB_OK;
 }
 
 static int run_windows(efab_ctx_t *c, bw_state_t *st, uint64_t n, uint64_t warm, int measured,
@@ -230,7 +248,7 @@ static int windows_for_time(efab_ctx_t *c, bw_state_t *st, uint64_t *out, efab_r
 	efab_waitfor_t w = {"calibration window", efab_op_name(c->op), st->size, c->peer, 0};
 	if (st->active && !c->o.check) {
 		do {
-			if (post_window(c, st, &w))
+			if (timed_window(c, st, 0, &w))
 				return EFAB_ERR;
 			nw++;
 		} while (nw < 2 || (double)(efab_now_ns() - t0) / 1e9 < budget);
@@ -250,12 +268,12 @@ static int windows_for_time(efab_ctx_t *c, bw_state_t *st, uint64_t *out, efab_r
 }
 
 typedef struct bw_share {
-	double active, bw, mops, p50, p99, link;
+	double active, bw, mops, p50, p99, link, first;
 	char host[64], domain[64];
 } bw_share_t;
 
 static void fill_row(efab_ctx_t *c, efab_row_t *row, uint64_t n, const bw_share_t *r,
-		     double links, const char *pair, const char *inject)
+		     double links, const char *pair, const char *inject, const char *footprint)
 {
 	row->iters = n;
 	row->window = c->o.window;
@@ -273,18 +291,22 @@ static void fill_row(efab_ctx_t *c, efab_row_t *row, uint64_t n, const bw_share_
 		snprintf(row->extra[X_PCT], sizeof(row->extra[0]), "%.1f",
 			 efab_pct_of_link(r->bw, links));
 	}
+	if (r->first > 0)
+		snprintf(row->extra[X_FIRST], sizeof(row->extra[0]), "%.3f", r->first);
+	snprintf(row->extra[X_FOOT], sizeof(row->extra[0]), "%s", footprint);
 }
 
 /* Share every rank's figures and fill this size's rows: the aggregate row
  * (sum over initiating ranks; line rate summed over the distinct NICs, host
  * and domain, those ranks used) and, with --per-pair, one row per pair. */
-int efab_bw_report(efab_ctx_t *c, efab_row_t *row, int active, uint64_t total_ns, size_t ns,
-		   uint64_t n, double bytes_per_op, const char *inject)
+int efab_bw_report(efab_ctx_t *c, efab_row_t *row, int active, double total_us, size_t ns,
+		   uint64_t n, double bytes_per_op, const char *inject, double first_us,
+		   const char *footprint)
 {
 	bw_share_t mine;
 	memset(&mine, 0, sizeof(mine));
-	if (active && total_ns) {
-		double us = (double)total_ns / 1e3, ops = (double)n * (double)c->o.window;
+	if (active && total_us > 0) {
+		double us = total_us, ops = (double)n * (double)c->o.window;
 		efab_stats_t ws;
 		mine.active = 1;
 		mine.bw = ops * bytes_per_op / us;
@@ -293,6 +315,7 @@ int efab_bw_report(efab_ctx_t *c, efab_row_t *row, int active, uint64_t total_ns
 		mine.p50 = ws.p50;
 		mine.p99 = ws.p99;
 		mine.link = efab_info_link_gbps(c->fab.info);
+		mine.first = first_us;
 		gethostname(mine.host, sizeof(mine.host) - 1);
 		snprintf(mine.domain, sizeof(mine.domain), "%s", c->fab.info->domain_attr->name);
 	}
@@ -315,6 +338,8 @@ int efab_bw_report(efab_ctx_t *c, efab_row_t *row, int active, uint64_t total_ns
 			first = r;
 		agg.bw += all[r].bw;
 		agg.mops += all[r].mops;
+		if (all[r].first > agg.first) /* the slowest initiator's first window */
+			agg.first = all[r].first;
 		int seen = 0;
 		for (int q = 0; q < r; q++)
 			seen |= all[q].active && !strcmp(all[q].host, all[r].host) &&
@@ -326,7 +351,7 @@ int efab_bw_report(efab_ctx_t *c, efab_row_t *row, int active, uint64_t total_ns
 		agg.p50 = all[first].p50;
 		agg.p99 = all[first].p99;
 	}
-	fill_row(c, row, n, &agg, links, "all", inject);
+	fill_row(c, row, n, &agg, links, "all", inject, footprint);
 	if (c->o.per_pair && c->rt->rank == 0 && c->npairs > 1 && !c->o.contend) {
 		for (int p = 0; p < c->npairs; p++) {
 			efab_row_t pr = *row;
@@ -342,7 +367,7 @@ int efab_bw_report(efab_ctx_t *c, efab_row_t *row, int active, uint64_t total_ns
 			memset(pr.extra, 0, sizeof(pr.extra));
 			fill_row(c, &pr, n, &one,
 				 all[p].link * (c->o.bidir && strcmp(all[p].host, all[q].host) ? 2 : 1),
-				 name, inject);
+				 name, inject, footprint);
 			if (efab_more_row(c, &pr)) {
 				free(all);
 				return EFAB_ERR;
@@ -355,12 +380,14 @@ int efab_bw_report(efab_ctx_t *c, efab_row_t *row, int active, uint64_t total_ns
 
 int efab_bw_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 {
-	bw_state_t st = {.size = size, .slots = slots_for(c, size)};
+	bw_state_t st = {.size = size, .slots = slots_for(c, size), .first_us = -1};
 	st.active = c->initiator || c->o.bidir;
 	st.arrival = c->op != EFAB_OP_READ && (!c->initiator || c->o.bidir);
 	c->use_inject = c->op != EFAB_OP_READ && !c->o.no_inject && !c->o.src_unregistered &&
 			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value) && c->o.window > 1;
 	uint64_t n = bw_windows_for(c, size), warm = bw_warmup_for(c, size);
+	if (warm < 1) /* window 0 is the first: timed alone, never measured */
+		warm = 1;
 
 	if (c->o.time_s > 0 && windows_for_time(c, &st, &n, row))
 		return EFAB_ERR;
@@ -378,6 +405,7 @@ int efab_bw_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 	if (!c->o.check)
 		c->seq++;
 
-	return efab_bw_report(c, row, st.active, st.total_ns, st.ns, n, (double)size,
-			      c->use_inject ? "yes" : "no");
+	return efab_bw_report(c, row, st.active, efab_ticks_us(st.total_ticks), st.ns, n,
+			      (double)size, c->use_inject ? "yes" : "no", st.first_us,
+			      efab_footprint_name(c->o.footprint));
 }

@@ -14,14 +14,40 @@
  * completed. */
 #include <string.h>
 
+#include "efab_clock.h"
 #include "harness.h"
 #include "rma.h"
 
 #define RX(c, p) ((size_t)(p) * (c)->o.sizes.max)
 #define TX(c, p) ((size_t)(2 + (p)) * (c)->o.sizes.max)
 
+/* Iteration 0 of every size is its first operation: timed on its own
+ * (first_us) and never among the measured samples, also with -w 0. */
+uint64_t efab_lat_warmup(const efab_ctx_t *c, uint64_t size)
+{
+	uint64_t w = efab_warmup_for(c, size);
+	return w ? w : 1;
+}
+
+void efab_lat_extra(efab_row_t *row, int col, double first_us, double batch_us)
+{
+	snprintf(row->extra[col], sizeof(row->extra[0]), "%.3f", first_us);
+	if (batch_us > 0)
+		snprintf(row->extra[col + 1], sizeof(row->extra[0]), "%.3f", batch_us);
+}
+
 int efab_rma_notes(efab_ctx_t *c)
 {
+	efab_clock_init();
+	if (c->b->mask & EFAB_B_LAT)
+		efab_note(c, "first_us = the first iteration of each size alone (for the first size "
+			     "the first operation to this peer), never among the samples; "
+			     "lat_us_batch = one timed batch of -n further iterations / n (no clock "
+			     "read per iteration), in the same definition");
+	else if (c->b->mask & EFAB_B_BW)
+		efab_note(c, "first_us = the first window of each size alone (for the first size it "
+			     "holds the first operations to this peer), never among the windows "
+			     "measured; slowest initiating rank");
 	if (c->op == EFAB_OP_WRITEDATA && (c->b->mask & EFAB_B_PUT_LAT) &&
 	    (!efab_mem_host_accessible(c->o.mem_local) || !efab_mem_host_accessible(c->o.mem_remote)))
 		efab_note(c, "GPU memory cannot be polled by the CPU: arrival is the remote CQ data "
@@ -102,25 +128,42 @@ static int prepare(efab_ctx_t *c, uint64_t size, int p, uint64_t seq)
 
 int efab_put_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 {
-	uint64_t n = efab_iters_for(c, size), warm = efab_warmup_for(c, size);
+	uint64_t n = efab_iters_for(c, size), warm = efab_lat_warmup(c, size), nb = n;
 	efab_waitfor_t w;
 	size_t ns = 0;
+	uint64_t tb0 = 0, tb1 = 0;
+	double first_us = 0;
 
 	/* per rank: both ranks send, each from its own memory kind */
 	c->use_inject = !c->o.no_inject && !c->o.src_unregistered &&
 			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value);
-	for (uint64_t i = 0; i < warm + n; i++, c->seq++) {
+	/* [0, warm) warmup, iteration 0 the first; [warm, warm+n) sampled one by
+	 * one; [warm+n, warm+n+nb) one batch with no clock read inside */
+	for (uint64_t i = 0; i < warm + n + nb; i++, c->seq++) {
 		int p = (int)(c->seq & 1);
 		put_waitfor(c, &w, c->initiator ? "pong" : "ping", size, i);
 		if (src_free(c, &w) || prepare(c, size, p, c->seq))
 			return EFAB_ERR;
 		if (c->initiator) {
-			uint64_t t0 = efab_now_ns();
-			if (put_send(c, size, p, c->seq, &w) || put_arrival(c, size, p, c->seq, &w))
-				return EFAB_ERR;
-			uint64_t t1 = efab_now_ns();
-			if (i >= warm)
-				c->samples[ns++] = (double)(t1 - t0) / 2e3;
+			if (i < warm + n) {
+				uint64_t t0 = efab_ticks();
+				if (put_send(c, size, p, c->seq, &w) ||
+				    put_arrival(c, size, p, c->seq, &w))
+					return EFAB_ERR;
+				uint64_t t1 = efab_ticks();
+				if (i >= warm)
+					c->samples[ns++] = efab_ticks_us(t1 - t0) / 2;
+				else if (i == 0)
+					first_us = efab_ticks_us(t1 - t0) / 2;
+			} else {
+				if (i == warm + n)
+					tb0 = efab_ticks();
+				if (put_send(c, size, p, c->seq, &w) ||
+				    put_arrival(c, size, p, c->seq, &w))
+					return EFAB_ERR;
+				if (i + 1 == warm + n + nb)
+					tb1 = efab_ticks();
+			}
 		} else {
 			if (put_arrival(c, size, p, c->seq, &w) || put_send(c, size, p, c->seq, &w))
 				return EFAB_ERR;
@@ -137,15 +180,18 @@ int efab_put_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 	row->has_lat = 1;
 	efab_stats_compute(c->samples, ns, &row->lat);
 	snprintf(row->extra[0], sizeof(row->extra[0]), "%s", c->use_inject ? "yes" : "no");
+	efab_lat_extra(row, 1, first_us, nb ? efab_ticks_us(tb1 - tb0) / 2 / (double)nb : 0);
 	return EFAB_OK;
 }
 
 int efab_get_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 {
-	uint64_t n = efab_iters_for(c, size), warm = efab_warmup_for(c, size);
+	uint64_t n = efab_iters_for(c, size), warm = efab_lat_warmup(c, size), nb = n;
 	efab_waitfor_t w = {"read completion", "read", size, c->peer, 0};
 	size_t ns = 0;
 	uint64_t seq = c->seq++; /* the target's data for this size */
+	uint64_t tb0 = 0, tb1 = 0;
+	double first_us = 0;
 
 	/* The target's source region holds message seq; the initiator reads it
 	 * into rx0 after poisoning rx0, so a read that moved nothing is caught. */
@@ -154,19 +200,28 @@ int efab_get_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 	if (c->rt->barrier(c->rt))
 		return EFAB_ERR;
 	if (c->initiator) {
-		for (uint64_t i = 0; i < warm + n; i++) {
+		for (uint64_t i = 0; i < warm + n + nb; i++) {
+			int single = i < warm + n;
 			w.iter = i;
 			if (c->o.check && poison(c, RX(c, 0), size, i))
 				return EFAB_ERR;
-			uint64_t t0 = efab_now_ns();
+			if (i == warm + n)
+				tb0 = efab_ticks();
+			uint64_t t0 = single ? efab_ticks() : 0;
 			if (efab_post_read(&c->fab, c->peer, efab_local(c, RX(c, 0)), size, c->ldesc,
 					   efab_raddr(c, c->peer, TX(c, 0)), c->rkeys[c->peer].key,
 					   &w) ||
 			    efab_wait_tx(&c->fab, c->fab.tx_posted, &w))
 				return EFAB_ERR;
-			uint64_t t1 = efab_now_ns();
-			if (i >= warm)
-				c->samples[ns++] = (double)(t1 - t0) / 1e3;
+			if (single) {
+				uint64_t t1 = efab_ticks();
+				if (i >= warm)
+					c->samples[ns++] = efab_ticks_us(t1 - t0);
+				else if (i == 0)
+					first_us = efab_ticks_us(t1 - t0);
+			} else if (i + 1 == warm + n + nb) {
+				tb1 = efab_ticks();
+			}
 			if (c->o.check)
 				row->errors += efab_verify(c, RX(c, 0), size, seq);
 		}
@@ -177,5 +232,6 @@ int efab_get_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 	row->iters = n;
 	row->has_lat = 1;
 	efab_stats_compute(c->samples, ns, &row->lat);
+	efab_lat_extra(row, 0, first_us, nb ? efab_ticks_us(tb1 - tb0) / (double)nb : 0);
 	return EFAB_OK;
 }

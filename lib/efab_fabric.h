@@ -148,6 +148,15 @@ typedef struct efab_fabric {
 int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab_fabric_t *fab);
 void efab_fabric_close(efab_fabric_t *fab);
 
+/* A further endpoint on fab's domain (efab_connect: a new endpoint has no
+ * peers yet): its own CQ, AV (room for av_count) and endpoint, enabled, its
+ * name in name/namelen (EFAB_ADDR_MAX bytes are enough); fabric, domain and
+ * info are fab's (not owned). No addresses are inserted and no FI_RX_CQ_DATA
+ * receives posted: plain writes and reads only. Close with efab_ep_close. */
+int efab_ep_open(const efab_fabric_t *fab, size_t av_count, efab_fabric_t *out, void *name,
+		 size_t *namelen);
+void efab_ep_close(efab_fabric_t *ep);
+
 int efab_fabric_manual_progress(const efab_fabric_t *fab);
 const char *efab_progress_name(int progress);
 int efab_info_progress(const struct fi_info *info);

@@ -41,6 +41,7 @@ enum efab_aop { EFAB_AOP_ADD = 0, EFAB_AOP_FADD, EFAB_AOP_CSWAP, EFAB_AOP_SWAP, 
 enum efab_dtype { EFAB_DT_U64 = 0, EFAB_DT_U32, EFAB_DT_I32, EFAB_DT_I64, EFAB_DT_F32, EFAB_DT_F64 };
 enum efab_tristate { EFAB_DEFAULT = 0, EFAB_ON, EFAB_OFF };
 enum efab_regime { EFAB_REGIME_ALL = 0, EFAB_REGIME_FRESH, EFAB_REGIME_SAME, EFAB_REGIME_ACCUMULATE };
+enum efab_footprint { EFAB_FOOTPRINT_BUFFER = 0, EFAB_FOOTPRINT_WINDOW };
 
 #define EFAB_SIZE_LIMIT (1ull << 40) /* 1 TiB: anything above is a typo */
 
@@ -70,6 +71,7 @@ typedef struct efab_opts {
 	int per_pair;
 	double time_s;
 	int no_window_stats;
+	int footprint; /* enum efab_footprint */
 	/* atomics */
 	int aop;
 	int dtype;
@@ -82,6 +84,7 @@ typedef struct efab_opts {
 	int access;   /* 0 remote (default), 1 local only */
 	uint64_t max_total;
 	int components;
+	char domains[16]; /* mr_reg --domains: "" (one), "local", "all" or a count */
 	/* probe */
 	int live;
 	int json;
@@ -158,6 +161,7 @@ const char *efab_op_name(int op);
 const char *efab_mem_name(int kind);
 const char *efab_aop_name(int aop);
 const char *efab_regime_name(int regime);
+const char *efab_footprint_name(int footprint);
 const char *efab_dtype_name(int dt);
 size_t efab_dtype_size(int dt);
 

@@ -18,6 +18,12 @@ typedef struct efab_stats {
  * h = (n - 1) * q. stdev is the sample standard deviation (n - 1). n = 0 gives zeros. */
 void efab_stats_compute(double *samples, size_t n, efab_stats_t *out);
 
+/* The cold/steady split: samples[0] is the first call (a new buffer's or a
+ * new peer's first use, far slower than the rest) and goes to *first, never
+ * into the statistics, which are over samples[1..n) (sorted in place; n = 1
+ * gives zeros). n = 0: *first = 0 and zeros. */
+void efab_stats_split_first(double *samples, size_t n, double *first, efab_stats_t *steady);
+
 /* Value at quantile q in [0,1] of sorted samples. */
 double efab_quantile_sorted(const double *sorted, size_t n, double q);
 

@@ -722,6 +722,83 @@ free_arrays:
 	return EFAB_ERR;
 }
 
+int efab_ep_open(const efab_fabric_t *fab, size_t av_count, efab_fabric_t *out, void *name,
+		 size_t *namelen)
+{
+	efab_fabric_t e;
+	const struct fi_info *info = fab->info;
+	int ret;
+	memset(&e, 0, sizeof(e));
+	e.info = fab->info;
+	e.fabric = fab->fabric;
+	e.domain = fab->domain;
+	e.rt = fab->rt;
+	e.timeout_s = fab->timeout_s;
+	e.next_key = fab->next_key;
+	e.inject_rma = fab->inject_rma;
+	e.max_rma = fab->max_rma;
+	e.nctx = 2 * (info->tx_attr->size > 512 ? info->tx_attr->size : 512);
+	e.ctx = calloc(e.nctx, sizeof(*e.ctx));
+	e.peers = calloc((size_t)fab->rt->size, sizeof(*e.peers));
+	if (!e.ctx || !e.peers) {
+		efab_log_error("out of memory allocating endpoint state");
+		goto fail;
+	}
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_DATA,
+		.wait_obj = FI_WAIT_NONE,
+		.size = info->tx_attr->size + info->rx_attr->size,
+	};
+	struct fi_av_attr av_attr = {
+		.type = info->domain_attr->av_type != FI_AV_UNSPEC ? info->domain_attr->av_type
+								   : FI_AV_TABLE,
+		.count = av_count ? av_count : 1,
+	};
+	if ((ret = fi_cq_open(e.domain, &cq_attr, &e.cq, NULL))) {
+		efab_log_fi("fi_cq_open", ret);
+		goto fail;
+	}
+	if ((ret = fi_av_open(e.domain, &av_attr, &e.av, NULL))) {
+		efab_log_fi("fi_av_open", ret);
+		goto fail;
+	}
+	if ((ret = fi_endpoint(e.domain, (struct fi_info *)info, &e.ep, NULL))) {
+		efab_log_fi("fi_endpoint", ret);
+		goto fail;
+	}
+	if ((ret = fi_ep_bind(e.ep, &e.av->fid, 0)) ||
+	    (ret = fi_ep_bind(e.ep, &e.cq->fid, FI_TRANSMIT | FI_RECV))) {
+		efab_log_fi("fi_ep_bind", ret);
+		goto fail;
+	}
+	if ((ret = fi_enable(e.ep))) {
+		efab_log_fi("fi_enable", ret);
+		goto fail;
+	}
+	if ((ret = fi_getname(&e.ep->fid, name, namelen))) {
+		efab_log_fi("fi_getname", ret);
+		goto fail;
+	}
+	*out = e;
+	return EFAB_OK;
+fail:
+	efab_ep_close(&e);
+	return EFAB_ERR;
+}
+
+void efab_ep_close(efab_fabric_t *e)
+{
+	if (e->ep)
+		fi_close(&e->ep->fid);
+	if (e->av)
+		fi_close(&e->av->fid);
+	if (e->cq)
+		fi_close(&e->cq->fid);
+	free(e->peers);
+	free(e->ctx);
+	memset(e, 0, sizeof(*e));
+}
+
 void efab_fabric_close(efab_fabric_t *fab)
 {
 	efab_mr_dereg(&fab->rx_mr);

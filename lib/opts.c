@@ -16,6 +16,7 @@ static const char *const dtype_names[] = {"u64", "u32", "i32", "i64", "f32", "f6
 static const char *const regime_names[] = {"all", "fresh", "same", "accumulate", NULL};
 static const char *const tristate_names[] = {"default", "on", "off", NULL};
 static const char *const access_names[] = {"remote", "local", NULL};
+static const char *const footprint_names[] = {"buffer", "window", NULL};
 
 #define OFF(f) offsetof(efab_opts_t, f)
 #define SZ(f) sizeof(((efab_opts_t *)0)->f)
@@ -67,6 +68,10 @@ const efab_optdef_t efab_optdefs[] = {
 	{"no-window-stats", 0, EFAB_OT_FLAG, OFF(no_window_stats), SZ(no_window_stats), NULL,
 	 "do not time each window (two clock reads per window); window_us columns stay empty",
 	 EFAB_B_BW, 0, 0, NULL},
+	{"footprint", 0, EFAB_OT_CHOICE, OFF(footprint), SZ(footprint), "buffer|window",
+	 "buffer (default): every op of a window uses one source and one destination buffer "
+	 "(OSU, perftest); window: op k uses offset k x size on both sides (fabtests)",
+	 EFAB_B_PUT_BW | EFAB_B_GET_BW, 0, 0, footprint_names},
 	{"aop", 0, EFAB_OT_CHOICE, OFF(aop), SZ(aop), "OP",
 	 "atomic op: add fadd cswap swap min max bor band bxor (default fadd)", EFAB_B_ATOMIC, 0, 0,
 	 aop_names},
@@ -98,6 +103,10 @@ const efab_optdef_t efab_optdefs[] = {
 	{"components", 0, EFAB_OT_FLAG, OFF(components), SZ(components), NULL,
 	 "also time what registration is made of on a GPU host: cuMemHostRegister of host "
 	 "memory, or the dmabuf export of cuda memory (needs a GPU)", EFAB_B_MR_REG, 0, 0, NULL},
+	{"domains", 0, EFAB_OT_STR, OFF(domains), SZ(domains), "local|all|N",
+	 "register every buffer on k domains (NICs) of the fabric, k = 1, 2, 4, ... up to the "
+	 "GPU's local NICs, every NIC, or N; rows per k (column domains)", EFAB_B_MR_REG, 0, 0,
+	 NULL},
 	{"live", 0, EFAB_OT_FLAG, OFF(live), SZ(live), NULL,
 	 "under mpirun -np 2: try each operation per fabric and record OK or the error",
 	 EFAB_B_PROBE, 0, 0, NULL},
@@ -644,6 +653,11 @@ const char *efab_aop_name(int aop)
 const char *efab_regime_name(int r)
 {
 	return (r >= 0 && r <= EFAB_REGIME_ACCUMULATE) ? regime_names[r] : "?";
+}
+
+const char *efab_footprint_name(int f)
+{
+	return (f >= 0 && f <= EFAB_FOOTPRINT_WINDOW) ? footprint_names[f] : "?";
 }
 
 const char *efab_dtype_name(int dt)

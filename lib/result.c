@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "efab.h"
+#include "efab_clock.h"
 #include "efab_opts.h"
 #include "efab_result.h"
 
@@ -209,6 +210,10 @@ void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *not
 			   "never EFA hardware\n");
 	fprintf(f, "# memory: local %s, remote %s; ranks %d\n", ri->mem_local, ri->mem_remote,
 		ri->ranks);
+	char clk[400];
+	efab_clock_init(); /* idempotent: the benchmarks calibrate before they measure */
+	efab_clock_describe(clk, sizeof(clk));
+	fprintf(f, "# %s\n", clk);
 	for (size_t i = 0; i < nnotes; i++)
 		if (notes[i])
 			fprintf(f, "# %s\n", notes[i]);

@@ -51,6 +51,12 @@ void efab_stats_compute(double *samples, size_t n, efab_stats_t *out)
 	*out = st;
 }
 
+void efab_stats_split_first(double *samples, size_t n, double *first, efab_stats_t *steady)
+{
+	*first = n ? samples[0] : 0.0;
+	efab_stats_compute(n ? samples + 1 : samples, n ? n - 1 : 0, steady);
+}
+
 /* The continued fraction of the incomplete beta function (modified Lentz). */
 static double beta_cf(double a, double b, double x)
 {

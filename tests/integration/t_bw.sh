@@ -79,3 +79,29 @@ t_bw_bad_inputs() {
 	expect_rc 2 mpi 2 "$BIN/efab_put_bw" -p shm -o read
 	expect_msg "not an operation"
 }
+
+# Issue 17: --footprint window spreads a window over window x size bytes on
+# both sides (fabtests' convention), buffer (default) uses one buffer (OSU's);
+# both validate, the CSV records which, and the first window stands apart.
+t_bw_footprint() {
+	for b in put_bw get_bw; do
+		for f in buffer window; do
+			rm -f "$WORK/f.csv"
+			expect_rc 0 mpi 2 "$BIN/efab_$b" -p shm -m 4K:64K:x4 -W 16 -n 20 -c \
+				--footprint $f --csv "$WORK/f.csv"
+			csvcheck "$WORK/f.csv" --bench $b --rows 3 --bw --extra $BWCOLS \
+				--where footprint=$f
+			grep -q "^# --footprint $f: " "$WORK/last.out" || die "$b: header lacks the footprint"
+			python3 - "$WORK/f.csv" <<'PY' || die "$b $f: first_us"
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    assert float(r["first_us"]) > 0, r
+PY
+		done
+	done
+	# a corrupted byte in a spread window is caught as well
+	rm -f "$WORK/f.csv"
+	EFAB_FAULT_CORRUPT=3 expect_rc 1 mpi 2 "$BIN/efab_put_bw" -p shm -m 4K -W 8 -n 6 -c \
+		--footprint window --csv "$WORK/f.csv"
+	expect_rc 2 mpi 2 "$BIN/efab_put_bw" -p shm --footprint spread
+}

@@ -77,3 +77,40 @@ t_gpu_paths_without_gpu() {
 	expect_rc 77 "$WORK/b/bin/efab_mr_reg" -p shm -m 4K --mem cuda-host
 	expect_msg "built without CUDA"
 }
+
+# Issue 17: the first call of every size and regime is its own figure
+# (first_us), the samples are n calls after it; --domains registers each
+# buffer on k domains (rows per k). tcp lists a domain per interface: without
+# FI_TCP_IFACE (registration only, no traffic) lo and any other interface.
+t_mr_reg_first_and_domains() {
+	rm -f "$WORK/d.csv"
+	expect_rc 0 env -u FI_TCP_IFACE "$BIN/efab_mr_reg" -p tcp -m 4K:64K:x4 -n 7 --regime fresh \
+		--domains all --csv "$WORK/d.csv"
+	local K
+	K=$(sed -n 's/^# --domains all: K = \([0-9]*\) .*/\1/p' "$WORK/last.out")
+	[ -n "$K" ] || die "header does not say K"
+	python3 - "$WORK/d.csv" "$K" <<'PY' || die "first_us / domains rows"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+K = int(sys.argv[2])
+ks = sorted({int(r["domains"]) for r in rows})
+want = sorted({min(2 ** i, K) for i in range(8) if 2 ** i < 2 * K})
+assert ks == want, (ks, want)
+for r in rows:
+    assert r["op"] == "fresh" and int(r["iters"]) == 7, r
+    assert float(r["first_us"]) > 0, r
+    assert r["fit_fixed_us"], r
+for k in ks:
+    assert [int(r["size_bytes"]) for r in rows if int(r["domains"]) == k] == [4096, 16384, 65536]
+PY
+	[ "$K" -gt 1 ] && ! grep -q "^# fresh on $K domains: registration costs" "$WORK/last.out" &&
+		die "no fit sentence per k"
+	expect_rc 2 env -u FI_TCP_IFACE "$BIN/efab_mr_reg" -p tcp -m 4K --domains 32
+	expect_msg "domains asked, provider tcp;ofi_rxm has"
+	expect_rc 2 "$BIN/efab_mr_reg" -p shm -m 4K --domains nic0
+	expect_msg "expected local, all or a count"
+	# local without a GPU in the topology: one domain, said so
+	expect_rc 0 "$BIN/efab_mr_reg" -p shm -m 4K -n 3 --regime same --domains local
+	grep -q "^# --domains local: K = 1 (shm).*local = the domain in use" "$WORK/last.out" ||
+		die "--domains local without a GPU does not say what it did"
+}

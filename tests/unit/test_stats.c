@@ -29,6 +29,30 @@ static void test_known(void **state)
 	NEAR(s.stdev, 29.011491975882016); /* numpy.std(ddof=1) */
 }
 
+/* The first call stays out of the steady statistics, however slow it is. */
+static void test_split_first(void **state)
+{
+	(void)state;
+	double x[6] = {60000.0, 50.0, 52.0, 48.0, 51.0, 49.0}, first = -1;
+	efab_stats_t s;
+	efab_stats_split_first(x, 6, &first, &s);
+	NEAR(first, 60000.0);
+	assert_int_equal(s.n, 5);
+	NEAR(s.max, 52.0);
+	NEAR(s.min, 48.0);
+	NEAR(s.p50, 50.0);
+	NEAR(s.mean, 50.0);
+	/* the cold call sorted in would have been the max and moved the mean */
+	double one[1] = {7.0};
+	efab_stats_split_first(one, 1, &first, &s);
+	NEAR(first, 7.0);
+	assert_int_equal(s.n, 0);
+	NEAR(s.p50, 0.0);
+	efab_stats_split_first(one, 0, &first, &s);
+	NEAR(first, 0.0);
+	assert_int_equal(s.n, 0);
+}
+
 static void test_small(void **state)
 {
 	(void)state;
@@ -331,7 +355,8 @@ static void test_fit_degenerate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_known),   cmocka_unit_test(test_small),
+		cmocka_unit_test(test_known),
+		cmocka_unit_test(test_split_first),   cmocka_unit_test(test_small),
 		cmocka_unit_test(test_outlier), cmocka_unit_test(test_fit_exact),
 		cmocka_unit_test(test_fit_noisy), cmocka_unit_test(test_fit_ols_interval),
 		cmocka_unit_test(test_fit_weighted_known), cmocka_unit_test(test_t_quantile),

@@ -1,0 +1,259 @@
+/* efab_connect: what a new peer costs before the first byte moves.
+ *
+ * With N ranks, rank 0 is the initiator and ranks 1..N-1 its peers. For each
+ * peer count p = 1, 2, 4, ... and N-1, and each of -n rounds (default 5),
+ * every rank involved opens a new endpoint (CQ, AV, endpoint on its domain:
+ * nothing cached from an earlier round), the names are exchanged, and rank 0
+ *   - times fi_av_insert of the p peers' addresses in one call (av_insert_us),
+ *   - then, peer after peer, the first operation (an 8 B write, or -o read,
+ *     of -m's smallest size) to its completion at rank 0: first contact, where
+ *     efa runs its handshake and tcp connects (lat_us_* over rounds x peers),
+ *   - and right after it a second one to the same peer (second_us_p50).
+ * The peers insert rank 0's new address (untimed) and drive progress on their
+ * new endpoint until rank 0 is done. Writes land in the peers' registered
+ * region (domain-level MRs; FI_MR_ENDPOINT fabrics exit 77). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "efab_clock.h"
+#include "harness.h"
+
+#define ADDR_MAX 256
+
+enum { X_PEERS, X_AV, X_AV_PER, X_SECOND, X_EPOPEN, X_N };
+static const char *const connect_cols[X_N] = {"peers", "av_insert_us", "av_insert_us_per_peer",
+					      "second_us_p50", "ep_open_us_p50"};
+
+typedef struct slot {
+	size_t len;
+	char name[ADDR_MAX];
+} slot_t;
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_d);
+	return efab_quantile_sorted(v, n, 0.5);
+}
+
+static size_t connect_region(const efab_ctx_t *c, uint64_t max_size)
+{
+	(void)max_size;
+	return c->o.sizes_given && c->o.sizes.min > 4096 ? c->o.sizes.min : 4096;
+}
+
+static int connect_setup(efab_ctx_t *c)
+{
+	efab_clock_init();
+	if (c->fab.info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+		if (c->rt->rank == 0)
+			efab_log_error("%s binds MRs to an endpoint (FI_MR_ENDPOINT): new endpoints "
+				       "cannot reach the registered region", c->ri.fabric);
+		return EFAB_SKIP;
+	}
+	return EFAB_OK;
+}
+
+/* One round with p peers: fills first[0..p), second[0..p), *av_us, *open_us
+ * (rank 0). Collective over every rank. */
+static int round_once(efab_ctx_t *c, int p, uint64_t size, double *first, double *second,
+		      double *av_us, double *open_us)
+{
+	efab_rt_t *rt = c->rt;
+	int me = rt->rank, in = me <= p;
+	efab_fabric_t ne;
+	slot_t mine, *all = calloc((size_t)rt->size, sizeof(*all));
+	fi_addr_t *addrs = calloc((size_t)p, sizeof(*addrs));
+	char *names = calloc((size_t)p, ADDR_MAX);
+	int rc = EFAB_OK;
+	memset(&ne, 0, sizeof(ne));
+	memset(&mine, 0, sizeof(mine));
+	if (!all || !addrs || !names) {
+		efab_log_error("out of memory");
+		rc = EFAB_ERR;
+	}
+	if (!rc && in) {
+		mine.len = ADDR_MAX;
+		uint64_t t0 = efab_ticks();
+		rc = efab_ep_open(&c->fab, me == 0 ? (size_t)p : 1, &ne, mine.name, &mine.len);
+		if (me == 0)
+			*open_us = efab_ticks_us(efab_ticks() - t0);
+	}
+	double bad = rc, anybad = 0;
+	if (rt->allreduce(rt, &bad, &anybad, 1, EFAB_RT_MAX) || anybad ||
+	    rt->allgather(rt, &mine, all, sizeof(mine))) {
+		rc = EFAB_ERR;
+		goto out;
+	}
+	if (in && me == 0) {
+		/* the p names back to back, as fi_av_insert takes them */
+		size_t len = all[1].len;
+		for (int j = 1; j <= p; j++)
+			memcpy(names + (size_t)(j - 1) * len, all[j].name, len);
+		uint64_t t0 = efab_ticks();
+		int ret = fi_av_insert(ne.av, names, (size_t)p, addrs, 0, NULL);
+		*av_us = efab_ticks_us(efab_ticks() - t0);
+		if (ret != p) {
+			efab_log_fi("fi_av_insert", ret < 0 ? ret : -FI_EINVAL);
+			rc = EFAB_ERR;
+		}
+		for (int j = 1; j <= p; j++)
+			ne.peers[j] = addrs[j - 1];
+	} else if (in) {
+		if (fi_av_insert(ne.av, all[0].name, 1, &ne.peers[0], 0, NULL) != 1) {
+			efab_log_error("fi_av_insert of rank 0's new endpoint failed");
+			rc = EFAB_ERR;
+		}
+	}
+	bad = rc;
+	if (rt->allreduce(rt, &bad, &anybad, 1, EFAB_RT_MAX) || anybad) {
+		rc = EFAB_ERR;
+		goto out;
+	}
+	efab_waitfor_t w = {"first operation", efab_op_name(c->op), size, 0, 0};
+	if (me == 0) {
+		for (int j = 1; j <= p && !rc; j++) {
+			w.peer = j;
+			for (int k = 0; k < 2 && !rc; k++) {
+				uint64_t t0 = efab_ticks();
+				if (c->op == EFAB_OP_READ)
+					rc = efab_post_read(&ne, j, efab_local(c, 0), size, c->ldesc,
+							    efab_raddr(c, j, 0), c->rkeys[j].key, &w);
+				else
+					rc = efab_post_write(&ne, j, efab_local(c, 0), size, c->ldesc,
+							     efab_raddr(c, j, 0), c->rkeys[j].key, 0, 0,
+							     &w);
+				if (!rc)
+					rc = efab_wait_tx(&ne, ne.tx_posted, &w);
+				(k ? second : first)[j - 1] = efab_ticks_us(efab_ticks() - t0);
+			}
+		}
+		if (rc)
+			efab_fail(c);
+	}
+	/* peers drive progress on their new endpoint until rank 0 is done;
+	 * ranks outside this round wait without one */
+	w.what = "rank 0 to finish its first operations";
+	if (in) {
+		if (efab_barrier_progress(&ne, &w))
+			efab_fail(c);
+	} else if (efab_mpi_idle_barrier(rt, c->o.timeout_s)) { /* an Ibarrier, like theirs */
+		efab_log_error("timeout waiting for rank 0's first operations");
+		efab_fail(c);
+	}
+out:
+	if (in)
+		efab_ep_close(&ne);
+	free(all);
+	free(addrs);
+	free(names);
+	return rc;
+}
+
+static int connect_drive(efab_ctx_t *c)
+{
+	efab_rt_t *rt = c->rt;
+	int npeers = rt->size - 1, rc = EFAB_OK;
+	uint64_t rounds = c->o.iters ? c->o.iters : 5, size = c->o.sizes_given ? c->o.sizes.min : 8;
+	efab_csv_t csv = {.fd = -1};
+	double *first = calloc(rounds * (size_t)npeers, sizeof(double));
+	double *second = calloc(rounds * (size_t)npeers, sizeof(double));
+	double *av = calloc(rounds, sizeof(double)), *op = calloc(rounds, sizeof(double));
+	double *one_f = calloc((size_t)npeers, sizeof(double)), *one_s = calloc((size_t)npeers, sizeof(double));
+	if (!first || !second || !av || !op || !one_f || !one_s) {
+		efab_log_error("out of memory");
+		rc = EFAB_ERR;
+		goto out;
+	}
+	if (rt->rank == 0 && c->o.csv[0])
+		rc = efab_csv_open(c->o.csv, &c->ri, &csv);
+	double bad = rc, anybad = 0;
+	if (rt->allreduce(rt, &bad, &anybad, 1, EFAB_RT_MAX) || anybad) {
+		rc = anybad ? (int)anybad : EFAB_ERR;
+		goto out;
+	}
+	if (rt->rank == 0) {
+		char mrm[256], line1[512], def[512];
+		efab_mr_mode_str(c->fab.info->domain_attr->mr_mode, mrm, sizeof(mrm));
+		snprintf(line1, sizeof(line1), "mr_mode %s; progress %s; av_type %s; %d peers", mrm,
+			 efab_progress_name(efab_info_progress(c->fab.info)),
+			 c->fab.info->domain_attr->av_type == FI_AV_MAP ? "FI_AV_MAP" : "FI_AV_TABLE",
+			 npeers);
+		snprintf(def, sizeof(def),
+			 "per peer count p and each of %llu rounds, on new endpoints: av_insert_us = "
+			 "one fi_av_insert of p addresses at rank 0 (p50 over rounds); lat_us_* = the "
+			 "first %s of %llu B to each peer, to its completion at rank 0 (first contact: "
+			 "efa's handshake, tcp's connect), over rounds x peers; second_us_p50 = the next "
+			 "one to the same peer; ep_open_us_p50 = CQ+AV+endpoint bring-up; microseconds",
+			 (unsigned long long)rounds, efab_op_name(c->op), (unsigned long long)size);
+		const char *notes[] = {line1, def};
+		efab_table_begin(stdout, &c->ri, notes, 2, 1, 0);
+	}
+	for (int p = 1; p <= npeers && !rc; p = p * 2 > npeers && p < npeers ? npeers : p * 2) {
+		size_t nf = 0;
+		for (uint64_t r = 0; r < rounds && !rc; r++) {
+			rc = round_once(c, p, size, one_f, one_s, &av[r], &op[r]);
+			for (int j = 0; j < p; j++) {
+				first[nf] = one_f[j];
+				second[nf++] = one_s[j];
+			}
+		}
+		if (rc || rt->rank)
+			continue;
+		efab_row_t row;
+		memset(&row, 0, sizeof(row));
+		snprintf(row.op, sizeof(row.op), "%s", efab_op_name(c->op));
+		row.pairs = p;
+		row.size = size;
+		row.iters = rounds;
+		row.has_lat = 1;
+		efab_stats_compute(first, nf, &row.lat);
+		double avm = median(av, rounds);
+		snprintf(row.extra[X_PEERS], 40, "%d", p);
+		snprintf(row.extra[X_AV], 40, "%.3f", avm);
+		snprintf(row.extra[X_AV_PER], 40, "%.3f", avm / p);
+		snprintf(row.extra[X_SECOND], 40, "%.3f", median(second, nf));
+		snprintf(row.extra[X_EPOPEN], 40, "%.3f", median(op, rounds));
+		efab_table_row(stdout, &c->ri, &row, 1, 0);
+		if (csv.fd >= 0 && efab_csv_write(&csv, &c->ri, &row))
+			rc = EFAB_ERR;
+	}
+out:
+	efab_csv_close(&csv);
+	free(first);
+	free(second);
+	free(av);
+	free(op);
+	free(one_f);
+	free(one_s);
+	return rc;
+}
+
+const efab_bench_t efab_bench_connect = {
+	.name = "efab_connect",
+	.csv_name = "connect",
+	/* the options of a two-sided RMA latency run (-p -f --domain -m -n -o
+	 * --mem --csv -t -v) */
+	.mask = EFAB_B_GET_LAT,
+	.summary = "Connection setup (mpirun -np N, N >= 2): rank 0 and N-1 peers on new endpoints.\n"
+		   "Per peer count p = 1, 2, 4, ... N-1: fi_av_insert of p addresses, then the first\n"
+		   "operation (-o write, default, or read; 8 B or -m's smallest size) to each peer and\n"
+		   "a second one, in microseconds; -n rounds per peer count (default 5).",
+	.definition = NULL,
+	.default_op = EFAB_OP_WRITE,
+	.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_READ),
+	.exact_ranks = -1,
+	.show_lat = 1,
+	.extra_cols = connect_cols,
+	.n_extra = X_N,
+	.region = connect_region,
+	.setup = connect_setup,
+	.drive = connect_drive,
+};

@@ -1,4 +1,5 @@
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,14 +244,6 @@ static int parse_int(const char *v, int lo, int hi, int *out)
 	return 0;
 }
 
-#define FAIL(kv, ...)                                                                       \
-	do {                                                                                \
-		char m_[3000];                                                               \
-		snprintf(m_, sizeof(m_), __VA_ARGS__);                                      \
-		snprintf(err, errlen, "%s:%d: %s", cfg->path, (kv) ? (kv)->line : sec->line, m_); \
-		goto fail;                                                                  \
-	} while (0)
-
 void efab_jobs_free(efab_job_t *jobs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -274,259 +267,386 @@ static int add_arg(efab_job_t *j, const char *s)
 #define MAX_MATRIX 4 /* keys a user may name, 'libfabric' not counted */
 #define MAX_VALUES 16
 
+/* The expansion's state: the config, where errors go, the jobs so far. */
+typedef struct expand {
+	const efab_config_t *cfg;
+	const efab_section_t *global;
+	char *err;
+	size_t errlen;
+	efab_job_t *jobs;
+	size_t njobs;
+	int max_repeat;
+} expand_t;
+
+/* "path:line: message" with the line of kv, else of sec; returns EFAB_EUSAGE. */
+static int fail_at(expand_t *x, const efab_kv_t *kv, const efab_section_t *sec, const char *fmt,
+		   ...) EFAB_PRINTF(4, 5);
+static int fail_at(expand_t *x, const efab_kv_t *kv, const efab_section_t *sec, const char *fmt,
+		   ...)
+{
+	char m[3000];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m, sizeof(m), fmt, ap);
+	va_end(ap);
+	snprintf(x->err, x->errlen, "%s:%d: %s", x->cfg->path, kv ? kv->line : sec ? sec->line : 0, m);
+	return EFAB_EUSAGE;
+}
+
+static const efab_kv_t *section_key(const efab_section_t *sec, const char *key)
+{
+	for (size_t i = 0; sec && i < sec->nkv; i++)
+		if (!strcmp(sec->kv[i].key, key))
+			return &sec->kv[i];
+	return NULL;
+}
+
+/* ---- key resolution ---- */
+
+/* [global] keys: runner keys or options of at least one benchmark; and the
+ * largest repeat of any section (the expansion runs repeat outermost). */
+static int check_global(expand_t *x)
+{
+	const efab_section_t *g = x->global;
+	for (size_t i = 0; g && i < g->nkv; i++) {
+		const efab_kv_t *kv = &g->kv[i];
+		if (!is_runner_key(kv->key) && !efab_opts_find(EFAB_B_ALL, kv->key))
+			return fail_at(x, kv, g, "unknown key '%s' in [global]", kv->key);
+		if (!strcmp(kv->key, "csv"))
+			return fail_at(x, kv, g, "key 'csv' is set by efab_sweep (one CSV per benchmark)");
+	}
+	x->max_repeat = 1;
+	for (size_t s = 0; s < x->cfg->nsec; s++) {
+		const efab_kv_t *kv = section_key(&x->cfg->sec[s], "repeat");
+		int r;
+		if (!kv)
+			continue;
+		if (parse_int(kv->value, 1, 1000, &r))
+			return fail_at(x, kv, &x->cfg->sec[s], "key 'repeat': expected 1..1000, got '%s'",
+				       kv->value);
+		x->max_repeat = r > x->max_repeat ? r : x->max_repeat;
+	}
+	return EFAB_OK;
+}
+
+/* A job section's effective keys: its own, then [global]'s that apply to its
+ * bench (or the runner); the bench; its own keys validated. */
+typedef struct resolved {
+	eff_t e;
+	unsigned mask;
+	const char *exe;
+	int repeat;
+} resolved_t;
+
+static int resolve_keys(expand_t *x, const efab_section_t *sec, resolved_t *r)
+{
+	memset(r, 0, sizeof(*r));
+	for (size_t i = 0; i < sec->nkv && r->e.n < 128; i++)
+		r->e.kv[r->e.n++] = &sec->kv[i];
+	const efab_kv_t *bk = lookup(&r->e, "bench");
+	if (!bk)
+		bk = section_key(x->global, "bench");
+	if (!bk)
+		return fail_at(x, NULL, sec, "job [%s] has no 'bench' key", sec->name);
+	r->mask = efab_bench_mask(bk->value, &r->exe);
+	if (!r->mask)
+		return fail_at(x, bk, sec, "key 'bench': unknown benchmark '%s'", bk->value);
+	for (size_t i = 0; x->global && i < x->global->nkv && r->e.n < 128; i++) {
+		const efab_kv_t *kv = &x->global->kv[i];
+		if (!lookup(&r->e, kv->key) && (is_runner_key(kv->key) || efab_opts_find(r->mask, kv->key)))
+			r->e.kv[r->e.n++] = kv;
+	}
+	r->repeat = 1;
+	const efab_kv_t *rk = lookup(&r->e, "repeat");
+	if (rk)
+		parse_int(rk->value, 1, 1000, &r->repeat);
+	for (size_t i = 0; i < sec->nkv; i++) {
+		const efab_kv_t *kv = &sec->kv[i];
+		if (!strcmp(kv->key, "csv"))
+			return fail_at(x, kv, sec, "key 'csv' is set by efab_sweep (one CSV per benchmark)");
+		if (!is_runner_key(kv->key) && !efab_opts_find(r->mask, kv->key))
+			return fail_at(x, kv, sec, "key '%s' is not an option of %s", kv->key, r->exe);
+	}
+	return EFAB_OK;
+}
+
+/* ---- matrix expansion ---- */
+
+/* The keys crossed for a job, their values and the number of combinations.
+ * One slot more than allowed, so that split_list can tell "too many". */
+typedef struct matrix {
+	char keys[MAX_MATRIX + 2][EFAB_CFG_VAL];
+	char vals[MAX_MATRIX + 2][MAX_VALUES + 1][EFAB_CFG_VAL];
+	int nkeys, nvals[MAX_MATRIX + 2], total;
+} matrix_t;
+
+static int matrix_names(const efab_kv_t *mk, const resolved_t *r, const expand_t *x)
+{
+	/* [global]'s matrix, like its other keys, applies where it fits; compare
+	 * element by element: global->kv is NULL when [global] has no keys */
+	for (size_t i = 0; x->global && i < x->global->nkv; i++)
+		if (mk == &x->global->kv[i])
+			return 1;
+	(void)r;
+	return 0;
+}
+
+static int matrix_keys(expand_t *x, const efab_section_t *sec, const resolved_t *r, matrix_t *mx)
+{
+	const efab_kv_t *mk = lookup(&r->e, "matrix");
+	mx->nkeys = 0;
+	if (mk) {
+		mx->nkeys = split_list(mk->value, mx->keys, MAX_MATRIX + 2);
+		int named = 0;
+		for (int m = 0; m < mx->nkeys; m++)
+			named += !is_list_runner_key(mx->keys[m]);
+		if (named > MAX_MATRIX || mx->nkeys > MAX_MATRIX + 1)
+			return fail_at(x, mk, sec, "key 'matrix': at most %d keys (and libfabric)",
+				       MAX_MATRIX);
+		int from_global = matrix_names(mk, r, x);
+		for (int m = 0; from_global && m < mx->nkeys; m++) {
+			if (efab_opts_find(r->mask, mx->keys[m]) || is_list_runner_key(mx->keys[m]))
+				continue;
+			memmove(mx->keys[m], mx->keys[m + 1], (size_t)(mx->nkeys - m - 1) * sizeof(mx->keys[0]));
+			mx->nkeys--;
+			m--;
+		}
+	}
+	/* libfabric = A, B is crossed even when 'matrix' does not name it: first,
+	 * so that it varies fastest (the installs of a job back to back) */
+	int lf_named = 0;
+	for (int m = 0; m < mx->nkeys; m++)
+		lf_named |= !strcmp(mx->keys[m], "libfabric");
+	if (lookup(&r->e, "libfabric") && !lf_named) {
+		memmove(mx->keys[1], mx->keys[0], (size_t)mx->nkeys * sizeof(mx->keys[0]));
+		snprintf(mx->keys[0], EFAB_CFG_VAL, "libfabric");
+		mx->nkeys++;
+	}
+	return EFAB_OK;
+}
+
+/* Items of a list runner key ('libfabric'): none empty, none twice. */
+static int check_list_items(expand_t *x, const efab_section_t *sec, const efab_kv_t *kv,
+			    const matrix_t *mx, int m)
+{
+	for (int a = 0; a < mx->nvals[m]; a++) {
+		if (!mx->vals[m][a][0])
+			return fail_at(x, kv, sec, "key '%s': empty item in '%s'", kv->key, kv->value);
+		for (int b = 0; b < a; b++)
+			if (!strcmp(mx->vals[m][a], mx->vals[m][b]))
+				return fail_at(x, kv, sec, "key '%s': '%s' listed twice", kv->key,
+					       mx->vals[m][a]);
+	}
+	return EFAB_OK;
+}
+
+static int matrix_values(expand_t *x, const efab_section_t *sec, const resolved_t *r, matrix_t *mx)
+{
+	const efab_kv_t *mk = lookup(&r->e, "matrix");
+	mx->total = 1;
+	for (int m = 0; m < mx->nkeys; m++) {
+		const char *key = mx->keys[m];
+		const efab_kv_t *kv = lookup(&r->e, key);
+		int list_key = is_list_runner_key(key);
+		if (!*key || (!list_key && (is_runner_key(key) || !efab_opts_find(r->mask, key))))
+			return fail_at(x, mk, sec, "key 'matrix': '%s' is not an option of %s", key, r->exe);
+		if (!kv)
+			return fail_at(x, mk, sec, "key 'matrix': '%s' has no values in [%s] or [global]",
+				       key, sec->name);
+		mx->nvals[m] = split_list(kv->value, mx->vals[m], MAX_VALUES + 1);
+		if (mx->nvals[m] > MAX_VALUES)
+			return fail_at(x, kv, sec, "key '%s': at most %d matrix values", kv->key, MAX_VALUES);
+		for (int a = 0; a < m; a++)
+			if (!strcmp(mx->keys[a], key))
+				return fail_at(x, mk, sec, "key 'matrix': '%s' named twice", key);
+		if (list_key && check_list_items(x, sec, kv, mx, m))
+			return EFAB_EUSAGE;
+		mx->total *= mx->nvals[m];
+	}
+	return EFAB_OK;
+}
+
+/* ---- job building ---- */
+
+static int set_int_key(expand_t *x, const efab_section_t *sec, efab_job_t *j, const efab_kv_t *kv,
+		       const char *v)
+{
+	int n;
+	if (!strcmp(kv->key, "job_timeout")) {
+		if (parse_int(v, 1, 86400 * 7, &n))
+			return fail_at(x, kv, sec, "key 'job_timeout': expected seconds, got '%s'", v);
+		j->timeout_s = n;
+		return EFAB_OK;
+	}
+	if (parse_int(v, 1, 100000, &n))
+		return fail_at(x, kv, sec, "key '%s': expected a positive integer, got '%s'", kv->key, v);
+	*(!strcmp(kv->key, "np") ? &j->np : !strcmp(kv->key, "ppn") ? &j->ppn : &j->nodes) = n;
+	return EFAB_OK;
+}
+
+/* env = NAME=VALUE words separated by blanks */
+static int set_env_key(expand_t *x, const efab_section_t *sec, efab_job_t *j, const efab_kv_t *kv,
+		       const char *v)
+{
+	char tmp[EFAB_CFG_VAL];
+	snprintf(tmp, sizeof(tmp), "%s", v);
+	for (char *sv = NULL, *w = strtok_r(tmp, " \t", &sv); w; w = strtok_r(NULL, " \t", &sv)) {
+		char *q = strchr(w, '=');
+		if (!q || q == w || j->nenv >= EFAB_JOB_MAXENV)
+			return fail_at(x, kv, sec, "key 'env': expected NAME=VALUE words, got '%s'", w);
+		snprintf(j->env[j->nenv++], EFAB_CFG_VAL, "%s", w);
+	}
+	return EFAB_OK;
+}
+
+/* A benchmark option, checked through the option table, as --key [value]
+ * (a counted flag repeated). */
+static int set_option(expand_t *x, const efab_section_t *sec, efab_job_t *j, efab_opts_t *check,
+		      const efab_kv_t *kv, const char *v)
+{
+	char e2[300], flag[80];
+	const efab_optdef_t *d = efab_opts_find(j->mask, kv->key);
+	if (efab_opts_set(check, j->mask, kv->key, v, e2, sizeof(e2)))
+		return fail_at(x, kv, sec, "key '%s': %s", kv->key, e2);
+	snprintf(flag, sizeof(flag), "--%s", kv->key);
+	if (d->type != EFAB_OT_FLAG && d->type != EFAB_OT_COUNT)
+		return add_arg(j, flag) || add_arg(j, v) ? fail_at(x, kv, sec, "too many options")
+							 : EFAB_OK;
+	int on = *(int *)((char *)check + d->offset);
+	int times = d->type == EFAB_OT_FLAG ? (on ? 1 : 0) : (on < 9 ? on : 9);
+	for (int k = 0; k < times; k++)
+		if (add_arg(j, flag))
+			return fail_at(x, kv, sec, "too many options");
+	return EFAB_OK;
+}
+
+static int apply_key(expand_t *x, const efab_section_t *sec, efab_job_t *j, efab_opts_t *check,
+		     const efab_kv_t *kv, const char *v)
+{
+	const char *k = kv->key;
+	if (!strcmp(k, "np") || !strcmp(k, "ppn") || !strcmp(k, "nodes") || !strcmp(k, "job_timeout"))
+		return set_int_key(x, sec, j, kv, v);
+	if (!strcmp(k, "env"))
+		return set_env_key(x, sec, j, kv, v);
+	if (!strcmp(k, "libfabric")) {
+		snprintf(j->libfabric, sizeof(j->libfabric), "%s", v);
+		j->libfabric_line = kv->line;
+	} else if (!strcmp(k, "launcher")) {
+		j->mpi = strcmp(v, "none") != 0;
+		if (j->mpi)
+			snprintf(j->launcher, sizeof(j->launcher), "%s", v);
+	} else if (!is_runner_key(k)) {
+		return set_option(x, sec, j, check, kv, v);
+	}
+	return EFAB_OK;
+}
+
+/* "section[key=value,...]#rep" and the matrix values of combination combo. */
+static void job_name(efab_job_t *j, const efab_section_t *sec, const matrix_t *mx, int combo,
+		     const char **mval, int numbered)
+{
+	char label[160] = "";
+	size_t ll = 0;
+	for (int m = 0; m < mx->nkeys; m++) {
+		mval[m] = mx->vals[m][combo % mx->nvals[m]];
+		combo /= mx->nvals[m];
+		if (ll + 1 >= sizeof(label)) /* the label may be cut short, never overrun */
+			continue;
+		int k = snprintf(label + ll, sizeof(label) - ll, "%s%s=%s", ll ? "," : "", mx->keys[m],
+				 mval[m]);
+		ll = k < 0 ? ll : ll + (size_t)k;
+		ll = ll >= sizeof(label) ? sizeof(label) - 1 : ll;
+	}
+	if (mx->nkeys)
+		snprintf(j->name, sizeof(j->name), "%s[%s]", sec->name, label);
+	else
+		snprintf(j->name, sizeof(j->name), "%s", sec->name);
+	if (numbered) {
+		size_t nl = strlen(j->name);
+		snprintf(j->name + nl, sizeof(j->name) - nl, "#%d", j->rep);
+	}
+}
+
+static int build_job(expand_t *x, const efab_section_t *sec, const resolved_t *r,
+		     const matrix_t *mx, int combo, int rep)
+{
+	efab_job_t *grown = realloc(x->jobs, (x->njobs + 1) * sizeof(*grown));
+	if (!grown)
+		return fail_at(x, NULL, sec, "out of memory");
+	x->jobs = grown;
+	efab_job_t *j = &x->jobs[x->njobs++];
+	memset(j, 0, sizeof(*j));
+	snprintf(j->section, sizeof(j->section), "%s", sec->name);
+	snprintf(j->bench, sizeof(j->bench), "%s", r->exe);
+	j->mask = r->mask;
+	j->rep = rep;
+	j->mpi = bench_mpi(r->mask);
+	j->np = 2;
+	j->nodes = 1;
+	j->timeout_s = 1800;
+	snprintf(j->launcher, sizeof(j->launcher), "mpirun -np {np}");
+	const char *mval[MAX_MATRIX + 2];
+	job_name(j, sec, mx, combo, mval, r->repeat > 1 || x->max_repeat > 1);
+	efab_opts_t check;
+	efab_opts_init(&check);
+	for (size_t i = 0; i < r->e.n; i++) {
+		const efab_kv_t *kv = r->e.kv[i];
+		const char *v = kv->value;
+		for (int m = 0; m < mx->nkeys; m++)
+			if (!strcmp(kv->key, mx->keys[m]))
+				v = mval[m];
+		if (apply_key(x, sec, j, &check, kv, v))
+			return EFAB_EUSAGE;
+	}
+	return EFAB_OK;
+}
+
+/* One job section in repeat rep: its combinations as jobs. */
+static int expand_section(expand_t *x, const efab_section_t *sec, int rep, matrix_t *mx)
+{
+	resolved_t r;
+	if (resolve_keys(x, sec, &r))
+		return EFAB_EUSAGE;
+	if (rep > r.repeat)
+		return EFAB_OK;
+	if (matrix_keys(x, sec, &r, mx) || matrix_values(x, sec, &r, mx))
+		return EFAB_EUSAGE;
+	for (int combo = 0; combo < mx->total; combo++)
+		if (build_job(x, sec, &r, mx, combo, rep))
+			return EFAB_EUSAGE;
+	return EFAB_OK;
+}
+
 int efab_config_expand(const efab_config_t *cfg, efab_job_t **out, size_t *nout, char *err,
 		       size_t errlen)
 {
-	const efab_section_t *global = NULL, *sec = NULL;
-	efab_job_t *jobs = NULL;
-	size_t njobs = 0;
-	int max_repeat = 1;
-	/* one slot more than allowed, so that split_list can tell "too many" (found by fuzz_config) */
-	static char vals[MAX_MATRIX + 2][MAX_VALUES + 1][EFAB_CFG_VAL];
-
+	expand_t x = {.cfg = cfg, .err = err, .errlen = errlen};
+	int any_job = 0, rc;
+	matrix_t *mx = malloc(sizeof(*mx));
+	if (!mx) {
+		snprintf(err, errlen, "%s: out of memory", cfg->path);
+		return EFAB_EUSAGE;
+	}
 	for (size_t i = 0; i < cfg->nsec; i++)
 		if (!strcmp(cfg->sec[i].name, "global"))
-			global = &cfg->sec[i];
-	/* global keys: runner keys or options of at least one benchmark */
-	sec = global;
-	for (size_t i = 0; global && i < global->nkv; i++) {
-		const efab_kv_t *kv = &global->kv[i];
-		if (!is_runner_key(kv->key) && !efab_opts_find(EFAB_B_ALL, kv->key))
-			FAIL(kv, "unknown key '%s' in [global]", kv->key);
-		if (!strcmp(kv->key, "csv"))
-			FAIL(kv, "key 'csv' is set by efab_sweep (one CSV per benchmark)");
-	}
-	/* repeat is global or per job; expansion order needs the largest first */
-	for (size_t s = 0; s < cfg->nsec; s++)
-		for (size_t i = 0; i < cfg->sec[s].nkv; i++)
-			if (!strcmp(cfg->sec[s].kv[i].key, "repeat")) {
-				int r;
-				sec = &cfg->sec[s];
-				if (parse_int(cfg->sec[s].kv[i].value, 1, 1000, &r))
-					FAIL(&cfg->sec[s].kv[i], "key 'repeat': expected 1..1000, got '%s'",
-					     cfg->sec[s].kv[i].value);
-				max_repeat = r > max_repeat ? r : max_repeat;
-			}
-	int any_job = 0;
-	for (int rep = 1; rep <= max_repeat; rep++) {
-		for (size_t s = 0; s < cfg->nsec; s++) {
-			sec = &cfg->sec[s];
-			if (sec == global)
+			x.global = &cfg->sec[i];
+	rc = check_global(&x);
+	/* repeat outermost (A B A B), then sections in file order, then combinations */
+	for (int rep = 1; !rc && rep <= x.max_repeat; rep++)
+		for (size_t s = 0; !rc && s < cfg->nsec; s++) {
+			if (&cfg->sec[s] == x.global)
 				continue;
 			any_job = 1;
-			eff_t e = {.n = 0};
-			for (size_t i = 0; i < sec->nkv && e.n < 128; i++)
-				e.kv[e.n++] = &sec->kv[i];
-			const efab_kv_t *bk = lookup(&e, "bench");
-			if (!bk && global)
-				for (size_t i = 0; i < global->nkv; i++)
-					if (!strcmp(global->kv[i].key, "bench"))
-						bk = &global->kv[i];
-			if (!bk)
-				FAIL((const efab_kv_t *)NULL, "job [%s] has no 'bench' key", sec->name);
-			const char *exe = NULL;
-			unsigned mask = efab_bench_mask(bk->value, &exe);
-			if (!mask)
-				FAIL(bk, "key 'bench': unknown benchmark '%s'", bk->value);
-			/* global keys that apply to this bench (or the runner) */
-			for (size_t i = 0; global && i < global->nkv && e.n < 128; i++) {
-				const efab_kv_t *kv = &global->kv[i];
-				if (lookup(&e, kv->key))
-					continue;
-				if (is_runner_key(kv->key) || efab_opts_find(mask, kv->key))
-					e.kv[e.n++] = kv;
-			}
-			int rep_here = 1;
-			const efab_kv_t *rk = lookup(&e, "repeat");
-			if (rk)
-				parse_int(rk->value, 1, 1000, &rep_here);
-			if (rep > rep_here)
-				continue;
-			/* job keys must be runner keys or options of this bench */
-			for (size_t i = 0; i < sec->nkv; i++) {
-				const efab_kv_t *kv = &sec->kv[i];
-				if (!strcmp(kv->key, "csv"))
-					FAIL(kv, "key 'csv' is set by efab_sweep (one CSV per benchmark)");
-				if (!is_runner_key(kv->key) && !efab_opts_find(mask, kv->key))
-					FAIL(kv, "key '%s' is not an option of %s", kv->key, exe);
-			}
-			/* matrix: keys whose comma lists are crossed */
-			const efab_kv_t *mk = lookup(&e, "matrix");
-			char mkeys[MAX_MATRIX + 2][EFAB_CFG_VAL];
-			int nm = 0, nv[MAX_MATRIX + 2], total = 1;
-			if (mk) {
-				nm = split_list(mk->value, mkeys, MAX_MATRIX + 2);
-				int named = 0;
-				for (int m = 0; m < nm; m++)
-					named += !is_list_runner_key(mkeys[m]);
-				if (named > MAX_MATRIX || nm > MAX_MATRIX + 1)
-					FAIL(mk, "key 'matrix': at most %d keys (and libfabric)", MAX_MATRIX);
-				/* [global]'s matrix, like its other keys, applies where it fits */
-				int from_global = 0;
-				/* compare element by element: global->kv is NULL when [global]
-				 * has no keys, and NULL + 0 is undefined (found by fuzz_config) */
-				for (size_t i = 0; global && i < global->nkv; i++)
-					from_global |= mk == &global->kv[i];
-				for (int m = 0; from_global && m < nm; m++)
-					if (!efab_opts_find(mask, mkeys[m]) && !is_list_runner_key(mkeys[m])) {
-						memmove(mkeys[m], mkeys[m + 1], (size_t)(nm - m - 1) * sizeof(mkeys[0]));
-						nm--;
-						m--;
-					}
-			}
-			/* libfabric = A, B is crossed even when 'matrix' does not name it:
-			 * first, so that it varies fastest (the installs of a job back to back) */
-			const efab_kv_t *lfk = lookup(&e, "libfabric");
-			int lf_named = 0;
-			for (int m = 0; m < nm; m++)
-				lf_named |= !strcmp(mkeys[m], "libfabric");
-			if (lfk && !lf_named) {
-				memmove(mkeys[1], mkeys[0], (size_t)nm * sizeof(mkeys[0]));
-				snprintf(mkeys[0], EFAB_CFG_VAL, "libfabric");
-				nm++;
-			}
-			for (int m = 0; m < nm; m++) {
-				const efab_kv_t *kv = lookup(&e, mkeys[m]);
-				int list_key = is_list_runner_key(mkeys[m]);
-				if (!*mkeys[m] || (!list_key && (is_runner_key(mkeys[m]) ||
-								 !efab_opts_find(mask, mkeys[m]))))
-					FAIL(mk, "key 'matrix': '%s' is not an option of %s", mkeys[m], exe);
-				if (!kv)
-					FAIL(mk, "key 'matrix': '%s' has no values in [%s] or [global]",
-					     mkeys[m], sec->name);
-				nv[m] = split_list(kv->value, vals[m], MAX_VALUES + 1);
-				if (nv[m] > MAX_VALUES)
-					FAIL(kv, "key '%s': at most %d matrix values", kv->key, MAX_VALUES);
-				for (int a = 0; a < m; a++)
-					if (!strcmp(mkeys[a], mkeys[m]))
-						FAIL(mk, "key 'matrix': '%s' named twice", mkeys[m]);
-				for (int a = 0; list_key && a < nv[m]; a++) {
-					if (!vals[m][a][0])
-						FAIL(kv, "key '%s': empty item in '%s'", kv->key, kv->value);
-					for (int b = 0; b < a; b++)
-						if (!strcmp(vals[m][a], vals[m][b]))
-							FAIL(kv, "key '%s': '%s' listed twice", kv->key,
-							     vals[m][a]);
-				}
-				total *= nv[m];
-			}
-			for (int combo = 0; combo < total; combo++) {
-				efab_job_t *nj = realloc(jobs, (njobs + 1) * sizeof(*nj));
-				if (!nj)
-					FAIL((const efab_kv_t *)NULL, "out of memory");
-				jobs = nj;
-				efab_job_t *j = &jobs[njobs++];
-				memset(j, 0, sizeof(*j));
-				snprintf(j->section, sizeof(j->section), "%s", sec->name);
-				snprintf(j->bench, sizeof(j->bench), "%s", exe);
-				j->mask = mask;
-				j->rep = rep;
-				j->mpi = bench_mpi(mask);
-				j->np = 2;
-				j->ppn = 0;
-				j->nodes = 1;
-				j->timeout_s = 1800;
-				snprintf(j->launcher, sizeof(j->launcher), "mpirun -np {np}");
-				efab_opts_t check;
-				efab_opts_init(&check);
-				char label[160] = "";
-				size_t ll = 0;
-				int idx = combo;
-				const char *mval[MAX_MATRIX];
-				for (int m = 0; m < nm; m++) {
-					mval[m] = vals[m][idx % nv[m]];
-					idx /= nv[m];
-					/* the label may be cut short; the offset must never pass
-					 * its end (found by fuzz_config) */
-					if (ll + 1 < sizeof(label)) {
-						int k = snprintf(label + ll, sizeof(label) - ll, "%s%s=%s",
-								 ll ? "," : "", mkeys[m], mval[m]);
-						ll = k < 0 ? ll : ll + (size_t)k;
-						if (ll >= sizeof(label))
-							ll = sizeof(label) - 1;
-					}
-				}
-				if (nm)
-					snprintf(j->name, sizeof(j->name), "%s[%s]", sec->name, label);
-				else
-					snprintf(j->name, sizeof(j->name), "%s", sec->name);
-				for (size_t i = 0; i < e.n; i++) {
-					const efab_kv_t *kv = e.kv[i];
-					const char *v = kv->value;
-					for (int m = 0; m < nm; m++)
-						if (!strcmp(kv->key, mkeys[m]))
-							v = mval[m];
-					if (!strcmp(kv->key, "np") || !strcmp(kv->key, "ppn") ||
-					    !strcmp(kv->key, "nodes")) {
-						int x;
-						if (parse_int(v, 1, 100000, &x))
-							FAIL(kv, "key '%s': expected a positive integer, got '%s'",
-							     kv->key, v);
-						*(!strcmp(kv->key, "np") ? &j->np
-						  : !strcmp(kv->key, "ppn") ? &j->ppn : &j->nodes) = x;
-					} else if (!strcmp(kv->key, "job_timeout")) {
-						int x;
-						if (parse_int(v, 1, 86400 * 7, &x))
-							FAIL(kv, "key 'job_timeout': expected seconds, got '%s'", v);
-						j->timeout_s = x;
-					} else if (!strcmp(kv->key, "libfabric")) {
-						snprintf(j->libfabric, sizeof(j->libfabric), "%s", v);
-						j->libfabric_line = kv->line;
-					} else if (!strcmp(kv->key, "launcher")) {
-						if (!strcmp(v, "none"))
-							j->mpi = 0;
-						else {
-							j->mpi = 1;
-							snprintf(j->launcher, sizeof(j->launcher), "%s", v);
-						}
-					} else if (!strcmp(kv->key, "env")) {
-						/* NAME=VALUE words separated by spaces */
-						char tmp[EFAB_CFG_VAL];
-						snprintf(tmp, sizeof(tmp), "%s", v);
-						for (char *sv = NULL, *w = strtok_r(tmp, " \t", &sv); w;
-						     w = strtok_r(NULL, " \t", &sv)) {
-							char *q = strchr(w, '=');
-							if (!q || q == w || j->nenv >= EFAB_JOB_MAXENV)
-								FAIL(kv, "key 'env': expected NAME=VALUE words, got '%s'", w);
-							snprintf(j->env[j->nenv++], EFAB_CFG_VAL, "%s", w);
-						}
-					} else if (!is_runner_key(kv->key)) {
-						char e2[300];
-						const efab_optdef_t *d = efab_opts_find(mask, kv->key);
-						if (efab_opts_set(&check, mask, kv->key, v, e2, sizeof(e2)))
-							FAIL(kv, "key '%s': %s", kv->key, e2);
-						if (d->type == EFAB_OT_FLAG || d->type == EFAB_OT_COUNT) {
-							int on = *(int *)((char *)&check + d->offset);
-							for (int k = 0; k < on && k < 9; k++) {
-								char flag[80];
-								snprintf(flag, sizeof(flag), "--%s", kv->key);
-								if (add_arg(j, flag))
-									FAIL(kv, "too many options");
-								if (d->type == EFAB_OT_FLAG)
-									break;
-							}
-						} else {
-							char flag[80];
-							snprintf(flag, sizeof(flag), "--%s", kv->key);
-							if (add_arg(j, flag) || add_arg(j, v))
-								FAIL(kv, "too many options");
-						}
-					}
-				}
-				if (rep_here > 1 || max_repeat > 1) {
-					size_t nl = strlen(j->name);
-					snprintf(j->name + nl, sizeof(j->name) - nl, "#%d", rep);
-				}
-			}
+			rc = expand_section(&x, &cfg->sec[s], rep, mx);
 		}
+	if (!rc && !any_job)
+		rc = fail_at(&x, NULL, x.global, "no job sections (only [global])");
+	free(mx);
+	if (rc) {
+		efab_jobs_free(x.jobs, x.njobs);
+		return rc;
 	}
-	sec = global;
-	if (!any_job)
-		FAIL((const efab_kv_t *)NULL, "no job sections (only [global])");
-	*out = jobs;
-	*nout = njobs;
+	*out = x.jobs;
+	*nout = x.njobs;
 	return EFAB_OK;
-fail:
-	efab_jobs_free(jobs, njobs);
-	return EFAB_EUSAGE;
 }

@@ -41,7 +41,7 @@ PY
 	conn_rows_check "$WORK/c.csv" 1 2 4
 	rm -f "$WORK/c.csv"
 	expect_rc 0 mpi 4 "$BIN/efab_connect" -p shm -o read -n 2 -m 64 --csv "$WORK/c.csv"
-	csvcheck "$WORK/c.csv" --bench connect --rows 2 --lat --op read --extra $CONNCOLS --sizes 64,64
+	csvcheck "$WORK/c.csv" --bench connect --rows 3 --lat --op read --extra $CONNCOLS --sizes 64,64,64
 	conn_rows_check "$WORK/c.csv" 1 2 3
 	expect_rc 2 mpi 2 "$BIN/efab_connect" -p shm -o writedata
 	expect_rc 2 mpi 1 "$BIN/efab_connect" -p shm

@@ -68,3 +68,36 @@ t_plot_bad_input() {
 	grep -l Traceback "$WORK"/*.err 2>/dev/null && die "traceback"
 	true
 }
+
+# Issue 17: mr_reg as small multiples (a panel per regime and memory kind),
+# first calls and the fan-out rows plotted, every figure's caption in the
+# code that draws it; a CSV without the new columns still plots.
+t_plot_issue17_figures() {
+	mkdir -p "$WORK/r"
+	expect_rc 0 "$BIN/efab_mr_reg" -p shm -m 4K:256K:x4 -n 5 --csv "$WORK/r/mr_reg.csv"
+	expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p shm -m 8:1K:x4 -n 200 --csv "$WORK/r/put_lat.csv"
+	expect_rc 0 mpi 3 "$BIN/efab_connect" -p shm -n 2 --csv "$WORK/r/connect.csv"
+	expect_rc 0 python3 plot/efab_plot "$WORK/r" -o "$WORK/p"
+	python3 tests/plotcheck.py "$WORK/p" "$WORK/r" mr_reg connect 2>/dev/null ||
+		python3 - "$WORK/p" <<'PY' || die "figures"
+import struct, sys, os
+for b in ("mr_reg", "put_lat", "connect"):
+    f = os.path.join(sys.argv[1], b + ".png")
+    head = open(f, "rb").read(24)
+    w, h = struct.unpack(">II", head[16:24])
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and w >= 740 and h >= 396, (f, w, h)
+# three regimes of one memory kind: the mr_reg figure is taller than wide
+w, h = struct.unpack(">II", open(os.path.join(sys.argv[1], "mr_reg.png"), "rb").read(24)[16:24])
+assert h > w, (w, h)
+PY
+	python3 - <<'PY' || die "captions"
+import importlib.machinery, importlib.util
+loader = importlib.machinery.SourceFileLoader("efab_plot", "plot/efab_plot")
+spec = importlib.util.spec_from_loader("efab_plot", loader)
+m = importlib.util.module_from_spec(spec)
+loader.exec_module(m)
+assert "½ RTT" in m.caption_text("put_lat") and "full RTT" in m.caption_text("get_lat")
+assert "10^6 B/s" in m.caption_text("put_bw") and "first call" in m.caption_text("mr_reg")
+assert "p99" in m.caption_text("atomic_lat") and "1/y²" in m.caption_text("mr_reg")
+PY
+}

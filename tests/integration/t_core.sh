@@ -57,8 +57,9 @@ t_check_catches_corruption() {
 	EFAB_FAULT_CORRUPT=10 expect_rc 1 mpi 2 "$BIN/efab_put_lat" -p shm -m 64 -n 100 -w 0 -c \
 		--csv "$WORK/c.csv"
 	expect_msg "validation failed"
-	# both ranks check 100 messages: 10 corrupted on each
-	csvcheck "$WORK/c.csv" --bench put_lat --rows 1 --errors 20 --extra inject
+	# both ranks check 201 messages (the first alone, 100 timed one by one, 100 in
+	# the timed batch): 20 corrupted on each
+	csvcheck "$WORK/c.csv" --bench put_lat --rows 1 --errors 40 --extra inject,first_us,lat_us_batch
 	EFAB_FAULT_CORRUPT=7 expect_rc 1 mpi 2 "$BIN/efab_get_lat" -p tcp -m 4K -n 70 -w 0 -c
 	expect_msg "validation failed"
 	# without -c nothing is checked, so nothing is counted

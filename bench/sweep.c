@@ -32,6 +32,7 @@
 
 #include "efab.h"
 #include "efab_abi.h"
+#include "efab_clock.h"
 #include "efab_config.h"
 #include "efab_json.h"
 #include "efab_opts.h"
@@ -545,6 +546,9 @@ static void write_meta(runner_t *r, int complete)
 	json_field(f, "nvshmem", buf);
 	efab_topo_summary(buf, sizeof(buf));
 	json_field(f, "topology", buf);
+	efab_clock_init(); /* the clock the benchmarks of this host time with */
+	efab_clock_describe(buf, sizeof(buf));
+	json_field(f, "clock", buf);
 	fprintf(f, ",\n  \"probe\": {\"status\": ");
 	json_str(f, r->probe_status);
 	fprintf(f, ", \"file\": ");

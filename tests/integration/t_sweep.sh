@@ -97,7 +97,7 @@ EOF
 	python3 - "$d/meta.json" <<'PY' || die "meta.json"
 import json, sys
 m = json.load(open(sys.argv[1]))
-for k in ("efabench", "hostname", "kernel", "cpu", "instance_type", "libfabric_version",
+for k in ("efabench", "hostname", "kernel", "cpu", "instance_type", "libfabric_version", "clock",
           "efa_installer", "efa_driver", "gpus", "mpi", "topology", "environment", "jobs"):
     assert k in m, k
 assert m["complete"] is True

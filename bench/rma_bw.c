@@ -11,10 +11,11 @@
  *
  * Region per rank: [rx | tx]. --footprint buffer (default): every op of a
  * window reads one tx buffer and lands on the peer's one rx buffer
- * (concurrent identical writes), as OSU and perftest do. --footprint window:
- * op k of a window uses tx + k x size and rx + k x size, window x size bytes
- * on each side, as fabtests' fi_rma_bw does (it matters where the window no
- * longer fits a cache: 4 MiB on shm). */
+ * (concurrent identical writes), as perftest's ib_write_bw does.
+ * --footprint window: op k of a window uses tx + k x size and rx + k x size,
+ * window x size bytes on each side, as fabtests' fi_rma_bw and OSU's
+ * osu_put_bw/osu_get_bw do (it matters where the window no longer fits a
+ * cache: 4 MiB on shm). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,8 +30,8 @@ const char *const efab_bw_cols[] = {"pair", "window_us_p50", "window_us_p99", "i
 const size_t efab_n_bw_cols = 8;
 
 /* Buffers per side and window: one (--footprint buffer: every op of a
- * window carries the same data, so they may share it, as in OSU and
- * perftest) or one per op (--footprint window, as fabtests). */
+ * window carries the same data, so they may share it, as in perftest) or one
+ * per op (--footprint window, as fabtests and OSU). */
 static size_t slots_for(const efab_ctx_t *c, uint64_t size)
 {
 	(void)size;
@@ -75,9 +76,9 @@ int efab_bw_setup(efab_ctx_t *c)
 		     "initiating ranks; iters = windows of %llu ops", (unsigned long long)c->o.window);
 	efab_note(c, "--footprint %s: %s", efab_footprint_name(c->o.footprint),
 		  slots_for(c, 1) > 1 ? "op k of a window uses source and destination k x size "
-					"(window x size bytes each side, as fabtests)"
+					"(window x size bytes each side, as fabtests and OSU)"
 				      : "every op of a window uses one source and one destination "
-					"buffer (as OSU and perftest)");
+					"buffer (as perftest)");
 	if (c->o.bidir)
 		efab_note(c, "--bidir: both ranks of each pair issue at once; rows report the sum");
 	if (c->op != EFAB_OP_READ)

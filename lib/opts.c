@@ -70,7 +70,7 @@ const efab_optdef_t efab_optdefs[] = {
 	 EFAB_B_BW, 0, 0, NULL},
 	{"footprint", 0, EFAB_OT_CHOICE, OFF(footprint), SZ(footprint), "buffer|window",
 	 "buffer (default): every op of a window uses one source and one destination buffer "
-	 "(OSU, perftest); window: op k uses offset k x size on both sides (fabtests)",
+	 "(perftest); window: op k uses offset k x size on both sides (fabtests, OSU)",
 	 EFAB_B_PUT_BW | EFAB_B_GET_BW, 0, 0, footprint_names},
 	{"aop", 0, EFAB_OT_CHOICE, OFF(aop), SZ(aop), "OP",
 	 "atomic op: add fadd cswap swap min max bor band bxor (default fadd)", EFAB_B_ATOMIC, 0, 0,

@@ -1,4 +1,6 @@
-/* Fabric selection, endpoint bring-up, memory registration and completion
+/* The libfabric layer, one header for four sources (select.c, endpoint.c,
+ * registration.c, ops.c): fabric selection, endpoint bring-up, memory
+ * registration and completion
  * waits. Everything one rank needs travels in an efab_fabric_t: no globals. */
 #ifndef EFAB_FABRIC_H
 #define EFAB_FABRIC_H

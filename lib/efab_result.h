@@ -57,7 +57,7 @@ typedef struct efab_row {
 /* Record the request (-p/-f as given; NULL or "" = not asked). */
 void efab_run_info_request(efab_run_info_t *ri, const char *provider, const char *fabric);
 /* libfabric_version, _built, _api, _path and efa_installer of the running
- * library (lib/fabric.c). */
+ * library (lib/select.c). */
 void efab_run_info_libfabric(efab_run_info_t *ri);
 
 /* Fill run_id (EFAB_RUN_ID from the environment, else time-host-pid) and timestamp. */

@@ -1,0 +1,371 @@
+/* Endpoint bring-up: fabric, domain, CQ, AV, endpoint, address exchange,
+ * RMA size limits and the receive slots FI_RX_CQ_DATA needs. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <strings.h>
+#include <unistd.h>
+
+#include <rdma/fi_ext.h>
+
+#include "efab_cuda.h"
+#include "efab_fabric.h"
+#include "efab_opts.h"
+#include "efab_result.h"
+#include "efab_topo.h"
+#include "fabric_internal.h"
+
+/* Receive slot i's context: the top EFAB_RX_CQ_DATA_DEPTH entries of ctx. */
+static struct fi_context2 *rx_slot_ctx(efab_fabric_t *fab, size_t i)
+{
+	return &fab->ctx[fab->nctx - EFAB_RX_CQ_DATA_DEPTH + i];
+}
+
+/* The receive slot a completion's op_context names, or -1. */
+long efab_rx_slot_of(const efab_fabric_t *fab, const void *op_context)
+{
+	const struct fi_context2 *first = &fab->ctx[fab->nctx - EFAB_RX_CQ_DATA_DEPTH];
+	const struct fi_context2 *c = op_context;
+	if (c < first || c >= fab->ctx + fab->nctx)
+		return -1;
+	return (long)(c - first);
+}
+
+/* Receives for FI_RX_CQ_DATA: on a registered buffer with its descriptor
+ * (efa-direct rejects a receive without one under FI_MR_LOCAL, as any
+ * FI_MR_LOCAL provider may); every posted slot is off the free list until a
+ * completion names it. */
+int efab_rx_repost(efab_fabric_t *fab)
+{
+	while (fab->rx_nfree > 0) {
+		size_t slot = fab->rx_free[fab->rx_nfree - 1];
+		int ret = (int)fi_recv(fab->ep, fab->rx_buf, EFAB_RX_BUF_SIZE, fab->rx_mr.desc,
+				       FI_ADDR_UNSPEC, rx_slot_ctx(fab, slot));
+		if (ret == -FI_EAGAIN)
+			return 0; /* reposted from efab_progress as completions come */
+		if (ret) {
+			efab_log_fi("fi_recv (receive for FI_RX_CQ_DATA)", ret);
+			return EFAB_ERR;
+		}
+		fab->rx_nfree--;
+		fab->rx_posted++;
+	}
+	return 0;
+}
+
+int efab_rx_cq_data_used(const efab_fabric_t *fab)
+{
+	return (fab->info->mode & FI_RX_CQ_DATA) && (fab->info->caps & FI_MSG);
+}
+
+/* Set up the receive slots and their buffer, then post them. */
+static int rx_cq_data_start(efab_fabric_t *fab)
+{
+	fab->rx_free = calloc(EFAB_RX_CQ_DATA_DEPTH, sizeof(*fab->rx_free));
+	fab->rx_buf = aligned_alloc(4096, 4096);
+	if (!fab->rx_free || !fab->rx_buf) {
+		efab_log_error("out of memory for FI_RX_CQ_DATA receives");
+		return EFAB_ERR;
+	}
+	memset(fab->rx_buf, 0, 4096);
+	for (size_t i = 0; i < EFAB_RX_CQ_DATA_DEPTH; i++)
+		fab->rx_free[fab->rx_nfree++] = EFAB_RX_CQ_DATA_DEPTH - 1 - i;
+	if (efab_mr_reg(fab, fab->rx_buf, 4096, FI_HMEM_SYSTEM, 0, FI_RECV, &fab->rx_mr))
+		return EFAB_ERR;
+	return efab_rx_repost(fab);
+}
+
+efab_limit_t efab_limit_pick(int rc, size_t optval, const char *optname, size_t attr,
+			     const char *attrname)
+{
+	efab_limit_t l = {attr, attrname, 0};
+	if (rc == 0 && optval <= attr)
+		l = (efab_limit_t){optval, optname, 1};
+	return l;
+}
+
+/* fi_getopt of a size_t endpoint option; -FI_ENOPROTOOPT without an endpoint. */
+static int ep_size_opt(struct fid_ep *ep, int opt, size_t *v)
+{
+	size_t len = sizeof(*v);
+	*v = 0;
+	return ep ? fi_getopt(&ep->fid, FI_OPT_ENDPOINT, opt, v, &len) : -FI_ENOPROTOOPT;
+}
+
+void efab_ep_rma_limits(struct fid_ep *ep, const struct fi_info *info, efab_limit_t *inject,
+			efab_limit_t *max)
+{
+	/* the options exist from libfabric 2.0 on, whatever headers we were built
+	 * with; an older library is not asked (its option numbers mean nothing) */
+	if (!efab_fi_has_rma_size_opts())
+		ep = NULL;
+	size_t v;
+	int rc = ep_size_opt(ep, EFAB_FI_OPT_INJECT_RMA_SIZE, &v);
+	*inject = efab_limit_pick(rc, v, "FI_OPT_INJECT_RMA_SIZE", info->tx_attr->inject_size,
+				  "tx_attr->inject_size");
+	rc = ep_size_opt(ep, EFAB_FI_OPT_MAX_RMA_SIZE, &v);
+	*max = efab_limit_pick(rc, v, "FI_OPT_MAX_RMA_SIZE", info->ep_attr->max_msg_size,
+			       "ep_attr->max_msg_size");
+}
+
+void efab_info_rma_limits(const struct fi_info *info, efab_limit_t *inject, efab_limit_t *max)
+{
+	efab_ep_rma_limits(NULL, info, inject, max);
+	if (!efab_fi_has_rma_size_opts())
+		return;
+	/* the benchmarks' own bring-up on one rank, quietly: some providers'
+	 * getopt (shm's) needs an enabled endpoint, and a fabric that cannot be
+	 * opened here keeps the attributes */
+	struct fi_info *dup = fi_dupinfo(info);
+	efab_fabric_t fab;
+	int verbose = efab_log_verbose();
+	if (!dup)
+		return;
+	efab_log_set_verbose(-1);
+	int rc = efab_fabric_open(dup, efab_rt_single(), 5.0, &fab);
+	efab_log_set_verbose(verbose);
+	if (rc) {
+		fi_freeinfo(dup);
+		return;
+	}
+	*inject = fab.inject_rma;
+	*max = fab.max_rma;
+	efab_fabric_close(&fab);
+}
+
+int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab_fabric_t *out)
+{
+	efab_fabric_t fab;
+	int ret;
+	char *names = NULL;
+	char myname[EFAB_ADDR_MAX + sizeof(size_t)];
+
+	memset(&fab, 0, sizeof(fab));
+	fab.info = info;
+	fab.rt = rt;
+	fab.timeout_s = timeout_s;
+	fab.next_key = 1;
+	fab.nctx = 2 * (info->tx_attr->size > 512 ? info->tx_attr->size : 512) +
+		   EFAB_RX_CQ_DATA_DEPTH;
+	fab.ctx = calloc(fab.nctx, sizeof(*fab.ctx));
+	fab.peers = calloc((size_t)rt->size, sizeof(*fab.peers));
+	if (!fab.ctx || !fab.peers) {
+		efab_log_error("out of memory allocating endpoint state");
+		goto free_arrays;
+	}
+
+	ret = fi_fabric(info->fabric_attr, &fab.fabric, NULL);
+	if (ret) {
+		efab_log_fi("fi_fabric", ret);
+		goto free_arrays;
+	}
+	ret = fi_domain(fab.fabric, info, &fab.domain, NULL);
+	if (ret) {
+		efab_log_fi("fi_domain", ret);
+		goto close_fabric;
+	}
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_DATA,
+		.wait_obj = FI_WAIT_NONE,
+		.size = info->tx_attr->size + info->rx_attr->size,
+	};
+	ret = fi_cq_open(fab.domain, &cq_attr, &fab.cq, NULL);
+	if (ret) {
+		efab_log_fi("fi_cq_open", ret);
+		goto close_domain;
+	}
+	struct fi_av_attr av_attr = {
+		.type = info->domain_attr->av_type != FI_AV_UNSPEC ? info->domain_attr->av_type
+								   : FI_AV_TABLE,
+		.count = (size_t)rt->size,
+	};
+	ret = fi_av_open(fab.domain, &av_attr, &fab.av, NULL);
+	if (ret) {
+		efab_log_fi("fi_av_open", ret);
+		goto close_cq;
+	}
+	ret = fi_endpoint(fab.domain, info, &fab.ep, NULL);
+	if (ret) {
+		efab_log_fi("fi_endpoint", ret);
+		goto close_av;
+	}
+	ret = fi_ep_bind(fab.ep, &fab.av->fid, 0);
+	if (ret) {
+		efab_log_fi("fi_ep_bind (av)", ret);
+		goto close_ep;
+	}
+	ret = fi_ep_bind(fab.ep, &fab.cq->fid, FI_TRANSMIT | FI_RECV);
+	if (ret) {
+		efab_log_fi("fi_ep_bind (cq)", ret);
+		goto close_ep;
+	}
+	size_t addrlen = EFAB_ADDR_MAX;
+	memset(myname, 0, sizeof(myname));
+	ret = fi_enable(fab.ep);
+	if (ret == -FI_EBUSY && efab_prov_matches("shm", info->fabric_attr->prov_name))
+		efab_log_error("fi_enable failed: %s: shm's endpoint name is taken (a /dev/shm/<pid>:0:0 "
+			       "left by a killed process with this pid?)", fi_strerror(-ret));
+	else if (ret)
+		efab_log_fi("fi_enable", ret);
+	if (!ret) {
+		/* after fi_enable: shm's getopt dereferences state that enable creates */
+		efab_ep_rma_limits(fab.ep, info, &fab.inject_rma, &fab.max_rma);
+		ret = fi_getname(&fab.ep->fid, myname + sizeof(size_t), &addrlen);
+		if (ret)
+			efab_log_fi("fi_getname", ret);
+	}
+	/* every rank learns whether all got this far before the collective
+	 * exchange, so a rank that failed never leaves the others waiting in it */
+	double failed = ret != 0, any = 0;
+	if (rt->allreduce(rt, &failed, &any, 1, EFAB_RT_MAX) || any)
+		goto close_ep;
+	memcpy(myname, &addrlen, sizeof(size_t));
+	names = malloc(sizeof(myname) * (size_t)rt->size);
+	if (!names) {
+		efab_log_error("out of memory for the address exchange");
+		goto close_ep;
+	}
+	if (rt->allgather(rt, myname, names, sizeof(myname))) {
+		efab_log_error("address exchange failed");
+		goto free_names;
+	}
+	for (int r = 0; r < rt->size; r++) {
+		const char *slot = names + sizeof(myname) * (size_t)r;
+		ret = fi_av_insert(fab.av, slot + sizeof(size_t), 1, &fab.peers[r], 0, NULL);
+		if (ret != 1) {
+			efab_log_fi("fi_av_insert", ret < 0 ? ret : -FI_EINVAL);
+			goto free_names;
+		}
+	}
+	free(names);
+	if (efab_rx_cq_data_used(&fab) && rx_cq_data_start(&fab))
+		goto close_rx;
+	if (rt->barrier(rt)) {
+		efab_log_error("barrier after endpoint bring-up failed");
+		goto close_rx;
+	}
+	*out = fab;
+	return EFAB_OK;
+
+free_names:
+	free(names);
+	goto close_ep;
+close_rx:
+	efab_mr_dereg(&fab.rx_mr);
+	free(fab.rx_buf);
+	free(fab.rx_free);
+close_ep:
+	fi_close(&fab.ep->fid);
+close_av:
+	fi_close(&fab.av->fid);
+close_cq:
+	fi_close(&fab.cq->fid);
+close_domain:
+	fi_close(&fab.domain->fid);
+close_fabric:
+	fi_close(&fab.fabric->fid);
+free_arrays:
+	free(fab.peers);
+	free(fab.ctx);
+	return EFAB_ERR;
+}
+
+int efab_ep_open(const efab_fabric_t *fab, size_t av_count, efab_fabric_t *out, void *name,
+		 size_t *namelen)
+{
+	efab_fabric_t e;
+	const struct fi_info *info = fab->info;
+	int ret;
+	memset(&e, 0, sizeof(e));
+	e.info = fab->info;
+	e.fabric = fab->fabric;
+	e.domain = fab->domain;
+	e.rt = fab->rt;
+	e.timeout_s = fab->timeout_s;
+	e.next_key = fab->next_key;
+	e.inject_rma = fab->inject_rma;
+	e.max_rma = fab->max_rma;
+	e.nctx = 2 * (info->tx_attr->size > 512 ? info->tx_attr->size : 512);
+	e.ctx = calloc(e.nctx, sizeof(*e.ctx));
+	e.peers = calloc((size_t)fab->rt->size, sizeof(*e.peers));
+	if (!e.ctx || !e.peers) {
+		efab_log_error("out of memory allocating endpoint state");
+		goto fail;
+	}
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_DATA,
+		.wait_obj = FI_WAIT_NONE,
+		.size = info->tx_attr->size + info->rx_attr->size,
+	};
+	struct fi_av_attr av_attr = {
+		.type = info->domain_attr->av_type != FI_AV_UNSPEC ? info->domain_attr->av_type
+								   : FI_AV_TABLE,
+		.count = av_count ? av_count : 1,
+	};
+	if ((ret = fi_cq_open(e.domain, &cq_attr, &e.cq, NULL))) {
+		efab_log_fi("fi_cq_open", ret);
+		goto fail;
+	}
+	if ((ret = fi_av_open(e.domain, &av_attr, &e.av, NULL))) {
+		efab_log_fi("fi_av_open", ret);
+		goto fail;
+	}
+	if ((ret = fi_endpoint(e.domain, (struct fi_info *)info, &e.ep, NULL))) {
+		efab_log_fi("fi_endpoint", ret);
+		goto fail;
+	}
+	if ((ret = fi_ep_bind(e.ep, &e.av->fid, 0)) ||
+	    (ret = fi_ep_bind(e.ep, &e.cq->fid, FI_TRANSMIT | FI_RECV))) {
+		efab_log_fi("fi_ep_bind", ret);
+		goto fail;
+	}
+	if ((ret = fi_enable(e.ep))) {
+		efab_log_fi("fi_enable", ret);
+		goto fail;
+	}
+	if ((ret = fi_getname(&e.ep->fid, name, namelen))) {
+		efab_log_fi("fi_getname", ret);
+		goto fail;
+	}
+	*out = e;
+	return EFAB_OK;
+fail:
+	efab_ep_close(&e);
+	return EFAB_ERR;
+}
+
+void efab_ep_close(efab_fabric_t *e)
+{
+	if (e->ep)
+		fi_close(&e->ep->fid);
+	if (e->av)
+		fi_close(&e->av->fid);
+	if (e->cq)
+		fi_close(&e->cq->fid);
+	free(e->peers);
+	free(e->ctx);
+	memset(e, 0, sizeof(*e));
+}
+
+void efab_fabric_close(efab_fabric_t *fab)
+{
+	efab_mr_dereg(&fab->rx_mr);
+	if (fab->ep)
+		fi_close(&fab->ep->fid);
+	if (fab->av)
+		fi_close(&fab->av->fid);
+	if (fab->cq)
+		fi_close(&fab->cq->fid);
+	if (fab->domain)
+		fi_close(&fab->domain->fid);
+	if (fab->fabric)
+		fi_close(&fab->fabric->fid);
+	free(fab->peers);
+	free(fab->ctx);
+	free(fab->rx_buf);
+	free(fab->rx_free);
+	fi_freeinfo(fab->info);
+	memset(fab, 0, sizeof(*fab));
+}

@@ -1,0 +1,302 @@
+/* Operations and waits: CQ progress, completion and byte waits with their
+ * timeouts, the progress-driving barrier, RMA and atomic posts. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <strings.h>
+#include <unistd.h>
+
+#include <rdma/fi_ext.h>
+
+#include "efab_cuda.h"
+#include "efab_fabric.h"
+#include "efab_opts.h"
+#include "efab_result.h"
+#include "efab_topo.h"
+#include "fabric_internal.h"
+
+int efab_progress(efab_fabric_t *fab)
+{
+	struct fi_cq_data_entry ent[16];
+	ssize_t n = fi_cq_read(fab->cq, ent, EFAB_ARRAY_SIZE(ent));
+	if (n == -FI_EAGAIN)
+		return 0;
+	if (n == -FI_EAVAIL) {
+		efab_cq_err_entry_t err; /* API >= 1.20 writes src_addr too */
+		char pbuf[256];
+		memset(&err, 0, sizeof(err));
+		ssize_t r = fi_cq_readerr(fab->cq, (struct fi_cq_err_entry *)&err, 0);
+		if (r == -FI_EAGAIN)
+			return 0; /* another reader took it; nothing to report */
+		if (r < 0) {
+			efab_log_fi("fi_cq_readerr", (int)r);
+			return -1;
+		}
+		const char *perr = fi_cq_strerror(fab->cq, err.prov_errno, err.err_data, pbuf,
+						  sizeof(pbuf));
+		efab_log_error("completion error: %s (%d); provider: %s (%d)", fi_strerror(err.err),
+			       err.err, perr ? perr : "-", err.prov_errno);
+		return -1;
+	}
+	if (n < 0) {
+		efab_log_fi("fi_cq_read", (int)n);
+		return -1;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		/* A completion that names a receive slot consumed that receive, whatever
+		 * its flags: efa-direct reports FI_REMOTE_CQ_DATA|FI_RMA|FI_REMOTE_WRITE
+		 * without FI_RECV. */
+		long slot = efab_rx_slot_of(fab, ent[i].op_context);
+		if (slot >= 0 && fab->rx_free) {
+			fab->rx_free[fab->rx_nfree++] = (size_t)slot;
+			fab->rx_posted--;
+		}
+		if (ent[i].flags & FI_REMOTE_CQ_DATA) {
+			fab->rx_data_count++;
+			fab->rx_data_last = ent[i].data;
+		} else if (slot < 0 && !(ent[i].flags & FI_RECV)) {
+			fab->tx_done++;
+		}
+	}
+	if (efab_rx_cq_data_used(fab) && fab->rx_nfree >= EFAB_RX_CQ_DATA_DEPTH / 2 &&
+	    efab_rx_repost(fab))
+		return -1;
+	return (int)n;
+}
+
+void efab_timeout_report(const efab_fabric_t *fab, const efab_waitfor_t *w)
+{
+	efab_log_error("timeout after %.1f s waiting for %s (op %s, %llu bytes, peer rank %d, "
+		       "iteration %llu); the peer may have died or the fabric stalled",
+		       fab->timeout_s, w->what, w->op, (unsigned long long)w->size, w->peer,
+		       (unsigned long long)w->iter);
+}
+
+static volatile int *stop_flag;
+
+void efab_set_stop_flag(volatile int *flag)
+{
+	stop_flag = flag;
+}
+
+/* The clock is read once per 256 polls: cheap, and still precise to well
+ * under a millisecond on any of these loops. */
+#define WAIT_LOOP(cond)                                                                      \
+	do {                                                                                 \
+		uint64_t deadline = efab_now_ns() + (uint64_t)(fab->timeout_s * 1e9);        \
+		unsigned spins = 0;                                                          \
+		while (!(cond)) {                                                            \
+			if (efab_progress(fab) < 0)                                          \
+				return EFAB_ERR;                                             \
+			if (++spins % 256 == 0 && efab_now_ns() > deadline) {                \
+				efab_timeout_report(fab, w);                                 \
+				return EFAB_ERR;                                             \
+			}                                                                    \
+			if (stop_flag && *stop_flag)                                         \
+				return EFAB_ERR;                                             \
+		}                                                                            \
+		return EFAB_OK;                                                              \
+	} while (0)
+
+int efab_wait_tx(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w)
+{
+	WAIT_LOOP(fab->tx_done >= target);
+}
+
+int efab_wait_rxdata(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w)
+{
+	WAIT_LOOP(fab->rx_data_count >= target);
+}
+
+int efab_wait_byte(efab_fabric_t *fab, volatile uint8_t *p, uint8_t v, const efab_waitfor_t *w)
+{
+	WAIT_LOOP(*p == v);
+}
+
+int efab_barrier_progress(efab_fabric_t *fab, const efab_waitfor_t *w)
+{
+	void *req;
+	int done = 0;
+	/* Own operations first: their completion may need the peer's progress,
+	 * which it drives while it waits here too. */
+	if (efab_wait_tx(fab, fab->tx_posted, w))
+		return EFAB_ERR;
+	if (fab->rt->ibarrier(fab->rt, &req)) {
+		efab_log_error("barrier failed");
+		return EFAB_ERR;
+	}
+	uint64_t deadline = efab_now_ns() + (uint64_t)(fab->timeout_s * 1e9);
+	for (unsigned spins = 1;; spins++) {
+		/* the fabric first: a target that serves a window of one-sided
+		 * traffic waits here, and an MPI_Test per CQ read took a sixth of
+		 * shm's 8 B message rate; the barrier is looked at every 16th turn */
+		if (efab_progress(fab) < 0)
+			return EFAB_ERR;
+		if (spins % 16)
+			continue;
+		if (fab->rt->ibarrier_test(fab->rt, req, &done)) {
+			efab_log_error("barrier failed");
+			return EFAB_ERR;
+		}
+		if (done)
+			return EFAB_OK;
+		if (spins % 256 == 0 && efab_now_ns() > deadline) {
+			efab_timeout_report(fab, w);
+			return EFAB_ERR;
+		}
+	}
+}
+
+static void *next_ctx(efab_fabric_t *fab)
+{
+	/* The top EFAB_RX_CQ_DATA_DEPTH slots belong to receives. */
+	size_t ring = fab->nctx - EFAB_RX_CQ_DATA_DEPTH;
+	return &fab->ctx[fab->tx_posted % ring];
+}
+
+/* Keep in-flight ops below the context ring. */
+static int reserve_slot(efab_fabric_t *fab, const efab_waitfor_t *w)
+{
+	size_t ring = fab->nctx - EFAB_RX_CQ_DATA_DEPTH;
+	if (fab->tx_posted - fab->tx_done >= ring)
+		return efab_wait_tx(fab, fab->tx_posted - ring + 1, w);
+	return EFAB_OK;
+}
+
+#define POST_LOOP(call, name)                                                                \
+	do {                                                                                 \
+		uint64_t deadline = 0;                                                       \
+		for (;;) {                                                                   \
+			ssize_t ret = (call);                                                \
+			if (ret == 0)                                                        \
+				break;                                                       \
+			if (ret != -FI_EAGAIN) {                                             \
+				efab_log_error("%s (%llu bytes to rank %d) failed: %s (%zd)", \
+					       name, (unsigned long long)len, peer,          \
+					       fi_strerror((int)-ret), ret);                 \
+				return EFAB_ERR;                                             \
+			}                                                                    \
+			if (!deadline)                                                       \
+				deadline = efab_now_ns() + (uint64_t)(fab->timeout_s * 1e9); \
+			if (efab_progress(fab) < 0)                                          \
+				return EFAB_ERR;                                             \
+			if (efab_now_ns() > deadline) {                                      \
+				efab_timeout_report(fab, w);                                 \
+				return EFAB_ERR;                                             \
+			}                                                                    \
+		}                                                                            \
+	} while (0)
+
+int efab_post_write(efab_fabric_t *fab, int peer, const void *buf, size_t len, void *desc,
+		    uint64_t raddr, uint64_t rkey, uint64_t data, uint64_t flags,
+		    const efab_waitfor_t *w)
+{
+	fi_addr_t dest = fab->peers[peer];
+	if (flags & FI_INJECT) {
+		if (flags & FI_REMOTE_CQ_DATA)
+			POST_LOOP(fi_inject_writedata(fab->ep, buf, len, data, dest, raddr, rkey),
+				  "fi_inject_writedata");
+		else
+			POST_LOOP(fi_inject_write(fab->ep, buf, len, dest, raddr, rkey),
+				  "fi_inject_write");
+		return EFAB_OK;
+	}
+	if (reserve_slot(fab, w))
+		return EFAB_ERR;
+	void *ctx = next_ctx(fab);
+	if (flags & FI_REMOTE_CQ_DATA)
+		POST_LOOP(fi_writedata(fab->ep, buf, len, desc, data, dest, raddr, rkey, ctx),
+			  "fi_writedata");
+	else
+		POST_LOOP(fi_write(fab->ep, buf, len, desc, dest, raddr, rkey, ctx), "fi_write");
+	fab->tx_posted++;
+	return EFAB_OK;
+}
+
+int efab_post_read(efab_fabric_t *fab, int peer, void *buf, size_t len, void *desc,
+		   uint64_t raddr, uint64_t rkey, const efab_waitfor_t *w)
+{
+	fi_addr_t dest = fab->peers[peer];
+	if (reserve_slot(fab, w))
+		return EFAB_ERR;
+	void *ctx = next_ctx(fab);
+	POST_LOOP(fi_read(fab->ep, buf, len, desc, dest, raddr, rkey, ctx), "fi_read");
+	fab->tx_posted++;
+	return EFAB_OK;
+}
+
+int efab_atomic_query(struct fid_domain *domain, int kind, enum fi_datatype dt, enum fi_op op,
+		      size_t *max_count)
+{
+	struct fi_atomic_attr attr;
+	uint64_t flags = kind == EFAB_ATOMIC_FETCH ? FI_FETCH_ATOMIC
+			 : kind == EFAB_ATOMIC_COMPARE ? FI_COMPARE_ATOMIC : 0;
+	memset(&attr, 0, sizeof(attr));
+	int ret = fi_query_atomic(domain, dt, op, &attr, flags);
+	if (ret)
+		return ret < 0 ? ret : -ret;
+	if (attr.count == 0)
+		return -FI_EOPNOTSUPP;
+	*max_count = attr.count;
+	return 0;
+}
+
+const char *efab_fi_op_name(enum fi_op op)
+{
+	switch (op) {
+	case FI_MIN: return "FI_MIN";
+	case FI_MAX: return "FI_MAX";
+	case FI_SUM: return "FI_SUM";
+	case FI_BOR: return "FI_BOR";
+	case FI_BAND: return "FI_BAND";
+	case FI_BXOR: return "FI_BXOR";
+	case FI_ATOMIC_WRITE: return "FI_ATOMIC_WRITE";
+	case FI_CSWAP: return "FI_CSWAP";
+	default: return "FI_OP?";
+	}
+}
+
+const char *efab_fi_datatype_name(enum fi_datatype dt)
+{
+	switch (dt) {
+	case FI_INT32: return "FI_INT32";
+	case FI_UINT32: return "FI_UINT32";
+	case FI_INT64: return "FI_INT64";
+	case FI_UINT64: return "FI_UINT64";
+	case FI_FLOAT: return "FI_FLOAT";
+	case FI_DOUBLE: return "FI_DOUBLE";
+	default: return "FI_DATATYPE?";
+	}
+}
+
+int efab_post_atomic(efab_fabric_t *fab, int peer, int kind, const void *buf, size_t count,
+		     void *desc, const void *compare, void *compare_desc, void *result,
+		     void *result_desc, uint64_t raddr, uint64_t rkey, enum fi_datatype dt,
+		     enum fi_op op, const efab_waitfor_t *w)
+{
+	fi_addr_t dest = fab->peers[peer];
+	size_t len = count;
+	if (reserve_slot(fab, w))
+		return EFAB_ERR;
+	void *ctx = next_ctx(fab);
+	switch (kind) {
+	case EFAB_ATOMIC_PLAIN:
+		POST_LOOP(fi_atomic(fab->ep, buf, count, desc, dest, raddr, rkey, dt, op, ctx),
+			  "fi_atomic");
+		break;
+	case EFAB_ATOMIC_FETCH:
+		POST_LOOP(fi_fetch_atomic(fab->ep, buf, count, desc, result, result_desc, dest, raddr,
+					  rkey, dt, op, ctx),
+			  "fi_fetch_atomic");
+		break;
+	default:
+		POST_LOOP(fi_compare_atomic(fab->ep, buf, count, desc, compare, compare_desc, result,
+					    result_desc, dest, raddr, rkey, dt, op, ctx),
+			  "fi_compare_atomic");
+		break;
+	}
+	fab->tx_posted++;
+	return EFAB_OK;
+}

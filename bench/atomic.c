@@ -201,7 +201,7 @@ static uint64_t check_final(efab_ctx_t *c, size_t count, uint64_t k, uint64_t cn
 		}
 	}
 	uint64_t bad = 0;
-	if (c->fault_every) /* EFAB_FAULT_CORRUPT: prove the final check catches damage */
+	if (c->faults.corrupt_every) /* EFAB_FAULT_CORRUPT: prove the final check catches damage */
 		efab_av_store(c->o.dtype, c->bounce, 0, efab_av_load(c->o.dtype, c->bounce, 0) + 1);
 	for (size_t e = 0; e < count; e++) {
 		uint64_t v = efab_av_load(c->o.dtype, c->bounce, e);

@@ -192,7 +192,7 @@ static uint64_t verify_once(efab_ctx_t *c, size_t off, size_t len, uint64_t seq,
  * so the tests can prove that -c catches damage; that damage is persistent. */
 static int fault_now(efab_ctx_t *c)
 {
-	return c->fault_every && ++c->nverified % c->fault_every == 0;
+	return c->faults.corrupt_every && ++c->nverified % c->faults.corrupt_every == 0;
 }
 
 static uint64_t report(uint64_t bad, size_t len, uint64_t seq)
@@ -240,6 +240,19 @@ int efab_more_row(efab_ctx_t *c, const efab_row_t *row)
 void efab_fail(efab_ctx_t *c)
 {
 	c->rt->abort(c->rt, EFAB_ERR);
+}
+
+/* ---- test hooks ---- */
+
+static void faults_read(struct efab_faults *f)
+{
+	const char *v = getenv("EFAB_FAULT_CORRUPT");
+	f->corrupt_every = v ? strtoull(v, NULL, 10) : 0;
+	v = getenv("EFAB_FAULT_INJECT_RMA");
+	f->inject_rma_set = v && *v;
+	f->inject_rma = f->inject_rma_set ? strtoull(v, NULL, 10) : 0;
+	v = getenv("EFAB_FAULT_STALL");
+	f->stall_rank = v && *v ? atoi(v) : -1;
 }
 
 /* ---- every node's facts ---- */
@@ -396,14 +409,6 @@ out:
 
 /* ---- the main flow ---- */
 
-/* Every rank must reach the same verdict; the worst status wins. */
-static int agree(efab_rt_t *rt, int rc)
-{
-	double in = rc, out = 0;
-	if (rt->allreduce(rt, &in, &out, 1, EFAB_RT_MAX))
-		return EFAB_ERR;
-	return (int)out;
-}
 
 static int prescan(int argc, char **argv, const efab_bench_t *b)
 {
@@ -548,7 +553,7 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 	efab_log_set_verbose(c->o.verbose);
 	if (!rc0 && c->b->plan)
 		rc0 = c->b->plan(c, &req);
-	rc0 = agree(c->rt, rc0);
+	rc0 = efab_rt_agree(c->rt, rc0);
 	if (rc0)
 		return rc0;
 	/* Selection is deterministic: only rank 0 speaks, every rank agrees. */
@@ -557,7 +562,7 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 	int rc = efab_fabric_select(&req, &info);
 	if (c->rt->rank)
 		efab_log_set_verbose(c->o.verbose);
-	rc = agree(c->rt, rc);
+	rc = efab_rt_agree(c->rt, rc);
 	if (rc) {
 		fi_freeinfo(info);
 		return rc;
@@ -567,7 +572,7 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 	efab_run_info_from_fi(info, &c->ri);
 	efab_run_info_request(&c->ri, c->o.provider, c->o.fabric);
 	rc = efab_fabric_open(info, c->rt, c->o.timeout_s, &c->fab);
-	return agree(c->rt, rc);
+	return efab_rt_agree(c->rt, rc);
 }
 
 static int setup_memory(efab_ctx_t *c)
@@ -689,8 +694,7 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 		c->ri.extra_cols[c->ri.n_extra++] = b->extra_cols[i];
 	efab_run_info_stamp(&c->ri);
 	efab_opts_init(&c->o);
-	const char *fault = getenv("EFAB_FAULT_CORRUPT");
-	c->fault_every = fault ? strtoull(fault, NULL, 10) : 0;
+	faults_read(&c->faults);
 
 	rc = efab_opts_parse(&c->o, b->mask, argc, argv, err, sizeof(err));
 	if (rc) {
@@ -707,7 +711,7 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 		efab_log_set_verbose(-1);
 	rc = check_opts(c);
 	efab_log_set_verbose(c->o.verbose);
-	if ((rc = agree(&rt, rc)))
+	if ((rc = efab_rt_agree(&rt, rc)))
 		goto finalize;
 
 	if (c->o.contend) { /* every rank but 0 targets rank 0 */
@@ -724,7 +728,7 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 	snprintf(c->ri.mem_local, sizeof(c->ri.mem_local), "%s", efab_mem_name(c->o.mem_local));
 	snprintf(c->ri.mem_remote, sizeof(c->ri.mem_remote), "%s", efab_mem_name(c->o.mem_remote));
 
-	if ((rc = agree(&rt, node_provenance(c))))
+	if ((rc = efab_rt_agree(&rt, node_provenance(c))))
 		goto finalize;
 
 	uint64_t caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
@@ -741,11 +745,8 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 			efab_log_error("%s", err);
 		goto teardown;
 	}
-	/* EFAB_FAULT_INJECT_RMA=N: act as if the endpoint's RMA inject limit were
-	 * N (efa-direct's is 0); the tests prove the benchmarks honour it. */
-	const char *finj = getenv("EFAB_FAULT_INJECT_RMA");
-	if (finj && *finj) {
-		c->fab.inject_rma.value = strtoull(finj, NULL, 10);
+	if (c->faults.inject_rma_set) {
+		c->fab.inject_rma.value = c->faults.inject_rma;
 		c->fab.inject_rma.source = "EFAB_FAULT_INJECT_RMA test hook";
 	}
 	efab_limit_t max_size = c->fab.max_rma;
@@ -765,14 +766,14 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 		efab_log_set_verbose(-1);
 	int mine = setup_memory(c);
 	efab_log_set_verbose(c->o.verbose);
-	rc = agree(&rt, mine);
+	rc = efab_rt_agree(&rt, mine);
 	if (rc && !mine && rt.rank == 0)
 		efab_log_error("another rank failed to set up its memory (rerun with -v for its "
 			       "message)");
 	if (rc)
 		goto teardown;
 	/* collective: only once every rank has its memory registered */
-	if ((rc = agree(&rt, efab_mr_exchange(&c->fab, &c->mr, c->rkeys))))
+	if ((rc = efab_rt_agree(&rt, efab_mr_exchange(&c->fab, &c->mr, c->rkeys))))
 		goto teardown;
 	uint64_t most = 0;
 	for (size_t i = 0; i < efab_sizes_count(&c->o.sizes); i++) {
@@ -787,7 +788,7 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 	}
 	if (!rc && b->setup)
 		rc = b->setup(c);
-	if ((rc = agree(&rt, rc)))
+	if ((rc = efab_rt_agree(&rt, rc)))
 		goto teardown;
 
 	if (b->drive) {
@@ -797,7 +798,7 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 	efab_csv_t csv = {.fd = -1};
 	if (rt.rank == 0 && c->o.csv[0])
 		rc = efab_csv_open(c->o.csv, &c->ri, &csv);
-	if ((rc = agree(&rt, rc)))
+	if ((rc = efab_rt_agree(&rt, rc)))
 		goto teardown;
 
 	if (rt.rank == 0) {
@@ -824,10 +825,7 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 		efab_table_begin(stdout, &c->ri, notes, nn, b->show_lat, b->show_bw);
 	}
 
-	/* EFAB_FAULT_STALL=R: rank R stops answering, as a hung or wedged peer
-	 * would; the tests prove the others give up after --timeout. */
-	const char *stall = getenv("EFAB_FAULT_STALL");
-	if (stall && *stall && atoi(stall) == rt.rank)
+	if (c->faults.stall_rank == rt.rank) /* as a hung or wedged peer would */
 		for (;;)
 			pause();
 	uint64_t total_errors = 0;

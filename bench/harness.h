@@ -73,7 +73,14 @@ struct efab_ctx {
 	efab_pairing_t pairing;
 	char notes[EFAB_MAX_NOTES][256];
 	size_t nnotes;
-	uint64_t fault_every; /* EFAB_FAULT_CORRUPT: test hook, see efab_verify */
+	/* Test hooks from the environment, read once at start (efab_faults_read):
+	 * the tests prove that checks, limits and timeouts work. */
+	struct efab_faults {
+		uint64_t corrupt_every; /* EFAB_FAULT_CORRUPT=N: every Nth checked message damaged */
+		int inject_rma_set;     /* EFAB_FAULT_INJECT_RMA=N: act as if the endpoint's */
+		uint64_t inject_rma;    /* RMA inject limit were N (efa-direct's is 0) */
+		int stall_rank;         /* EFAB_FAULT_STALL=R: rank R stops answering; -1 none */
+	} faults;
 	uint64_t nverified;
 	uint64_t late; /* messages whose bytes landed after their tag */
 	efab_row_t *more_rows; /* rows after the main one (--per-pair), rank 0 */

@@ -656,11 +656,7 @@ int efab_mr_reg_main(int argc, char **argv)
 	/* rank 0 writes the header; the others append whole rows after it */
 	if (r->o.csv[0] && r->rt->rank == 0)
 		rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
-	{ /* every rank learns rank 0's verdict: no rank may wait in a collective alone */
-		double in = rc, out = 0;
-		r->rt->allreduce(r->rt, &in, &out, 1, EFAB_RT_MAX);
-		rc = (int)out;
-	}
+	rc = efab_rt_agree(r->rt, rc); /* rank 0's verdict for all: none waits alone */
 	if (!rc && r->o.csv[0] && r->rt->rank)
 		rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
 	if (rc)
@@ -711,10 +707,8 @@ finalize:
 	free(r->reg);
 	free(r->dereg);
 	if (mpi) {
-		double in = rc, out = 0;
-		mpirt.allreduce(&mpirt, &in, &out, 1, EFAB_RT_MAX);
+		rc = efab_rt_agree(&mpirt, rc);
 		MPI_Finalize();
-		rc = (int)out;
 	}
 	return rc;
 }

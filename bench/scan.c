@@ -578,11 +578,8 @@ static int scan_drive(efab_ctx_t *c)
 		if (!csv)
 			rc = EFAB_EUSAGE;
 	}
-	double in = rc, agreed = 0;
-	if (rt->allreduce(rt, &in, &agreed, 1, EFAB_RT_MAX) || agreed) {
-		rc = agreed ? (int)agreed : EFAB_ERR;
+	if ((rc = efab_rt_agree(rt, rc)))
 		goto out;
-	}
 	if (me)
 		print_header(c, rounds);
 	uint64_t t_start = efab_now_ns();
@@ -661,11 +658,7 @@ static int scan_drive(efab_ctx_t *c)
 			rc = EFAB_ERR;
 		}
 	}
-	in = rc;
-	if (rt->allreduce(rt, &in, &agreed, 1, EFAB_RT_MAX))
-		rc = EFAB_ERR;
-	else
-		rc = (int)agreed;
+	rc = efab_rt_agree(rt, rc);
 out:
 	if (csv)
 		fclose(csv);

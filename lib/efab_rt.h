@@ -32,6 +32,11 @@ struct efab_rt {
 /* A one-rank runtime. */
 efab_rt_t *efab_rt_single(void);
 
+/* Collective: every rank gets the worst (largest) status any rank had, so
+ * that all take the same path and none waits in a collective alone;
+ * EFAB_ERR when the reduction itself fails. */
+int efab_rt_agree(efab_rt_t *rt, int rc);
+
 #ifdef __cplusplus
 }
 #endif

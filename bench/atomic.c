@@ -123,16 +123,16 @@ static int set_operands(efab_ctx_t *c, uint64_t k, size_t count, uint64_t j, uin
 {
 	uint8_t *b = c->bounce;
 	for (size_t e = 0; e < count; e++)
-		efab_av_store(c->o.dtype, b, e, efab_atomic_operand(c->o.aop, c->o.dtype, j));
+		efab_atomic_word_store(c->o.dtype, b, e, efab_atomic_operand(c->o.aop, c->o.dtype, j));
 	if (c->o.aop == EFAB_AOP_CSWAP)
 		for (size_t e = 0; e < count; e++)
-			efab_av_store(c->o.dtype, b, e, cmp + ((c->b->mask & EFAB_B_ATOMIC_LAT) != 0));
+			efab_atomic_word_store(c->o.dtype, b, e, cmp + ((c->b->mask & EFAB_B_ATOMIC_LAT) != 0));
 	if (efab_mem_write(&c->mem, opnd_off(c, k), b, count * at.dsz))
 		return EFAB_ERR;
 	if (c->o.aop != EFAB_AOP_CSWAP)
 		return EFAB_OK;
 	for (size_t e = 0; e < count; e++)
-		efab_av_store(c->o.dtype, b, e, cmp);
+		efab_atomic_word_store(c->o.dtype, b, e, cmp);
 	return efab_mem_write(&c->mem, cmp_off(c, k), b, count * at.dsz);
 }
 
@@ -148,7 +148,7 @@ static int post_one(efab_ctx_t *c, uint64_t k, size_t count, efab_waitfor_t *w)
 static int reset_target(efab_ctx_t *c, size_t count)
 {
 	for (size_t e = 0; e < count; e++)
-		efab_av_store(c->o.dtype, c->bounce, e,
+		efab_atomic_word_store(c->o.dtype, c->bounce, e,
 			      efab_atomic_init_value(c->o.aop, c->o.dtype));
 	return efab_mem_write(&c->mem, 0, c->bounce, count * at.dsz);
 }
@@ -157,7 +157,7 @@ static int fetched(efab_ctx_t *c, uint64_t k, size_t count, uint64_t *out0)
 {
 	if (efab_mem_read(&c->mem, res_off(c, k), c->bounce, count * at.dsz))
 		return EFAB_ERR;
-	*out0 = efab_av_load(c->o.dtype, c->bounce, 0);
+	*out0 = efab_atomic_word_load(c->o.dtype, c->bounce, 0);
 	return EFAB_OK;
 }
 
@@ -166,7 +166,7 @@ static uint64_t fetched_uniform(efab_ctx_t *c, size_t count, uint64_t v0)
 {
 	uint64_t bad = 0;
 	for (size_t e = 1; e < count; e++)
-		bad += efab_av_load(c->o.dtype, c->bounce, e) != v0;
+		bad += efab_atomic_word_load(c->o.dtype, c->bounce, e) != v0;
 	return bad ? 1 : 0;
 }
 
@@ -191,7 +191,7 @@ static uint64_t check_final(efab_ctx_t *c, size_t count, uint64_t k, uint64_t cn
 			size_t e = 0;
 			while (e < count && efab_atomic_final_ok(c->o.aop, c->o.dtype, k, cnt, window,
 								 0, 0,
-								 efab_av_load(c->o.dtype, c->bounce, e)))
+								 efab_atomic_word_load(c->o.dtype, c->bounce, e)))
 				e++;
 			if (e == count || efab_now_ns() > deadline)
 				break;
@@ -202,9 +202,9 @@ static uint64_t check_final(efab_ctx_t *c, size_t count, uint64_t k, uint64_t cn
 	}
 	uint64_t bad = 0;
 	if (c->faults.corrupt_every) /* EFAB_FAULT_CORRUPT: prove the final check catches damage */
-		efab_av_store(c->o.dtype, c->bounce, 0, efab_av_load(c->o.dtype, c->bounce, 0) + 1);
+		efab_atomic_word_store(c->o.dtype, c->bounce, 0, efab_atomic_word_load(c->o.dtype, c->bounce, 0) + 1);
 	for (size_t e = 0; e < count; e++) {
-		uint64_t v = efab_av_load(c->o.dtype, c->bounce, e);
+		uint64_t v = efab_atomic_word_load(c->o.dtype, c->bounce, e);
 		int ok = efab_atomic_final_ok(c->o.aop, c->o.dtype, k, cnt, window,
 					      (c->b->mask & EFAB_B_ATOMIC_LAT) != 0, (uint64_t)total, v);
 		if (!ok && bad == 0 && efab_log_verbose())

@@ -49,7 +49,7 @@ uint64_t efab_dtype_mask(int dt)
 
 /* Values are non-negative integers (or bit patterns): stored in the
  * datatype, read back as the integer or the pattern masked to its width. */
-void efab_av_store(int dt, void *base, size_t idx, uint64_t v)
+void efab_atomic_word_store(int dt, void *base, size_t idx, uint64_t v)
 {
 	switch (dt) {
 	case EFAB_DT_F32: ((float *)base)[idx] = (float)v; break;
@@ -60,7 +60,7 @@ void efab_av_store(int dt, void *base, size_t idx, uint64_t v)
 	}
 }
 
-uint64_t efab_av_load(int dt, const void *base, size_t idx)
+uint64_t efab_atomic_word_load(int dt, const void *base, size_t idx)
 {
 	switch (dt) {
 	case EFAB_DT_F32: {

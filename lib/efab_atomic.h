@@ -17,8 +17,8 @@ enum fi_datatype efab_fi_dtype(int dt);
 uint64_t efab_dtype_mask(int dt);
 /* Values are non-negative integers or bit patterns, stored in the datatype
  * and read back masked to its width. */
-void efab_av_store(int dt, void *base, size_t idx, uint64_t v);
-uint64_t efab_av_load(int dt, const void *base, size_t idx);
+void efab_atomic_word_store(int dt, void *base, size_t idx, uint64_t v);
+uint64_t efab_atomic_word_load(int dt, const void *base, size_t idx);
 uint64_t efab_atomic_init_value(int aop, int dt);
 /* Operand of an initiator's j-th operation (0-based). */
 uint64_t efab_atomic_operand(int aop, int dt, uint64_t j);

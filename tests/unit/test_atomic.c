@@ -84,13 +84,13 @@ static void test_store_load_floats(void **state)
 	(void)state;
 	double d[2];
 	float f[2];
-	efab_av_store(EFAB_DT_F64, d, 1, 3000);
+	efab_atomic_word_store(EFAB_DT_F64, d, 1, 3000);
 	assert_true(d[1] == 3000.0);
-	assert_int_equal(efab_av_load(EFAB_DT_F64, d, 1), 3000);
-	efab_av_store(EFAB_DT_F32, f, 0, EFAB_ATOMIC_MINMAX_TOP - 1);
-	assert_int_equal(efab_av_load(EFAB_DT_F32, f, 0), EFAB_ATOMIC_MINMAX_TOP - 1);
+	assert_int_equal(efab_atomic_word_load(EFAB_DT_F64, d, 1), 3000);
+	efab_atomic_word_store(EFAB_DT_F32, f, 0, EFAB_ATOMIC_MINMAX_TOP - 1);
+	assert_int_equal(efab_atomic_word_load(EFAB_DT_F32, f, 0), EFAB_ATOMIC_MINMAX_TOP - 1);
 	uint32_t u[1];
-	efab_av_store(EFAB_DT_I32, u, 0, efab_atomic_init_value(EFAB_AOP_BAND, EFAB_DT_I32));
+	efab_atomic_word_store(EFAB_DT_I32, u, 0, efab_atomic_init_value(EFAB_AOP_BAND, EFAB_DT_I32));
 	assert_int_equal(u[0], 0xffffffffu);
 	int kind;
 	enum fi_op op;

@@ -135,6 +135,86 @@ void efab_info_rma_limits(const struct fi_info *info, efab_limit_t *inject, efab
 	efab_fabric_close(&fab);
 }
 
+/* CQ, AV (av_count entries), endpoint, binds and enable on e->domain for
+ * e->info, then the endpoint's name; e->ctx holds extra_ctx slots beyond
+ * twice the tx queue (receive slots), e->peers one per rank. EFAB_ERR with
+ * the failing call logged; close_endpoint undoes whatever was opened. */
+static int open_endpoint(efab_fabric_t *e, size_t av_count, size_t extra_ctx, void *name,
+			 size_t *namelen)
+{
+	const struct fi_info *info = e->info;
+	int ret;
+	e->nctx = 2 * (info->tx_attr->size > 512 ? info->tx_attr->size : 512) + extra_ctx;
+	e->ctx = calloc(e->nctx, sizeof(*e->ctx));
+	e->peers = calloc((size_t)e->rt->size, sizeof(*e->peers));
+	if (!e->ctx || !e->peers) {
+		efab_log_error("out of memory allocating endpoint state");
+		return EFAB_ERR;
+	}
+	struct fi_cq_attr cq_attr = {
+		.format = FI_CQ_FORMAT_DATA,
+		.wait_obj = FI_WAIT_NONE,
+		.size = info->tx_attr->size + info->rx_attr->size,
+	};
+	struct fi_av_attr av_attr = {
+		.type = info->domain_attr->av_type != FI_AV_UNSPEC ? info->domain_attr->av_type
+								   : FI_AV_TABLE,
+		.count = av_count ? av_count : 1,
+	};
+	if ((ret = fi_cq_open(e->domain, &cq_attr, &e->cq, NULL))) {
+		efab_log_fi("fi_cq_open", ret);
+		return EFAB_ERR;
+	}
+	if ((ret = fi_av_open(e->domain, &av_attr, &e->av, NULL))) {
+		efab_log_fi("fi_av_open", ret);
+		return EFAB_ERR;
+	}
+	if ((ret = fi_endpoint(e->domain, (struct fi_info *)info, &e->ep, NULL))) {
+		efab_log_fi("fi_endpoint", ret);
+		return EFAB_ERR;
+	}
+	if ((ret = fi_ep_bind(e->ep, &e->av->fid, 0))) {
+		efab_log_fi("fi_ep_bind (av)", ret);
+		return EFAB_ERR;
+	}
+	if ((ret = fi_ep_bind(e->ep, &e->cq->fid, FI_TRANSMIT | FI_RECV))) {
+		efab_log_fi("fi_ep_bind (cq)", ret);
+		return EFAB_ERR;
+	}
+	ret = fi_enable(e->ep);
+	if (ret == -FI_EBUSY && efab_prov_matches("shm", info->fabric_attr->prov_name)) {
+		efab_log_error("fi_enable failed: %s: shm's endpoint name is taken (a /dev/shm/<pid>:0:0 "
+			       "left by a killed process with this pid?)", fi_strerror(-ret));
+		return EFAB_ERR;
+	}
+	if (ret) {
+		efab_log_fi("fi_enable", ret);
+		return EFAB_ERR;
+	}
+	if ((ret = fi_getname(&e->ep->fid, name, namelen))) {
+		efab_log_fi("fi_getname", ret);
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+static void close_endpoint(efab_fabric_t *e)
+{
+	if (e->ep)
+		fi_close(&e->ep->fid);
+	if (e->av)
+		fi_close(&e->av->fid);
+	if (e->cq)
+		fi_close(&e->cq->fid);
+	free(e->peers);
+	free(e->ctx);
+	e->ep = NULL;
+	e->av = NULL;
+	e->cq = NULL;
+	e->peers = NULL;
+	e->ctx = NULL;
+}
+
 int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab_fabric_t *out)
 {
 	efab_fabric_t fab;
@@ -147,75 +227,23 @@ int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab
 	fab.rt = rt;
 	fab.timeout_s = timeout_s;
 	fab.next_key = 1;
-	fab.nctx = 2 * (info->tx_attr->size > 512 ? info->tx_attr->size : 512) +
-		   EFAB_RX_CQ_DATA_DEPTH;
-	fab.ctx = calloc(fab.nctx, sizeof(*fab.ctx));
-	fab.peers = calloc((size_t)rt->size, sizeof(*fab.peers));
-	if (!fab.ctx || !fab.peers) {
-		efab_log_error("out of memory allocating endpoint state");
-		goto free_arrays;
-	}
 
 	ret = fi_fabric(info->fabric_attr, &fab.fabric, NULL);
 	if (ret) {
 		efab_log_fi("fi_fabric", ret);
-		goto free_arrays;
+		return EFAB_ERR;
 	}
 	ret = fi_domain(fab.fabric, info, &fab.domain, NULL);
 	if (ret) {
 		efab_log_fi("fi_domain", ret);
 		goto close_fabric;
 	}
-	struct fi_cq_attr cq_attr = {
-		.format = FI_CQ_FORMAT_DATA,
-		.wait_obj = FI_WAIT_NONE,
-		.size = info->tx_attr->size + info->rx_attr->size,
-	};
-	ret = fi_cq_open(fab.domain, &cq_attr, &fab.cq, NULL);
-	if (ret) {
-		efab_log_fi("fi_cq_open", ret);
-		goto close_domain;
-	}
-	struct fi_av_attr av_attr = {
-		.type = info->domain_attr->av_type != FI_AV_UNSPEC ? info->domain_attr->av_type
-								   : FI_AV_TABLE,
-		.count = (size_t)rt->size,
-	};
-	ret = fi_av_open(fab.domain, &av_attr, &fab.av, NULL);
-	if (ret) {
-		efab_log_fi("fi_av_open", ret);
-		goto close_cq;
-	}
-	ret = fi_endpoint(fab.domain, info, &fab.ep, NULL);
-	if (ret) {
-		efab_log_fi("fi_endpoint", ret);
-		goto close_av;
-	}
-	ret = fi_ep_bind(fab.ep, &fab.av->fid, 0);
-	if (ret) {
-		efab_log_fi("fi_ep_bind (av)", ret);
-		goto close_ep;
-	}
-	ret = fi_ep_bind(fab.ep, &fab.cq->fid, FI_TRANSMIT | FI_RECV);
-	if (ret) {
-		efab_log_fi("fi_ep_bind (cq)", ret);
-		goto close_ep;
-	}
 	size_t addrlen = EFAB_ADDR_MAX;
 	memset(myname, 0, sizeof(myname));
-	ret = fi_enable(fab.ep);
-	if (ret == -FI_EBUSY && efab_prov_matches("shm", info->fabric_attr->prov_name))
-		efab_log_error("fi_enable failed: %s: shm's endpoint name is taken (a /dev/shm/<pid>:0:0 "
-			       "left by a killed process with this pid?)", fi_strerror(-ret));
-	else if (ret)
-		efab_log_fi("fi_enable", ret);
-	if (!ret) {
-		/* after fi_enable: shm's getopt dereferences state that enable creates */
+	ret = open_endpoint(&fab, (size_t)rt->size, EFAB_RX_CQ_DATA_DEPTH, myname + sizeof(size_t),
+			    &addrlen);
+	if (!ret) /* after fi_enable: shm's getopt dereferences state that enable creates */
 		efab_ep_rma_limits(fab.ep, info, &fab.inject_rma, &fab.max_rma);
-		ret = fi_getname(&fab.ep->fid, myname + sizeof(size_t), &addrlen);
-		if (ret)
-			efab_log_fi("fi_getname", ret);
-	}
 	/* every rank learns whether all got this far before the collective
 	 * exchange, so a rank that failed never leaves the others waiting in it */
 	double failed = ret != 0, any = 0;
@@ -257,18 +285,10 @@ close_rx:
 	free(fab.rx_buf);
 	free(fab.rx_free);
 close_ep:
-	fi_close(&fab.ep->fid);
-close_av:
-	fi_close(&fab.av->fid);
-close_cq:
-	fi_close(&fab.cq->fid);
-close_domain:
+	close_endpoint(&fab);
 	fi_close(&fab.domain->fid);
 close_fabric:
 	fi_close(&fab.fabric->fid);
-free_arrays:
-	free(fab.peers);
-	free(fab.ctx);
 	return EFAB_ERR;
 }
 
@@ -276,8 +296,6 @@ int efab_ep_open(const efab_fabric_t *fab, size_t av_count, efab_fabric_t *out, 
 		 size_t *namelen)
 {
 	efab_fabric_t e;
-	const struct fi_info *info = fab->info;
-	int ret;
 	memset(&e, 0, sizeof(e));
 	e.info = fab->info;
 	e.fabric = fab->fabric;
@@ -287,65 +305,17 @@ int efab_ep_open(const efab_fabric_t *fab, size_t av_count, efab_fabric_t *out, 
 	e.next_key = fab->next_key;
 	e.inject_rma = fab->inject_rma;
 	e.max_rma = fab->max_rma;
-	e.nctx = 2 * (info->tx_attr->size > 512 ? info->tx_attr->size : 512);
-	e.ctx = calloc(e.nctx, sizeof(*e.ctx));
-	e.peers = calloc((size_t)fab->rt->size, sizeof(*e.peers));
-	if (!e.ctx || !e.peers) {
-		efab_log_error("out of memory allocating endpoint state");
-		goto fail;
-	}
-	struct fi_cq_attr cq_attr = {
-		.format = FI_CQ_FORMAT_DATA,
-		.wait_obj = FI_WAIT_NONE,
-		.size = info->tx_attr->size + info->rx_attr->size,
-	};
-	struct fi_av_attr av_attr = {
-		.type = info->domain_attr->av_type != FI_AV_UNSPEC ? info->domain_attr->av_type
-								   : FI_AV_TABLE,
-		.count = av_count ? av_count : 1,
-	};
-	if ((ret = fi_cq_open(e.domain, &cq_attr, &e.cq, NULL))) {
-		efab_log_fi("fi_cq_open", ret);
-		goto fail;
-	}
-	if ((ret = fi_av_open(e.domain, &av_attr, &e.av, NULL))) {
-		efab_log_fi("fi_av_open", ret);
-		goto fail;
-	}
-	if ((ret = fi_endpoint(e.domain, (struct fi_info *)info, &e.ep, NULL))) {
-		efab_log_fi("fi_endpoint", ret);
-		goto fail;
-	}
-	if ((ret = fi_ep_bind(e.ep, &e.av->fid, 0)) ||
-	    (ret = fi_ep_bind(e.ep, &e.cq->fid, FI_TRANSMIT | FI_RECV))) {
-		efab_log_fi("fi_ep_bind", ret);
-		goto fail;
-	}
-	if ((ret = fi_enable(e.ep))) {
-		efab_log_fi("fi_enable", ret);
-		goto fail;
-	}
-	if ((ret = fi_getname(&e.ep->fid, name, namelen))) {
-		efab_log_fi("fi_getname", ret);
-		goto fail;
+	if (open_endpoint(&e, av_count, 0, name, namelen)) {
+		efab_ep_close(&e);
+		return EFAB_ERR;
 	}
 	*out = e;
 	return EFAB_OK;
-fail:
-	efab_ep_close(&e);
-	return EFAB_ERR;
 }
 
 void efab_ep_close(efab_fabric_t *e)
 {
-	if (e->ep)
-		fi_close(&e->ep->fid);
-	if (e->av)
-		fi_close(&e->av->fid);
-	if (e->cq)
-		fi_close(&e->cq->fid);
-	free(e->peers);
-	free(e->ctx);
+	close_endpoint(e);
 	memset(e, 0, sizeof(*e));
 }
 

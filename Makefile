@@ -61,12 +61,17 @@ LIBS       := $(FABRIC_LIBS) $(HWLOC_LIBS) -ldl -lm $(LDFLAGS_SAN) $(LDFLAGS)
 
 comma := ,
 # ---- sources ----
-LIB_SRC   := $(wildcard lib/*.c)
-LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
-MAINS     := $(wildcard bench/efab_*.c)
-BENCH_SRC := $(filter-out $(MAINS),$(wildcard bench/*.c))
-BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/%.o)
-BINS      := $(MAINS:bench/%.c=$(BUILD)/bin/%)
+# lib/ (libefab.a, no MPI): selection, endpoints, registration, operations,
+# options, configs, results. bench/engine/: the MPI lifecycle, the timing
+# patterns and the benchmark rows; bench/ops/: one file per operation family;
+# bench/tools/: sweep and probe; bench/efab_*.c: one main per executable.
+LIB_SRC    := $(wildcard lib/*.c)
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
+MAINS      := $(wildcard bench/efab_*.c)
+ENGINE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/engine/*.c))
+OPS_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/ops/*.c))
+BINS       := $(MAINS:bench/%.c=$(BUILD)/bin/%)
+BENCH_INC  := -Ibench/engine -Ibench/ops
 ifneq ($(and $(wildcard $(NVSHMEM_HOME)/include/nvshmem.h),$(CUDA_CFLAGS)),)
   SHMEM_BIN := $(BUILD)/bin/efab_shmem_reg
 endif
@@ -80,14 +85,14 @@ ifeq ($(SHMEM_BIN),)
 	@echo "  efab_shmem_reg skipped: NVSHMEM not found (set NVSHMEM_HOME, or pip install nvidia-nvshmem-cu13) or built without CUDA"
 endif
 
-$(BUILD)/bench/shmem_reg.o: bench/shmem_reg.cc
+$(BUILD)/bench/ops/shmem_reg.o: bench/ops/shmem_reg.cc
 	@mkdir -p $(@D)
 	$(call say,MPICXX,$<)
-	$(Q)$(MPICXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -MMD -MP -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -Ilib -Ibench $(FABRIC_CFLAGS) \
+	$(Q)$(MPICXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -MMD -MP -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -Ilib $(BENCH_INC) $(FABRIC_CFLAGS) \
 	  -isystem $(NVSHMEM_HOME)/include -isystem $(CUDA_HOME)/include -isystem $(CUDA_HOME)/include/cccl \
 	  $(CUDA_CFLAGS) $(if $(filter 1,$(SAN)),-fsanitize=address$(comma)undefined) -c $< -o $@
 
-$(BUILD)/bin/efab_shmem_reg: $(BUILD)/bench/shmem_reg.o $(BENCH_OBJ) $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_shmem_reg: $(BUILD)/bench/ops/shmem_reg.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
 	$(call say,LINK,$@)
 	$(Q)$(MPICXX) -o $@ $^ $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
 	  -Wl,-rpath,$(NVSHMEM_HOME)/lib $(LIBS)
@@ -104,9 +109,29 @@ $(BUILD)/lib/libefab.a: $(LIB_OBJ)
 $(BUILD)/bench/%.o: bench/%.c
 	@mkdir -p $(@D)
 	$(call say,MPICC,$<)
-	$(Q)$(MPICC) $(LIB_CFLAGS) -Ibench -c $< -o $@
+	$(Q)$(MPICC) $(LIB_CFLAGS) $(BENCH_INC) -c $< -o $@
 
-$(BUILD)/bin/%: $(BUILD)/bench/%.o $(BENCH_OBJ) $(BUILD)/lib/libefab.a
+$(BUILD)/bench/tools/sweep.o $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/efab_topo.o: $(BUILD)/bench/%.o: bench/%.c
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/bin/efab_sweep: $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/tools/sweep.o $(BUILD)/lib/libefab.a
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) -o $@ $^ $(LIBS)
+
+$(BUILD)/bin/efab_topo: $(BUILD)/bench/efab_topo.o $(BUILD)/lib/libefab.a
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(CC) -o $@ $^ $(LIBS)
+
+$(BUILD)/bin/efab_probe: $(BUILD)/bench/efab_probe.o $(BUILD)/bench/tools/probe.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(MPICC) -o $@ $^ $(LIBS)
+
+$(BUILD)/bin/%: $(BUILD)/bench/%.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(MPICC) -o $@ $^ $(LIBS)
@@ -211,7 +236,7 @@ install: all
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin
 
 format:
-	clang-format -i lib/*.c lib/*.h bench/*.c bench/*.h tests/unit/*.c
+	clang-format -i lib/*.c lib/*.h bench/*.c bench/*/*.c bench/*/*.h tests/unit/*.c
 
 clean:
 	rm -rf $(BUILD)

@@ -5,8 +5,8 @@
  * tournament (lib/scan.c): N-1 rounds of N/2 disjoint node pairs (N odd: N
  * rounds, one node sits out each), and in a round NIC i of node a works with
  * NIC i of node b, every NIC and pair at once. Per pair and NIC, the same
- * measurements as the benchmarks with the same code (bench/rma_lat.c,
- * bench/rma_bw.c):
+ * measurements as the benchmarks with the same code (bench/ops/rma_lat.c,
+ * bench/ops/rma_bw.c):
  *   latency   = half the round trip of a write ping-pong (efab_put_lat), p50,
  *               one NIC at a time (the pair's other ranks wait asleep);
  *   bandwidth = bytes / sum of window times (efab_put_bw), every NIC at once,

@@ -12,27 +12,82 @@
 extern "C" {
 #endif
 
-/* Which executables an option applies to (a bit per benchmark). */
+/* Option groups: every option belongs to one group and every benchmark row
+ * (efab_bench_row_t) lists the groups it accepts. A group says what an
+ * option is about, never which executable uses it. */
 enum {
-	EFAB_B_PUT_LAT = 1u << 0,
-	EFAB_B_GET_LAT = 1u << 1,
-	EFAB_B_PUT_BW = 1u << 2,
-	EFAB_B_GET_BW = 1u << 3,
-	EFAB_B_ATOMIC_LAT = 1u << 4,
-	EFAB_B_ATOMIC_BW = 1u << 5,
-	EFAB_B_MR_REG = 1u << 6,
-	EFAB_B_SHMEM_REG = 1u << 7,
-	EFAB_B_PROBE = 1u << 8,
-	EFAB_B_SCAN = 1u << 9,
+	EFAB_OG_COMMON = 1u << 0,       /* csv, timeout, verbose */
+	EFAB_OG_SELECT = 1u << 1,       /* provider, fabric */
+	EFAB_OG_DOMAIN = 1u << 2,       /* domain */
+	EFAB_OG_SIZES = 1u << 3,        /* sizes */
+	EFAB_OG_ITERS = 1u << 4,        /* iters */
+	EFAB_OG_WARMUP = 1u << 5,       /* warmup */
+	EFAB_OG_WINDOW = 1u << 6,       /* window, time */
+	EFAB_OG_WINDOW_STATS = 1u << 7, /* no-window-stats */
+	EFAB_OG_RMA_OP = 1u << 8,       /* op */
+	EFAB_OG_MEM = 1u << 9,          /* mem, dmabuf */
+	EFAB_OG_GPU = 1u << 10,         /* gpu */
+	EFAB_OG_CHECK = 1u << 11,       /* check */
+	EFAB_OG_PAIR_LAYOUT = 1u << 12, /* bidir, footprint */
+	EFAB_OG_INJECT = 1u << 13,      /* no-inject */
+	EFAB_OG_PER_PAIR = 1u << 14,    /* per-pair */
+	EFAB_OG_ATOMIC = 1u << 15,      /* aop, dtype, contend */
+	EFAB_OG_SRC = 1u << 16,         /* src-unregistered */
+	EFAB_OG_MR_CACHE = 1u << 17,    /* mr-cache */
+	EFAB_OG_REG = 1u << 18,         /* regime, access, components, domains */
+	EFAB_OG_MAX_TOTAL = 1u << 19,   /* max-total */
+	EFAB_OG_PROBE = 1u << 20,       /* live, json */
+	EFAB_OG_SCAN = 1u << 21,        /* nics, concurrent, passes, lat-size, bw-size, thresholds */
+	EFAB_OG_NODES = 1u << 22,       /* nodes-json */
 };
-#define EFAB_B_LAT (EFAB_B_PUT_LAT | EFAB_B_GET_LAT | EFAB_B_ATOMIC_LAT)
-#define EFAB_B_BW (EFAB_B_PUT_BW | EFAB_B_GET_BW | EFAB_B_ATOMIC_BW)
-#define EFAB_B_PUT (EFAB_B_PUT_LAT | EFAB_B_PUT_BW)
-#define EFAB_B_ATOMIC (EFAB_B_ATOMIC_LAT | EFAB_B_ATOMIC_BW)
-#define EFAB_B_TRAFFIC (EFAB_B_LAT | EFAB_B_BW)
-#define EFAB_B_REG (EFAB_B_MR_REG | EFAB_B_SHMEM_REG)
-#define EFAB_B_FABRIC (EFAB_B_TRAFFIC | EFAB_B_MR_REG | EFAB_B_PROBE)
-#define EFAB_B_ALL 0x3ffu
+
+/* How a benchmark times its operation (bench/engine/pattern.c). */
+enum efab_pattern_kind {
+	EFAB_PATTERN_NONE = 0, /* the executable drives itself (registration, probe, scan, connect) */
+	EFAB_PATTERN_PINGPONG, /* one operation at a time: latency */
+	EFAB_PATTERN_STREAM,   /* windows of operations: bandwidth and message rate */
+};
+
+/* Ranks rule of a row (MPI benchmarks). */
+enum { EFAB_RANKS_ANY = -1, EFAB_RANKS_PAIRS = 0 }; /* > 0: exactly that many */
+
+/* Default counts of a row: -n defaults to iters up to pivot bytes, scaled
+ * down linearly above it, never below floor; -w is capped at warmup_cap
+ * (0: no cap). */
+typedef struct efab_counts {
+	uint64_t iters, pivot, floor;
+	uint64_t warmup_cap;
+} efab_counts_t;
+
+/* One benchmark (executable): the only list of them. lib/ defines the type;
+ * the rows live in bench/engine/rows.c and are handed to lib (option
+ * parsing, sweep configs) by the caller. */
+typedef struct efab_bench_row {
+	const char *name;       /* executable, e.g. "efab_put_bw" */
+	const char *csv_name;   /* value of the CSV 'bench' column */
+	const char *summary;    /* first lines of --help */
+	unsigned options;       /* EFAB_OG_* groups it accepts */
+	int mpi;                /* 1: a sweep launches it through mpirun/srun */
+	int no_sweep;           /* 1: not a sweep job (writes no result rows of its own CSV schema) */
+	/* the engine's fields (benchmarks on bench/engine/harness.c) */
+	int pattern;            /* enum efab_pattern_kind */
+	int family;             /* which operation callbacks (bench/engine/families.c) */
+	const char *definition; /* the metric, printed in the header block */
+	int default_op;         /* EFAB_OP_* */
+	unsigned ops;           /* allowed ops, bit (1 << EFAB_OP_*) */
+	int ranks;              /* EFAB_RANKS_* or an exact count */
+	uint64_t caps;          /* fi_info caps asked for */
+	uint64_t access;        /* MR access of the benchmark buffer */
+	int max_size_is_msg;    /* sizes bounded by ep_attr->max_msg_size, not the RMA limit */
+	int show_lat, show_bw;  /* table columns */
+	const char *const *extra_cols; /* CSV columns after the common ones */
+	size_t n_extra;
+	efab_counts_t counts;
+} efab_bench_row_t;
+
+/* The row named name ("efab_put_lat" or "put_lat"); NULL if none. */
+const efab_bench_row_t *efab_bench_row_find(const efab_bench_row_t *rows, size_t n,
+					    const char *name);
 
 enum efab_op { EFAB_OP_DEFAULT = 0, EFAB_OP_WRITE, EFAB_OP_WRITEDATA, EFAB_OP_READ, EFAB_OP_ATOMIC };
 enum efab_mem_kind { EFAB_MEM_HOST = 0, EFAB_MEM_HOST_HUGE, EFAB_MEM_CUDA, EFAB_MEM_CUDA_HOST };
@@ -111,7 +166,7 @@ typedef struct efab_optdef {
 	size_t size;       /* buffer size for strings */
 	const char *metavar;
 	const char *help;
-	unsigned benches;  /* EFAB_B_* mask */
+	unsigned group;    /* EFAB_OG_*: the one group it belongs to */
 	double min, max;   /* numeric range */
 	const char *const *choices; /* NULL-terminated, value = index */
 } efab_optdef_t;
@@ -125,19 +180,19 @@ void efab_opts_init(efab_opts_t *o);
 /* Set one option by long name (config files and getopt share this). Returns
  * EFAB_OK or EFAB_EUSAGE with a one-line reason in err. value is NULL for
  * flags given on the command line. */
-int efab_opts_set(efab_opts_t *o, unsigned bench, const char *name, const char *value, char *err,
+int efab_opts_set(efab_opts_t *o, unsigned options, const char *name, const char *value, char *err,
 		  size_t errlen);
 
 /* Look up an option that applies to bench; NULL when unknown. */
-const efab_optdef_t *efab_opts_find(unsigned bench, const char *name);
+const efab_optdef_t *efab_opts_find(unsigned options, const char *name);
 
 enum { EFAB_PARSE_OK = 0, EFAB_PARSE_HELP = -1, EFAB_PARSE_VERSION = -2 };
 /* Parse argv. Returns EFAB_PARSE_OK, _HELP, _VERSION, or EFAB_EUSAGE with err
  * filled. Positional arguments are refused. */
-int efab_opts_parse(efab_opts_t *o, unsigned bench, int argc, char **argv, char *err,
+int efab_opts_parse(efab_opts_t *o, unsigned options, int argc, char **argv, char *err,
 		    size_t errlen);
 
-void efab_opts_help(FILE *f, const char *prog, const char *summary, unsigned bench);
+void efab_opts_help(FILE *f, const char *prog, const char *summary, unsigned options);
 
 /* "MIN:MAX[:xFACTOR]" or "N", K/M/G/T binary suffixes. */
 int efab_sizes_parse(const char *s, efab_sizes_t *out, char *err, size_t errlen);
@@ -154,7 +209,7 @@ uint64_t efab_scaled_count(uint64_t base, uint64_t pivot, uint64_t size, uint64_
 /* Option handling for executables that parse before anything else (probe,
  * mr_reg, shmem_reg): -1 to go on, else the exit status (help and version
  * printed, a usage error said in one line). */
-int efab_opts_main(efab_opts_t *o, unsigned bench, const char *prog, const char *summary,
+int efab_opts_main(efab_opts_t *o, unsigned options, const char *prog, const char *summary,
 		   int argc, char **argv);
 
 const char *efab_op_name(int op);

@@ -1,131 +1,264 @@
-/* The benchmark table: one row per executable. */
-#include "atomic.h"
-#include "rma.h"
+/* The benchmark rows: one per executable. Everything that tells one
+ * benchmark from another is here (name, options, ranks rule, caps, access,
+ * counts, columns); the engine asks the row, never which benchmark runs. */
+#include <rdma/fabric.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rows.h"
+
+#define TRAFFIC_OPTS                                                                          \
+	(EFAB_OG_COMMON | EFAB_OG_SELECT | EFAB_OG_DOMAIN | EFAB_OG_SIZES | EFAB_OG_ITERS |      \
+	 EFAB_OG_WARMUP | EFAB_OG_MEM | EFAB_OG_GPU | EFAB_OG_CHECK | EFAB_OG_NODES)
+#define STREAM_OPTS (EFAB_OG_WINDOW | EFAB_OG_WINDOW_STATS | EFAB_OG_PER_PAIR)
+#define RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+#define ATOMIC_CAPS (FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+#define RMA_ACCESS (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+/* some providers check FI_SEND | FI_RECV for atomics */
+#define ATOMIC_ACCESS (RMA_ACCESS | FI_SEND | FI_RECV)
+#define LAT_COUNTS {.iters = 1000, .pivot = 65536, .floor = 20}
 
 /* Columns are only ever appended (readers and tests/csvcheck.py know each
  * bench's later additions). first_us: iteration 0 of the size, alone;
  * lat_us_batch: one batch of n iterations timed as a whole / n. */
 static const char *const put_lat_cols[] = {"inject", "first_us", "lat_us_batch"};
 static const char *const lat_cols[] = {"first_us", "lat_us_batch"};
-
-const efab_bench_t efab_bench_put_lat = {
-	.name = "efab_put_lat",
-	.csv_name = "put_lat",
-	.mask = EFAB_B_PUT_LAT,
-	.summary = "RMA write latency between 2 ranks (mpirun -np 2).\n"
-		   "Reported: half the round trip of a write ping-pong, in microseconds, completed at\n"
-		   "the target: -o write polls the last byte of host memory; -o writedata waits for\n"
-		   "the remote CQ data completion (always used for GPU memory).",
-	.definition = "latency = half the round trip of a write ping-pong completed at the target "
-		      "(last byte polled, or remote CQ data for writedata), microseconds",
-	.default_op = EFAB_OP_WRITE,
-	.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),
-	.exact_ranks = 2,
-	.show_lat = 1,
-	.extra_cols = put_lat_cols,
-	.n_extra = 3,
-	.setup = efab_rma_notes,
-	.run = efab_put_lat_run,
-};
-
-const efab_bench_t efab_bench_get_lat = {
-	.name = "efab_get_lat",
-	.csv_name = "get_lat",
-	.mask = EFAB_B_GET_LAT,
-	.summary = "RMA read latency between 2 ranks (mpirun -np 2).\n"
-		   "Reported: full round trip from posting fi_read to its completion at the\n"
-		   "initiator, in microseconds.",
-	.definition = "latency = full round trip of fi_read to its completion at the initiator, "
-		      "microseconds",
-	.default_op = EFAB_OP_READ,
-	.ops = 1u << EFAB_OP_READ,
-	.exact_ranks = 2,
-	.show_lat = 1,
-	.extra_cols = lat_cols,
-	.n_extra = 2,
-	.setup = efab_rma_notes,
-	.run = efab_get_lat_run,
-};
+static const char *const bw_cols[] = {"pair", "window_us_p50", "window_us_p99", "inject",
+				      "link_Gbps", "pct_of_link", "first_us", "footprint"};
+static const char *const connect_cols[] = {"peers", "av_insert_us", "av_insert_us_per_peer",
+					   "second_us_p50", "ep_open_us_p50"};
 
 #define BW_SUMMARY_TAIL                                                                        \
 	"With 2N ranks, ranks [0,N) pair with [N,2N) and all pairs run at once; the row\n"      \
 	"reports the aggregate (sum over initiating ranks), --per-pair adds one row per pair.\n" \
 	"Bandwidth in 10^6 B/s, message rate in 10^6 ops/s; -n counts windows of -W ops."
 
-const efab_bench_t efab_bench_put_bw = {
-	.name = "efab_put_bw",
-	.csv_name = "put_bw",
-	.mask = EFAB_B_PUT_BW,
-	.summary = "RMA write bandwidth and message rate (mpirun -np 2N).\n"
+const efab_bench_row_t efab_bench_rows[] = {
+	{
+		.name = "efab_put_lat",
+		.csv_name = "put_lat",
+		.summary = "RMA write latency between 2 ranks (mpirun -np 2).\n"
+		   "Reported: half the round trip of a write ping-pong, in microseconds, completed at\n"
+		   "the target: -o write polls the last byte of host memory; -o writedata waits for\n"
+		   "the remote CQ data completion (always used for GPU memory).",
+		.options = TRAFFIC_OPTS | EFAB_OG_RMA_OP | EFAB_OG_SRC | EFAB_OG_MR_CACHE,
+		.mpi = 1,
+		.pattern = EFAB_PATTERN_PINGPONG,
+		.family = EFAB_FAMILY_RMA,
+		.definition = "latency = half the round trip of a write ping-pong completed at the target "
+		      "(last byte polled, or remote CQ data for writedata), microseconds",
+		.default_op = EFAB_OP_WRITE,
+		.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),
+		.ranks = 2,
+		.caps = RMA_CAPS,
+		.access = RMA_ACCESS,
+		.show_lat = 1,
+		.extra_cols = put_lat_cols,
+		.n_extra = 3,
+		.counts = LAT_COUNTS,
+	},
+	{
+		.name = "efab_get_lat",
+		.csv_name = "get_lat",
+		.summary = "RMA read latency between 2 ranks (mpirun -np 2).\n"
+		   "Reported: full round trip from posting fi_read to its completion at the\n"
+		   "initiator, in microseconds.",
+		.options = TRAFFIC_OPTS | EFAB_OG_RMA_OP,
+		.mpi = 1,
+		.pattern = EFAB_PATTERN_PINGPONG,
+		.family = EFAB_FAMILY_RMA,
+		.definition = "latency = full round trip of fi_read to its completion at the initiator, "
+		      "microseconds",
+		.default_op = EFAB_OP_READ,
+		.ops = 1u << EFAB_OP_READ,
+		.ranks = 2,
+		.caps = RMA_CAPS,
+		.access = RMA_ACCESS,
+		.show_lat = 1,
+		.extra_cols = lat_cols,
+		.n_extra = 2,
+		.counts = LAT_COUNTS,
+	},
+	{
+		.name = "efab_put_bw",
+		.csv_name = "put_bw",
+		.summary = "RMA write bandwidth and message rate (mpirun -np 2N).\n"
 		   "A window of -W writes is posted, then waited for; bandwidth = bytes / sum of\n"
 		   "window times (first post to last local completion).\n" BW_SUMMARY_TAIL,
-	.default_op = EFAB_OP_WRITE,
-	.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),
-	.show_bw = 1,
-	.extra_cols = efab_bw_cols,
-	.n_extra = 8,
-	.region = efab_bw_region,
-	.setup = efab_bw_setup,
-	.run = efab_bw_run,
-};
-
-const efab_bench_t efab_bench_get_bw = {
-	.name = "efab_get_bw",
-	.csv_name = "get_bw",
-	.mask = EFAB_B_GET_BW,
-	.summary = "RMA read bandwidth and message rate (mpirun -np 2N).\n"
+		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_RMA_OP | EFAB_OG_PAIR_LAYOUT | EFAB_OG_INJECT |
+			   EFAB_OG_SRC | EFAB_OG_MR_CACHE,
+		.mpi = 1,
+		.pattern = EFAB_PATTERN_STREAM,
+		.family = EFAB_FAMILY_RMA,
+		.default_op = EFAB_OP_WRITE,
+		.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),
+		.ranks = EFAB_RANKS_PAIRS,
+		.caps = RMA_CAPS,
+		.access = RMA_ACCESS,
+		.show_bw = 1,
+		.extra_cols = bw_cols,
+		.n_extra = 8,
+		.counts = {.iters = 200, .pivot = 8192, .floor = 10, .warmup_cap = 10},
+	},
+	{
+		.name = "efab_get_bw",
+		.csv_name = "get_bw",
+		.summary = "RMA read bandwidth and message rate (mpirun -np 2N).\n"
 		   "A window of -W reads is posted, then waited for; bandwidth = bytes / sum of\n"
 		   "window times (first post to last read completion).\n" BW_SUMMARY_TAIL,
-	.default_op = EFAB_OP_READ,
-	.ops = 1u << EFAB_OP_READ,
-	.show_bw = 1,
-	.extra_cols = efab_bw_cols,
-	.n_extra = 8,
-	.region = efab_bw_region,
-	.setup = efab_bw_setup,
-	.run = efab_bw_run,
-};
-
-const efab_bench_t efab_bench_atomic_lat = {
-	.name = "efab_atomic_lat",
-	.csv_name = "atomic_lat",
-	.mask = EFAB_B_ATOMIC_LAT,
-	.summary = "Atomic latency between 2 ranks (mpirun -np 2; any count >= 2 with --contend).\n"
+		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_RMA_OP | EFAB_OG_PAIR_LAYOUT,
+		.mpi = 1,
+		.pattern = EFAB_PATTERN_STREAM,
+		.family = EFAB_FAMILY_RMA,
+		.default_op = EFAB_OP_READ,
+		.ops = 1u << EFAB_OP_READ,
+		.ranks = EFAB_RANKS_PAIRS,
+		.caps = RMA_CAPS,
+		.access = RMA_ACCESS,
+		.show_bw = 1,
+		.extra_cols = bw_cols,
+		.n_extra = 8,
+		.counts = {.iters = 200, .pivot = 8192, .floor = 10, .warmup_cap = 10},
+	},
+	{
+		.name = "efab_atomic_lat",
+		.csv_name = "atomic_lat",
+		.summary = "Atomic latency between 2 ranks (mpirun -np 2; any count >= 2 with --contend).\n"
 		   "Reported: full round trip of one atomic to its completion at the initiator, in\n"
 		   "microseconds. -m is in bytes (a multiple of the datatype size; default one\n"
 		   "element); ops: add fadd cswap swap min max bor band bxor; dtypes: u32 u64 i32\n"
 		   "i64 f32 f64. Unsupported op/dtype combinations exit 77 (asked of the provider).",
-	.definition = "latency = full round trip of one atomic to its completion at the initiator "
+		.options = TRAFFIC_OPTS | EFAB_OG_ATOMIC,
+		.mpi = 1,
+		.pattern = EFAB_PATTERN_PINGPONG,
+		.family = EFAB_FAMILY_ATOMIC,
+		.definition = "latency = full round trip of one atomic to its completion at the initiator "
 		      "(fetching ops: the result is back; add/min/max/bit ops: the provider's "
 		      "default completion), microseconds",
-	.default_op = EFAB_OP_ATOMIC,
-	.ops = 1u << EFAB_OP_ATOMIC,
-	.exact_ranks = 2,
-	.show_lat = 1,
-	.extra_cols = lat_cols,
-	.n_extra = 2,
-	.region = efab_atomic_region,
-	.setup = efab_atomic_setup,
-	.run = efab_atomic_lat_run,
-};
-
-const efab_bench_t efab_bench_atomic_bw = {
-	.name = "efab_atomic_bw",
-	.csv_name = "atomic_bw",
-	.mask = EFAB_B_ATOMIC_BW,
-	.summary = "Atomic message rate (mpirun -np 2N; any count >= 2 with --contend).\n"
+		.default_op = EFAB_OP_ATOMIC,
+		.ops = 1u << EFAB_OP_ATOMIC,
+		.ranks = 2,
+		.caps = ATOMIC_CAPS,
+		.access = ATOMIC_ACCESS,
+		.max_size_is_msg = 1,
+		.show_lat = 1,
+		.extra_cols = lat_cols,
+		.n_extra = 2,
+		.counts = LAT_COUNTS,
+	},
+	{
+		.name = "efab_atomic_bw",
+		.csv_name = "atomic_bw",
+		.summary = "Atomic message rate (mpirun -np 2N; any count >= 2 with --contend).\n"
 		   "A window of -W atomics is posted, then waited for; rate = atomics / sum of\n"
 		   "window times, in 10^6 ops/s (bw_MBps = rate x operand bytes). Pairs as in\n"
 		   "efab_put_bw, or with --contend every rank but 0 hits the same words of rank 0.\n"
 		   "-n counts windows (default 200).",
-	.definition = "message rate = atomics / sum of window times (first post to last "
+		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_ATOMIC,
+		.mpi = 1,
+		.pattern = EFAB_PATTERN_STREAM,
+		.family = EFAB_FAMILY_ATOMIC,
+		.definition = "message rate = atomics / sum of window times (first post to last "
 		      "completion), 10^6 ops/s; aggregate = sum over initiating ranks",
-	.default_op = EFAB_OP_ATOMIC,
-	.ops = 1u << EFAB_OP_ATOMIC,
-	.show_bw = 1,
-	.extra_cols = efab_bw_cols,
-	.n_extra = 8,
-	.region = efab_atomic_region,
-	.setup = efab_atomic_setup,
-	.run = efab_atomic_bw_run,
+		.default_op = EFAB_OP_ATOMIC,
+		.ops = 1u << EFAB_OP_ATOMIC,
+		.ranks = EFAB_RANKS_PAIRS,
+		.caps = ATOMIC_CAPS,
+		.access = ATOMIC_ACCESS,
+		.max_size_is_msg = 1,
+		.show_bw = 1,
+		.extra_cols = bw_cols,
+		.n_extra = 8,
+		.counts = {.iters = 200, .pivot = 65536, .floor = 4, .warmup_cap = 2},
+	},
+	{
+		.name = "efab_connect",
+		.csv_name = "connect",
+		.summary = "Connection setup (mpirun -np N, N >= 2): rank 0 and N-1 peers on new endpoints.\n"
+		   "Per peer count p = 1, 2, 4, ... N-1: fi_av_insert of p addresses, then the first\n"
+		   "operation (-o write, default, or read; 8 B or -m's smallest size) to each peer and\n"
+		   "a second one, in microseconds; -n rounds per peer count (default 5).",
+		.options = TRAFFIC_OPTS | EFAB_OG_RMA_OP,
+		.mpi = 1,
+		.family = EFAB_FAMILY_CONNECT,
+		.default_op = EFAB_OP_WRITE,
+		.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_READ),
+		.ranks = EFAB_RANKS_ANY,
+		.caps = RMA_CAPS,
+		.access = RMA_ACCESS,
+		.show_lat = 1,
+		.extra_cols = connect_cols,
+		.n_extra = 5,
+		.counts = LAT_COUNTS,
+	},
+	{
+		.name = "efab_scan",
+		.csv_name = "scan",
+		.no_sweep = 1, /* its CSV is pairs x NICs, not result rows */
+		.summary = "Cluster health scan: which node or NIC is slow (mpirun/srun over N nodes, one rank\n"
+		"per NIC and node). Every node pair is measured once, in N-1 rounds of disjoint pairs\n"
+		"(round-robin), NIC i with NIC i: write latency (half round trip, p50) and write\n"
+		"bandwidth in both directions, with the code and definitions of efab_put_lat and\n"
+		"efab_put_bw. Prints node x node matrices, a per-NIC table and the verdict; --csv\n"
+		"writes one row per pair and NIC (plot/efab_scan_heatmap draws it). Exit 0 when no\n"
+		"node or NIC is flagged, 1 otherwise. Bandwidth runs --time 0.5 s per direction\n"
+		"unless -n or --time is given.",
+		.options = EFAB_OG_COMMON | EFAB_OG_SELECT | EFAB_OG_ITERS | EFAB_OG_WARMUP | EFAB_OG_WINDOW |
+			   EFAB_OG_CHECK | EFAB_OG_SCAN | EFAB_OG_NODES,
+		.mpi = 1,
+		.family = EFAB_FAMILY_SCAN,
+		.default_op = EFAB_OP_WRITE,
+		.ops = 1u << EFAB_OP_WRITE,
+		.ranks = EFAB_RANKS_ANY,
+		.caps = RMA_CAPS,
+		.access = RMA_ACCESS,
+		.counts = LAT_COUNTS,
+	},
+	{
+		.name = "efab_mr_reg",
+		.csv_name = "mr_reg",
+		.summary = "Registration cost per call and per byte (single process, or one result per rank under\n"
+	"mpirun). fi_mr_regattr and fi_close are timed apart, in microseconds, per size, in the\n"
+	"regimes fresh (new buffer each time), same (one buffer again and again: MR caches) and\n"
+	"accumulate (kept alive up to --max-total: cost against what is already registered);\n"
+	"a fit register_us = fixed_us + us_per_MiB x MiB, weighted by 1/y^2 (relative error),\n"
+	"is printed and recorded with 95% intervals.\n"
+	"Default sizes 4K:1G. On shm/tcp registration is software bookkeeping; on EFA the NIC\n"
+	"driver pins pages or imports a dmabuf (column includes_nic_work).\n"
+	"The first call of every size and regime is timed apart (first_us), never among the\n"
+	"samples. --domains local|all|N registers each buffer on k NICs (column domains).",
+		.options = EFAB_OG_COMMON | EFAB_OG_SELECT | EFAB_OG_DOMAIN | EFAB_OG_SIZES | EFAB_OG_ITERS |
+			   EFAB_OG_MEM | EFAB_OG_GPU | EFAB_OG_MR_CACHE | EFAB_OG_REG | EFAB_OG_MAX_TOTAL,
+		.mpi = 0,
+	},
+	{
+		.name = "efab_shmem_reg",
+		.csv_name = "shmem_reg",
+		.summary = "NVSHMEM registration cost (mpirun -np N, or one PE alone): nvshmemx_buffer_register /\n"
+	"unregister of cuda and of host memory, and nvshmem_malloc / nvshmem_free, timed apart\n"
+	"per size in microseconds, with the fit register_us = fixed_us + us_per_MiB x MiB\n"
+	"(weighted by 1/y^2, 95% intervals; efab_mr_reg's fit and columns).\n"
+	"Default sizes 4K:1G. Needs a GPU (exit 77 without one).",
+		.options = EFAB_OG_COMMON | EFAB_OG_SIZES | EFAB_OG_ITERS | EFAB_OG_GPU | EFAB_OG_MAX_TOTAL,
+		.mpi = 1,
+	},
+	{
+		.name = "efab_probe",
+		.summary = "Capability and requirements matrix of every RDM fabric on this host (no MPI needed),\n"
+	"one column per provider/fabric/domain, and a one-line verdict per fabric. With --live\n"
+	"(mpirun -np 2) each fabric really runs a registered put, an unregistered put\n"
+	"(desc = NULL), a writedata, a read and a fetch-add, recording OK or the exact error.\n"
+	"efab_probe --diff A B [--json] compares two probe outputs (efab_probe --diff --help).",
+		.options = EFAB_OG_COMMON | EFAB_OG_SELECT | EFAB_OG_DOMAIN | EFAB_OG_PROBE,
+		.mpi = 0,
+	},
 };
+const size_t efab_n_bench_rows = sizeof(efab_bench_rows) / sizeof(efab_bench_rows[0]);
+
+const efab_bench_row_t *efab_row(const char *name)
+{
+	const efab_bench_row_t *r = efab_bench_row_find(efab_bench_rows, efab_n_bench_rows, name);
+	if (!r)
+		abort(); /* every main names its own row */
+	return r;
+}

@@ -1,2 +1,2 @@
-#include "atomic.h"
-int main(int argc, char **argv) { return efab_bench_main(argc, argv, &efab_bench_atomic_lat); }
+#include "harness.h"
+int main(int argc, char **argv) { return efab_bench_main(argc, argv, efab_row("efab_atomic_lat")); }

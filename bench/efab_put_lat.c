@@ -1,2 +1,2 @@
-#include "rma.h"
-int main(int argc, char **argv) { return efab_bench_main(argc, argv, &efab_bench_put_lat); }
+#include "harness.h"
+int main(int argc, char **argv) { return efab_bench_main(argc, argv, efab_row("efab_put_lat")); }

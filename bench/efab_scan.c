@@ -1,3 +1,2 @@
 #include "harness.h"
-extern const efab_bench_t efab_bench_scan;
-int main(int argc, char **argv) { return efab_bench_main(argc, argv, &efab_bench_scan); }
+int main(int argc, char **argv) { return efab_bench_main(argc, argv, efab_row("efab_scan")); }

@@ -14,124 +14,6 @@
 #include "efab_topo.h"
 #include "harness.h"
 
-/* ---- the MPI runtime ---- */
-
-/* rt->impl: NULL for MPI_COMM_WORLD, else the MPI_Comm of a sub-runtime */
-static MPI_Comm comm_of(const efab_rt_t *rt)
-{
-	return rt->impl ? *(MPI_Comm *)rt->impl : MPI_COMM_WORLD;
-}
-
-static int mpi_barrier(efab_rt_t *rt)
-{
-	return MPI_Barrier(comm_of(rt)) != MPI_SUCCESS;
-}
-
-static int mpi_allgather(efab_rt_t *rt, const void *in, void *out, size_t len)
-{
-	return MPI_Allgather(in, (int)len, MPI_BYTE, out, (int)len, MPI_BYTE, comm_of(rt)) !=
-	       MPI_SUCCESS;
-}
-
-static int mpi_allreduce(efab_rt_t *rt, const double *in, double *out, size_t n, int op)
-{
-	MPI_Op mop = op == EFAB_RT_MAX ? MPI_MAX : op == EFAB_RT_MIN ? MPI_MIN : MPI_SUM;
-	return MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, mop, comm_of(rt)) != MPI_SUCCESS;
-}
-
-static MPI_Request ibarrier_req; /* one non-blocking barrier at a time */
-
-static int mpi_ibarrier(efab_rt_t *rt, void **req)
-{
-	*req = &ibarrier_req;
-	return MPI_Ibarrier(comm_of(rt), &ibarrier_req) != MPI_SUCCESS;
-}
-
-static int mpi_ibarrier_test(efab_rt_t *rt, void *req, int *done)
-{
-	(void)rt;
-	return MPI_Test((MPI_Request *)req, done, MPI_STATUS_IGNORE) != MPI_SUCCESS;
-}
-
-__attribute__((noreturn)) static void mpi_abort(efab_rt_t *rt, int code)
-{
-	(void)rt;
-	MPI_Abort(MPI_COMM_WORLD, code);
-	_exit(code);
-}
-
-int efab_mpi_rt_sub(const efab_rt_t *parent, int color, efab_rt_t *sub)
-{
-	MPI_Comm *comm = malloc(sizeof(*comm));
-	*sub = (efab_rt_t){0};
-	if (!comm)
-		return EFAB_ERR;
-	if (MPI_Comm_split(comm_of(parent), color < 0 ? MPI_UNDEFINED : color, parent->rank,
-			   comm) != MPI_SUCCESS) {
-		free(comm);
-		return EFAB_ERR;
-	}
-	if (*comm == MPI_COMM_NULL) {
-		free(comm);
-		return EFAB_OK;
-	}
-	*sub = *parent;
-	sub->impl = comm;
-	MPI_Comm_rank(*comm, &sub->rank);
-	MPI_Comm_size(*comm, &sub->size);
-	return EFAB_OK;
-}
-
-void efab_mpi_rt_sub_free(efab_rt_t *sub)
-{
-	if (sub->impl) {
-		MPI_Comm_free((MPI_Comm *)sub->impl);
-		free(sub->impl);
-	}
-	*sub = (efab_rt_t){0};
-}
-
-int efab_mpi_idle_barrier(efab_rt_t *rt, double timeout_s)
-{
-	MPI_Request req;
-	int done = 0;
-	uint64_t deadline = efab_now_ns() + (uint64_t)(timeout_s * 1e9);
-	if (MPI_Ibarrier(comm_of(rt), &req) != MPI_SUCCESS)
-		return EFAB_ERR;
-	while (!done) {
-		if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-			return EFAB_ERR;
-		if (done)
-			break;
-		if (efab_now_ns() > deadline)
-			return EFAB_ERR;
-		struct timespec ts = {0, 1000000};
-		nanosleep(&ts, NULL);
-	}
-	return EFAB_OK;
-}
-
-int efab_mpi_rt_init(efab_rt_t *rt)
-{
-	MPI_Comm local;
-	*rt = (efab_rt_t){0};
-	MPI_Comm_rank(MPI_COMM_WORLD, &rt->rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &rt->size);
-	if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) !=
-	    MPI_SUCCESS)
-		return -1;
-	MPI_Comm_rank(local, &rt->local_rank);
-	MPI_Comm_size(local, &rt->local_size);
-	MPI_Comm_free(&local);
-	rt->barrier = mpi_barrier;
-	rt->allgather = mpi_allgather;
-	rt->allreduce = mpi_allreduce;
-	rt->ibarrier = mpi_ibarrier;
-	rt->ibarrier_test = mpi_ibarrier_test;
-	rt->abort = mpi_abort;
-	return 0;
-}
-
 /* ---- helpers for benchmarks ---- */
 
 void efab_note(efab_ctx_t *c, const char *fmt, ...)
@@ -142,19 +24,6 @@ void efab_note(efab_ctx_t *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->notes[c->nnotes++], sizeof(c->notes[0]), fmt, ap);
 	va_end(ap);
-}
-
-uint64_t efab_iters_for(const efab_ctx_t *c, uint64_t size)
-{
-	return c->o.iters ? c->o.iters : efab_scaled_count(1000, 65536, size, 20);
-}
-
-uint64_t efab_warmup_for(const efab_ctx_t *c, uint64_t size)
-{
-	if (c->o.iters || size <= 65536)
-		return c->o.warmup;
-	uint64_t n = c->o.warmup * 65536 / size;
-	return n < 2 && c->o.warmup >= 2 ? 2 : n;
 }
 
 int efab_fill(efab_ctx_t *c, size_t off, size_t len, uint64_t seq)
@@ -255,168 +124,16 @@ static void faults_read(struct efab_faults *f)
 	f->stall_rank = v && *v ? atoi(v) : -1;
 }
 
-/* ---- every node's facts ---- */
-
-typedef struct node_facts {
-	char host[64];
-	char libfabric[16]; /* running: fi_version() */
-	char path[256];     /* the libfabric.so loaded */
-	char installer[32]; /* EFA installer of that library's install */
-	char kernel[64];
-	char topology[192]; /* the first rank of each node fills it */
-} node_facts_t;
-
-static void facts_of_this_rank(const efab_ctx_t *c, int want_topo, node_facts_t *me)
-{
-	struct utsname u;
-	uint32_t v = fi_version();
-	memset(me, 0, sizeof(*me));
-	gethostname(me->host, sizeof(me->host) - 1);
-	snprintf(me->libfabric, sizeof(me->libfabric), "%u.%u", FI_MAJOR(v), FI_MINOR(v));
-	efab_libfabric_path(me->path, sizeof(me->path));
-	efab_efa_installer_of(me->path, me->installer, sizeof(me->installer));
-	if (!uname(&u))
-		snprintf(me->kernel, sizeof(me->kernel), "%s", u.release);
-	if (want_topo && c->rt->local_rank == 0)
-		efab_topo_summary(me->topology, sizeof(me->topology));
-}
-
-/* "libfabric 2.6 (node1), 1.17 (node0, node2)": which nodes report which
- * value of one fact; "" when all agree. */
-static void differing(const node_facts_t *nodes, int n, size_t off, const char *what, char *buf,
-		      size_t len)
-{
-	size_t k = 0;
-	buf[0] = '\0';
-	int same = 1;
-	for (int a = 1; a < n; a++)
-		same &= !strcmp((const char *)&nodes[a] + off, (const char *)&nodes[0] + off);
-	if (same)
-		return;
-	k += (size_t)snprintf(buf, len, "%s", what);
-	for (int a = 0; a < n && k < len; a++) {
-		const char *val = (const char *)&nodes[a] + off;
-		int seen = 0;
-		for (int b = 0; b < a; b++)
-			seen |= !strcmp((const char *)&nodes[b] + off, val);
-		if (seen)
-			continue;
-		k += (size_t)snprintf(buf + k, len - k, "%s %s (", a ? ";" : "", *val ? val : "none");
-		for (int b = a, first = 1; b < n && k < len; b++)
-			if (!strcmp((const char *)&nodes[b] + off, val)) {
-				k += (size_t)snprintf(buf + k, len - k, "%s%s", first ? "" : ", ",
-						      nodes[b].host);
-				first = 0;
-			}
-		if (k < len)
-			k += (size_t)snprintf(buf + k, len - k, ")");
-	}
-}
-
-static void write_nodes_json(const char *path, const node_facts_t *nodes, int n,
-			     const node_facts_t *all, int nranks, const char *mismatch)
-{
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		efab_log_error("--nodes-json: cannot write '%s': %s", path, strerror(errno));
-		return;
-	}
-	fprintf(f, "{\"nodes\": [");
-	for (int a = 0; a < n; a++) {
-		const node_facts_t *x = &nodes[a];
-		fprintf(f, "%s\n  {\"hostname\": ", a ? "," : "");
-		efab_json_str(f, x->host);
-		fprintf(f, ", \"ranks\": [");
-		for (int r = 0, first = 1; r < nranks; r++)
-			if (!strcmp(all[r].host, x->host)) {
-				fprintf(f, "%s%d", first ? "" : ", ", r);
-				first = 0;
-			}
-		fprintf(f, "], \"libfabric_version\": ");
-		efab_json_str(f, x->libfabric);
-		fprintf(f, ", \"libfabric_path\": ");
-		efab_json_str(f, x->path);
-		fprintf(f, ", \"efa_installer\": ");
-		efab_json_str(f, x->installer);
-		fprintf(f, ", \"kernel\": ");
-		efab_json_str(f, x->kernel);
-		fprintf(f, ", \"topology\": ");
-		efab_json_str(f, x->topology);
-		fprintf(f, "}");
-	}
-	fprintf(f, "\n],\n\"mismatch\": ");
-	efab_json_str(f, mismatch);
-	fprintf(f, "}\n");
-	fclose(f);
-}
-
-/* Collective: every rank's host, libfabric and installer; rank 0 lists the
- * nodes in the header and says what differs between them (a node on another
- * libfabric or installer is the first suspect of a multi-node surprise). */
-static int node_provenance(efab_ctx_t *c)
-{
-	efab_rt_t *rt = c->rt;
-	node_facts_t me, *all = calloc((size_t)rt->size, sizeof(*all));
-	node_facts_t *nodes = calloc((size_t)rt->size, sizeof(*nodes));
-	int rc = EFAB_OK;
-	if (!all || !nodes) {
-		efab_log_error("out of memory");
-		rc = EFAB_ERR;
-		goto out;
-	}
-	facts_of_this_rank(c, c->o.nodes_json[0] != '\0', &me);
-	if (rt->allgather(rt, &me, all, sizeof(me))) {
-		rc = EFAB_ERR;
-		goto out;
-	}
-	if (rt->rank)
-		goto out;
-	int n = 0;
-	for (int r = 0; r < rt->size; r++) {
-		int a = 0;
-		while (a < n && strcmp(nodes[a].host, all[r].host))
-			a++;
-		if (a == n)
-			nodes[n++] = all[r];
-		else if (!nodes[a].topology[0])
-			memcpy(nodes[a].topology, all[r].topology, sizeof(nodes[a].topology));
-	}
-	c->nnodes = n;
-	size_t k = (size_t)snprintf(c->nodes_summary, sizeof(c->nodes_summary), "%d node%s:", n,
-				    n == 1 ? "" : "s");
-	for (int a = 0; a < n && k < sizeof(c->nodes_summary); a++)
-		k += (size_t)snprintf(c->nodes_summary + k, sizeof(c->nodes_summary) - k, "%s%s",
-				      a ? ", " : " ", nodes[a].host);
-	char d1[256], d2[256], d3[256];
-	differing(nodes, n, offsetof(node_facts_t, libfabric), "libfabric", d1, sizeof(d1));
-	differing(nodes, n, offsetof(node_facts_t, path), "libfabric library", d2, sizeof(d2));
-	differing(nodes, n, offsetof(node_facts_t, installer), "EFA installer", d3, sizeof(d3));
-	snprintf(c->nodes_mismatch, sizeof(c->nodes_mismatch), "%s%s%s%s%s", d1,
-		 *d1 && (*d2 || *d3) ? "; " : "", d2, *d2 && *d3 ? "; " : "", d3);
-	if (n > 1)
-		efab_note(c, "%s", c->nodes_summary);
-	if (c->nodes_mismatch[0]) {
-		efab_note(c, "WARNING: the nodes differ: %s", c->nodes_mismatch);
-		fprintf(stderr, "%s: warning: the nodes differ: %s\n", c->b->name, c->nodes_mismatch);
-	}
-	if (c->o.nodes_json[0])
-		write_nodes_json(c->o.nodes_json, nodes, n, all, rt->size, c->nodes_mismatch);
-out:
-	free(all);
-	free(nodes);
-	return rc;
-}
-
 /* ---- the main flow ---- */
 
 
-static int prescan(int argc, char **argv, const efab_bench_t *b)
+static int prescan(int argc, char **argv, const efab_bench_row_t *b)
 {
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
 			break;
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			efab_opts_help(stdout, b->name, b->summary, b->mask);
+			efab_opts_help(stdout, b->name, b->summary, b->options);
 			return 1;
 		}
 		if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
@@ -430,56 +147,50 @@ static int prescan(int argc, char **argv, const efab_bench_t *b)
 	return 0;
 }
 
+/* The row's ranks rule; --contend (many initiators on one target) takes any
+ * count >= 2. */
+static int ranks_ok(const efab_bench_row_t *b, int n, int contend)
+{
+	if (contend || b->ranks == EFAB_RANKS_ANY) {
+		if (n >= 2)
+			return 1;
+		if (contend)
+			efab_log_error("--contend needs at least 2 ranks, got %d", n);
+		else
+			efab_log_error("%s needs at least 2 ranks, got %d", b->name, n);
+	} else if (b->ranks > 0) {
+		if (n == b->ranks)
+			return 1;
+		efab_log_error("%s needs exactly %d ranks (mpirun -np %d), got %d", b->name, b->ranks,
+			       b->ranks, n);
+	} else {
+		if (n >= 2 && n % 2 == 0)
+			return 1;
+		efab_log_error("%s needs an even number of ranks >= 2 (pairs), got %d", b->name, n);
+	}
+	return 0;
+}
+
+/* Every check that needs no fabric, before anything opens: the row's ops
+ * and ranks rule, then the family's own (sizes in elements, ...). */
 static int check_opts(efab_ctx_t *c)
 {
-	const efab_bench_t *b = c->b;
+	const efab_bench_row_t *b = c->row;
 	efab_rt_t *rt = c->rt;
 	char sz[32];
 	if (c->op == EFAB_OP_DEFAULT)
 		c->op = b->default_op;
-	/* The CPU cannot poll GPU memory for the last byte: arrival becomes the
-	 * remote CQ data completion. */
-	if ((b->mask & EFAB_B_PUT_LAT) && c->op == EFAB_OP_WRITE &&
-	    (!efab_mem_host_accessible(c->o.mem_local) || !efab_mem_host_accessible(c->o.mem_remote)))
-		c->op = EFAB_OP_WRITEDATA;
+	if (c->fam->check_opts) {
+		int rc = c->fam->check_opts(c);
+		if (rc)
+			return rc;
+	}
 	if (!(b->ops & (1u << c->op))) {
 		efab_log_error("--op %s is not an operation of %s", efab_op_name(c->op), b->name);
 		return EFAB_EUSAGE;
 	}
-	if (b->mask & EFAB_B_ATOMIC) {
-		size_t dsz = efab_dtype_size(c->o.dtype);
-		if (!c->o.sizes_given)
-			c->o.sizes = (efab_sizes_t){dsz, dsz, 2};
-		for (size_t i = 0; i < efab_sizes_count(&c->o.sizes); i++)
-			if (efab_sizes_at(&c->o.sizes, i) % dsz) {
-				efab_log_error("--sizes: %llu bytes is not a whole number of %s elements "
-					       "(%zu bytes each)",
-					       (unsigned long long)efab_sizes_at(&c->o.sizes, i),
-					       efab_dtype_name(c->o.dtype), dsz);
-				return EFAB_EUSAGE;
-			}
-		if (c->o.contend) {
-			if (rt->size < 2) {
-				efab_log_error("--contend needs at least 2 ranks, got %d", rt->size);
-				return EFAB_EUSAGE;
-			}
-			return EFAB_OK;
-		}
-	}
-	if (b->exact_ranks > 0 && rt->size != b->exact_ranks) {
-		efab_log_error("%s needs exactly %d ranks (mpirun -np %d), got %d", b->name,
-			       b->exact_ranks, b->exact_ranks, rt->size);
+	if (!ranks_ok(b, rt->size, c->o.contend))
 		return EFAB_EUSAGE;
-	}
-	if (b->exact_ranks < 0 && rt->size < 2) {
-		efab_log_error("%s needs at least 2 ranks, got %d", b->name, rt->size);
-		return EFAB_EUSAGE;
-	}
-	if (!b->exact_ranks && (rt->size < 2 || rt->size % 2)) {
-		efab_log_error("%s needs an even number of ranks >= 2 (pairs), got %d", b->name,
-			       rt->size);
-		return EFAB_EUSAGE;
-	}
 	if (c->o.dmabuf && c->o.mem_local != EFAB_MEM_CUDA && c->o.mem_remote != EFAB_MEM_CUDA) {
 		efab_log_error("--dmabuf registers cuda memory: add --mem cuda (or cuda:host, host:cuda)");
 		return EFAB_EUSAGE;
@@ -551,8 +262,8 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 		efab_log_set_verbose(-1); /* alike on every rank: rank 0 speaks */
 	int rc0 = place(c, &req);
 	efab_log_set_verbose(c->o.verbose);
-	if (!rc0 && c->b->plan)
-		rc0 = c->b->plan(c, &req);
+	if (!rc0 && c->fam->plan)
+		rc0 = c->fam->plan(c, &req);
 	rc0 = efab_rt_agree(c->rt, rc0);
 	if (rc0)
 		return rc0;
@@ -577,7 +288,7 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 
 static int setup_memory(efab_ctx_t *c)
 {
-	size_t region = c->b->region ? c->b->region(c, c->o.sizes.max) : 4 * c->o.sizes.max;
+	size_t region = c->fam->region ? c->fam->region(c, c->o.sizes.max) : 4 * c->o.sizes.max;
 	c->mem_kind = c->initiator ? c->o.mem_local : c->o.mem_remote;
 	c->gpu = -1;
 	if (efab_mem_is_gpu(c->mem_kind)) {
@@ -598,9 +309,7 @@ static int setup_memory(efab_ctx_t *c)
 		efab_log_error("out of memory (%zu bytes staging)", region);
 		return EFAB_ERR;
 	}
-	uint64_t access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-	if (c->b->mask & EFAB_B_ATOMIC)
-		access |= FI_SEND | FI_RECV; /* some providers check these for atomics */
+	uint64_t access = c->row->access;
 	if (c->o.dmabuf && c->mem_kind == EFAB_MEM_CUDA)
 		rc = efab_mr_reg_dmabuf(&c->fab, c->mem.ptr, region, c->gpu, access, &c->mr);
 	else
@@ -619,8 +328,8 @@ static int setup_memory(efab_ctx_t *c)
 
 static void teardown(efab_ctx_t *c)
 {
-	if (c->b->teardown)
-		c->b->teardown(c);
+	if (c->fam->teardown)
+		c->fam->teardown(c);
 	if (c->rkeys) {
 		efab_rkeys_release(&c->fab, c->rkeys, (size_t)c->rt->size);
 		free(c->rkeys);
@@ -636,6 +345,14 @@ static void teardown(efab_ctx_t *c)
 	free(c->bounce);
 	free(c->samples);
 	free(c->more_rows);
+}
+
+/* One size under the row's pattern. */
+static int measure(efab_ctx_t *c, uint64_t size, efab_row_t *row)
+{
+	if (c->row->pattern == EFAB_PATTERN_PINGPONG)
+		return efab_pingpong(c, c->fam->pingpong(c), size, row);
+	return efab_stream(c, c->fam->stream(c), size, row);
 }
 
 static volatile int stop_signal;
@@ -662,12 +379,226 @@ static void install_signals(void)
 	efab_set_stop_flag(&stop_signal);
 }
 
-int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
+/* Runtime up, options parsed and checked on every rank (rank 0 speaks). */
+static int plan(efab_ctx_t *c, int argc, char **argv)
+{
+	const efab_bench_row_t *b = c->row;
+	char err[512];
+	c->ri.ranks = c->rt->size;
+	snprintf(c->ri.bench, sizeof(c->ri.bench), "%s", b->csv_name);
+	for (size_t i = 0; i < b->n_extra && i < EFAB_MAX_EXTRA; i++)
+		c->ri.extra_cols[c->ri.n_extra++] = b->extra_cols[i];
+	efab_run_info_stamp(&c->ri);
+	efab_opts_init(&c->o);
+	faults_read(&c->faults);
+	if (efab_opts_parse(&c->o, b->options, argc, argv, err, sizeof(err))) {
+		if (c->rt->rank == 0)
+			efab_log_error("%s", err);
+		return EFAB_EUSAGE;
+	}
+	efab_log_set_verbose(c->o.verbose);
+	efab_mr_cache_env(c->o.mr_cache); /* before libfabric reads its environment */
+	c->op = c->o.op;
+	install_signals();
+	if (c->rt->rank)
+		efab_log_set_verbose(-1);
+	int rc = check_opts(c);
+	efab_log_set_verbose(c->o.verbose);
+	return efab_rt_agree(c->rt, rc);
+}
+
+/* Who talks to whom: ranks [0, N) initiate towards [N, 2N), or with
+ * --contend every rank but 0 targets rank 0. */
+static void pair_ranks(efab_ctx_t *c)
+{
+	int rank = c->rt->rank, size = c->rt->size;
+	if (c->o.contend) {
+		c->npairs = size - 1;
+		c->initiator = rank != 0;
+		c->pair = rank ? rank - 1 : 0;
+		c->peer = 0;
+	} else {
+		c->npairs = size / 2;
+		c->initiator = rank < c->npairs;
+		c->pair = rank % c->npairs;
+		c->peer = c->initiator ? rank + c->npairs : rank - c->npairs;
+	}
+	snprintf(c->ri.mem_local, sizeof(c->ri.mem_local), "%s", efab_mem_name(c->o.mem_local));
+	snprintf(c->ri.mem_remote, sizeof(c->ri.mem_remote), "%s", efab_mem_name(c->o.mem_remote));
+}
+
+/* What the endpoint we got allows: an unregistered source where FI_MR_LOCAL
+ * is in force (from the mr_mode, not the fabric's name), the largest size. */
+static int check_endpoint(efab_ctx_t *c)
+{
+	char err[512];
+	int rc;
+	if (c->o.src_unregistered &&
+	    (rc = efab_check_src_unregistered(c->fab.info, err, sizeof(err)))) {
+		if (c->rt->rank == 0)
+			efab_log_error("%s", err);
+		return rc;
+	}
+	if (c->faults.inject_rma_set) {
+		c->fab.inject_rma.value = c->faults.inject_rma;
+		c->fab.inject_rma.source = "EFAB_FAULT_INJECT_RMA test hook";
+	}
+	efab_limit_t max_size = c->fab.max_rma;
+	if (c->row->max_size_is_msg)
+		max_size = (efab_limit_t){c->fab.info->ep_attr->max_msg_size, "ep_attr->max_msg_size", 0};
+	if (c->o.sizes.max > max_size.value) {
+		if (c->rt->rank == 0)
+			efab_log_error("--sizes: largest size %llu is above the endpoint's maximum "
+				       "%llu (%s)", (unsigned long long)c->o.sizes.max,
+				       (unsigned long long)max_size.value, max_size.source);
+		return EFAB_EUSAGE;
+	}
+	return EFAB_OK;
+}
+
+/* Fabric, memory, keys and the family's setup, each agreed by all ranks. */
+static int bring_up(efab_ctx_t *c)
+{
+	efab_rt_t *rt = c->rt;
+	int rc;
+	if ((rc = open_fabric(c, c->row->caps)) || (rc = check_endpoint(c)))
+		return rc;
+	/* Memory errors are alike on every rank (no GPU, no huge pages): rank 0
+	 * speaks; if only another rank failed, rank 0 says so. */
+	if (rt->rank && !c->o.verbose)
+		efab_log_set_verbose(-1);
+	int mine = setup_memory(c);
+	efab_log_set_verbose(c->o.verbose);
+	rc = efab_rt_agree(rt, mine);
+	if (rc && !mine && rt->rank == 0)
+		efab_log_error("another rank failed to set up its memory (rerun with -v for its "
+			       "message)");
+	if (rc)
+		return rc;
+	/* collective: only once every rank has its memory registered */
+	if ((rc = efab_rt_agree(rt, efab_mr_exchange(&c->fab, &c->mr, c->rkeys))))
+		return rc;
+	if (c->fam->setup)
+		rc = c->fam->setup(c);
+	efab_pattern_notes(c);
+	return efab_rt_agree(rt, rc);
+}
+
+/* Rank 0: the header block (fabric line, definition, notes) and columns. */
+static void print_header(efab_ctx_t *c)
+{
+	const struct fi_info *info = c->fab.info;
+	char mrm[256], line1[512];
+	const char *notes[EFAB_MAX_NOTES + 2];
+	size_t nn = 0;
+	efab_mr_mode_str(info->domain_attr->mr_mode, mrm, sizeof(mrm));
+	snprintf(line1, sizeof(line1),
+		 "mr_mode %s; mode %s; progress %s; RMA inject size %zu (%s); max RMA size %zu (%s); "
+		 "pairs %d",
+		 mrm,
+		 (info->mode & FI_RX_CQ_DATA) ? "FI_RX_CQ_DATA (remote CQ data consumes posted receives)"
+					      : "-",
+		 efab_progress_name(efab_info_progress(info)), c->fab.inject_rma.value,
+		 c->fab.inject_rma.source, c->fab.max_rma.value, c->fab.max_rma.source, c->npairs);
+	notes[nn++] = line1;
+	if (c->row->definition)
+		notes[nn++] = c->row->definition;
+	for (size_t i = 0; i < c->nnotes; i++)
+		notes[nn++] = c->notes[i];
+	efab_table_begin(stdout, &c->ri, notes, nn, c->row->show_lat, c->row->show_bw);
+}
+
+/* Rank 0: the size's rows to the table and the CSV. */
+static void print_rows(efab_ctx_t *c, efab_csv_t *csv, const efab_row_t *row)
+{
+	const efab_bench_row_t *b = c->row;
+	for (size_t k = 0; k <= c->n_more_rows; k++) {
+		const efab_row_t *r = k ? &c->more_rows[k - 1] : row;
+		efab_table_row(stdout, &c->ri, r, b->show_lat, b->show_bw);
+		if (csv->fd >= 0 && efab_csv_write(csv, &c->ri, r))
+			efab_fail(c);
+	}
+}
+
+/* One size on every rank: measured under the row's pattern, errors summed
+ * over ranks, rows printed. Returns the size's errors. */
+static uint64_t one_size(efab_ctx_t *c, efab_csv_t *csv, uint64_t size)
+{
+	efab_rt_t *rt = c->rt;
+	efab_row_t row;
+	memset(&row, 0, sizeof(row));
+	row.size = size;
+	row.pairs = c->npairs;
+	if (c->fam->op_label)
+		c->fam->op_label(c, row.op, sizeof(row.op));
+	else
+		snprintf(row.op, sizeof(row.op), "%s", efab_op_name(c->op));
+	if (measure(c, size, &row)) {
+		if (stop_signal) { /* the peer may be mid-size: end the job now */
+			efab_log_error("stopped by signal %d during size %llu; rows measured before "
+				       "it are complete", (int)stop_signal, (unsigned long long)size);
+			efab_csv_close(csv);
+		}
+		efab_fail(c);
+	}
+	double e = (double)row.errors, esum = 0;
+	rt->allreduce(rt, &e, &esum, 1, EFAB_RT_SUM);
+	row.errors = (uint64_t)esum;
+	if (rt->rank == 0)
+		print_rows(c, csv, &row);
+	c->n_more_rows = 0;
+	/* a signal on any rank stops every rank at the same size */
+	double sig = stop_signal, sall = 0;
+	rt->allreduce(rt, &sig, &sall, 1, EFAB_RT_MAX);
+	if (sall)
+		stop_signal = (int)sall;
+	return row.errors;
+}
+
+/* The size loop with its table and CSV; the exit status. */
+static int run_sizes(efab_ctx_t *c)
+{
+	efab_rt_t *rt = c->rt;
+	efab_csv_t csv = {.fd = -1};
+	uint64_t errors = 0;
+	int rc = EFAB_OK;
+	if (rt->rank == 0 && c->o.csv[0])
+		rc = efab_csv_open(c->o.csv, &c->ri, &csv);
+	if ((rc = efab_rt_agree(rt, rc)))
+		return rc;
+	if (rt->rank == 0)
+		print_header(c);
+	if (c->faults.stall_rank == rt->rank) /* as a hung or wedged peer would */
+		for (;;)
+			pause();
+	for (size_t i = 0; i < efab_sizes_count(&c->o.sizes) && !stop_signal; i++)
+		errors += one_size(c, &csv, efab_sizes_at(&c->o.sizes, i));
+	if (rt->rank == 0)
+		efab_csv_close(&csv);
+	if (c->late && c->o.verbose)
+		efab_log_info("-c: %llu messages had bytes land after their last byte (checked again "
+			      "once settled)", (unsigned long long)c->late);
+	if (stop_signal) {
+		if (rt->rank == 0)
+			efab_log_error("stopped by signal %d; rows measured so far are complete",
+				       (int)stop_signal);
+		return EFAB_ERR;
+	}
+	if (errors) {
+		if (rt->rank == 0)
+			efab_log_error("validation failed: %llu errors (see the errors column)",
+				       (unsigned long long)errors);
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+int efab_bench_main(int argc, char **argv, const efab_bench_row_t *b)
 {
 	static efab_ctx_t ctx;
 	static efab_rt_t rt;
 	efab_ctx_t *c = &ctx;
-	char err[512], prefix[96];
+	char prefix[96];
 	int rc;
 
 	if (prescan(argc, argv, b))
@@ -686,209 +617,16 @@ int efab_bench_main(int argc, char **argv, const efab_bench_t *b)
 		snprintf(prefix, sizeof(prefix), "%s", b->name);
 	efab_log_set_prefix(prefix);
 	memset(c, 0, sizeof(*c));
-	c->b = b;
+	c->row = b;
+	c->fam = efab_family(b->family);
 	c->rt = &rt;
-	c->ri.ranks = rt.size;
-	snprintf(c->ri.bench, sizeof(c->ri.bench), "%s", b->csv_name);
-	for (size_t i = 0; i < b->n_extra && i < EFAB_MAX_EXTRA; i++)
-		c->ri.extra_cols[c->ri.n_extra++] = b->extra_cols[i];
-	efab_run_info_stamp(&c->ri);
-	efab_opts_init(&c->o);
-	faults_read(&c->faults);
-
-	rc = efab_opts_parse(&c->o, b->mask, argc, argv, err, sizeof(err));
-	if (rc) {
-		if (rt.rank == 0)
-			efab_log_error("%s", err);
-		rc = EFAB_EUSAGE;
+	if ((rc = plan(c, argc, argv)))
 		goto finalize;
-	}
-	efab_log_set_verbose(c->o.verbose);
-	efab_mr_cache_env(c->o.mr_cache); /* before libfabric reads its environment */
-	c->op = c->o.op;
-	install_signals();
-	if (rt.rank)
-		efab_log_set_verbose(-1);
-	rc = check_opts(c);
-	efab_log_set_verbose(c->o.verbose);
-	if ((rc = efab_rt_agree(&rt, rc)))
+	pair_ranks(c);
+	if ((rc = efab_rt_agree(&rt, efab_node_provenance(c))))
 		goto finalize;
-
-	if (c->o.contend) { /* every rank but 0 targets rank 0 */
-		c->npairs = rt.size - 1;
-		c->initiator = rt.rank != 0;
-		c->pair = rt.rank ? rt.rank - 1 : 0;
-		c->peer = 0;
-	} else {
-		c->npairs = rt.size / 2;
-		c->initiator = rt.rank < c->npairs;
-		c->pair = rt.rank % c->npairs;
-		c->peer = c->initiator ? rt.rank + c->npairs : rt.rank - c->npairs;
-	}
-	snprintf(c->ri.mem_local, sizeof(c->ri.mem_local), "%s", efab_mem_name(c->o.mem_local));
-	snprintf(c->ri.mem_remote, sizeof(c->ri.mem_remote), "%s", efab_mem_name(c->o.mem_remote));
-
-	if ((rc = efab_rt_agree(&rt, node_provenance(c))))
-		goto finalize;
-
-	uint64_t caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-	if (b->mask & EFAB_B_ATOMIC)
-		caps = FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-	if ((rc = open_fabric(c, caps)))
-		goto teardown;
-
-	/* FI_MR_LOCAL forbids unregistered local buffers: detected from the mr_mode
-	 * we got, not from the fabric's name. */
-	if (c->o.src_unregistered &&
-	    (rc = efab_check_src_unregistered(c->fab.info, err, sizeof(err)))) {
-		if (rt.rank == 0)
-			efab_log_error("%s", err);
-		goto teardown;
-	}
-	if (c->faults.inject_rma_set) {
-		c->fab.inject_rma.value = c->faults.inject_rma;
-		c->fab.inject_rma.source = "EFAB_FAULT_INJECT_RMA test hook";
-	}
-	efab_limit_t max_size = c->fab.max_rma;
-	if (b->mask & EFAB_B_ATOMIC)
-		max_size = (efab_limit_t){c->fab.info->ep_attr->max_msg_size, "ep_attr->max_msg_size", 0};
-	if (c->o.sizes.max > max_size.value) {
-		if (rt.rank == 0)
-			efab_log_error("--sizes: largest size %llu is above the endpoint's maximum "
-				       "%llu (%s)", (unsigned long long)c->o.sizes.max,
-				       (unsigned long long)max_size.value, max_size.source);
-		rc = EFAB_EUSAGE;
-		goto teardown;
-	}
-	/* Memory errors are alike on every rank (no GPU, no huge pages): rank 0
-	 * speaks; if only another rank failed, rank 0 says so. */
-	if (rt.rank && !c->o.verbose)
-		efab_log_set_verbose(-1);
-	int mine = setup_memory(c);
-	efab_log_set_verbose(c->o.verbose);
-	rc = efab_rt_agree(&rt, mine);
-	if (rc && !mine && rt.rank == 0)
-		efab_log_error("another rank failed to set up its memory (rerun with -v for its "
-			       "message)");
-	if (rc)
-		goto teardown;
-	/* collective: only once every rank has its memory registered */
-	if ((rc = efab_rt_agree(&rt, efab_mr_exchange(&c->fab, &c->mr, c->rkeys))))
-		goto teardown;
-	uint64_t most = 0;
-	for (size_t i = 0; i < efab_sizes_count(&c->o.sizes); i++) {
-		uint64_t n = efab_iters_for(c, efab_sizes_at(&c->o.sizes, i));
-		most = n > most ? n : most;
-	}
-	c->max_samples = most;
-	c->samples = calloc(most ? most : 1, sizeof(double));
-	if (!c->samples) {
-		efab_log_error("out of memory for %llu samples", (unsigned long long)most);
-		rc = EFAB_ERR;
-	}
-	if (!rc && b->setup)
-		rc = b->setup(c);
-	if ((rc = efab_rt_agree(&rt, rc)))
-		goto teardown;
-
-	if (b->drive) {
-		rc = b->drive(c);
-		goto teardown;
-	}
-	efab_csv_t csv = {.fd = -1};
-	if (rt.rank == 0 && c->o.csv[0])
-		rc = efab_csv_open(c->o.csv, &c->ri, &csv);
-	if ((rc = efab_rt_agree(&rt, rc)))
-		goto teardown;
-
-	if (rt.rank == 0) {
-		char mrm[256];
-		const char *notes[EFAB_MAX_NOTES + 2];
-		size_t nn = 0;
-		efab_mr_mode_str(c->fab.info->domain_attr->mr_mode, mrm, sizeof(mrm));
-		char line1[512];
-		snprintf(line1, sizeof(line1),
-			 "mr_mode %s; mode %s; progress %s; RMA inject size %zu (%s); max RMA size %zu (%s); "
-			 "pairs %d",
-			 mrm,
-			 (c->fab.info->mode & FI_RX_CQ_DATA)
-				 ? "FI_RX_CQ_DATA (remote CQ data consumes posted receives)"
-				 : "-",
-			 efab_progress_name(efab_info_progress(c->fab.info)),
-			 c->fab.inject_rma.value, c->fab.inject_rma.source, c->fab.max_rma.value,
-			 c->fab.max_rma.source, c->npairs);
-		notes[nn++] = line1;
-		if (b->definition)
-			notes[nn++] = b->definition;
-		for (size_t i = 0; i < c->nnotes; i++)
-			notes[nn++] = c->notes[i];
-		efab_table_begin(stdout, &c->ri, notes, nn, b->show_lat, b->show_bw);
-	}
-
-	if (c->faults.stall_rank == rt.rank) /* as a hung or wedged peer would */
-		for (;;)
-			pause();
-	uint64_t total_errors = 0;
-	for (size_t i = 0; i < efab_sizes_count(&c->o.sizes) && !stop_signal; i++) {
-		uint64_t size = efab_sizes_at(&c->o.sizes, i);
-		efab_row_t row;
-		memset(&row, 0, sizeof(row));
-		row.size = size;
-		row.pairs = c->npairs;
-		if (b->mask & EFAB_B_ATOMIC)
-			snprintf(row.op, sizeof(row.op), "%s_%s", efab_aop_name(c->o.aop),
-				 efab_dtype_name(c->o.dtype));
-		else
-			snprintf(row.op, sizeof(row.op), "%s", efab_op_name(c->op));
-		if (b->run(c, size, &row)) {
-			if (stop_signal) { /* the peer may be mid-size: end the job now */
-				efab_log_error("stopped by signal %d during size %llu; rows measured "
-					       "before it are complete", (int)stop_signal,
-					       (unsigned long long)size);
-				efab_csv_close(&csv);
-			}
-			efab_fail(c);
-		}
-		double e = (double)row.errors, esum = 0;
-		rt.allreduce(&rt, &e, &esum, 1, EFAB_RT_SUM);
-		row.errors = (uint64_t)esum;
-		total_errors += row.errors;
-		if (rt.rank == 0) {
-			efab_table_row(stdout, &c->ri, &row, b->show_lat, b->show_bw);
-			if (csv.fd >= 0 && efab_csv_write(&csv, &c->ri, &row))
-				efab_fail(c);
-			for (size_t k = 0; k < c->n_more_rows; k++) {
-				efab_table_row(stdout, &c->ri, &c->more_rows[k], b->show_lat,
-					       b->show_bw);
-				if (csv.fd >= 0 && efab_csv_write(&csv, &c->ri, &c->more_rows[k]))
-					efab_fail(c);
-			}
-		}
-		c->n_more_rows = 0;
-		/* a signal on any rank stops every rank at the same size */
-		double s = stop_signal, sall = 0;
-		rt.allreduce(&rt, &s, &sall, 1, EFAB_RT_MAX);
-		if (sall)
-			stop_signal = (int)sall;
-	}
-	if (rt.rank == 0)
-		efab_csv_close(&csv);
-	if (c->late && c->o.verbose)
-		efab_log_info("-c: %llu messages had bytes land after their last byte (checked again "
-			      "once settled)", (unsigned long long)c->late);
-	if (stop_signal) {
-		if (rt.rank == 0)
-			efab_log_error("stopped by signal %d; rows measured so far are complete",
-				       (int)stop_signal);
-		rc = EFAB_ERR;
-	} else if (total_errors) {
-		if (rt.rank == 0)
-			efab_log_error("validation failed: %llu errors (see the errors column)",
-				       (unsigned long long)total_errors);
-		rc = EFAB_ERR;
-	}
-
-teardown:
+	if (!(rc = bring_up(c)))
+		rc = c->fam->drive ? c->fam->drive(c) : run_sizes(c);
 	teardown(c);
 finalize:
 	MPI_Finalize();

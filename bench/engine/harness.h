@@ -1,7 +1,7 @@
-/* The MPI harness shared by every benchmark executable. A benchmark is a row
- * (efab_bench_t): what it needs from the fabric and a function that measures
- * one size. The harness does options, fabric bring-up, memory, keys, the size
- * loop, output and exit codes. */
+/* The MPI harness shared by every benchmark executable: the lifecycle
+ * (runtime, options, plan, placement, fabric, memory, keys, the size loop,
+ * report, teardown). What a benchmark is comes from its row (rows.c), how
+ * it is timed from pattern.c, its operation from its family (bench/ops). */
 #ifndef EFAB_HARNESS_H
 #define EFAB_HARNESS_H
 
@@ -12,6 +12,9 @@
 #include "efab_result.h"
 #include "efab_stats.h"
 #include "efab_topo.h"
+#include "mpi_rt.h"
+#include "pattern.h"
+#include "rows.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,38 +22,36 @@ extern "C" {
 
 typedef struct efab_ctx efab_ctx_t;
 
-typedef struct efab_bench {
-	const char *name;    /* executable name */
-	const char *csv_name; /* value of the 'bench' column */
-	unsigned mask;       /* EFAB_B_* */
-	const char *summary; /* first lines of --help */
-	const char *definition; /* the metric, printed in the header block */
-	int default_op;
-	unsigned ops;        /* allowed ops, bit (1 << EFAB_OP_*) */
-	int exact_ranks;     /* 2: exactly two ranks; 0: an even number >= 2; -1: any number >= 2 */
-	int show_lat, show_bw;
-	const char *const *extra_cols;
-	size_t n_extra;
-	/* Region bytes per rank for the largest size (default: 4 * max size). */
-	size_t (*region)(const efab_ctx_t *c, uint64_t max_size);
-	/* Once, after keys are exchanged; may add header notes. */
-	int (*setup)(efab_ctx_t *c);
-	/* Measure one size; fill row (rank 0's row is printed). Returns efab_status;
-	 * errors here end the job (MPI_Abort), validation mismatches go to row->errors. */
-	int (*run)(efab_ctx_t *c, uint64_t size, efab_row_t *row);
-	void (*teardown)(efab_ctx_t *c);
-	/* Optional, collective: before fabric selection, may narrow the request
-	 * (efab_scan gives each rank its own NIC). */
+/* An operation family: the callbacks a row's family field names
+ * (families.c). Every one is optional. */
+typedef struct efab_family {
+	/* before anything opens, every rank (rank 0 speaks): defaults and checks
+	 * that need the family's knowledge; may allocate c->priv */
+	int (*check_opts)(efab_ctx_t *c);
+	/* collective, before fabric selection: may narrow the request */
 	int (*plan)(efab_ctx_t *c, efab_fabric_req_t *req);
-	/* Optional: replaces the size loop, the table and the CSV rows (efab_scan
-	 * pairs ranks itself, round by round); returns the exit status. */
+	/* region bytes per rank for the largest size (default 4 x max size) */
+	size_t (*region)(const efab_ctx_t *c, uint64_t max_size);
+	/* once, after keys are exchanged: limits, header notes */
+	int (*setup)(efab_ctx_t *c);
+	/* the value of the 'op' column */
+	void (*op_label)(const efab_ctx_t *c, char *buf, size_t len);
+	/* the operation under the row's pattern (pattern.h) */
+	const efab_pingpong_ops_t *(*pingpong)(const efab_ctx_t *c);
+	const efab_stream_ops_t *(*stream)(const efab_ctx_t *c);
+	/* replaces the size loop, the table and the CSV rows (efab_scan pairs
+	 * ranks itself, round by round); returns the exit status */
 	int (*drive)(efab_ctx_t *c);
-} efab_bench_t;
+	void (*teardown)(efab_ctx_t *c);
+} efab_family_t;
+
+const efab_family_t *efab_family(int id);
 
 #define EFAB_MAX_NOTES 12
 
 struct efab_ctx {
-	const efab_bench_t *b;
+	const efab_bench_row_t *row;
+	const efab_family_t *fam;
 	efab_opts_t o;
 	efab_rt_t *rt;
 	efab_fabric_t fab;
@@ -64,8 +65,9 @@ struct efab_ctx {
 	efab_rkey_t *rkeys; /* by rank */
 	void *ldesc;        /* desc to pass for local buffers (NULL with --src-unregistered) */
 	uint64_t seq;       /* runs across sizes, so stale data never matches */
-	int use_inject;     /* per size, set by the bench */
-	double *samples;
+	int use_inject;     /* per size, set by the family's begin */
+	double *samples;    /* the pattern's, this size */
+	uint64_t planned;   /* stream: windows every initiator posts this size (0: not known) */
 	size_t max_samples;
 	efab_run_info_t ri;
 	efab_topo_t topo;
@@ -91,30 +93,18 @@ struct efab_ctx {
 	int nnodes;
 	char nodes_summary[512];
 	char nodes_mismatch[512];
-	void *priv; /* the bench's own state */
+	void *priv; /* the family's own state */
 };
 
-int efab_bench_main(int argc, char **argv, const efab_bench_t *b);
+/* The MPI benchmark main: row is the executable's (efab_row(name)). */
+int efab_bench_main(int argc, char **argv, const efab_bench_row_t *row);
 
-/* The MPI implementation of the runtime (after MPI_Init). */
-int efab_mpi_rt_init(efab_rt_t *rt);
-/* Collective over parent: a runtime over the ranks that gave the same color
- * (MPI_Comm_split); a rank with color < 0 gets an empty one (impl NULL,
- * size 0). local_rank/local_size stay the parent's. */
-int efab_mpi_rt_sub(const efab_rt_t *parent, int color, efab_rt_t *sub);
-void efab_mpi_rt_sub_free(efab_rt_t *sub);
-/* A barrier that sleeps while it waits (1 ms polls): for ranks with no
- * traffic to drive, so that they leave the cores to those measuring. EFAB_ERR
- * after timeout_s. */
-int efab_mpi_idle_barrier(efab_rt_t *rt, double timeout_s);
+/* Collective: every rank's host, libfabric, installer and kernel; rank 0
+ * notes the nodes and what differs (provenance.c). */
+int efab_node_provenance(efab_ctx_t *c);
 
 /* Header note, printf-style. */
 void efab_note(efab_ctx_t *c, const char *fmt, ...) EFAB_PRINTF(2, 3);
-
-/* Iterations and warmup for size: -n/-w as given, else 1000/50 scaled down
- * linearly above 64 KiB (at least 20 and 2). */
-uint64_t efab_iters_for(const efab_ctx_t *c, uint64_t size);
-uint64_t efab_warmup_for(const efab_ctx_t *c, uint64_t size);
 
 /* Payload pattern: byte j of message seq. */
 static inline uint8_t efab_pattern(uint64_t seq, size_t j)

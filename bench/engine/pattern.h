@@ -12,9 +12,72 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "efab_result.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+typedef struct efab_ctx efab_ctx_t;
+
+/* ---- ping-pong: one operation at a time (latency) ----
+ * Iterations [0, warm) are warmup (iteration 0, the size's first, is timed
+ * alone: first_us), [warm, warm+n) are timed one by one (the samples), and
+ * n more are timed as one batch (lat_us_batch, no clock read inside). */
+typedef struct efab_pingpong_ops {
+	/* every rank, once per size, before iteration 0 (may synchronise) */
+	int (*begin)(efab_ctx_t *c, uint64_t size);
+	/* before iteration i, untimed: initiators, and passive ranks that respond */
+	int (*prepare)(efab_ctx_t *c, uint64_t size, uint64_t i);
+	/* the timed operation at an initiator: post, and wait until it completed */
+	int (*ping)(efab_ctx_t *c, uint64_t size, uint64_t i);
+	/* the passive rank's share of iteration i; NULL: it only drives progress
+	 * until the initiators are done */
+	int (*respond)(efab_ctx_t *c, uint64_t size, uint64_t i);
+	/* after iteration i, untimed, where prepare ran: bookkeeping and (-c)
+	 * checks; returns mismatches */
+	uint64_t (*after)(efab_ctx_t *c, uint64_t size, uint64_t i);
+	/* every rank, after the closing barrier (may be collective): mismatches,
+	 * or UINT64_MAX on a failure */
+	uint64_t (*end)(efab_ctx_t *c, uint64_t size, uint64_t iterations);
+	double per_sample; /* a sample is the timed span / per_sample (2: half a round trip) */
+	const char *closing; /* what the closing barrier waits for, for timeout messages */
+} efab_pingpong_ops_t;
+
+/* One size: fills row (lat stats of the first initiating rank; first_us,
+ * lat_us_batch and inject columns where the row has them; with --contend
+ * the initiators' aggregate rate too). EFAB_OK or EFAB_ERR. */
+int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, efab_row_t *row);
+uint64_t efab_pingpong_iters(const efab_ctx_t *c, uint64_t size);
+
+/* ---- windowed stream (bandwidth, message rate) ----
+ * A window is -W operations posted back to back and waited for; its time is
+ * from the first post to the last local completion. The size's first window
+ * is timed alone (first_us), [1, warm) are warmup, then n measured. */
+typedef struct efab_stream_ops {
+	/* every rank, once per size (may synchronise) */
+	int (*begin)(efab_ctx_t *c, uint64_t size);
+	/* before window i, untimed */
+	int (*prepare)(efab_ctx_t *c, uint64_t size, uint64_t i);
+	/* timed: post window i's operations (the pattern waits for them) */
+	int (*post)(efab_ctx_t *c, uint64_t size, uint64_t i);
+	/* after window i, untimed, with -c: mismatches, UINT64_MAX on a failure;
+	 * rx0 = remote CQ data count before the window */
+	uint64_t (*check)(efab_ctx_t *c, uint64_t size, uint64_t i, uint64_t rx0);
+	/* every rank after the closing barrier: mismatches or UINT64_MAX */
+	uint64_t (*end)(efab_ctx_t *c, uint64_t size, uint64_t windows);
+	/* the footprint column ("" if none) */
+	const char *(*footprint)(const efab_ctx_t *c);
+	/* with -c, fence every window with barriers and check on every rank (a
+	 * source or slot is refilled only after every check is done) */
+	int lockstep;
+} efab_stream_ops_t;
+
+int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab_row_t *row);
+uint64_t efab_stream_windows(const efab_ctx_t *c, uint64_t size);
+
+/* The header notes of a row's pattern (what first_us and the batch mean). */
+void efab_pattern_notes(efab_ctx_t *c);
 
 /* ---- single shot ---- */
 

@@ -10,7 +10,7 @@ extern "C" {
 #endif
 
 /* Whose callbacks measure a row (bench/engine/families.c maps them). */
-enum efab_family {
+enum efab_family_id {
 	EFAB_FAMILY_NONE = 0, /* an executable with its own main (mr_reg, shmem_reg, probe, sweep, topo) */
 	EFAB_FAMILY_RMA,      /* write, writedata, read: bench/ops/rma_*.c */
 	EFAB_FAMILY_ATOMIC,   /* bench/ops/atomic.c */

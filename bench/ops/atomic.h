@@ -1,15 +1,11 @@
-/* Atomic benchmarks (atomic.c) and the value model their validation uses. */
+/* The atomic family (atomic.c): fi_atomic, fi_fetch_atomic and
+ * fi_compare_atomic under the ping-pong and stream patterns. */
 #ifndef EFAB_BENCH_ATOMIC_H
 #define EFAB_BENCH_ATOMIC_H
 
 #include "efab_atomic.h"
 #include "harness.h"
 
-size_t efab_atomic_region(const efab_ctx_t *c, uint64_t max_size);
-int efab_atomic_setup(efab_ctx_t *c);
-int efab_atomic_lat_run(efab_ctx_t *c, uint64_t size, efab_row_t *row);
-int efab_atomic_bw_run(efab_ctx_t *c, uint64_t size, efab_row_t *row);
-
-extern const efab_bench_t efab_bench_atomic_lat, efab_bench_atomic_bw;
+extern const efab_family_t efab_family_atomic;
 
 #endif

@@ -15,14 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "efab_clock.h"
 #include "harness.h"
 
 #define ADDR_MAX 256
 
 enum { X_PEERS, X_AV, X_AV_PER, X_SECOND, X_EPOPEN, X_N };
-static const char *const connect_cols[X_N] = {"peers", "av_insert_us", "av_insert_us_per_peer",
-					      "second_us_p50", "ep_open_us_p50"};
+/* the row's extra columns, in the order of rows.c */
 
 typedef struct slot {
 	size_t len;
@@ -51,7 +49,6 @@ static size_t connect_region(const efab_ctx_t *c, uint64_t max_size)
 
 static int connect_setup(efab_ctx_t *c)
 {
-	efab_clock_init();
 	if (c->fab.info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
 		if (c->rt->rank == 0)
 			efab_log_error("%s binds MRs to an endpoint (FI_MR_ENDPOINT): new endpoints "
@@ -59,6 +56,58 @@ static int connect_setup(efab_ctx_t *c)
 		return EFAB_SKIP;
 	}
 	return EFAB_OK;
+}
+
+/* The timed calls (the single-shot pattern times them). */
+struct ep_call {
+	efab_ctx_t *c;
+	size_t npeers;
+	efab_fabric_t *ne;
+	slot_t *mine;
+};
+
+static int ep_open_call(void *arg)
+{
+	struct ep_call *a = arg;
+	return efab_ep_open(&a->c->fab, a->npeers, a->ne, a->mine->name, &a->mine->len);
+}
+
+struct av_call {
+	efab_fabric_t *ne;
+	const char *names;
+	size_t n;
+	fi_addr_t *addrs;
+	int ret;
+};
+
+static int av_insert_call(void *arg)
+{
+	struct av_call *a = arg;
+	a->ret = fi_av_insert(a->ne->av, a->names, a->n, a->addrs, 0, NULL);
+	return EFAB_OK;
+}
+
+/* One operation to peer j on the new endpoint, to its completion. */
+struct op_call {
+	efab_ctx_t *c;
+	efab_fabric_t *ne;
+	int j;
+	uint64_t size;
+	efab_waitfor_t *w;
+};
+
+static int op_call(void *arg)
+{
+	struct op_call *a = arg;
+	efab_ctx_t *c = a->c;
+	int j = a->j, rc;
+	if (c->op == EFAB_OP_READ)
+		rc = efab_post_read(a->ne, j, efab_local(c, 0), a->size, c->ldesc,
+				    efab_raddr(c, j, 0), c->rkeys[j].key, a->w);
+	else
+		rc = efab_post_write(a->ne, j, efab_local(c, 0), a->size, c->ldesc,
+				     efab_raddr(c, j, 0), c->rkeys[j].key, 0, 0, a->w);
+	return rc ? rc : efab_wait_tx(a->ne, a->ne->tx_posted, a->w);
 }
 
 /* One round with p peers: fills first[0..p), second[0..p), *av_us, *open_us
@@ -80,11 +129,12 @@ static int round_once(efab_ctx_t *c, int p, uint64_t size, double *first, double
 		rc = EFAB_ERR;
 	}
 	if (!rc && in) {
+		struct ep_call a = {c, me == 0 ? (size_t)p : 1, &ne, &mine};
+		double us;
 		mine.len = ADDR_MAX;
-		uint64_t t0 = efab_ticks();
-		rc = efab_ep_open(&c->fab, me == 0 ? (size_t)p : 1, &ne, mine.name, &mine.len);
+		rc = efab_time_once(ep_open_call, &a, &us);
 		if (me == 0)
-			*open_us = efab_ticks_us(efab_ticks() - t0);
+			*open_us = us;
 	}
 	double bad = rc, anybad = 0;
 	if (rt->allreduce(rt, &bad, &anybad, 1, EFAB_RT_MAX) || anybad ||
@@ -97,9 +147,9 @@ static int round_once(efab_ctx_t *c, int p, uint64_t size, double *first, double
 		size_t len = all[1].len;
 		for (int j = 1; j <= p; j++)
 			memcpy(names + (size_t)(j - 1) * len, all[j].name, len);
-		uint64_t t0 = efab_ticks();
-		int ret = fi_av_insert(ne.av, names, (size_t)p, addrs, 0, NULL);
-		*av_us = efab_ticks_us(efab_ticks() - t0);
+		struct av_call a = {&ne, names, (size_t)p, addrs, 0};
+		efab_time_once(av_insert_call, &a, av_us);
+		int ret = a.ret;
 		if (ret != p) {
 			efab_log_fi("fi_av_insert", ret < 0 ? ret : -FI_EINVAL);
 			rc = EFAB_ERR;
@@ -121,19 +171,9 @@ static int round_once(efab_ctx_t *c, int p, uint64_t size, double *first, double
 	if (me == 0) {
 		for (int j = 1; j <= p && !rc; j++) {
 			w.peer = j;
-			for (int k = 0; k < 2 && !rc; k++) {
-				uint64_t t0 = efab_ticks();
-				if (c->op == EFAB_OP_READ)
-					rc = efab_post_read(&ne, j, efab_local(c, 0), size, c->ldesc,
-							    efab_raddr(c, j, 0), c->rkeys[j].key, &w);
-				else
-					rc = efab_post_write(&ne, j, efab_local(c, 0), size, c->ldesc,
-							     efab_raddr(c, j, 0), c->rkeys[j].key, 0, 0,
-							     &w);
-				if (!rc)
-					rc = efab_wait_tx(&ne, ne.tx_posted, &w);
-				(k ? second : first)[j - 1] = efab_ticks_us(efab_ticks() - t0);
-			}
+			struct op_call a = {c, &ne, j, size, &w};
+			for (int k = 0; k < 2 && !rc; k++)
+				rc = efab_time_once(op_call, &a, &(k ? second : first)[j - 1]);
 		}
 		if (rc)
 			efab_fail(c);
@@ -236,23 +276,7 @@ out:
 	return rc;
 }
 
-const efab_bench_t efab_bench_connect = {
-	.name = "efab_connect",
-	.csv_name = "connect",
-	/* the options of a two-sided RMA latency run (-p -f --domain -m -n -o
-	 * --mem --csv -t -v) */
-	.mask = EFAB_B_GET_LAT,
-	.summary = "Connection setup (mpirun -np N, N >= 2): rank 0 and N-1 peers on new endpoints.\n"
-		   "Per peer count p = 1, 2, 4, ... N-1: fi_av_insert of p addresses, then the first\n"
-		   "operation (-o write, default, or read; 8 B or -m's smallest size) to each peer and\n"
-		   "a second one, in microseconds; -n rounds per peer count (default 5).",
-	.definition = NULL,
-	.default_op = EFAB_OP_WRITE,
-	.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_READ),
-	.exact_ranks = -1,
-	.show_lat = 1,
-	.extra_cols = connect_cols,
-	.n_extra = X_N,
+const efab_family_t efab_family_connect = {
 	.region = connect_region,
 	.setup = connect_setup,
 	.drive = connect_drive,

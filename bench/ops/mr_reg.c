@@ -584,7 +584,7 @@ int efab_mr_reg_main(int argc, char **argv)
 	char err[512];
 	int rc, mpi = 0;
 
-	if ((rc = efab_opts_main(&r->o, EFAB_B_MR_REG, "efab_mr_reg", summary, argc, argv)) >= 0)
+	if ((rc = efab_opts_main(&r->o, efab_row("efab_mr_reg")->options, "efab_mr_reg", summary, argc, argv)) >= 0)
 		return rc;
 	rc = EFAB_OK;
 	if (!r->o.sizes_given)

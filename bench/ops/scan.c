@@ -216,7 +216,7 @@ static int scan_setup(efab_ctx_t *c)
 	}
 	free(seen);
 	c->npairs = scan.nodes / 2 * scan.nics;
-	return efab_bw_setup(c);
+	return efab_rma_stream_setup(c);
 }
 
 static void scan_teardown(efab_ctx_t *c)
@@ -275,7 +275,7 @@ static int measure_latency(efab_ctx_t *c, scan_report_t *rep)
 			efab_row_t row;
 			memset(&row, 0, sizeof(row));
 			c->rt = c->fab.rt = &nic_rt;
-			rc = efab_put_lat_run(c, c->o.lat_size, &row);
+			rc = efab_pingpong(c, &efab_put_pingpong, c->o.lat_size, &row);
 			c->rt = c->fab.rt = pair_rt;
 			if (c->initiator) {
 				rep->lat_p50 = row.lat.p50;
@@ -308,7 +308,7 @@ static int measure_pair(efab_ctx_t *c, int partner, scan_report_t *rep)
 	for (int dir = 0; dir < 2; dir++) {
 		memset(&row, 0, sizeof(row));
 		c->initiator = dir == 0 ? scan.node < partner : scan.node > partner;
-		if (efab_bw_run(c, c->o.bw_size, &row) || flush_writes(c))
+		if (efab_stream(c, &efab_rma_stream, c->o.bw_size, &row) || flush_writes(c))
 			return EFAB_ERR;
 		if (c->initiator)
 			rep->bw_sent = c->own_bw_MBps;
@@ -436,7 +436,7 @@ static void csv_rows(efab_ctx_t *c, FILE *f, int pass, int round, const scan_rep
 				clean(scan.nic_names[a * scan.nics + i], b[6], sizeof(b[6])),
 				clean(scan.nic_names[bn * scan.nics + i], b[7], sizeof(b[7])),
 				(unsigned long long)c->o.lat_size,
-				(unsigned long long)efab_iters_for(c, c->o.lat_size), l50, l99,
+				(unsigned long long)efab_pingpong_iters(c, c->o.lat_size), l50, l99,
 				(unsigned long long)c->o.bw_size, (unsigned long long)c->o.window, bw,
 				bwr, ra->errors + rb->errors);
 		}
@@ -481,13 +481,13 @@ static void print_header(efab_ctx_t *c, int rounds)
 		printf("# estimate: %llu x %d rounds x %d group%s x (%llu ping-pongs + 2 x ~%.2f s "
 		       "of bandwidth) = about %.0f s plus the ping-pongs\n",
 		       (unsigned long long)c->o.passes, rounds, groups, groups == 1 ? "" : "s",
-		       (unsigned long long)efab_iters_for(c, c->o.lat_size), c->o.time_s,
+		       (unsigned long long)efab_pingpong_iters(c, c->o.lat_size), c->o.time_s,
 		       (double)c->o.passes * rounds * groups * 2 * (c->o.time_s * 1.1 + 0.05));
 	else
 		printf("# estimate: %llu x %d rounds x %d group%s x (%llu ping-pongs + 2 x %llu "
 		       "windows); the first round's time gives the rest\n",
 		       (unsigned long long)c->o.passes, rounds, groups, groups == 1 ? "" : "s",
-		       (unsigned long long)efab_iters_for(c, c->o.lat_size),
+		       (unsigned long long)efab_pingpong_iters(c, c->o.lat_size),
 		       (unsigned long long)c->o.iters);
 	fflush(stdout);
 }
@@ -671,22 +671,7 @@ out:
 	return rc;
 }
 
-const efab_bench_t efab_bench_scan = {
-	.name = "efab_scan",
-	.csv_name = "scan",
-	.mask = EFAB_B_SCAN,
-	.summary =
-		"Cluster health scan: which node or NIC is slow (mpirun/srun over N nodes, one rank\n"
-		"per NIC and node). Every node pair is measured once, in N-1 rounds of disjoint pairs\n"
-		"(round-robin), NIC i with NIC i: write latency (half round trip, p50) and write\n"
-		"bandwidth in both directions, with the code and definitions of efab_put_lat and\n"
-		"efab_put_bw. Prints node x node matrices, a per-NIC table and the verdict; --csv\n"
-		"writes one row per pair and NIC (plot/efab_scan_heatmap draws it). Exit 0 when no\n"
-		"node or NIC is flagged, 1 otherwise. Bandwidth runs --time 0.5 s per direction\n"
-		"unless -n or --time is given.",
-	.default_op = EFAB_OP_WRITE,
-	.ops = 1u << EFAB_OP_WRITE,
-	.exact_ranks = -1,
+const efab_family_t efab_family_scan = {
 	.plan = scan_plan,
 	.setup = scan_setup,
 	.drive = scan_drive,

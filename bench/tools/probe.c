@@ -1642,7 +1642,7 @@ int efab_probe_main(int argc, char **argv)
 	for (int k = 1; k < argc; k++)
 		if (!strcmp(argv[k], "--diff"))
 			return probe_diff_main(argc, argv);
-	if ((rc = efab_opts_main(&o, EFAB_B_PROBE, "efab_probe", summary, argc, argv)) >= 0)
+	if ((rc = efab_opts_main(&o, efab_row("efab_probe")->options, "efab_probe", summary, argc, argv)) >= 0)
 		return rc;
 	rc = EFAB_OK;
 	if (o.live) {

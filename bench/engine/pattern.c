@@ -1,0 +1,430 @@
+/* The ping-pong and windowed-stream patterns (pattern.h): warmup, the first
+ * iteration, samples, the batch, --time calibration, the barriers that drive
+ * progress, and combining every rank's figures into the size's rows. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "efab_clock.h"
+#include "harness.h"
+
+/* Set the row's column called name, if the row has one. */
+static void extra_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const char *fmt, ...)
+	EFAB_PRINTF(4, 5);
+static void extra_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const char *fmt, ...)
+{
+	for (size_t i = 0; i < c->ri.n_extra; i++)
+		if (!strcmp(c->ri.extra_cols[i], name)) {
+			va_list ap;
+			va_start(ap, fmt);
+			vsnprintf(row->extra[i], sizeof(row->extra[0]), fmt, ap);
+			va_end(ap);
+			return;
+		}
+}
+
+static int ensure_samples(efab_ctx_t *c, uint64_t n)
+{
+	if (n <= c->max_samples)
+		return EFAB_OK;
+	double *s = realloc(c->samples, n * sizeof(double));
+	if (!s) {
+		efab_log_error("out of memory for %llu samples", (unsigned long long)n);
+		return EFAB_ERR;
+	}
+	c->samples = s;
+	c->max_samples = n;
+	return EFAB_OK;
+}
+
+static uint64_t default_count(const efab_ctx_t *c, uint64_t size)
+{
+	const efab_counts_t *k = &c->row->counts;
+	return c->o.iters ? c->o.iters : efab_scaled_count(k->iters, k->pivot, size, k->floor);
+}
+
+void efab_pattern_notes(efab_ctx_t *c)
+{
+	efab_clock_init();
+	if (c->row->pattern == EFAB_PATTERN_PINGPONG)
+		efab_note(c, "first_us = the first iteration of each size alone (for the first size "
+			     "the first operation to this peer), never among the samples; "
+			     "lat_us_batch = one timed batch of -n further iterations / n (no clock "
+			     "read per iteration; their untimed per-iteration work included), in the "
+			     "same definition");
+	else if (c->row->pattern == EFAB_PATTERN_STREAM)
+		efab_note(c, "first_us = the first window of each size alone (for the first size it "
+			     "holds the first operations to this peer), never among the windows "
+			     "measured; slowest initiating rank");
+}
+
+/* ---- ping-pong ---- */
+
+uint64_t efab_pingpong_iters(const efab_ctx_t *c, uint64_t size)
+{
+	return default_count(c, size);
+}
+
+/* -w as given, scaled down linearly above 64 KiB (at least 2) unless -n was
+ * given; at least 1, since iteration 0 is the first. */
+static uint64_t pingpong_warmup(const efab_ctx_t *c, uint64_t size)
+{
+	uint64_t w = c->o.warmup;
+	if (!c->o.iters && size > 65536) {
+		w = c->o.warmup * 65536 / size;
+		if (w < 2 && c->o.warmup >= 2)
+			w = 2;
+	}
+	return w ? w : 1;
+}
+
+typedef struct lat_share {
+	efab_stats_t st;
+	double first_us, batch_us;
+	int initiator;
+} lat_share_t;
+
+/* Every rank gets the first initiating rank's figures (rank 0 prints; with
+ * --contend it is the target; in a scan the initiator may be either rank),
+ * and with --contend the contending initiators' aggregate rate. */
+static int pingpong_report(efab_ctx_t *c, uint64_t size, const lat_share_t *mine, efab_row_t *row)
+{
+	lat_share_t *all = calloc((size_t)c->rt->size, sizeof(*all));
+	if (!all || c->rt->allgather(c->rt, mine, all, sizeof(*mine))) {
+		free(all);
+		efab_log_error("gathering latency results failed");
+		return EFAB_ERR;
+	}
+	int first = 0;
+	while (first + 1 < c->rt->size && !all[first].initiator)
+		first++;
+	row->lat = all[first].st;
+	row->has_lat = 1;
+	extra_set(c, row, "first_us", "%.3f", all[first].first_us);
+	if (all[first].batch_us > 0)
+		extra_set(c, row, "lat_us_batch", "%.3f", all[first].batch_us);
+	if (c->o.contend) {
+		double rate = 0;
+		for (int r = 1; r < c->rt->size; r++)
+			rate += all[r].initiator && all[r].st.mean > 0 ? 1.0 / all[r].st.mean : 0;
+		row->has_bw = 1;
+		row->msg_rate_Mops = rate;
+		row->bw_MBps = rate * (double)size;
+	}
+	free(all);
+	return EFAB_OK;
+}
+
+int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, efab_row_t *row)
+{
+	uint64_t n = efab_pingpong_iters(c, size), warm = pingpong_warmup(c, size), nb = n;
+	uint64_t end = warm + n + nb, tb0 = 0, tb1 = 0;
+	int works = c->initiator || ops->respond; /* this rank takes part in iterations */
+	efab_waitfor_t w = {ops->closing, efab_op_name(c->op), size, c->peer, 0};
+	lat_share_t mine;
+	size_t ns = 0;
+
+	memset(&mine, 0, sizeof(mine));
+	mine.initiator = c->initiator;
+	efab_clock_init();
+	if (ensure_samples(c, n) || (ops->begin && ops->begin(c, size)))
+		return EFAB_ERR;
+	for (uint64_t i = 0; works && i < end; i++) {
+		if (c->initiator && i == warm + n)
+			tb0 = efab_ticks();
+		if (ops->prepare && ops->prepare(c, size, i))
+			return EFAB_ERR;
+		if (c->initiator) {
+			int single = i < warm + n; /* the batch reads no clock inside */
+			uint64_t t0 = single ? efab_ticks() : 0;
+			if (ops->ping(c, size, i))
+				return EFAB_ERR;
+			if (single) {
+				uint64_t t1 = efab_ticks();
+				if (i >= warm)
+					c->samples[ns++] = efab_ticks_us(t1 - t0) / ops->per_sample;
+				else if (i == 0)
+					mine.first_us = efab_ticks_us(t1 - t0) / ops->per_sample;
+			} else if (i + 1 == end) {
+				tb1 = efab_ticks();
+			}
+		} else if (ops->respond(c, size, i)) {
+			return EFAB_ERR;
+		}
+		if (ops->after)
+			row->errors += ops->after(c, size, i);
+	}
+	w.iter = n;
+	if (efab_barrier_progress(&c->fab, &w))
+		return EFAB_ERR;
+	if (ops->end) {
+		uint64_t e = ops->end(c, size, end);
+		if (e == UINT64_MAX)
+			return EFAB_ERR;
+		row->errors += e;
+	}
+	if (nb && tb1 > tb0)
+		mine.batch_us = efab_ticks_us(tb1 - tb0) / ops->per_sample / (double)nb;
+	efab_stats_compute(c->samples, ns, &mine.st);
+	row->iters = n;
+	extra_set(c, row, "inject", "%s", c->use_inject ? "yes" : "no");
+	return pingpong_report(c, size, &mine, row);
+}
+
+/* ---- windowed stream ---- */
+
+uint64_t efab_stream_windows(const efab_ctx_t *c, uint64_t size)
+{
+	return default_count(c, size);
+}
+
+/* -w capped by the row (bandwidth: 10, and 2 above 1 MiB); at least 1:
+ * window 0 is the first, timed alone, never measured. */
+static uint64_t stream_warmup(const efab_ctx_t *c, uint64_t size)
+{
+	uint64_t cap = c->row->counts.warmup_cap, w = c->o.warmup;
+	if (cap && w > cap)
+		w = cap;
+	if (size > (1u << 20) && w > 2)
+		w = 2;
+	return w ? w : 1;
+}
+
+typedef struct stream_state {
+	const efab_stream_ops_t *ops;
+	uint64_t size;
+	int active;     /* this rank posts windows */
+	uint64_t next;  /* index of the next window of this size (calibration included) */
+	uint64_t total_ticks;
+	size_t ns;
+	double first_us; /* < 0 until the size's first window is timed */
+} stream_state_t;
+
+static int timed_window(efab_ctx_t *c, stream_state_t *st, int measured, efab_waitfor_t *w)
+{
+	uint64_t t0 = efab_ticks();
+	if (st->ops->post(c, st->size, st->next) || efab_wait_tx(&c->fab, c->fab.tx_posted, w))
+		return EFAB_ERR;
+	uint64_t dt = efab_ticks() - t0;
+	if (st->first_us < 0)
+		st->first_us = efab_ticks_us(dt);
+	else if (measured) {
+		st->total_ticks += dt;
+		if (!c->o.no_window_stats)
+			c->samples[st->ns++] = efab_ticks_us(dt);
+	}
+	return EFAB_OK;
+}
+
+/* One window at every rank. Returns EFAB_ERR on a failure. */
+static int one_window(efab_ctx_t *c, stream_state_t *st, int measured, efab_row_t *row,
+		      efab_waitfor_t *w)
+{
+	const efab_stream_ops_t *ops = st->ops;
+	int lockstep = ops->lockstep && c->o.check;
+	uint64_t rx0 = c->fab.rx_data_count, e = 0;
+	w->iter = st->next;
+	if (lockstep) {
+		w->what = "the other ranks before a checked window";
+		if ((ops->prepare && ops->prepare(c, st->size, st->next)) ||
+		    efab_barrier_progress(&c->fab, w))
+			return EFAB_ERR;
+		w->what = "window completions";
+		if (st->active && timed_window(c, st, measured, w))
+			return EFAB_ERR;
+		w->what = "the window's data to arrive";
+		e = ops->check(c, st->size, st->next, rx0);
+		/* nobody refills a source or a slot before every check is done */
+		w->what = "the other ranks after a checked window";
+		if (e == UINT64_MAX || efab_barrier_progress(&c->fab, w))
+			return EFAB_ERR;
+	} else if (st->active) {
+		w->what = "window completions";
+		if ((ops->prepare && ops->prepare(c, st->size, st->next)) ||
+		    timed_window(c, st, measured, w))
+			return EFAB_ERR;
+		if (c->o.check && ops->check && (e = ops->check(c, st->size, st->next, rx0)) == UINT64_MAX)
+			return EFAB_ERR;
+	}
+	row->errors += e;
+	st->next++;
+	return EFAB_OK;
+}
+
+/* --time: a short calibration, then as many windows as fit in the time.
+ * Every rank takes the slowest rank's window time, so all pairs run the same
+ * count. */
+static int windows_for_time(efab_ctx_t *c, stream_state_t *st, uint64_t *out, efab_row_t *row)
+{
+	double budget = c->o.time_s * 0.05 < 0.2 ? c->o.time_s * 0.05 : 0.2;
+	uint64_t t0 = efab_ticks(), nw = 0;
+	efab_waitfor_t w = {"calibration window", efab_op_name(c->op), st->size, c->peer, 0};
+	if (c->o.check && st->ops->lockstep) {
+		for (; nw < 2; nw++)
+			if (one_window(c, st, 0, row, &w))
+				return EFAB_ERR;
+	} else if (st->active) {
+		do {
+			if (one_window(c, st, 0, row, &w))
+				return EFAB_ERR;
+			nw++;
+		} while (nw < 2 || efab_ticks_us(efab_ticks() - t0) / 1e6 < budget);
+	}
+	double per = nw ? efab_ticks_us(efab_ticks() - t0) / 1e6 / (double)nw : 0, most = 0;
+	w.what = "the other ranks after calibration";
+	if (efab_barrier_progress(&c->fab, &w) ||
+	    c->rt->allreduce(c->rt, &per, &most, 1, EFAB_RT_MAX))
+		return EFAB_ERR;
+	uint64_t n = most > 0 ? (uint64_t)(c->o.time_s / most) : 1;
+	*out = n < 1 ? 1 : n > 100000000 ? 100000000 : n;
+	return EFAB_OK;
+}
+
+typedef struct bw_share {
+	double active, bw, mops, p50, p99, link, first;
+	char host[64], domain[64];
+} bw_share_t;
+
+static void fill_bw_row(efab_ctx_t *c, efab_row_t *row, uint64_t n, const bw_share_t *r,
+			double links, const char *pair, const char *footprint)
+{
+	row->iters = n;
+	row->window = c->o.window;
+	row->has_bw = 1;
+	row->bw_MBps = r->bw;
+	row->msg_rate_Mops = r->mops;
+	extra_set(c, row, "pair", "%s", pair);
+	if (!c->o.no_window_stats && r->p50 > 0) {
+		extra_set(c, row, "window_us_p50", "%.3f", r->p50);
+		extra_set(c, row, "window_us_p99", "%.3f", r->p99);
+	}
+	extra_set(c, row, "inject", "%s", c->use_inject ? "yes" : "no");
+	if (links > 0) {
+		extra_set(c, row, "link_Gbps", "%.1f", links);
+		extra_set(c, row, "pct_of_link", "%.1f", efab_pct_of_link(r->bw, links));
+	}
+	if (r->first > 0)
+		extra_set(c, row, "first_us", "%.3f", r->first);
+	extra_set(c, row, "footprint", "%s", footprint);
+}
+
+/* The per-pair rows (--per-pair, rank 0): a pair's own figures, both
+ * directions summed with --bidir. */
+static int per_pair_rows(efab_ctx_t *c, const efab_row_t *row, uint64_t n, const bw_share_t *all,
+			 const char *footprint)
+{
+	for (int p = 0; p < c->npairs; p++) {
+		efab_row_t pr = *row;
+		bw_share_t one = all[p];
+		int q = p + c->npairs;
+		if (c->o.bidir) {
+			one.bw += all[q].bw;
+			one.mops += all[q].mops;
+		}
+		char name[16];
+		snprintf(name, sizeof(name), "%d", p);
+		pr.errors = 0;
+		memset(pr.extra, 0, sizeof(pr.extra));
+		fill_bw_row(c, &pr, n, &one,
+			    all[p].link * (c->o.bidir && strcmp(all[p].host, all[q].host) ? 2 : 1),
+			    name, footprint);
+		if (efab_more_row(c, &pr))
+			return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+/* Share every rank's figures and fill this size's rows: the aggregate row
+ * (sum over initiating ranks; line rate summed over the distinct NICs, host
+ * and domain, those ranks used) and, with --per-pair, one row per pair. */
+static int stream_report(efab_ctx_t *c, const stream_state_t *st, uint64_t n, efab_row_t *row)
+{
+	const char *footprint = st->ops->footprint ? st->ops->footprint(c) : "";
+	bw_share_t mine, agg;
+	memset(&mine, 0, sizeof(mine));
+	memset(&agg, 0, sizeof(agg));
+	double total_us = efab_ticks_us(st->total_ticks);
+	if (st->active && total_us > 0) {
+		double ops = (double)n * (double)c->o.window;
+		efab_stats_t ws;
+		mine.active = 1;
+		mine.bw = ops * (double)st->size / total_us;
+		mine.mops = ops / total_us;
+		efab_stats_compute(c->samples, st->ns, &ws);
+		mine.p50 = ws.p50;
+		mine.p99 = ws.p99;
+		mine.link = efab_info_link_gbps(c->fab.info);
+		mine.first = st->first_us;
+		gethostname(mine.host, sizeof(mine.host) - 1);
+		snprintf(mine.domain, sizeof(mine.domain), "%s", c->fab.info->domain_attr->name);
+	}
+	c->own_bw_MBps = mine.bw;
+	c->own_Mops = mine.mops;
+	bw_share_t *all = calloc((size_t)c->rt->size, sizeof(*all));
+	if (!all || c->rt->allgather(c->rt, &mine, all, sizeof(mine))) {
+		free(all);
+		efab_log_error("gathering bandwidth results failed");
+		return EFAB_ERR;
+	}
+	double links = 0;
+	int first = -1;
+	for (int r = 0; r < c->rt->size; r++) {
+		if (!all[r].active)
+			continue;
+		if (first < 0)
+			first = r;
+		agg.bw += all[r].bw;
+		agg.mops += all[r].mops;
+		if (all[r].first > agg.first) /* the slowest initiator's first window */
+			agg.first = all[r].first;
+		int seen = 0;
+		for (int q = 0; q < r; q++)
+			seen |= all[q].active && !strcmp(all[q].host, all[r].host) &&
+				!strcmp(all[q].domain, all[r].domain);
+		if (!seen)
+			links += all[r].link;
+	}
+	if (first >= 0) { /* window times of the first initiating rank */
+		agg.p50 = all[first].p50;
+		agg.p99 = all[first].p99;
+	}
+	fill_bw_row(c, row, n, &agg, links, "all", footprint);
+	int rc = EFAB_OK;
+	if (c->o.per_pair && c->rt->rank == 0 && c->npairs > 1 && !c->o.contend)
+		rc = per_pair_rows(c, row, n, all, footprint);
+	free(all);
+	return rc;
+}
+
+int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab_row_t *row)
+{
+	stream_state_t st = {.ops = ops, .size = size, .first_us = -1};
+	uint64_t n = efab_stream_windows(c, size), warm = stream_warmup(c, size);
+	efab_waitfor_t w = {"window completions", efab_op_name(c->op), size, c->peer, 0};
+
+	st.active = c->initiator || c->o.bidir;
+	c->planned = 0;
+	efab_clock_init();
+	if (ops->begin && ops->begin(c, size))
+		return EFAB_ERR;
+	if (c->o.time_s > 0 && windows_for_time(c, &st, &n, row))
+		return EFAB_ERR;
+	if (ensure_samples(c, n))
+		return EFAB_ERR;
+	/* --time: each rank calibrated its own number of windows */
+	c->planned = c->o.time_s > 0 ? 0 : warm + n;
+	for (uint64_t i = 0; i < warm + n; i++)
+		if (one_window(c, &st, i >= warm, row, &w))
+			return EFAB_ERR;
+	w.what = "the other ranks after the last window";
+	if (efab_barrier_progress(&c->fab, &w))
+		return EFAB_ERR;
+	if (ops->end) {
+		uint64_t e = ops->end(c, size, st.next);
+		if (e == UINT64_MAX)
+			return EFAB_ERR;
+		row->errors += e;
+	}
+	return stream_report(c, &st, n, row);
+}

@@ -1,0 +1,433 @@
+/* The RMA family: write, writedata and read under the ping-pong and the
+ * windowed-stream patterns (bench/engine/pattern.c times them).
+ *
+ * put (write), ping-pong: each side polls the last byte of its receive
+ *     buffer (host memory) while driving progress; a sample is half the
+ *     round trip. writedata: arrival is the remote CQ data completion (works
+ *     on GPU memory, which the CPU cannot poll).
+ * get (read), ping-pong: the initiator times fi_read to its completion (full
+ *     round trip); the target only drives progress.
+ *     Region per rank, S = largest size: [rx0 | rx1 | tx0 | tx1]. Message seq
+ *     uses halves seq & 1, so a message can be checked while the next is in
+ *     flight, and a source half is refilled only after its previous write
+ *     completed.
+ * stream: ranks pair up, [0, N) initiate towards [N, 2N) (with --bidir both
+ *     sides do); a window is W operations posted back to back. With inject
+ *     (sizes within the inject limit) the first W-1 writes are
+ *     fi_inject_write and the last a regular write whose completion ends the
+ *     window.
+ *     Region per rank: [rx | tx]. --footprint buffer (default): every op of a
+ *     window reads one tx buffer and lands on the peer's one rx buffer
+ *     (concurrent identical writes), as perftest's ib_write_bw does.
+ *     --footprint window: op k of a window uses tx + k x size and rx + k x
+ *     size, window x size bytes on each side, as fabtests' fi_rma_bw and
+ *     OSU's osu_put_bw/osu_get_bw do (it matters where the window no longer
+ *     fits a cache: 4 MiB on shm). */
+#include <string.h>
+
+#include "harness.h"
+#include "rma.h"
+
+/* ---- ping-pong ---- */
+
+#define RX(c, p) ((size_t)(p) * (c)->o.sizes.max)
+#define TX(c, p) ((size_t)(2 + (p)) * (c)->o.sizes.max)
+
+/* The message of iteration i of this size: c->seq moves on only when the
+ * size is done (put: both ranks count alike). */
+static uint64_t seq_of(const efab_ctx_t *c, uint64_t i)
+{
+	return c->seq + i;
+}
+
+static void put_waitfor(efab_ctx_t *c, efab_waitfor_t *w, const char *what, uint64_t size,
+			uint64_t i)
+{
+	*w = (efab_waitfor_t){what, efab_op_name(c->op), size, c->peer, i};
+}
+
+/* Source half p is free once every write but the latest has completed. */
+static int src_free(efab_ctx_t *c, efab_waitfor_t *w)
+{
+	if (c->fab.tx_posted > c->fab.tx_done + 1)
+		return efab_wait_tx(&c->fab, c->fab.tx_posted - 1, w);
+	return EFAB_OK;
+}
+
+static int put_send(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_waitfor_t *w)
+{
+	uint64_t flags = 0;
+	if (c->op == EFAB_OP_WRITEDATA)
+		flags |= FI_REMOTE_CQ_DATA;
+	if (c->use_inject)
+		flags |= FI_INJECT;
+	return efab_post_write(&c->fab, c->peer, efab_local(c, TX(c, p)), size, c->ldesc,
+			       efab_raddr(c, c->peer, RX(c, p)), c->rkeys[c->peer].key,
+			       seq & 0xffffffffu, flags, w);
+}
+
+static int put_arrival(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_waitfor_t *w)
+{
+	if (c->op == EFAB_OP_WRITEDATA) {
+		if (efab_wait_rxdata(&c->fab, c->fab.rx_data_count + 1, w))
+			return EFAB_ERR;
+		if (c->fab.rx_data_last != (seq & 0xffffffffu)) {
+			efab_log_error("remote CQ data %llu, expected %llu",
+				       (unsigned long long)c->fab.rx_data_last,
+				       (unsigned long long)(seq & 0xffffffffu));
+			return EFAB_ERR;
+		}
+		return EFAB_OK;
+	}
+	return efab_wait_byte(&c->fab, efab_local(c, RX(c, p) + size - 1), efab_tag(seq), w);
+}
+
+static int put_begin(efab_ctx_t *c, uint64_t size)
+{
+	/* per rank: both ranks send, each from its own memory kind */
+	c->use_inject = !c->o.no_inject && !c->o.src_unregistered &&
+			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value);
+	return EFAB_OK;
+}
+
+/* The source half is free, then carries message i; only the tag byte
+ * changes without -c (writedata on GPU memory: arrival is the CQ entry). */
+static int put_prepare(efab_ctx_t *c, uint64_t size, uint64_t i)
+{
+	uint64_t seq = seq_of(c, i);
+	int p = (int)(seq & 1);
+	efab_waitfor_t w;
+	put_waitfor(c, &w, c->initiator ? "pong" : "ping", size, i);
+	if (src_free(c, &w))
+		return EFAB_ERR;
+	if (c->o.check)
+		return efab_fill(c, TX(c, p), size, seq);
+	if (efab_mem_host_accessible(c->mem.kind))
+		efab_local(c, TX(c, p))[size - 1] = efab_tag(seq);
+	return EFAB_OK;
+}
+
+static int put_ping(efab_ctx_t *c, uint64_t size, uint64_t i)
+{
+	uint64_t seq = seq_of(c, i);
+	int p = (int)(seq & 1);
+	efab_waitfor_t w;
+	put_waitfor(c, &w, "pong", size, i);
+	return put_send(c, size, p, seq, &w) || put_arrival(c, size, p, seq, &w) ? EFAB_ERR
+										 : EFAB_OK;
+}
+
+static int put_respond(efab_ctx_t *c, uint64_t size, uint64_t i)
+{
+	uint64_t seq = seq_of(c, i);
+	int p = (int)(seq & 1);
+	efab_waitfor_t w;
+	put_waitfor(c, &w, "ping", size, i);
+	return put_arrival(c, size, p, seq, &w) || put_send(c, size, p, seq, &w) ? EFAB_ERR
+										 : EFAB_OK;
+}
+
+static uint64_t put_after(efab_ctx_t *c, uint64_t size, uint64_t i)
+{
+	uint64_t seq = seq_of(c, i);
+	int p = (int)(seq & 1);
+	if (!c->o.check)
+		return 0;
+	return c->op == EFAB_OP_WRITE ? efab_verify_settled(c, RX(c, p), size, seq)
+				      : efab_verify(c, RX(c, p), size, seq);
+}
+
+static uint64_t put_end(efab_ctx_t *c, uint64_t size, uint64_t iterations)
+{
+	(void)size;
+	c->seq += iterations;
+	return 0;
+}
+
+const efab_pingpong_ops_t efab_put_pingpong = {
+	.begin = put_begin,
+	.prepare = put_prepare,
+	.ping = put_ping,
+	.respond = put_respond,
+	.after = put_after,
+	.end = put_end,
+	.per_sample = 2,
+	.closing = "write completions and the peer",
+};
+
+/* The target's source region holds message c->seq for the whole size; the
+ * initiator reads it into rx0 after poisoning rx0 (-c), so a read that moved
+ * nothing is caught. */
+static int get_begin(efab_ctx_t *c, uint64_t size)
+{
+	if (!c->initiator && efab_fill(c, TX(c, 0), size, seq_of(c, 0)))
+		return EFAB_ERR;
+	return c->rt->barrier(c->rt) ? EFAB_ERR : EFAB_OK;
+}
+
+/* Poison the receive half so a transfer that moved nothing is caught. */
+static int get_prepare(efab_ctx_t *c, uint64_t size, uint64_t i)
+{
+	if (!c->o.check)
+		return EFAB_OK;
+	memset(c->bounce, (int)(i & 0xff) ^ 0x5a, size);
+	return efab_mem_write(&c->mem, RX(c, 0), c->bounce, size);
+}
+
+static int get_ping(efab_ctx_t *c, uint64_t size, uint64_t i)
+{
+	efab_waitfor_t w = {"read completion", "read", size, c->peer, i};
+	if (efab_post_read(&c->fab, c->peer, efab_local(c, RX(c, 0)), size, c->ldesc,
+			   efab_raddr(c, c->peer, TX(c, 0)), c->rkeys[c->peer].key, &w) ||
+	    efab_wait_tx(&c->fab, c->fab.tx_posted, &w))
+		return EFAB_ERR;
+	return EFAB_OK;
+}
+
+static uint64_t get_after(efab_ctx_t *c, uint64_t size, uint64_t i)
+{
+	(void)i;
+	return c->o.check ? efab_verify(c, RX(c, 0), size, seq_of(c, 0)) : 0;
+}
+
+static uint64_t get_end(efab_ctx_t *c, uint64_t size, uint64_t iterations)
+{
+	(void)size;
+	(void)iterations;
+	c->seq++;
+	return 0;
+}
+
+static const efab_pingpong_ops_t get_pingpong = {
+	.begin = get_begin,
+	.prepare = get_prepare,
+	.ping = get_ping,
+	.after = get_after,
+	.end = get_end,
+	.per_sample = 1,
+	.closing = "the initiator to finish its reads",
+};
+
+/* ---- windowed stream ---- */
+
+/* Buffers per side and window: one (--footprint buffer: every op of a
+ * window carries the same data, so they may share it, as in perftest) or one
+ * per op (--footprint window, as fabtests and OSU). */
+static size_t slots(const efab_ctx_t *c)
+{
+	return c->o.footprint == EFAB_FOOTPRINT_WINDOW && c->o.window > 1 ? (size_t)c->o.window : 1;
+}
+
+/* rx bytes: the largest size's slots (tx follows). */
+static size_t rx_bytes(const efab_ctx_t *c)
+{
+	return slots(c) * c->o.sizes.max;
+}
+
+static int bw_begin(efab_ctx_t *c, uint64_t size)
+{
+	c->use_inject = c->op != EFAB_OP_READ && !c->o.no_inject && !c->o.src_unregistered &&
+			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value) && c->o.window > 1;
+	return EFAB_OK;
+}
+
+/* -c only: sources carry message c->seq, read targets are poisoned. */
+static int bw_prepare(efab_ctx_t *c, uint64_t size, uint64_t i)
+{
+	size_t tx = rx_bytes(c), n = slots(c);
+	int active = c->initiator || c->o.bidir;
+	(void)i;
+	if (!c->o.check)
+		return EFAB_OK;
+	if (c->op == EFAB_OP_READ) {
+		/* every rank's tx is a read source for its peer (bidir) or not used */
+		for (size_t k = 0; k < n; k++)
+			if (efab_fill(c, tx + k * size, size, c->seq))
+				return EFAB_ERR;
+		if (active) {
+			memset(c->bounce, 0xa5 ^ (int)(c->seq & 0xff), n * size);
+			return efab_mem_write(&c->mem, 0, c->bounce, n * size);
+		}
+		return EFAB_OK;
+	}
+	for (size_t k = 0; active && k < n; k++)
+		if (efab_fill(c, tx + k * size, size, c->seq))
+			return EFAB_ERR;
+	return EFAB_OK;
+}
+
+static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
+{
+	size_t tx = rx_bytes(c), n = slots(c);
+	int peer = c->peer;
+	uint64_t key = c->rkeys[peer].key;
+	efab_waitfor_t w = {"window completions", efab_op_name(c->op), size, peer, i};
+	for (uint64_t k = 0; k < c->o.window; k++) {
+		size_t slot = (size_t)(k % n) * size;
+		int rc;
+		if (c->op == EFAB_OP_READ) {
+			rc = efab_post_read(&c->fab, peer, efab_local(c, slot), size, c->ldesc,
+					    efab_raddr(c, peer, tx + slot), key, &w);
+		} else {
+			uint64_t flags = c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0;
+			if (c->use_inject && k + 1 < c->o.window)
+				flags |= FI_INJECT;
+			rc = efab_post_write(&c->fab, peer, efab_local(c, tx + slot), size, c->ldesc,
+					     efab_raddr(c, peer, slot), key, c->seq & 0xffffffffu,
+					     flags, &w);
+		}
+		if (rc)
+			return rc;
+	}
+	return EFAB_OK;
+}
+
+/* -c: wait until every slot written this window carries its tag (host
+ * memory) or all W remote CQ data arrived (writedata), then check. Every
+ * rank, every window (lockstep); the next window carries the next message. */
+static uint64_t bw_check(efab_ctx_t *c, uint64_t size, uint64_t i, uint64_t rx0)
+{
+	size_t used = slots(c) < c->o.window ? slots(c) : (size_t)c->o.window;
+	int arrival = c->op != EFAB_OP_READ && (!c->initiator || c->o.bidir);
+	int reader = c->op == EFAB_OP_READ && (c->initiator || c->o.bidir);
+	efab_waitfor_t w = {"the window's data to arrive", efab_op_name(c->op), size, c->peer, i};
+	uint64_t errors = 0, seq = c->seq++;
+	if (c->op == EFAB_OP_WRITEDATA && arrival) {
+		if (efab_wait_rxdata(&c->fab, rx0 + c->o.window, &w))
+			return UINT64_MAX;
+	} else if (arrival) {
+		for (size_t k = 0; k < used; k++)
+			if (efab_wait_byte(&c->fab, efab_local(c, k * size + size - 1), efab_tag(seq),
+					   &w))
+				return UINT64_MAX;
+	}
+	for (size_t k = 0; (arrival || reader) && k < used; k++)
+		errors += c->op == EFAB_OP_WRITE ? efab_verify_settled(c, k * size, size, seq)
+						 : efab_verify(c, k * size, size, seq);
+	return errors;
+}
+
+static uint64_t bw_end(efab_ctx_t *c, uint64_t size, uint64_t windows)
+{
+	(void)size;
+	(void)windows;
+	if (!c->o.check) /* checked windows counted their messages */
+		c->seq++;
+	return 0;
+}
+
+static const char *bw_footprint(const efab_ctx_t *c)
+{
+	return efab_footprint_name(c->o.footprint);
+}
+
+const efab_stream_ops_t efab_rma_stream = {
+	.begin = bw_begin,
+	.prepare = bw_prepare,
+	.post = bw_post,
+	.check = bw_check,
+	.end = bw_end,
+	.footprint = bw_footprint,
+	.lockstep = 1,
+};
+
+/* ---- the family ---- */
+
+/* The CPU cannot poll GPU memory for the last byte: a ping-pong's arrival
+ * becomes the remote CQ data completion. */
+static int gpu_polls(const efab_ctx_t *c)
+{
+	return efab_mem_host_accessible(c->o.mem_local) && efab_mem_host_accessible(c->o.mem_remote);
+}
+
+static int rma_check_opts(efab_ctx_t *c)
+{
+	if (c->row->pattern == EFAB_PATTERN_PINGPONG && c->op == EFAB_OP_WRITE && !gpu_polls(c))
+		c->op = EFAB_OP_WRITEDATA;
+	return EFAB_OK;
+}
+
+static size_t rma_region(const efab_ctx_t *c, uint64_t max_size)
+{
+	if (c->row->pattern == EFAB_PATTERN_STREAM)
+		return 2 * rx_bytes(c);
+	return 4 * max_size;
+}
+
+int efab_rma_notes(efab_ctx_t *c)
+{
+	if (c->op == EFAB_OP_WRITEDATA && c->row->pattern == EFAB_PATTERN_PINGPONG && !gpu_polls(c))
+		efab_note(c, "GPU memory cannot be polled by the CPU: arrival is the remote CQ data "
+			     "completion (writedata)");
+	if (c->op == EFAB_OP_WRITE && c->row->pattern == EFAB_PATTERN_PINGPONG)
+		efab_note(c, "-o write: arrival = its last byte seen; where a fabric may place a "
+			     "message's bytes out of order (EFA's SRD sends a write above the MTU as "
+			     "packets in any order) this is a lower bound for multi-packet sizes: "
+			     "-o writedata times the completion");
+	if (c->o.check)
+		efab_note(c, "-c: every payload is checked; checking runs between timed intervals "
+			     "but can still delay the peer: quote numbers from runs without -c");
+	if (c->o.src_unregistered)
+		efab_note(c, "--src-unregistered: local buffers passed with desc = NULL");
+	return EFAB_OK;
+}
+
+int efab_rma_stream_setup(efab_ctx_t *c)
+{
+	size_t txq = c->fab.info->tx_attr->size;
+	if (c->o.window > txq) {
+		if (c->rt->rank == 0)
+			efab_log_error("--window %llu is above the provider's tx queue size %zu",
+				       (unsigned long long)c->o.window, txq);
+		return EFAB_EUSAGE;
+	}
+	if (c->o.check && !efab_mem_host_accessible(c->mem_kind) && c->op == EFAB_OP_WRITE) {
+		if (c->rt->rank == 0)
+			efab_log_error("-c on GPU memory needs -o writedata (the CPU cannot poll "
+				       "device memory for arrival)");
+		return EFAB_EUSAGE;
+	}
+	efab_note(c, "bandwidth = bytes / sum of window times (first post to last local "
+		     "completion), 10^6 B/s; message rate in 10^6 ops/s; aggregate = sum over "
+		     "initiating ranks; iters = windows of %llu ops", (unsigned long long)c->o.window);
+	efab_note(c, "--footprint %s: %s", efab_footprint_name(c->o.footprint),
+		  slots(c) > 1 ? "op k of a window uses source and destination k x size "
+				 "(window x size bytes each side, as fabtests and OSU)"
+			       : "every op of a window uses one source and one destination "
+				 "buffer (as perftest)");
+	if (c->o.bidir)
+		efab_note(c, "--bidir: both ranks of each pair issue at once; rows report the sum");
+	if (c->op != EFAB_OP_READ)
+		efab_note(c, "inject: %s%s", c->o.no_inject ? "off (--no-inject)"
+			  : "fi_inject_write for sizes <= the inject size (first W-1 ops of a window)",
+			  !c->o.no_inject && !(c->fab.info->tx_attr->msg_order & FI_ORDER_WAW)
+				  ? "; this fabric does not order writes (no FI_ORDER_WAW: EFA's SRD), so "
+				    "when a window ends (its last write completed) earlier injected writes "
+				    "may still be in flight: for inject sizes the window time is a lower bound"
+				  : "");
+	return efab_rma_notes(c);
+}
+
+static int rma_setup(efab_ctx_t *c)
+{
+	return c->row->pattern == EFAB_PATTERN_STREAM ? efab_rma_stream_setup(c) : efab_rma_notes(c);
+}
+
+static const efab_pingpong_ops_t *rma_pingpong(const efab_ctx_t *c)
+{
+	return c->op == EFAB_OP_READ ? &get_pingpong : &efab_put_pingpong;
+}
+
+static const efab_stream_ops_t *rma_stream(const efab_ctx_t *c)
+{
+	(void)c;
+	return &efab_rma_stream;
+}
+
+const efab_family_t efab_family_rma = {
+	.check_opts = rma_check_opts,
+	.region = rma_region,
+	.setup = rma_setup,
+	.pingpong = rma_pingpong,
+	.stream = rma_stream,
+};

@@ -245,20 +245,21 @@ static int run_windows(efab_ctx_t *c, bw_state_t *st, uint64_t n, uint64_t warm,
 static int windows_for_time(efab_ctx_t *c, bw_state_t *st, uint64_t *out, efab_row_t *row)
 {
 	double budget = c->o.time_s * 0.05 < 0.2 ? c->o.time_s * 0.05 : 0.2;
-	uint64_t t0 = efab_now_ns(), nw = 0;
+	efab_stopwatch_t sw = efab_stopwatch_start();
+	uint64_t nw = 0;
 	efab_waitfor_t w = {"calibration window", efab_op_name(c->op), st->size, c->peer, 0};
 	if (st->active && !c->o.check) {
 		do {
 			if (timed_window(c, st, 0, &w))
 				return EFAB_ERR;
 			nw++;
-		} while (nw < 2 || (double)(efab_now_ns() - t0) / 1e9 < budget);
+		} while (nw < 2 || efab_stopwatch_elapsed_s(sw) < budget);
 	} else if (c->o.check) {
 		if (run_windows(c, st, 2, 0, 0, row))
 			return EFAB_ERR;
 		nw = 2;
 	}
-	double per = nw ? (double)(efab_now_ns() - t0) / 1e9 / (double)nw : 0, most = 0;
+	double per = nw ? efab_stopwatch_elapsed_s(sw) / (double)nw : 0, most = 0;
 	w.what = "the other ranks after calibration";
 	if (efab_barrier_progress(&c->fab, &w) ||
 	    c->rt->allreduce(c->rt, &per, &most, 1, EFAB_RT_MAX))

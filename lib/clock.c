@@ -1,4 +1,4 @@
-/* The measurement clock (efab_clock.h). */
+/* The measurement clock, deadlines and stopwatches (efab_clock.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,4 +195,30 @@ void efab_clock_describe(char *buf, size_t len)
 			 "%.0f ms), resolution %.2f ns, read %.1f ns", info.name, info.why,
 			 1.0 / info.ns_per_tick, info.calib_ns / 1e6, info.resolution_ns,
 			 info.read_ns);
+}
+
+efab_deadline_t efab_deadline_in(double seconds)
+{
+	uint64_t now = mono_ns();
+	if (!(seconds > 0))
+		return (efab_deadline_t){now};
+	double ns = seconds * 1e9;
+	if (ns >= (double)(UINT64_MAX - now))
+		return (efab_deadline_t){UINT64_MAX};
+	return (efab_deadline_t){now + (uint64_t)ns};
+}
+
+int efab_deadline_passed(efab_deadline_t d)
+{
+	return mono_ns() > d.at_ns;
+}
+
+efab_stopwatch_t efab_stopwatch_start(void)
+{
+	return (efab_stopwatch_t){mono_ns()};
+}
+
+double efab_stopwatch_elapsed_s(efab_stopwatch_t sw)
+{
+	return (double)(mono_ns() - sw.start_ns) / 1e9;
 }

@@ -85,6 +85,29 @@ int efab_clock_rate(uint64_t t0, uint64_t n0, uint64_t t1, uint64_t n1, double *
  * tightest of tries attempts (tick_read may be a test stub). */
 void efab_clock_pair(uint64_t (*tick_read)(void), int tries, uint64_t *ticks, uint64_t *ns);
 
+/* Deadlines and stopwatches: CLOCK_MONOTONIC in ns, for timeouts and
+ * progress reports ("round 3/7 done in 2.1 s"), never for results. What a
+ * benchmark reports is timed with efab_ticks() inside the pattern module.
+ * The two are separate types so that a deadline or a stopwatch cannot be
+ * mistaken for a measurement, nor a tick count for either. */
+typedef struct efab_deadline {
+	uint64_t at_ns; /* CLOCK_MONOTONIC */
+} efab_deadline_t;
+
+/* The moment seconds from now (<= 0: now; beyond the clock's range: never). */
+efab_deadline_t efab_deadline_in(double seconds);
+/* 1 once the deadline is behind us. A clock_gettime each call: loops that
+ * spin on a completion ask every few hundred turns, not every turn. */
+int efab_deadline_passed(efab_deadline_t d);
+
+typedef struct efab_stopwatch {
+	uint64_t start_ns; /* CLOCK_MONOTONIC */
+} efab_stopwatch_t;
+
+efab_stopwatch_t efab_stopwatch_start(void);
+/* Seconds since the stopwatch started. */
+double efab_stopwatch_elapsed_s(efab_stopwatch_t sw);
+
 #ifdef __cplusplus
 }
 #endif

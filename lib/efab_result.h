@@ -65,19 +65,27 @@ void efab_run_info_stamp(efab_run_info_t *ri);
 
 /* CSV. The header is written once; appending to a file whose header differs
  * is refused (EFAB_EUSAGE), so a file never mixes schemas. Each row goes out
- * in one write(2) on an O_APPEND descriptor: never a torn line. */
+ * in one write(2) on an O_APPEND descriptor: never a torn line. Text cells
+ * are quoted where they need it (a comma, quote or line break), the same
+ * way in every CSV we write. */
 typedef struct efab_csv {
 	int fd;
 	char path[4096];
 } efab_csv_t;
 
+/* Schema 1: the header of ri's columns, rows from efab_row_t. */
 int efab_csv_open(const char *path, const efab_run_info_t *ri, efab_csv_t *out);
 int efab_csv_write(efab_csv_t *csv, const efab_run_info_t *ri, const efab_row_t *row);
+/* Any other layout (efab_scan's): header is the first line without its
+ * newline; a row is ncells cells, already formatted as text ("" = empty). */
+int efab_csv_open_with_header(const char *path, const char *header, efab_csv_t *out);
+int efab_csv_write_cells(efab_csv_t *csv, const char *const *cells, size_t ncells);
 void efab_csv_close(efab_csv_t *csv);
 /* The header line (without newline) for ri. */
 void efab_csv_header(const efab_run_info_t *ri, char *buf, size_t len);
 /* One row (with newline); returns its length, or -1 if it did not fit. */
 int efab_csv_format(const efab_run_info_t *ri, const efab_row_t *row, char *buf, size_t len);
+int efab_csv_format_cells(const char *const *cells, size_t ncells, char *buf, size_t len);
 
 /* Human table: a header comment block, then one line per row. */
 void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *notes, size_t nnotes,

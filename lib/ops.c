@@ -10,6 +10,7 @@
 
 #include <rdma/fi_ext.h>
 
+#include "efab_clock.h"
 #include "efab_cuda.h"
 #include "efab_fabric.h"
 #include "efab_opts.h"
@@ -85,12 +86,12 @@ void efab_set_stop_flag(volatile int *flag)
  * under a millisecond on any of these loops. */
 #define WAIT_LOOP(cond)                                                                      \
 	do {                                                                                 \
-		uint64_t deadline = efab_now_ns() + (uint64_t)(fab->timeout_s * 1e9);        \
+		efab_deadline_t deadline = efab_deadline_in(fab->timeout_s);                 \
 		unsigned spins = 0;                                                          \
 		while (!(cond)) {                                                            \
 			if (efab_progress(fab) < 0)                                          \
 				return EFAB_ERR;                                             \
-			if (++spins % 256 == 0 && efab_now_ns() > deadline) {                \
+			if (++spins % 256 == 0 && efab_deadline_passed(deadline)) {          \
 				efab_timeout_report(fab, w);                                 \
 				return EFAB_ERR;                                             \
 			}                                                                    \
@@ -127,7 +128,7 @@ int efab_barrier_progress(efab_fabric_t *fab, const efab_waitfor_t *w)
 		efab_log_error("barrier failed");
 		return EFAB_ERR;
 	}
-	uint64_t deadline = efab_now_ns() + (uint64_t)(fab->timeout_s * 1e9);
+	efab_deadline_t deadline = efab_deadline_in(fab->timeout_s);
 	for (unsigned spins = 1;; spins++) {
 		/* the fabric first: a target that serves a window of one-sided
 		 * traffic waits here, and an MPI_Test per CQ read took a sixth of
@@ -142,7 +143,7 @@ int efab_barrier_progress(efab_fabric_t *fab, const efab_waitfor_t *w)
 		}
 		if (done)
 			return EFAB_OK;
-		if (spins % 256 == 0 && efab_now_ns() > deadline) {
+		if (spins % 256 == 0 && efab_deadline_passed(deadline)) {
 			efab_timeout_report(fab, w);
 			return EFAB_ERR;
 		}
@@ -167,7 +168,8 @@ static int reserve_slot(efab_fabric_t *fab, const efab_waitfor_t *w)
 
 #define POST_LOOP(call, name)                                                                \
 	do {                                                                                 \
-		uint64_t deadline = 0;                                                       \
+		efab_deadline_t deadline;                                                    \
+		int armed = 0; /* the clock is read only once a post is refused */           \
 		for (;;) {                                                                   \
 			ssize_t ret = (call);                                                \
 			if (ret == 0)                                                        \
@@ -178,11 +180,13 @@ static int reserve_slot(efab_fabric_t *fab, const efab_waitfor_t *w)
 					       fi_strerror((int)-ret), ret);                 \
 				return EFAB_ERR;                                             \
 			}                                                                    \
-			if (!deadline)                                                       \
-				deadline = efab_now_ns() + (uint64_t)(fab->timeout_s * 1e9); \
+			if (!armed) {                                                        \
+				deadline = efab_deadline_in(fab->timeout_s);                 \
+				armed = 1;                                                   \
+			}                                                                    \
 			if (efab_progress(fab) < 0)                                          \
 				return EFAB_ERR;                                             \
-			if (efab_now_ns() > deadline) {                                      \
+			if (efab_deadline_passed(deadline)) {                                \
 				efab_timeout_report(fab, w);                                 \
 				return EFAB_ERR;                                             \
 			}                                                                    \

@@ -55,20 +55,35 @@ void efab_csv_header(const efab_run_info_t *ri, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, ",%s", ri->extra_cols[i]);
 }
 
-/* Text fields are ours or the provider's; quote any that could break a row. */
-static int put_text(char *buf, size_t len, const char *s)
+/* The one quoting rule of every CSV we write: a cell holding a comma, a
+ * quote or a line break is put in quotes with its quotes doubled (RFC 4180,
+ * what Python's csv module reads), and line breaks become spaces so that a
+ * row stays one line. Like snprintf: writes at most len bytes (terminated
+ * when len > 0) and returns the length the cell needs, so a caller detects
+ * a row that did not fit. */
+static size_t csv_cell(char *buf, size_t len, const char *s)
 {
-	if (!strpbrk(s, ",\"\n\r"))
-		return snprintf(buf, len, ",%s", s);
 	size_t n = 0;
-	n += (size_t)snprintf(buf, len, ",\"");
-	for (const char *p = s; *p && n + 3 < len; p++) {
+	int quote = strpbrk(s, ",\"\n\r") != NULL;
+#define PUT(ch)                           \
+	do {                              \
+		if (n + 1 < len)          \
+			buf[n] = (ch);    \
+		n++;                      \
+	} while (0)
+	if (quote)
+		PUT('"');
+	for (const char *p = s; *p; p++) {
 		if (*p == '"')
-			buf[n++] = '"';
-		buf[n++] = (*p == '\n' || *p == '\r') ? ' ' : *p;
+			PUT('"');
+		PUT(*p == '\n' || *p == '\r' ? ' ' : *p);
 	}
-	n += (size_t)snprintf(buf + n, len > n ? len - n : 0, "\"");
-	return (int)n;
+	if (quote)
+		PUT('"');
+#undef PUT
+	if (len)
+		buf[n < len ? n : len - 1] = '\0';
+	return n;
 }
 
 #define APPEND(...)                                                                  \
@@ -80,7 +95,8 @@ static int put_text(char *buf, size_t len, const char *s)
 	} while (0)
 #define APPEND_TEXT(s)                                                               \
 	do {                                                                         \
-		n += (size_t)put_text(buf + n, n < len ? len - n : 0, (s));          \
+		APPEND(",");                                                         \
+		n += csv_cell(n < len ? buf + n : NULL, n < len ? len - n : 0, (s)); \
 	} while (0)
 
 int efab_csv_format(const efab_run_info_t *ri, const efab_row_t *r, char *buf, size_t len)
@@ -121,10 +137,28 @@ int efab_csv_format(const efab_run_info_t *ri, const efab_row_t *r, char *buf, s
 	return n < len ? (int)n : -1;
 }
 
+int efab_csv_format_cells(const char *const *cells, size_t ncells, char *buf, size_t len)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ncells; i++) {
+		if (i)
+			APPEND(",");
+		n += csv_cell(n < len ? buf + n : NULL, n < len ? len - n : 0, cells[i]);
+	}
+	APPEND("\n");
+	return n < len ? (int)n : -1;
+}
+
 int efab_csv_open(const char *path, const efab_run_info_t *ri, efab_csv_t *out)
 {
-	char header[4096], existing[4096];
+	char header[4096];
 	efab_csv_header(ri, header, sizeof(header));
+	return efab_csv_open_with_header(path, header, out);
+}
+
+int efab_csv_open_with_header(const char *path, const char *header, efab_csv_t *out)
+{
+	char existing[4096], line[4096];
 	int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		efab_log_error("cannot open CSV file '%s': %s", path, strerror(errno));
@@ -151,10 +185,12 @@ int efab_csv_open(const char *path, const efab_run_info_t *ri, efab_csv_t *out)
 			goto close_fd;
 		}
 	} else {
-		size_t hl = strlen(header);
-		header[hl++] = '\n';
-		if (write(fd, header, hl) != (ssize_t)hl) {
-			efab_log_error("cannot write CSV header to '%s': %s", path, strerror(errno));
+		/* header and newline in one write(2), like every row */
+		int hl = snprintf(line, sizeof(line), "%s\n", header);
+		if (hl < 0 || (size_t)hl >= sizeof(line) || write(fd, line, (size_t)hl) != hl) {
+			efab_log_error("cannot write CSV header to '%s': %s", path,
+				       hl < 0 || (size_t)hl >= sizeof(line) ? "header too long"
+									   : strerror(errno));
 			goto close_fd;
 		}
 	}
@@ -167,10 +203,9 @@ close_fd:
 	return EFAB_EUSAGE;
 }
 
-int efab_csv_write(efab_csv_t *csv, const efab_run_info_t *ri, const efab_row_t *row)
+/* A formatted row (n < 0: it did not fit) in one write(2). */
+static int csv_append(efab_csv_t *csv, const char *line, int n)
 {
-	char line[8192];
-	int n = efab_csv_format(ri, row, line, sizeof(line));
 	if (n < 0) {
 		efab_log_error("CSV row too long");
 		return EFAB_ERR;
@@ -180,6 +215,18 @@ int efab_csv_write(efab_csv_t *csv, const efab_run_info_t *ri, const efab_row_t 
 		return EFAB_ERR;
 	}
 	return EFAB_OK;
+}
+
+int efab_csv_write(efab_csv_t *csv, const efab_run_info_t *ri, const efab_row_t *row)
+{
+	char line[8192];
+	return csv_append(csv, line, efab_csv_format(ri, row, line, sizeof(line)));
+}
+
+int efab_csv_write_cells(efab_csv_t *csv, const char *const *cells, size_t ncells)
+{
+	char line[8192];
+	return csv_append(csv, line, efab_csv_format_cells(cells, ncells, line, sizeof(line)));
 }
 
 void efab_csv_close(efab_csv_t *csv)

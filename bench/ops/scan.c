@@ -21,6 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "efab_clock.h"
+#include "efab_result.h"
 #include "efab_scan.h"
 #include "harness.h"
 #include "rma.h"
@@ -367,40 +369,6 @@ static int scan_round(efab_ctx_t *c, int round, scan_report_t *rep)
 	"round,node_a,node_b,nic_index,nic_a,nic_b,lat_size_bytes,lat_iters,lat_us_p50,"        \
 	"lat_us_p99,bw_size_bytes,window,bw_MBps,bw_rev_MBps,errors"
 
-/* Append to path; a new file gets the header, an existing one must have it
- * (a file never mixes layouts). */
-static FILE *csv_open(const char *path)
-{
-	FILE *f = fopen(path, "a+");
-	char first[1024] = "";
-	if (!f) {
-		efab_log_error("cannot open CSV file '%s': %s", path, strerror(errno));
-		return NULL;
-	}
-	rewind(f);
-	if (!fgets(first, sizeof(first), f)) {
-		fprintf(f, "%s\n", CSV_HEADER);
-	} else if (strcmp(strtok(first, "\r\n") ? first : "", CSV_HEADER)) {
-		efab_log_error("CSV file '%s' has another header (not an efab_scan CSV of this "
-			       "version): use a new file", path);
-		fclose(f);
-		return NULL;
-	}
-	fseek(f, 0, SEEK_END);
-	return f;
-}
-
-/* Names are hostnames and libfabric domain names: a comma or quote in one
- * would shift columns, so such characters are replaced. */
-static const char *clean(const char *s, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", s);
-	for (char *p = buf; *p; p++)
-		if (*p == ',' || *p == '"' || *p == '\n' || *p == '\r')
-			*p = '_';
-	return buf;
-}
-
 static void fmt_num(char *buf, size_t len, double v, const char *fmt)
 {
 	if (isfinite(v))
@@ -409,10 +377,11 @@ static void fmt_num(char *buf, size_t len, double v, const char *fmt)
 		buf[0] = '\0';
 }
 
-static void csv_rows(efab_ctx_t *c, FILE *f, int pass, int round, const scan_report_t *all,
-		     const double *lat99)
+/* One row per pair and NIC, from the lower node (lib/result.c quotes a
+ * name that holds a comma or quote). */
+static int csv_rows(efab_ctx_t *c, efab_csv_t *csv, int pass, int round,
+		    const scan_report_t *all, const double *lat99)
 {
-	char b[8][160];
 	for (int a = 0; a < scan.nodes; a++)
 		for (int i = 0; i < scan.nics; i++) {
 			const scan_report_t *ra = &all[scan.rank_of[a * scan.nics + i]];
@@ -425,22 +394,28 @@ static void csv_rows(efab_ctx_t *c, FILE *f, int pass, int round, const scan_rep
 			fmt_num(l99, sizeof(l99), lat99[at(a, bn, i)], "%.3f");
 			fmt_num(bw, sizeof(bw), ra->bw_sent, "%.3f");
 			fmt_num(bwr, sizeof(bwr), rb->bw_sent, "%.3f");
-			fprintf(f, "1,%s,%s,scan,%s,%s,%s,%s,%d,%d,%s,%s,%d,%s,%s,%llu,%llu,%s,%s,%llu,%llu,"
-				   "%s,%s,%.0f\n",
-				clean(c->ri.run_id, b[0], sizeof(b[0])), c->ri.timestamp,
-				clean(c->ri.provider, b[1], sizeof(b[1])),
-				clean(c->ri.fabric, b[2], sizeof(b[2])), c->ri.libfabric_version,
-				clean(c->ri.provider_version, b[3], sizeof(b[3])), pass + 1, round + 1,
-				clean(scan.node_names[a], b[4], sizeof(b[4])),
-				clean(scan.node_names[bn], b[5], sizeof(b[5])), i,
-				clean(scan.nic_names[a * scan.nics + i], b[6], sizeof(b[6])),
-				clean(scan.nic_names[bn * scan.nics + i], b[7], sizeof(b[7])),
-				(unsigned long long)c->o.lat_size,
-				(unsigned long long)efab_pingpong_iters(c, c->o.lat_size), l50, l99,
-				(unsigned long long)c->o.bw_size, (unsigned long long)c->o.window, bw,
-				bwr, ra->errors + rb->errors);
+			char pass_s[16], round_s[16], nic_s[16], lsize[24], liters[24], bsize[24],
+				window[24], errors[32];
+			snprintf(pass_s, sizeof(pass_s), "%d", pass + 1);
+			snprintf(round_s, sizeof(round_s), "%d", round + 1);
+			snprintf(nic_s, sizeof(nic_s), "%d", i);
+			snprintf(lsize, sizeof(lsize), "%llu", (unsigned long long)c->o.lat_size);
+			snprintf(liters, sizeof(liters), "%llu",
+				 (unsigned long long)efab_pingpong_iters(c, c->o.lat_size));
+			snprintf(bsize, sizeof(bsize), "%llu", (unsigned long long)c->o.bw_size);
+			snprintf(window, sizeof(window), "%llu", (unsigned long long)c->o.window);
+			snprintf(errors, sizeof(errors), "%.0f", ra->errors + rb->errors);
+			const char *cells[] = { /* the order of CSV_HEADER */
+				"1", c->ri.run_id, c->ri.timestamp, "scan", c->ri.provider,
+				c->ri.fabric, c->ri.libfabric_version, c->ri.provider_version, pass_s,
+				round_s, scan.node_names[a], scan.node_names[bn], nic_s,
+				scan.nic_names[a * scan.nics + i], scan.nic_names[bn * scan.nics + i],
+				lsize, liters, l50, l99, bsize, window, bw, bwr, errors,
+			};
+			if (efab_csv_write_cells(csv, cells, EFAB_ARRAY_SIZE(cells)))
+				return EFAB_ERR;
 		}
-	fflush(f);
+	return EFAB_OK;
 }
 
 static void print_header(efab_ctx_t *c, int rounds)
@@ -565,7 +540,7 @@ static int scan_drive(efab_ctx_t *c)
 	double *bw_p = malloc(pcells * sizeof(double)), *lat_p = malloc(pcells * sizeof(double));
 	double *lat99 = malloc(cells * sizeof(double));
 	double *bw = malloc(cells * sizeof(double)), *lat = malloc(cells * sizeof(double));
-	FILE *csv = NULL;
+	efab_csv_t csv = {.fd = -1};
 	if (!all || !bw_p || !lat_p || !lat99 || !bw || !lat) {
 		efab_log_error("out of memory");
 		rc = EFAB_ERR;
@@ -573,20 +548,17 @@ static int scan_drive(efab_ctx_t *c)
 	}
 	for (size_t k = 0; k < pcells; k++)
 		bw_p[k] = lat_p[k] = NAN;
-	if (me && c->o.csv[0]) {
-		csv = csv_open(c->o.csv);
-		if (!csv)
-			rc = EFAB_EUSAGE;
-	}
+	if (me && c->o.csv[0] && efab_csv_open_with_header(c->o.csv, CSV_HEADER, &csv))
+		rc = EFAB_EUSAGE;
 	if ((rc = efab_rt_agree(rt, rc)))
 		goto out;
 	if (me)
 		print_header(c, rounds);
-	uint64_t t_start = efab_now_ns();
+	efab_stopwatch_t scan_sw = efab_stopwatch_start();
 	double errors = 0;
 	for (int step = 0; step < passes * rounds; step++) {
 		int p = step / rounds, r = step % rounds;
-		uint64_t t0 = efab_now_ns();
+		efab_stopwatch_t round_sw = efab_stopwatch_start();
 		int partner = efab_scan_partner(scan.nodes, r, scan.node);
 		scan_report_t mine;
 		if (scan_round(c, r, &mine)) {
@@ -617,10 +589,10 @@ static int scan_drive(efab_ctx_t *c)
 				lat99[at(a, s->partner, i)] = lat99[at(s->partner, a, i)] = s->lat_p99;
 			}
 		}
-		if (csv)
-			csv_rows(c, csv, p, r, all, lat99);
-		double secs = (double)(efab_now_ns() - t0) / 1e9;
-		double left = (double)(efab_now_ns() - t_start) / 1e9 / (step + 1) *
+		if (csv.fd >= 0 && csv_rows(c, &csv, p, r, all, lat99))
+			efab_csv_close(&csv); /* said why; the scan goes on without its CSV */
+		double secs = efab_stopwatch_elapsed_s(round_sw);
+		double left = efab_stopwatch_elapsed_s(scan_sw) / (step + 1) *
 			      (passes * rounds - step - 1);
 		if (passes > 1)
 			fprintf(stderr, "efab_scan: pass %d/%d round %d/%d done in %.1f s (about %.0f s "
@@ -649,7 +621,7 @@ static int scan_drive(efab_ctx_t *c)
 			rc = EFAB_ERR;
 		} else {
 			print_report(c, bw, lat, &v);
-			printf("scan wall time %.1f s\n", (double)(efab_now_ns() - t_start) / 1e9);
+			printf("scan wall time %.1f s\n", efab_stopwatch_elapsed_s(scan_sw));
 			rc = v.nflags ? EFAB_ERR : EFAB_OK;
 			efab_scan_verdict_free(&v);
 		}
@@ -660,8 +632,7 @@ static int scan_drive(efab_ctx_t *c)
 	}
 	rc = efab_rt_agree(rt, rc);
 out:
-	if (csv)
-		fclose(csv);
+	efab_csv_close(&csv);
 	free(all);
 	free(bw_p);
 	free(lat_p);

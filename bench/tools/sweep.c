@@ -749,24 +749,26 @@ static int run_job(runner_t *r, size_t i, char **argv)
 		_exit(127);
 	}
 	setpgid(child, child);
-	uint64_t t0 = efab_now_ns(), killed_at = 0;
-	int status = 0, timed_out = 0;
+	efab_stopwatch_t sw = efab_stopwatch_start();
+	efab_deadline_t sigkill_at = {0};
+	int status = 0, timed_out = 0, killed = 0;
 	for (;;) {
 		pid_t w = waitpid(child, &status, WNOHANG);
 		if (w == child)
 			break;
-		double el = (double)(efab_now_ns() - t0) / 1e9;
-		if (!killed_at && (got_signal || el > j->timeout_s)) {
+		double el = efab_stopwatch_elapsed_s(sw);
+		if (!killed && (got_signal || el > j->timeout_s)) {
 			timed_out = !got_signal;
 			kill(-child, SIGTERM);
-			killed_at = efab_now_ns();
-		} else if (killed_at && efab_now_ns() - killed_at > 5000000000ull) {
+			sigkill_at = efab_deadline_in(5); /* then SIGKILL */
+			killed = 1;
+		} else if (killed && efab_deadline_passed(sigkill_at)) {
 			kill(-child, SIGKILL);
 		}
 		usleep(20000);
 	}
 	child = 0;
-	r->secs[i] = (double)(efab_now_ns() - t0) / 1e9;
+	r->secs[i] = efab_stopwatch_elapsed_s(sw);
 	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	r->rcs[i] = rc;
 	if (got_signal) {
@@ -825,23 +827,25 @@ static void record_probe_one(runner_t *r, const char *file, const char *ld_path,
 		_exit(127);
 	}
 	setpgid(pid, pid);
-	uint64_t t0 = efab_now_ns(), killed_at = 0;
-	int status = 0, timed_out = 0;
+	efab_stopwatch_t sw = efab_stopwatch_start();
+	efab_deadline_t sigkill_at = {0};
+	int status = 0, timed_out = 0, killed = 0;
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
 		if (w == pid || (w < 0 && errno != EINTR))
 			break;
-		double el = (double)(efab_now_ns() - t0) / 1e9;
-		if (!killed_at && (got_signal || el > r->probe_limit)) {
+		double el = efab_stopwatch_elapsed_s(sw);
+		if (!killed && (got_signal || el > r->probe_limit)) {
 			timed_out = !got_signal;
 			kill(-pid, SIGTERM);
-			killed_at = efab_now_ns();
-		} else if (killed_at && efab_now_ns() - killed_at > 5000000000ull) {
+			sigkill_at = efab_deadline_in(5); /* then SIGKILL */
+			killed = 1;
+		} else if (killed && efab_deadline_passed(sigkill_at)) {
 			kill(-pid, SIGKILL);
 		}
 		usleep(20000);
 	}
-	*secs = (double)(efab_now_ns() - t0) / 1e9;
+	*secs = efab_stopwatch_elapsed_s(sw);
 	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	/* the last line the probe said on stderr */
 	char *text = NULL, last[400] = "";
@@ -858,7 +862,7 @@ static void record_probe_one(runner_t *r, const char *file, const char *ld_path,
 	if (!len)
 		unlink(logp);
 	struct stat st;
-	int ok = !killed_at && rc == 0 && !stat(tmp, &st) && st.st_size > 0;
+	int ok = !killed && rc == 0 && !stat(tmp, &st) && st.st_size > 0;
 	if (ok && rename(tmp, path)) {
 		ok = 0;
 		snprintf(last, sizeof(last), "rename to %s: %s", file, strerror(errno));
@@ -866,19 +870,19 @@ static void record_probe_one(runner_t *r, const char *file, const char *ld_path,
 	if (!ok)
 		unlink(tmp);
 	snprintf(pstatus, slen, "%s",
-		 ok ? "ok" : timed_out ? "timeout" : killed_at ? "interrupted" : "fail");
+		 ok ? "ok" : timed_out ? "timeout" : killed ? "interrupted" : "fail");
 	if (ok)
 		snprintf(message, mlen, "%s", last);
 	else if (timed_out)
 		snprintf(message, mlen,
 			 "efab_probe --json ran over %g s (EFAB_SWEEP_PROBE_TIMEOUT) and was stopped%s%s",
 			 r->probe_limit, last[0] ? "; it said: " : "", last);
-	else if (killed_at)
+	else if (killed)
 		snprintf(message, mlen, "stopped by signal %d", (int)got_signal);
 	else
 		snprintf(message, mlen, "efab_probe --json exit %d%s%s", rc,
 			 last[0] ? ": " : " (no message; empty output)", last);
-	if (!ok && (timed_out || !killed_at))
+	if (!ok && (timed_out || !killed))
 		efab_log_error("no %s (%s); the sweep goes on", file, message);
 }
 
@@ -1116,14 +1120,14 @@ int efab_sweep_main(int argc, char **argv)
 	record_probe(r);
 	write_meta(r, 0);
 	int tty = isatty(2);
-	uint64_t t0 = efab_now_ns();
+	efab_stopwatch_t sw = efab_stopwatch_start();
 	size_t ran = 0, todo = 0;
 	for (size_t i = 0; i < r->njobs; i++)
 		todo += !strcmp(r->status[i], "pending");
 	for (size_t i = 0; i < r->njobs && !got_signal; i++) {
 		if (strcmp(r->status[i], "pending"))
 			continue; /* complete in the run being resumed */
-		double el = (double)(efab_now_ns() - t0) / 1e9;
+		double el = efab_stopwatch_elapsed_s(sw);
 		progress(i + 1, r->njobs, r->jobs[i].name, el, ran ? el / (double)ran * (double)(todo - ran) : -1,
 			 tty);
 		run_job(r, i, argvs[i]);

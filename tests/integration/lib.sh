@@ -30,3 +30,22 @@ csvcheck() { python3 tests/csvcheck.py "$@" || die "csvcheck $*"; }
 ABIN=$(cd "$BIN" && pwd)
 ROOT=$PWD
 export ABIN ROOT
+
+# libfabric's efa provider on the simulated EFA device is built by
+# `make efasim V=...` (tests/efasim/build) into build-efasim/ of this
+# checkout, or where EFASIM_BUILD says.
+EFASIM_BUILD_DIR=${EFASIM_BUILD:-$ROOT/build-efasim}
+
+# Skip the test (exit 77, the reason on its last line) unless libfabric V on
+# efasim is built: the simulator's libraries, libfabric V, and lf-V/WHAT for
+# each WHAT (efab/bin/efab_scan: efabench built against it; .fabtests-done).
+efasim_built() { # V [WHAT...]
+	local v=$1 f
+	shift
+	for f in sim/lib/libibverbs.so.1 "lf-$v/.done" "${@/#/lf-$v/}"; do
+		[ -e "$EFASIM_BUILD_DIR/$f" ] && continue
+		echo "libfabric $v on efasim not built ($EFASIM_BUILD_DIR/$f missing): make efasim V=$v" \
+			"(needs the release tarballs in \$EFAB_DEPS, default ../shared/deps)"
+		exit 77
+	done
+}

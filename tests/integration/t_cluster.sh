@@ -64,10 +64,8 @@ EOF
 # libfabric's efa provider across two nodes, each with its own two simulated
 # NICs (p5en profile): efa-direct and efa between hosts node0 and node1.
 t_cluster_efa_two_nodes() {
-	local v=2.6.0 d=$ROOT/build-efasim
-	for f in "$d/sim/lib/libibverbs.so.1" "$d/lf-$v/.done" "$d/lf-$v/efab/bin/efab_put_lat"; do
-		[ -e "$f" ] || { echo "libfabric $v on efasim not built ($f missing): make efasim V=$v"; exit 77; }
-	done
+	local v=2.6.0 d=$EFASIM_BUILD_DIR
+	efasim_built $v efab/bin/efab_put_lat
 	cluster_need 2
 	export EFASIM_DIR="$WORK/efasim" LD_LIBRARY_PATH="$d/sim/lib:$d/lf-$v/prefix/lib"
 	local f
@@ -91,8 +89,8 @@ t_cluster_efa_two_nodes() {
 # mixed job itself cannot work: 1.17 answers -p tcp with tcp;ofi_rxm, 2.6 with
 # tcp, and the two do not talk; it ends after -t with the warning already out.)
 t_cluster_node_versions() {
-	local d=$ROOT/build-efasim/lf-2.6.0/prefix/lib
-	[ -e "$d/libfabric.so.1" ] || { echo "libfabric 2.6.0 not built ($d): make efasim V=2.6.0"; exit 77; }
+	local d=$EFASIM_BUILD_DIR/lf-2.6.0/prefix/lib
+	efasim_built 2.6.0 prefix/lib/libfabric.so.1
 	cluster_need 2
 	timeout 60 "$ROOT/tests/cluster/up" 2 --env "node1:LD_LIBRARY_PATH=$d" >/dev/null 2>&1 || die "up --env"
 	expect_rc 1 cmpi -H node0:1,node1:1 -np 2 "$ABIN/efab_put_lat" -p tcp -m 8 -n 20 -t 3 \
@@ -127,10 +125,8 @@ PY
 # rank must pick its GPU's NIC on its own node: the aggregate row's line rate
 # is that of two distinct NICs. meta.json records both nodes per job.
 t_cluster_sweep_all_nics_efasim() {
-	local v=2.6.0 d=$ROOT/build-efasim
-	for f in "$d/sim/lib/libibverbs.so.1" "$d/lf-$v/.done" "$d/lf-$v/efab/bin/efab_sweep"; do
-		[ -e "$f" ] || { echo "libfabric $v on efasim not built ($f missing): make efasim V=$v"; exit 77; }
-	done
+	local v=2.6.0 d=$EFASIM_BUILD_DIR
+	efasim_built $v efab/bin/efab_sweep
 	cluster_need 2
 	timeout 60 "$ROOT/tests/cluster/up" 2 --topo "$ROOT/tests/topo/p5.xml" \
 		--env 'EFASIM_NICS=2 EFASIM_PROFILE=p5 EFASIM_PCI=0000:13:00.0,0000:23:00.0' >/dev/null 2>&1 ||

@@ -5,21 +5,13 @@
 # A version that is not built, or a SAN build, skips with the reason.
 
 EFASIM_VERSIONS=${EFASIM_VERSIONS:-"2.1.0 2.4.0 2.6.0"}
-EFASIM_BUILD_DIR=${EFASIM_BUILD:-$ROOT/build-efasim}
 
 efasim_need() { # V
 	if [ "${EFAB_SAN:-0}" = 1 ]; then
 		echo "efasim tests run in the plain make check (their binaries are built against libfabric $1, not with SAN)"
 		exit 77
 	fi
-	local f
-	for f in "$EFASIM_BUILD_DIR/sim/lib/libibverbs.so.1" "$EFASIM_BUILD_DIR/lf-$1/.done" \
-		"$EFASIM_BUILD_DIR/lf-$1/efab/bin/efab_put_lat"; do
-		if [ ! -e "$f" ]; then
-			echo "libfabric $1 on efasim not built ($f missing): make efasim V=$1 (needs the release tarballs in \$EFAB_DEPS, default ../shared/deps)"
-			exit 77
-		fi
-	done
+	efasim_built "$1" efab/bin/efab_put_lat
 	# EFAB_EBIN: run other binaries on this libfabric (t_versions.sh runs the
 	# default build, compiled against Debian's 1.17, here)
 	EBIN=${EFAB_EBIN:-$EFASIM_BUILD_DIR/lf-$1/efab/bin}
@@ -250,7 +242,7 @@ EOF2
 # with `tests/efasim/fabtests V`). SKIPs there are documented fabric limits.
 efa_fabtests_core() { # V
 	efasim_need "$1"
-	[ -e "$EFASIM_BUILD_DIR/lf-$1/.fabtests-done" ] || { echo "fabtests $1 not built"; exit 77; }
+	efasim_built "$1" .fabtests-done
 	expect_rc 0 env FT_TIMEOUT=60 "$ROOT/tests/efasim/fabtests" "$1" \
 		'^(efa|efa-direct) (FI_HMEM=system )?(fi_rdm_pingpong|fi_rma_bw|fi_rma_pingpong|fi_rdm_atomic|fi_efa_info_test) '
 	grep -q "^fabtests $1: [1-9][0-9]* pass, [0-9]* skip, 0 fail" "$WORK/last.out" || die "fabtests summary"

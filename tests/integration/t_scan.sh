@@ -162,10 +162,8 @@ t_scan_node_dies() {
 # that NIC is flagged (send, receive and latency), neither node1 as a whole
 # nor another node or NIC.
 t_scan_efasim_slow_nic() {
-	local v=2.6.0 d=$ROOT/build-efasim
-	for f in "$d/sim/lib/libibverbs.so.1" "$d/lf-$v/.done" "$d/lf-$v/efab/bin/efab_scan"; do
-		[ -e "$f" ] || { echo "libfabric $v on efasim not built with efab_scan ($f missing): make efasim V=$v"; exit 77; }
-	done
+	local v=2.6.0 d=$EFASIM_BUILD_DIR
+	efasim_built $v efab/bin/efab_scan
 	[ "$(id -u)" = 0 ] || { echo "multi-node tests need root"; exit 77; }
 	timeout 60 "$ROOT/tests/cluster/up" 4 --env 'EFASIM_NICS=2' --env 'node1:EFASIM_SLOW=1:30:300' \
 		>"$WORK/up.log" 2>&1 || { cat "$WORK/up.log"; die "cluster up"; }

@@ -6,21 +6,14 @@
 # Every efasim figure is SIMULATED.
 
 VERSIONS_LF=${EFASIM_VERSIONS:-"2.1.0 2.4.0 2.6.0"}
-VERSIONS_BUILD=${EFASIM_BUILD:-$ROOT/build-efasim}
+VERSIONS_BUILD=$EFASIM_BUILD_DIR
 
 versions_need() { # V: the prefix of libfabric V, and a binary built against 1.x
 	if [ "${EFAB_SAN:-0}" = 1 ]; then
 		echo "version tests run in the plain make check (SAN builds link their own runtime)"
 		exit 77
 	fi
-	[ -e "$VERSIONS_BUILD/lf-$1/prefix/lib/libfabric.so.1" ] || {
-		echo "libfabric $1 not built ($VERSIONS_BUILD/lf-$1/prefix/lib/libfabric.so.1 missing): make efasim V=$1"
-		exit 77
-	}
-	[ -e "$VERSIONS_BUILD/sim/lib/libibverbs.so.1" ] || {
-		echo "efasim libraries not built: make efasim V=$1"
-		exit 77
-	}
+	efasim_built "$1" prefix/lib/libfabric.so.1
 	"$BIN/efab_put_lat" --version | grep -q "built against libfabric 1\." || {
 		echo "this build is not against libfabric 1.x ($("$BIN/efab_put_lat" --version)); the test runs a 1.x build on 2.x"
 		exit 77

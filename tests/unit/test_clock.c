@@ -112,6 +112,33 @@ static void test_forced_monotonic(void **state)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* Deadlines and stopwatches read CLOCK_MONOTONIC whatever the tick source. */
+static void test_deadline_and_stopwatch(void **state)
+{
+	(void)state;
+	efab_stopwatch_t sw = efab_stopwatch_start();
+	uint64_t m0 = mono();
+	efab_deadline_t d = efab_deadline_in(0.02);
+	assert_true(d.at_ns >= m0 + 20000000ull && d.at_ns < m0 + 1000000000ull);
+	assert_false(efab_deadline_passed(d));
+	struct timespec nap = {0, 30000000}; /* 30 ms */
+	nanosleep(&nap, NULL);
+	assert_true(efab_deadline_passed(d));
+	double s = efab_stopwatch_elapsed_s(sw);
+	assert_true(s >= 0.03 && s < 5);
+	/* the edges: no time is already passed after a step of the clock;
+	 * a timeout beyond the clock's range never passes */
+	efab_deadline_t now = efab_deadline_in(0);
+	efab_deadline_t neg = efab_deadline_in(-1);
+	while (mono() <= now.at_ns || mono() <= neg.at_ns)
+		;
+	assert_true(efab_deadline_passed(now));
+	assert_true(efab_deadline_passed(neg));
+	assert_false(efab_deadline_passed(efab_deadline_in(1e12)));
+	assert_false(efab_deadline_passed(efab_deadline_in(INFINITY)));
+	assert_true(efab_deadline_in(1e12).at_ns == UINT64_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -119,6 +146,7 @@ int main(void)
 		cmocka_unit_test(test_pair_and_calibration),
 		cmocka_unit_test(test_live),
 		cmocka_unit_test(test_forced_monotonic),
+		cmocka_unit_test(test_deadline_and_stopwatch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

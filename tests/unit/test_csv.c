@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "efab.h"
 #include "efab_result.h"
 
 #ifndef EFAB_TEST_DATA
@@ -104,11 +105,69 @@ static void test_row_too_long(void **state)
 	assert_int_equal(efab_csv_format(&ri, &r, small, sizeof(small)), -1);
 }
 
+/* Any layout through the same writer: efab_scan's header and rows. The
+ * first row is one of results/testcluster-scan-8nodes-slow-node5/scan.csv,
+ * byte for byte; the second has names that need quoting and empty cells
+ * (a NIC without latency figures). */
+#define SCAN_HEADER                                                                             \
+	"schema,run_id,timestamp,bench,provider,fabric,libfabric_version,provider_version,pass," \
+	"round,node_a,node_b,nic_index,nic_a,nic_b,lat_size_bytes,lat_iters,lat_us_p50,"        \
+	"lat_us_p99,bw_size_bytes,window,bw_MBps,bw_rev_MBps,errors"
+
+static void test_cells(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/efab_csv_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	const char *sample[] = {"1", "20261130-093058-node0-7348", "2026-11-30T09:30:58Z", "scan",
+				"tcp;ofi_rxm", "10.77.0.0/24", "1.17", "117.0", "1", "1", "node0",
+				"node7", "0", "eth0", "eth0", "8", "1000", "6.798", "52.877", "65536",
+				"16", "1626.639", "1270.794", "0"};
+	const char *odd[] = {"1", "run,\"7\"", "2026-11-30T09:30:58Z", "scan", "tcp;ofi_rxm",
+			     "10.77.0.0/24", "1.17", "117.0 \"simulated\"", "2", "3", "node\n1",
+			     "node,2", "1", "rdmap\r0", "\"", "8", "1000", "", "", "65536", "16",
+			     "", "24.698", "2"};
+	assert_int_equal(EFAB_ARRAY_SIZE(sample), 24);
+	assert_int_equal(EFAB_ARRAY_SIZE(odd), 24);
+	efab_csv_t csv;
+	assert_int_equal(efab_csv_open_with_header(path, SCAN_HEADER, &csv), 0);
+	assert_int_equal(efab_csv_write_cells(&csv, sample, 24), 0);
+	assert_int_equal(efab_csv_write_cells(&csv, odd, 24), 0);
+	efab_csv_close(&csv);
+	/* reopening appends without a second header; another header is refused */
+	assert_int_equal(efab_csv_open_with_header(path, SCAN_HEADER, &csv), 0);
+	efab_csv_close(&csv);
+	assert_int_equal(efab_csv_open_with_header(path, "schema,run_id", &csv), 2);
+	const char *want =
+		SCAN_HEADER "\n"
+		"1,20261130-093058-node0-7348,2026-11-30T09:30:58Z,scan,tcp;ofi_rxm,10.77.0.0/24,"
+		"1.17,117.0,1,1,node0,node7,0,eth0,eth0,8,1000,6.798,52.877,65536,16,1626.639,"
+		"1270.794,0\n"
+		"1,\"run,\"\"7\"\"\",2026-11-30T09:30:58Z,scan,tcp;ofi_rxm,10.77.0.0/24,1.17,"
+		"\"117.0 \"\"simulated\"\"\",2,3,\"node 1\",\"node,2\",1,\"rdmap 0\",\"\"\"\",8,1000,,,"
+		"65536,16,,24.698,2\n";
+	assert_string_equal(slurp(path), want);
+	unlink(path);
+
+	/* a row that does not fit is refused whole, wherever it overflows */
+	char small[64];
+	assert_int_equal(efab_csv_format_cells(sample, 24, small, sizeof(small)), -1);
+	const char *one[] = {"a\"b"};
+	assert_int_equal(efab_csv_format_cells(one, 1, small, 7), -1); /* "a""b" + \n */
+	assert_int_equal(efab_csv_format_cells(one, 1, small, 8), 7);
+	assert_string_equal(small, "\"a\"\"b\"\n");
+	assert_int_equal(efab_csv_format_cells(one, 1, small, 6), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_row_too_long),
+		cmocka_unit_test(test_cells),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "efab_clock.h"
 #include "harness.h"
 
 /* rt->impl: NULL for MPI_COMM_WORLD, else the MPI_Comm of a sub-runtime */
@@ -86,7 +87,7 @@ int efab_mpi_idle_barrier(efab_rt_t *rt, double timeout_s)
 {
 	MPI_Request req;
 	int done = 0;
-	uint64_t deadline = efab_now_ns() + (uint64_t)(timeout_s * 1e9);
+	efab_deadline_t deadline = efab_deadline_in(timeout_s);
 	if (MPI_Ibarrier(comm_of(rt), &req) != MPI_SUCCESS)
 		return EFAB_ERR;
 	while (!done) {
@@ -94,7 +95,7 @@ int efab_mpi_idle_barrier(efab_rt_t *rt, double timeout_s)
 			return EFAB_ERR;
 		if (done)
 			break;
-		if (efab_now_ns() > deadline)
+		if (efab_deadline_passed(deadline))
 			return EFAB_ERR;
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);

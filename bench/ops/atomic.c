@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "efab_clock.h"
 
 typedef struct at_state {
 	int kind;
@@ -197,14 +198,14 @@ static uint64_t fetched_uniform(efab_ctx_t *c, uint64_t v0)
 static int settle(efab_ctx_t *c, uint64_t cnt, uint64_t window)
 {
 	at_state_t *at = st_of(c);
-	uint64_t deadline = efab_now_ns() + (uint64_t)(c->o.timeout_s * 1e9); /* TODO deadline API */
+	efab_deadline_t deadline = efab_deadline_in(c->o.timeout_s);
 	for (;;) {
 		size_t e = 0;
 		while (e < at->count &&
 		       efab_atomic_final_ok(c->o.aop, c->o.dtype, at->k, cnt, window, 0, 0,
 					    efab_atomic_word_load(c->o.dtype, c->bounce, e)))
 			e++;
-		if (e == at->count || efab_now_ns() > deadline)
+		if (e == at->count || efab_deadline_passed(deadline))
 			return EFAB_OK;
 		if (efab_progress(&c->fab) < 0 ||
 		    efab_mem_read(&c->mem, 0, c->bounce, at->count * at->dsz))

@@ -21,129 +21,130 @@ static const char *const footprint_names[] = {"buffer", "window", NULL};
 #define OFF(f) offsetof(efab_opts_t, f)
 #define SZ(f) sizeof(((efab_opts_t *)0)->f)
 
-/* The one option table. The order here is the order of --help. */
+/* The one option table. The order here is the order of --help. Each option
+ * belongs to one group (EFAB_OG_*); it applies to a benchmark row iff its
+ * group is among the row's options. */
 const efab_optdef_t efab_optdefs[] = {
 	{"provider", 'p', EFAB_OT_STR, OFF(provider), SZ(provider), "NAME",
-	 "libfabric provider (efa, shm, tcp, sockets, ...); default: first that fits", EFAB_B_FABRIC | EFAB_B_SCAN,
+	 "libfabric provider (efa, shm, tcp, sockets, ...); default: first that fits", EFAB_OG_SELECT,
 	 0, 0, NULL},
 	{"fabric", 'f', EFAB_OT_STR, OFF(fabric), SZ(fabric), "NAME",
 	 "fabric name (efa-direct, efa, shm, 127.0.0.1/32, ...); default: first that fits",
-	 EFAB_B_FABRIC | EFAB_B_SCAN, 0, 0, NULL},
+	 EFAB_OG_SELECT, 0, 0, NULL},
 	{"domain", 0, EFAB_OT_STR, OFF(domain), SZ(domain), "NAME|auto",
-	 "domain (NIC) name; auto = the NIC nearest this rank's GPU", EFAB_B_FABRIC, 0, 0, NULL},
+	 "domain (NIC) name; auto = the NIC nearest this rank's GPU", EFAB_OG_DOMAIN, 0, 0, NULL},
 	{"sizes", 'm', EFAB_OT_SIZES, OFF(sizes), SZ(sizes), "MIN:MAX[:xF]",
 	 "message sizes in bytes, K/M/G binary suffixes, factor F (default 2); one size allowed",
-	 EFAB_B_TRAFFIC | EFAB_B_REG, 0, 0, NULL},
+	 EFAB_OG_SIZES, 0, 0, NULL},
 	{"iters", 'n', EFAB_OT_U64, OFF(iters), SZ(iters), "N",
 	 "measured iterations per size (default 1000, scaled down above 64 KiB)",
-	 EFAB_B_TRAFFIC | EFAB_B_REG | EFAB_B_SCAN, 1, 1e9, NULL},
+	 EFAB_OG_ITERS, 1, 1e9, NULL},
 	{"warmup", 'w', EFAB_OT_U64, OFF(warmup), SZ(warmup), "N",
-	 "unmeasured warmup iterations per size (default 50)", EFAB_B_TRAFFIC | EFAB_B_SCAN, 0, 1e9, NULL},
+	 "unmeasured warmup iterations per size (default 50)", EFAB_OG_WARMUP, 0, 1e9, NULL},
 	{"window", 'W', EFAB_OT_U64, OFF(window), SZ(window), "N",
-	 "operations in flight per window (default 64)", EFAB_B_BW | EFAB_B_SCAN, 1, 65536, NULL},
+	 "operations in flight per window (default 64)", EFAB_OG_WINDOW, 1, 65536, NULL},
 	{"op", 'o', EFAB_OT_CHOICE, OFF(op), SZ(op), "write|writedata|read",
-	 "RMA operation (put benchmarks: write or writedata; get: read)", EFAB_B_PUT | EFAB_B_GET_LAT |
-	 EFAB_B_GET_BW, 0, 0, op_choices},
+	 "RMA operation (put benchmarks: write or writedata; get: read)", EFAB_OG_RMA_OP, 0, 0, op_choices},
 	{"mem", 0, EFAB_OT_MEM, OFF(mem_local), SZ(mem_local), "LOCAL[:REMOTE]",
 	 "memory kinds host|host-huge|cuda|cuda-host for initiator[:target] (default host)",
-	 EFAB_B_TRAFFIC | EFAB_B_MR_REG, 0, 0, NULL},
+	 EFAB_OG_MEM, 0, 0, NULL},
 	{"gpu", 0, EFAB_OT_GPU, OFF(gpu), SZ(gpu), "auto|N",
 	 "GPU for cuda memory kinds (auto = local rank modulo visible GPUs)",
-	 EFAB_B_TRAFFIC | EFAB_B_REG, 0, 1023, NULL},
+	 EFAB_OG_GPU, 0, 1023, NULL},
 	{"check", 'c', EFAB_OT_FLAG, OFF(check), SZ(check), NULL,
 	 "validate every transfer's payload; mismatches count into 'errors' and exit 1",
-	 EFAB_B_TRAFFIC | EFAB_B_SCAN, 0, 0, NULL},
+	 EFAB_OG_CHECK, 0, 0, NULL},
 	{"bidir", 0, EFAB_OT_FLAG, OFF(bidir), SZ(bidir), NULL,
-	 "both sides of a pair issue at once; the row reports the sum", EFAB_B_PUT_BW | EFAB_B_GET_BW,
+	 "both sides of a pair issue at once; the row reports the sum", EFAB_OG_PAIR_LAYOUT,
 	 0, 0, NULL},
 	{"no-inject", 0, EFAB_OT_FLAG, OFF(no_inject), SZ(no_inject), NULL,
-	 "never use fi_inject_write, even for sizes within the inject limit", EFAB_B_PUT_BW, 0, 0,
+	 "never use fi_inject_write, even for sizes within the inject limit", EFAB_OG_INJECT, 0, 0,
 	 NULL},
 	{"per-pair", 0, EFAB_OT_FLAG, OFF(per_pair), SZ(per_pair), NULL,
 	 "with more than one pair, add one row per pair after the aggregate row",
-	 EFAB_B_PUT_BW | EFAB_B_GET_BW | EFAB_B_ATOMIC_BW, 0, 0, NULL},
+	 EFAB_OG_PER_PAIR, 0, 0, NULL},
 	{"time", 0, EFAB_OT_DOUBLE, OFF(time_s), SZ(time_s), "SECONDS",
-	 "measure each size for about this long instead of -n iterations", EFAB_B_BW | EFAB_B_SCAN, 0.001, 3600,
+	 "measure each size for about this long instead of -n iterations", EFAB_OG_WINDOW, 0.001, 3600,
 	 NULL},
 	{"no-window-stats", 0, EFAB_OT_FLAG, OFF(no_window_stats), SZ(no_window_stats), NULL,
 	 "do not time each window (two clock reads per window); window_us columns stay empty",
-	 EFAB_B_BW, 0, 0, NULL},
+	 EFAB_OG_WINDOW_STATS, 0, 0, NULL},
 	{"footprint", 0, EFAB_OT_CHOICE, OFF(footprint), SZ(footprint), "buffer|window",
 	 "buffer (default): every op of a window uses one source and one destination buffer "
 	 "(perftest); window: op k uses offset k x size on both sides (fabtests, OSU)",
-	 EFAB_B_PUT_BW | EFAB_B_GET_BW, 0, 0, footprint_names},
+	 EFAB_OG_PAIR_LAYOUT, 0, 0, footprint_names},
 	{"aop", 0, EFAB_OT_CHOICE, OFF(aop), SZ(aop), "OP",
-	 "atomic op: add fadd cswap swap min max bor band bxor (default fadd)", EFAB_B_ATOMIC, 0, 0,
+	 "atomic op: add fadd cswap swap min max bor band bxor (default fadd)", EFAB_OG_ATOMIC, 0, 0,
 	 aop_names},
 	{"dtype", 0, EFAB_OT_CHOICE, OFF(dtype), SZ(dtype), "TYPE",
-	 "atomic datatype: u64 u32 i32 i64 f32 f64 (default u64)", EFAB_B_ATOMIC, 0, 0, dtype_names},
+	 "atomic datatype: u64 u32 i32 i64 f32 f64 (default u64)", EFAB_OG_ATOMIC, 0, 0, dtype_names},
 	{"contend", 0, EFAB_OT_FLAG, OFF(contend), SZ(contend), NULL,
-	 "with more than 2 ranks, every rank but 0 targets one word on rank 0", EFAB_B_ATOMIC, 0, 0,
+	 "with more than 2 ranks, every rank but 0 targets one word on rank 0", EFAB_OG_ATOMIC, 0, 0,
 	 NULL},
 	{"src-unregistered", 0, EFAB_OT_FLAG, OFF(src_unregistered), SZ(src_unregistered), NULL,
 	 "pass desc = NULL for the local source buffer (exit 77 where FI_MR_LOCAL forbids it)",
-	 EFAB_B_PUT, 0, 0, NULL},
+	 EFAB_OG_SRC, 0, 0, NULL},
 	{"regime", 0, EFAB_OT_CHOICE, OFF(regime), SZ(regime), "all|fresh|same|accumulate",
 	 "registration regimes: a new buffer each time, the same buffer again, or keeping "
-	 "registrations alive (default all)", EFAB_B_MR_REG, 0, 0, regime_names},
+	 "registrations alive (default all)", EFAB_OG_REG, 0, 0, regime_names},
 	{"mr-cache", 0, EFAB_OT_CHOICE, OFF(mr_cache), SZ(mr_cache), "on|off|default",
 	 "set FI_MR_CACHE_MAX_COUNT / FI_EFA_MR_CACHE_ENABLE for the run (default: leave as is); "
 	 "on efa it governs the provider's registrations of unregistered buffers (put with "
 	 "--src-unregistered), not fi_mr_regattr",
-	 EFAB_B_MR_REG | EFAB_B_PUT, 0, 0, tristate_names},
+	 EFAB_OG_MR_CACHE, 0, 0, tristate_names},
 	{"dmabuf", 0, EFAB_OT_FLAG, OFF(dmabuf), SZ(dmabuf), NULL,
 	 "register cuda memory through a dmabuf fd (FI_MR_DMABUF, libfabric >= 1.20)",
-	 EFAB_B_MR_REG | EFAB_B_TRAFFIC, 0, 0, NULL},
+	 EFAB_OG_MEM, 0, 0, NULL},
 	{"access", 0, EFAB_OT_CHOICE, OFF(access), SZ(access), "remote|local",
-	 "MR access: remote read/write too (default) or local only", EFAB_B_MR_REG, 0, 0,
+	 "MR access: remote read/write too (default) or local only", EFAB_OG_REG, 0, 0,
 	 access_names},
 	{"max-total", 0, EFAB_OT_SIZE, OFF(max_total), SZ(max_total), "BYTES",
-	 "most memory registered at once per rank (accumulate regime; default 2G)", EFAB_B_REG, 0, 0,
+	 "most memory registered at once per rank (accumulate regime; default 2G)", EFAB_OG_MAX_TOTAL, 0, 0,
 	 NULL},
 	{"components", 0, EFAB_OT_FLAG, OFF(components), SZ(components), NULL,
 	 "also time what registration is made of on a GPU host: cuMemHostRegister of host "
-	 "memory, or the dmabuf export of cuda memory (needs a GPU)", EFAB_B_MR_REG, 0, 0, NULL},
+	 "memory, or the dmabuf export of cuda memory (needs a GPU)", EFAB_OG_REG, 0, 0, NULL},
 	{"domains", 0, EFAB_OT_STR, OFF(domains), SZ(domains), "local|all|N",
 	 "register every buffer on k domains (NICs) of the fabric, k = 1, 2, 4, ... up to the "
-	 "GPU's local NICs, every NIC, or N; rows per k (column domains)", EFAB_B_MR_REG, 0, 0,
+	 "GPU's local NICs, every NIC, or N; rows per k (column domains)", EFAB_OG_REG, 0, 0,
 	 NULL},
 	{"live", 0, EFAB_OT_FLAG, OFF(live), SZ(live), NULL,
 	 "under mpirun -np 2: try each operation per fabric and record OK or the error",
-	 EFAB_B_PROBE, 0, 0, NULL},
+	 EFAB_OG_PROBE, 0, 0, NULL},
 	{"json", 0, EFAB_OT_FLAG, OFF(json), SZ(json), NULL, "print JSON instead of the table",
-	 EFAB_B_PROBE, 0, 0, NULL},
+	 EFAB_OG_PROBE, 0, 0, NULL},
 	{"nics", 0, EFAB_OT_U64, OFF(nics), SZ(nics), "K",
 	 "NICs per node to scan, one rank each (default: every NIC the fabric lists; run that "
-	 "many ranks per node)", EFAB_B_SCAN, 1, 1024, NULL},
+	 "many ranks per node)", EFAB_OG_SCAN, 1, 1024, NULL},
 	{"concurrent", 0, EFAB_OT_U64, OFF(concurrent), SZ(concurrent), "P",
 	 "measure at most P node pairs at once (default: every pair of a round; 1 for nodes "
-	 "that share cores, e.g. test nodes on one machine)", EFAB_B_SCAN, 1, 1e6, NULL},
+	 "that share cores, e.g. test nodes on one machine)", EFAB_OG_SCAN, 1, 1e6, NULL},
 	{"passes", 0, EFAB_OT_U64, OFF(passes), SZ(passes), "R",
 	 "scan every pair R times (R round-robins); each figure is the median over the passes "
-	 "(default 1)", EFAB_B_SCAN, 1, 1000, NULL},
+	 "(default 1)", EFAB_OG_SCAN, 1, 1000, NULL},
 	{"lat-size", 0, EFAB_OT_SIZE, OFF(lat_size), SZ(lat_size), "BYTES",
-	 "message size of the latency ping-pong (default 8)", EFAB_B_SCAN, 0, 0, NULL},
+	 "message size of the latency ping-pong (default 8)", EFAB_OG_SCAN, 0, 0, NULL},
 	{"bw-size", 0, EFAB_OT_SIZE, OFF(bw_size), SZ(bw_size), "BYTES",
-	 "message size of the bandwidth windows (default 1M)", EFAB_B_SCAN, 0, 0, NULL},
+	 "message size of the bandwidth windows (default 1M)", EFAB_OG_SCAN, 0, 0, NULL},
 	{"threshold", 0, EFAB_OT_DOUBLE, OFF(threshold), SZ(threshold), "F",
 	 "flag a NIC or node whose bandwidth is below F x the cluster median, or whose latency "
-	 "is above the median / F (default 0.8)", EFAB_B_SCAN, 0.01, 1, NULL},
+	 "is above the median / F (default 0.8)", EFAB_OG_SCAN, 0.01, 1, NULL},
 	{"min-bw", 0, EFAB_OT_DOUBLE, OFF(min_bw), SZ(min_bw), "MBps",
-	 "also flag bandwidth below this (10^6 B/s per NIC and direction)", EFAB_B_SCAN, 0, 1e9,
+	 "also flag bandwidth below this (10^6 B/s per NIC and direction)", EFAB_OG_SCAN, 0, 1e9,
 	 NULL},
 	{"max-lat", 0, EFAB_OT_DOUBLE, OFF(max_lat), SZ(max_lat), "US",
-	 "also flag latency above this (microseconds, p50 of half round trips)", EFAB_B_SCAN, 0,
+	 "also flag latency above this (microseconds, p50 of half round trips)", EFAB_OG_SCAN, 0,
 	 1e9, NULL},
 	{"nodes-json", 0, EFAB_OT_STR, OFF(nodes_json), SZ(nodes_json), "FILE",
 	 "write every node's hostname, libfabric (version, path), EFA installer, kernel and "
-	 "topology to FILE as JSON, with the differences between nodes", EFAB_B_TRAFFIC | EFAB_B_SCAN,
+	 "topology to FILE as JSON, with the differences between nodes", EFAB_OG_NODES,
 	 0, 0, NULL},
 	{"csv", 0, EFAB_OT_STR, OFF(csv), SZ(csv), "FILE",
-	 "append result rows to FILE (header written once)", EFAB_B_ALL, 0, 0, NULL},
+	 "append result rows to FILE (header written once)", EFAB_OG_COMMON, 0, 0, NULL},
 	{"timeout", 't', EFAB_OT_DOUBLE, OFF(timeout_s), SZ(timeout_s), "SECONDS",
-	 "give up any completion wait after this long (default 30)", EFAB_B_ALL, 0.01, 86400, NULL},
+	 "give up any completion wait after this long (default 30)", EFAB_OG_COMMON, 0.01, 86400, NULL},
 	{"verbose", 'v', EFAB_OT_COUNT, OFF(verbose), SZ(verbose), NULL,
-	 "print the chosen fi_info and progress details (repeat for more)", EFAB_B_ALL, 0, 0, NULL},
+	 "print the chosen fi_info and progress details (repeat for more)", EFAB_OG_COMMON, 0, 0, NULL},
 };
 const size_t efab_n_optdefs = EFAB_ARRAY_SIZE(efab_optdefs);
 
@@ -317,15 +318,15 @@ uint64_t efab_scaled_count(uint64_t base, uint64_t pivot, uint64_t size, uint64_
 	return n < floor ? floor : n;
 }
 
-int efab_opts_main(efab_opts_t *o, unsigned bench, const char *prog, const char *summary,
+int efab_opts_main(efab_opts_t *o, unsigned options, const char *prog, const char *summary,
 		   int argc, char **argv)
 {
 	char err[512];
 	efab_log_set_prefix(prog);
 	efab_opts_init(o);
-	int rc = efab_opts_parse(o, bench, argc, argv, err, sizeof(err));
+	int rc = efab_opts_parse(o, options, argc, argv, err, sizeof(err));
 	if (rc == EFAB_PARSE_HELP) {
-		efab_opts_help(stdout, prog, summary, bench);
+		efab_opts_help(stdout, prog, summary, options);
 		return 0;
 	}
 	if (rc == EFAB_PARSE_VERSION) {
@@ -378,11 +379,25 @@ static int parse_bool(const char *v, int *out)
 	return -1;
 }
 
-const efab_optdef_t *efab_opts_find(unsigned bench, const char *name)
+const efab_optdef_t *efab_opts_find(unsigned options, const char *name)
 {
 	for (size_t i = 0; i < efab_n_optdefs; i++)
-		if ((efab_optdefs[i].benches & bench) && strcmp(efab_optdefs[i].name, name) == 0)
+		if ((efab_optdefs[i].group & options) && strcmp(efab_optdefs[i].name, name) == 0)
 			return &efab_optdefs[i];
+	return NULL;
+}
+
+const efab_bench_row_t *efab_bench_row_find(const efab_bench_row_t *rows, size_t n,
+					    const char *name)
+{
+	static const char prefix[] = "efab_";
+	for (size_t i = 0; name && i < n; i++) {
+		const char *full = rows[i].name;
+		const char *bare = strncmp(full, prefix, sizeof(prefix) - 1) ? full
+									     : full + sizeof(prefix) - 1;
+		if (!strcmp(name, full) || !strcmp(name, bare))
+			return &rows[i];
+	}
 	return NULL;
 }
 
@@ -529,10 +544,10 @@ bad_mem:
 	return EFAB_EUSAGE;
 }
 
-int efab_opts_set(efab_opts_t *o, unsigned bench, const char *name, const char *value, char *err,
+int efab_opts_set(efab_opts_t *o, unsigned options, const char *name, const char *value, char *err,
 		  size_t errlen)
 {
-	const efab_optdef_t *d = efab_opts_find(bench, name);
+	const efab_optdef_t *d = efab_opts_find(options, name);
 	if (!d) {
 		snprintf(err, errlen, "unknown option '%s'", name);
 		return EFAB_EUSAGE;
@@ -540,7 +555,7 @@ int efab_opts_set(efab_opts_t *o, unsigned bench, const char *name, const char *
 	return set_def(o, d, value, err, errlen);
 }
 
-int efab_opts_parse(efab_opts_t *o, unsigned bench, int argc, char **argv, char *err,
+int efab_opts_parse(efab_opts_t *o, unsigned options, int argc, char **argv, char *err,
 		    size_t errlen)
 {
 	struct option longopts[64];
@@ -550,7 +565,7 @@ int efab_opts_parse(efab_opts_t *o, unsigned bench, int argc, char **argv, char 
 
 	for (size_t i = 0; i < efab_n_optdefs && nl < 60; i++) {
 		const efab_optdef_t *d = &efab_optdefs[i];
-		if (!(d->benches & bench))
+		if (!(d->group & options))
 			continue;
 		int has_arg = (d->type == EFAB_OT_FLAG || d->type == EFAB_OT_COUNT) ? no_argument
 										      : required_argument;
@@ -610,13 +625,13 @@ int efab_opts_parse(efab_opts_t *o, unsigned bench, int argc, char **argv, char 
 	return EFAB_PARSE_OK;
 }
 
-void efab_opts_help(FILE *f, const char *prog, const char *summary, unsigned bench)
+void efab_opts_help(FILE *f, const char *prog, const char *summary, unsigned options)
 {
 	fprintf(f, "Usage: %s [OPTIONS]\n%s\n\nOptions:\n", prog, summary);
 	for (size_t i = 0; i < efab_n_optdefs; i++) {
 		const efab_optdef_t *d = &efab_optdefs[i];
 		char lhs[80];
-		if (!(d->benches & bench))
+		if (!(d->group & options))
 			continue;
 		if (d->short_name)
 			snprintf(lhs, sizeof(lhs), "-%c, --%s%s%s", d->short_name, d->name,

@@ -103,7 +103,7 @@ const char *efab_mr_cache_scope(const struct fi_info *info)
 		return NULL;
 	if (fi_version() >= FI_VERSION(2, 4))
 		return "efa caches only its own registrations of unregistered buffers, never "
-		       "fi_mr_regattr (libfabric >= 2.4; measure its cache with efab_put_lat -f efa "
+		       "fi_mr_regattr (libfabric >= 2.4; measure its cache with a put benchmark, -f efa "
 		       "--src-unregistered --mr-cache on|off)";
 	if (info->domain_attr->mr_mode & FI_MR_LOCAL)
 		return "efa opens no MR cache under FI_MR_LOCAL";

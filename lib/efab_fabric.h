@@ -176,6 +176,10 @@ int efab_info_simulated(const struct fi_info *info);
  * fi_info it uses; a simulated NIC's provider version reads "206.0 simulated". */
 struct efab_run_info;
 void efab_run_info_from_fi(const struct fi_info *info, struct efab_run_info *ri);
+/* The same, and what was asked (o's -p/-f): the run info of a run on info. */
+struct efab_opts;
+void efab_run_info_fabric(struct efab_run_info *ri, const struct fi_info *info,
+			  const struct efab_opts *o);
 
 /* "FI_MR_LOCAL|FI_MR_VIRT_ADDR" */
 void efab_mr_mode_str(uint64_t mr_mode, char *buf, size_t len);

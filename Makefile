@@ -111,12 +111,14 @@ $(BUILD)/bench/%.o: bench/%.c
 	$(call say,MPICC,$<)
 	$(Q)$(MPICC) $(LIB_CFLAGS) $(BENCH_INC) -c $< -o $@
 
+# The sweep and topo need no MPI: compiled with cc; the sweep reads the
+# benchmark rows (bench/engine/rows.c, pure data), which it links with cc too.
 $(BUILD)/bench/tools/sweep.o $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/efab_topo.o: $(BUILD)/bench/%.o: bench/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(LIB_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(LIB_CFLAGS) -Ibench/engine -c $< -o $@
 
-$(BUILD)/bin/efab_sweep: $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/tools/sweep.o $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_sweep: $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/tools/sweep.o $(BUILD)/bench/engine/rows.o $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ $(LIBS)
@@ -139,9 +141,10 @@ $(BUILD)/bin/%: $(BUILD)/bench/%.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(LIB_CFLAGS) -Wno-unused-parameter -DEFAB_TEST_DATA='"$(CURDIR)/tests/data"' -c $< -o $@
+	$(Q)$(CC) $(LIB_CFLAGS) -Ibench/engine -Wno-unused-parameter -DEFAB_TEST_DATA='"$(CURDIR)/tests/data"' -c $< -o $@
 
-$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/lib/libefab.a
+# the benchmark rows: option sets and sweep configs are tested on the real ones
+$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/bench/engine/rows.o $(BUILD)/lib/libefab.a
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ -lcmocka $(LIBS)
 
@@ -211,11 +214,11 @@ FUZZ_SECONDS ?= 60
 FUZZ_SEED ?= 1
 FUZZERS := sizes opts config
 FUZZ_CC ?= clang
-FUZZ_SRC := lib/opts.c lib/config.c lib/log.c
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) $(wildcard lib/*.h)
+FUZZ_SRC := lib/opts.c lib/config.c lib/log.c bench/engine/rows.c
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) $(wildcard lib/*.h) bench/engine/rows.h
 	@mkdir -p $(@D)
 	$(call say,FUZZCC,$<)
-	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Ilib $< $(FUZZ_SRC) -o $@
+	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Ilib -Ibench/engine $(FABRIC_CFLAGS) $< $(FUZZ_SRC) -o $@
 
 fuzz: $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 	$(Q)for t in $(FUZZERS); do \

@@ -8,37 +8,6 @@
 #include "efab_config.h"
 #include "efab_opts.h"
 
-static const struct {
-	const char *exe;
-	unsigned mask;
-	int mpi;
-} benches[] = {
-	{"efab_put_lat", EFAB_B_PUT_LAT, 1},     {"efab_get_lat", EFAB_B_GET_LAT, 1},
-	{"efab_put_bw", EFAB_B_PUT_BW, 1},       {"efab_get_bw", EFAB_B_GET_BW, 1},
-	{"efab_atomic_lat", EFAB_B_ATOMIC_LAT, 1}, {"efab_atomic_bw", EFAB_B_ATOMIC_BW, 1},
-	{"efab_mr_reg", EFAB_B_MR_REG, 0},       {"efab_shmem_reg", EFAB_B_SHMEM_REG, 1},
-	{"efab_probe", EFAB_B_PROBE, 0},
-};
-
-unsigned efab_bench_mask(const char *name, const char **exe)
-{
-	for (size_t i = 0; i < EFAB_ARRAY_SIZE(benches); i++)
-		if (!strcmp(name, benches[i].exe) || !strcmp(name, benches[i].exe + 5)) {
-			if (exe)
-				*exe = benches[i].exe;
-			return benches[i].mask;
-		}
-	return 0;
-}
-
-static int bench_mpi(unsigned mask)
-{
-	for (size_t i = 0; i < EFAB_ARRAY_SIZE(benches); i++)
-		if (benches[i].mask == mask)
-			return benches[i].mpi;
-	return 0;
-}
-
 static char *trim(char *s)
 {
 	while (isspace((unsigned char)*s))
@@ -270,6 +239,9 @@ static int add_arg(efab_job_t *j, const char *s)
 /* The expansion's state: the config, where errors go, the jobs so far. */
 typedef struct expand {
 	const efab_config_t *cfg;
+	const efab_bench_row_t *rows;
+	size_t nrows;
+	unsigned any_options; /* the groups of every row: what [global] may set */
 	const efab_section_t *global;
 	char *err;
 	size_t errlen;
@@ -293,6 +265,13 @@ static int fail_at(expand_t *x, const efab_kv_t *kv, const efab_section_t *sec, 
 	return EFAB_EUSAGE;
 }
 
+/* The runner writes one CSV per benchmark: a config cannot name one. */
+static int csv_refused(expand_t *x, const efab_kv_t *kv, const efab_section_t *sec)
+{
+	const char *runner = x->cfg->runner ? x->cfg->runner : "the sweep";
+	return fail_at(x, kv, sec, "key 'csv' is set by %s (one CSV per benchmark)", runner);
+}
+
 static const efab_kv_t *section_key(const efab_section_t *sec, const char *key)
 {
 	for (size_t i = 0; sec && i < sec->nkv; i++)
@@ -310,10 +289,10 @@ static int check_global(expand_t *x)
 	const efab_section_t *g = x->global;
 	for (size_t i = 0; g && i < g->nkv; i++) {
 		const efab_kv_t *kv = &g->kv[i];
-		if (!is_runner_key(kv->key) && !efab_opts_find(EFAB_B_ALL, kv->key))
+		if (!is_runner_key(kv->key) && !efab_opts_find(x->any_options, kv->key))
 			return fail_at(x, kv, g, "unknown key '%s' in [global]", kv->key);
 		if (!strcmp(kv->key, "csv"))
-			return fail_at(x, kv, g, "key 'csv' is set by efab_sweep (one CSV per benchmark)");
+			return csv_refused(x, kv, g);
 	}
 	x->max_repeat = 1;
 	for (size_t s = 0; s < x->cfg->nsec; s++) {
@@ -333,8 +312,7 @@ static int check_global(expand_t *x)
  * bench (or the runner); the bench; its own keys validated. */
 typedef struct resolved {
 	eff_t e;
-	unsigned mask;
-	const char *exe;
+	const efab_bench_row_t *row;
 	int repeat;
 } resolved_t;
 
@@ -348,12 +326,16 @@ static int resolve_keys(expand_t *x, const efab_section_t *sec, resolved_t *r)
 		bk = section_key(x->global, "bench");
 	if (!bk)
 		return fail_at(x, NULL, sec, "job [%s] has no 'bench' key", sec->name);
-	r->mask = efab_bench_mask(bk->value, &r->exe);
-	if (!r->mask)
+	r->row = efab_bench_row_find(x->rows, x->nrows, bk->value);
+	if (!r->row)
 		return fail_at(x, bk, sec, "key 'bench': unknown benchmark '%s'", bk->value);
+	if (r->row->no_sweep)
+		return fail_at(x, bk, sec,
+			       "key 'bench': '%s' cannot be a sweep job (its output is not result rows)",
+			       bk->value);
 	for (size_t i = 0; x->global && i < x->global->nkv && r->e.n < 128; i++) {
 		const efab_kv_t *kv = &x->global->kv[i];
-		if (!lookup(&r->e, kv->key) && (is_runner_key(kv->key) || efab_opts_find(r->mask, kv->key)))
+		if (!lookup(&r->e, kv->key) && (is_runner_key(kv->key) || efab_opts_find(r->row->options, kv->key)))
 			r->e.kv[r->e.n++] = kv;
 	}
 	r->repeat = 1;
@@ -363,9 +345,10 @@ static int resolve_keys(expand_t *x, const efab_section_t *sec, resolved_t *r)
 	for (size_t i = 0; i < sec->nkv; i++) {
 		const efab_kv_t *kv = &sec->kv[i];
 		if (!strcmp(kv->key, "csv"))
-			return fail_at(x, kv, sec, "key 'csv' is set by efab_sweep (one CSV per benchmark)");
-		if (!is_runner_key(kv->key) && !efab_opts_find(r->mask, kv->key))
-			return fail_at(x, kv, sec, "key '%s' is not an option of %s", kv->key, r->exe);
+			return csv_refused(x, kv, sec);
+		if (!is_runner_key(kv->key) && !efab_opts_find(r->row->options, kv->key))
+			return fail_at(x, kv, sec, "key '%s' is not an option of %s", kv->key,
+				       r->row->name);
 	}
 	return EFAB_OK;
 }
@@ -405,7 +388,7 @@ static int matrix_keys(expand_t *x, const efab_section_t *sec, const resolved_t 
 				       MAX_MATRIX);
 		int from_global = matrix_names(mk, r, x);
 		for (int m = 0; from_global && m < mx->nkeys; m++) {
-			if (efab_opts_find(r->mask, mx->keys[m]) || is_list_runner_key(mx->keys[m]))
+			if (efab_opts_find(r->row->options, mx->keys[m]) || is_list_runner_key(mx->keys[m]))
 				continue;
 			memmove(mx->keys[m], mx->keys[m + 1], (size_t)(mx->nkeys - m - 1) * sizeof(mx->keys[0]));
 			mx->nkeys--;
@@ -448,8 +431,9 @@ static int matrix_values(expand_t *x, const efab_section_t *sec, const resolved_
 		const char *key = mx->keys[m];
 		const efab_kv_t *kv = lookup(&r->e, key);
 		int list_key = is_list_runner_key(key);
-		if (!*key || (!list_key && (is_runner_key(key) || !efab_opts_find(r->mask, key))))
-			return fail_at(x, mk, sec, "key 'matrix': '%s' is not an option of %s", key, r->exe);
+		if (!*key || (!list_key && (is_runner_key(key) || !efab_opts_find(r->row->options, key))))
+			return fail_at(x, mk, sec, "key 'matrix': '%s' is not an option of %s", key,
+				       r->row->name);
 		if (!kv)
 			return fail_at(x, mk, sec, "key 'matrix': '%s' has no values in [%s] or [global]",
 				       key, sec->name);
@@ -505,8 +489,8 @@ static int set_option(expand_t *x, const efab_section_t *sec, efab_job_t *j, efa
 		      const efab_kv_t *kv, const char *v)
 {
 	char e2[300], flag[80];
-	const efab_optdef_t *d = efab_opts_find(j->mask, kv->key);
-	if (efab_opts_set(check, j->mask, kv->key, v, e2, sizeof(e2)))
+	const efab_optdef_t *d = efab_opts_find(j->row->options, kv->key);
+	if (efab_opts_set(check, j->row->options, kv->key, v, e2, sizeof(e2)))
 		return fail_at(x, kv, sec, "key '%s': %s", kv->key, e2);
 	snprintf(flag, sizeof(flag), "--%s", kv->key);
 	if (d->type != EFAB_OT_FLAG && d->type != EFAB_OT_COUNT)
@@ -577,10 +561,10 @@ static int build_job(expand_t *x, const efab_section_t *sec, const resolved_t *r
 	efab_job_t *j = &x->jobs[x->njobs++];
 	memset(j, 0, sizeof(*j));
 	snprintf(j->section, sizeof(j->section), "%s", sec->name);
-	snprintf(j->bench, sizeof(j->bench), "%s", r->exe);
-	j->mask = r->mask;
+	snprintf(j->bench, sizeof(j->bench), "%s", r->row->name);
+	j->row = r->row;
 	j->rep = rep;
-	j->mpi = bench_mpi(r->mask);
+	j->mpi = r->row->mpi;
 	j->np = 2;
 	j->nodes = 1;
 	j->timeout_s = 1800;
@@ -617,16 +601,18 @@ static int expand_section(expand_t *x, const efab_section_t *sec, int rep, matri
 	return EFAB_OK;
 }
 
-int efab_config_expand(const efab_config_t *cfg, efab_job_t **out, size_t *nout, char *err,
-		       size_t errlen)
+int efab_config_expand(const efab_config_t *cfg, const efab_bench_row_t *rows, size_t nrows,
+		       efab_job_t **out, size_t *nout, char *err, size_t errlen)
 {
-	expand_t x = {.cfg = cfg, .err = err, .errlen = errlen};
+	expand_t x = {.cfg = cfg, .rows = rows, .nrows = nrows, .err = err, .errlen = errlen};
 	int any_job = 0, rc;
 	matrix_t *mx = malloc(sizeof(*mx));
 	if (!mx) {
 		snprintf(err, errlen, "%s: out of memory", cfg->path);
 		return EFAB_EUSAGE;
 	}
+	for (size_t i = 0; i < nrows; i++)
+		x.any_options |= rows[i].options;
 	for (size_t i = 0; i < cfg->nsec; i++)
 		if (!strcmp(cfg->sec[i].name, "global"))
 			x.global = &cfg->sec[i];

@@ -309,3 +309,16 @@ int efab_cuda_host_unregister(void *p)
 }
 
 #endif
+
+int efab_gpu_pick(int requested, int local_rank, int *gpu)
+{
+	int n = efab_cuda_count();
+	if (n < 0)
+		return -n; /* said where it was born (no CUDA, no driver) */
+	if (n == 0) {
+		efab_log_error("cuda memory kinds unavailable: no GPU visible");
+		return EFAB_SKIP;
+	}
+	*gpu = requested >= 0 ? requested : (local_rank < 0 ? 0 : local_rank) % n;
+	return EFAB_OK;
+}

@@ -28,13 +28,13 @@ enum efab_status {
 
 #define EFAB_PRINTF(a, b) __attribute__((format(printf, a, b)))
 
-/* Prefix for every message, e.g. "efab_put_lat" or "efab_put_lat[rank 1]". */
+/* Prefix for every message: the program, e.g. "NAME" or "NAME[rank 1]". */
 void efab_log_set_prefix(const char *prefix);
 void efab_log_set_verbose(int level);
 int efab_log_verbose(void);
 void efab_log_error(const char *fmt, ...) EFAB_PRINTF(1, 2);
 /* While buf is set, error messages are stored there (the last one wins)
- * instead of printed: efab_probe records exact error strings this way. */
+ * instead of printed: the probe records exact error strings this way. */
 void efab_log_capture(char *buf, size_t len);
 void efab_log_info(const char *fmt, ...) EFAB_PRINTF(1, 2);
 void efab_log_debug(const char *fmt, ...) EFAB_PRINTF(1, 2);

@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "efab_opts.h"
+
 #define EFAB_CFG_KEY 64
 #define EFAB_CFG_VAL 512
 
@@ -28,6 +30,9 @@ typedef struct efab_config {
 	char path[256];
 	efab_section_t *sec;
 	size_t nsec;
+	/* Who runs the jobs, as messages name it (the caller sets it after
+	 * parsing; NULL: "the sweep"). */
+	const char *runner;
 } efab_config_t;
 
 /* Parse INI text. EFAB_OK, or EFAB_EUSAGE with "path:line: reason" in err. */
@@ -42,11 +47,11 @@ void efab_config_free(efab_config_t *cfg);
 typedef struct efab_job {
 	char name[160];      /* section[key=value,...] */
 	char section[EFAB_CFG_KEY];
-	char bench[32];      /* executable, e.g. efab_put_lat */
-	unsigned mask;       /* EFAB_B_* of the bench */
+	char bench[32];      /* the benchmark's executable (its row's name) */
+	const efab_bench_row_t *row; /* the benchmark: its options, whether it needs MPI */
 	int rep;             /* 1..repeat */
 	int np, ppn, nodes;
-	int mpi;             /* launched through the launcher */
+	int mpi;             /* launched through the launcher (the row's default; key 'launcher') */
 	double timeout_s;    /* whole job */
 	char launcher[EFAB_CFG_VAL]; /* template, expanded */
 	char *argv[EFAB_JOB_MAXARGS]; /* bench options: --key value ... (owned) */
@@ -55,7 +60,7 @@ typedef struct efab_job {
 	int nenv;
 	/* key 'libfabric': the install this job runs against (a prefix whose lib/,
 	 * lib64/ or lib/<triplet>/ holds libfabric.so.1, or that directory), as
-	 * given; "" = the libfabric the benchmarks load by default. efab_sweep
+	 * given; "" = the libfabric the benchmarks load by default. The sweep
 	 * sets LD_LIBRARY_PATH for the job and forwards it to every rank. */
 	char libfabric[EFAB_CFG_VAL];
 	int libfabric_line; /* config line of the key, for messages */
@@ -65,13 +70,12 @@ typedef struct efab_job {
  * (A B A B, not A A B B), then sections in file order, then matrix
  * combinations. A 'libfabric' list is always crossed (each job once per
  * install); unless 'matrix' names it, it varies fastest, so the installs of
- * one job run back to back. Every value goes through the option table. EFAB_OK, or
- * EFAB_EUSAGE with "path:line: key 'k': reason" in err. */
-int efab_config_expand(const efab_config_t *cfg, efab_job_t **jobs, size_t *njobs, char *err,
-		       size_t errlen);
+ * one job run back to back. 'bench' names one of rows[0..nrows) (not one
+ * marked no_sweep); every value goes through the option table, as an option
+ * of that row. EFAB_OK, or EFAB_EUSAGE with "path:line: key 'k': reason" in
+ * err. */
+int efab_config_expand(const efab_config_t *cfg, const efab_bench_row_t *rows, size_t nrows,
+		       efab_job_t **jobs, size_t *njobs, char *err, size_t errlen);
 void efab_jobs_free(efab_job_t *jobs, size_t n);
-
-/* EFAB_B_* mask of a benchmark named "efab_put_lat" or "put_lat"; 0 if none. */
-unsigned efab_bench_mask(const char *name, const char **exe);
 
 #endif

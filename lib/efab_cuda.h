@@ -11,6 +11,10 @@ extern "C" {
 #endif
 
 int efab_cuda_count(void);
+/* The GPU of this process: requested (--gpu N) if >= 0, else the local rank
+ * modulo the visible GPUs (--gpu auto). EFAB_OK with *gpu set, EFAB_SKIP
+ * when no GPU is visible or CUDA is missing, else an error; logged. */
+int efab_gpu_pick(int requested, int local_rank, int *gpu);
 /* Make GPU device current (its primary context): for libraries that use the
  * CUDA runtime on this thread, such as NVSHMEM. */
 int efab_cuda_set_device(int device);

@@ -39,7 +39,7 @@ typedef struct efab_fabric_req {
 	int hmem;             /* GPU memory in use: adds FI_HMEM */
 	int cq_data;          /* remote CQ data needed (writedata) */
 	/* Bits efabench normally offers but must not offer now: an unregistered
-	 * source needs mr_mode without FI_MR_LOCAL; efab_probe asks without one
+	 * source needs mr_mode without FI_MR_LOCAL; the probe asks without one
 	 * bit at a time to learn what a fabric requires. */
 	uint64_t mode_off, mr_mode_off;
 	/* Offer FI_RX_CQ_DATA: efab_fabric_select asks without it first and adds it
@@ -150,7 +150,7 @@ typedef struct efab_fabric {
 int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab_fabric_t *fab);
 void efab_fabric_close(efab_fabric_t *fab);
 
-/* A further endpoint on fab's domain (efab_connect: a new endpoint has no
+/* A further endpoint on fab's domain (connection setup: a new endpoint has no
  * peers yet): its own CQ, AV (room for av_count) and endpoint, enabled, its
  * name in name/namelen (EFAB_ADDR_MAX bytes are enough); fabric, domain and
  * info are fab's (not owned). No addresses are inserted and no FI_RX_CQ_DATA
@@ -176,6 +176,10 @@ int efab_info_simulated(const struct fi_info *info);
  * fi_info it uses; a simulated NIC's provider version reads "206.0 simulated". */
 struct efab_run_info;
 void efab_run_info_from_fi(const struct fi_info *info, struct efab_run_info *ri);
+/* The same, and what was asked (o's -p/-f): the run info of a run on info. */
+struct efab_opts;
+void efab_run_info_fabric(struct efab_run_info *ri, const struct fi_info *info,
+			  const struct efab_opts *o);
 
 /* "FI_MR_LOCAL|FI_MR_VIRT_ADDR" */
 void efab_mr_mode_str(uint64_t mr_mode, char *buf, size_t len);

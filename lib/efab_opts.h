@@ -63,7 +63,7 @@ typedef struct efab_counts {
  * the rows live in bench/engine/rows.c and are handed to lib (option
  * parsing, sweep configs) by the caller. */
 typedef struct efab_bench_row {
-	const char *name;       /* executable, e.g. "efab_put_bw" */
+	const char *name;       /* the executable's name */
 	const char *csv_name;   /* value of the CSV 'bench' column */
 	const char *summary;    /* first lines of --help */
 	unsigned options;       /* EFAB_OG_* groups it accepts */
@@ -85,7 +85,7 @@ typedef struct efab_bench_row {
 	efab_counts_t counts;
 } efab_bench_row_t;
 
-/* The row named name ("efab_put_lat" or "put_lat"); NULL if none. */
+/* The row named name, in full or without its "efab_" prefix; NULL if none. */
 const efab_bench_row_t *efab_bench_row_find(const efab_bench_row_t *rows, size_t n,
 					    const char *name);
 
@@ -151,7 +151,7 @@ typedef struct efab_opts {
 	double threshold;  /* flag below threshold x the cluster median */
 	double min_bw;     /* 10^6 B/s, 0 = off */
 	double max_lat;    /* microseconds, 0 = off */
-	/* every node's facts as JSON (efab_sweep: jobs/NNN.nodes.json) */
+	/* every node's facts as JSON (the sweep: jobs/NNN.nodes.json) */
 	char nodes_json[PATH_MAX];
 } efab_opts_t;
 

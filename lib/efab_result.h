@@ -59,6 +59,13 @@ void efab_run_info_request(efab_run_info_t *ri, const char *provider, const char
 /* libfabric_version, _built, _api, _path and efa_installer of the running
  * library (lib/select.c). */
 void efab_run_info_libfabric(efab_run_info_t *ri);
+/* What a run ran on, by name (a run on fi_info: efab_run_info_from_fi), with
+ * the running libfabric as above (lib/select.c). */
+void efab_run_info_ran_on(efab_run_info_t *ri, const char *provider, const char *fabric,
+			  const char *domain, const char *provider_version);
+/* The start of every run's info: bench (the CSV name), ranks, run_id and
+ * timestamp. */
+void efab_run_info_begin(efab_run_info_t *ri, const char *bench, int ranks);
 
 /* Fill run_id (EFAB_RUN_ID from the environment, else time-host-pid) and timestamp. */
 void efab_run_info_stamp(efab_run_info_t *ri);

@@ -1,5 +1,5 @@
 /* Cluster scan without MPI: the round-robin schedule of node pairs and the
- * verdict over measured pair figures (efab_scan measures, this decides). */
+ * verdict over measured pair figures (the scan benchmark measures, this decides). */
 #ifndef EFAB_SCAN_H
 #define EFAB_SCAN_H
 

@@ -21,7 +21,9 @@ static const char *const footprint_names[] = {"buffer", "window", NULL};
 #define OFF(f) offsetof(efab_opts_t, f)
 #define SZ(f) sizeof(((efab_opts_t *)0)->f)
 
-/* The one option table. The order here is the order of --help. */
+/* The one option table. The order here is the order of --help. Each option
+ * belongs to one group (EFAB_OG_*); it applies to a benchmark row iff its
+ * group is among the row's options. */
 const efab_optdef_t efab_optdefs[] = {
 	{"provider", 'p', EFAB_OT_STR, OFF(provider), SZ(provider), "NAME",
 	 "libfabric provider (efa, shm, tcp, sockets, ...); default: first that fits", EFAB_OG_SELECT,
@@ -316,15 +318,15 @@ uint64_t efab_scaled_count(uint64_t base, uint64_t pivot, uint64_t size, uint64_
 	return n < floor ? floor : n;
 }
 
-int efab_opts_main(efab_opts_t *o, unsigned bench, const char *prog, const char *summary,
+int efab_opts_main(efab_opts_t *o, unsigned options, const char *prog, const char *summary,
 		   int argc, char **argv)
 {
 	char err[512];
 	efab_log_set_prefix(prog);
 	efab_opts_init(o);
-	int rc = efab_opts_parse(o, bench, argc, argv, err, sizeof(err));
+	int rc = efab_opts_parse(o, options, argc, argv, err, sizeof(err));
 	if (rc == EFAB_PARSE_HELP) {
-		efab_opts_help(stdout, prog, summary, bench);
+		efab_opts_help(stdout, prog, summary, options);
 		return 0;
 	}
 	if (rc == EFAB_PARSE_VERSION) {
@@ -377,11 +379,25 @@ static int parse_bool(const char *v, int *out)
 	return -1;
 }
 
-const efab_optdef_t *efab_opts_find(unsigned bench, const char *name)
+const efab_optdef_t *efab_opts_find(unsigned options, const char *name)
 {
 	for (size_t i = 0; i < efab_n_optdefs; i++)
-		if ((efab_optdefs[i].group & bench) && strcmp(efab_optdefs[i].name, name) == 0)
+		if ((efab_optdefs[i].group & options) && strcmp(efab_optdefs[i].name, name) == 0)
 			return &efab_optdefs[i];
+	return NULL;
+}
+
+const efab_bench_row_t *efab_bench_row_find(const efab_bench_row_t *rows, size_t n,
+					    const char *name)
+{
+	static const char prefix[] = "efab_";
+	for (size_t i = 0; name && i < n; i++) {
+		const char *full = rows[i].name;
+		const char *bare = strncmp(full, prefix, sizeof(prefix) - 1) ? full
+									     : full + sizeof(prefix) - 1;
+		if (!strcmp(name, full) || !strcmp(name, bare))
+			return &rows[i];
+	}
 	return NULL;
 }
 
@@ -528,10 +544,10 @@ bad_mem:
 	return EFAB_EUSAGE;
 }
 
-int efab_opts_set(efab_opts_t *o, unsigned bench, const char *name, const char *value, char *err,
+int efab_opts_set(efab_opts_t *o, unsigned options, const char *name, const char *value, char *err,
 		  size_t errlen)
 {
-	const efab_optdef_t *d = efab_opts_find(bench, name);
+	const efab_optdef_t *d = efab_opts_find(options, name);
 	if (!d) {
 		snprintf(err, errlen, "unknown option '%s'", name);
 		return EFAB_EUSAGE;
@@ -539,7 +555,7 @@ int efab_opts_set(efab_opts_t *o, unsigned bench, const char *name, const char *
 	return set_def(o, d, value, err, errlen);
 }
 
-int efab_opts_parse(efab_opts_t *o, unsigned bench, int argc, char **argv, char *err,
+int efab_opts_parse(efab_opts_t *o, unsigned options, int argc, char **argv, char *err,
 		    size_t errlen)
 {
 	struct option longopts[64];
@@ -549,7 +565,7 @@ int efab_opts_parse(efab_opts_t *o, unsigned bench, int argc, char **argv, char 
 
 	for (size_t i = 0; i < efab_n_optdefs && nl < 60; i++) {
 		const efab_optdef_t *d = &efab_optdefs[i];
-		if (!(d->group & bench))
+		if (!(d->group & options))
 			continue;
 		int has_arg = (d->type == EFAB_OT_FLAG || d->type == EFAB_OT_COUNT) ? no_argument
 										      : required_argument;
@@ -609,13 +625,13 @@ int efab_opts_parse(efab_opts_t *o, unsigned bench, int argc, char **argv, char 
 	return EFAB_PARSE_OK;
 }
 
-void efab_opts_help(FILE *f, const char *prog, const char *summary, unsigned bench)
+void efab_opts_help(FILE *f, const char *prog, const char *summary, unsigned options)
 {
 	fprintf(f, "Usage: %s [OPTIONS]\n%s\n\nOptions:\n", prog, summary);
 	for (size_t i = 0; i < efab_n_optdefs; i++) {
 		const efab_optdef_t *d = &efab_optdefs[i];
 		char lhs[80];
-		if (!(d->group & bench))
+		if (!(d->group & options))
 			continue;
 		if (d->short_name)
 			snprintf(lhs, sizeof(lhs), "-%c, --%s%s%s", d->short_name, d->name,
@@ -674,14 +690,4 @@ size_t efab_dtype_size(int dt)
 	default:
 		return 8;
 	}
-}
-
-const efab_bench_row_t *efab_bench_row_find(const efab_bench_row_t *rows, size_t n,
-					    const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(name, rows[i].name) ||
-		    (!strncmp(rows[i].name, "efab_", 5) && !strcmp(name, rows[i].name + 5)))
-			return &rows[i];
-	return NULL;
 }

@@ -27,6 +27,13 @@ void efab_run_info_request(efab_run_info_t *ri, const char *provider, const char
 	snprintf(ri->fabric_req, sizeof(ri->fabric_req), "%s", fabric ? fabric : "");
 }
 
+void efab_run_info_begin(efab_run_info_t *ri, const char *bench, int ranks)
+{
+	snprintf(ri->bench, sizeof(ri->bench), "%s", bench);
+	ri->ranks = ranks;
+	efab_run_info_stamp(ri);
+}
+
 void efab_run_info_stamp(efab_run_info_t *ri)
 {
 	time_t now = time(NULL);

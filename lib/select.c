@@ -103,7 +103,7 @@ const char *efab_mr_cache_scope(const struct fi_info *info)
 		return NULL;
 	if (fi_version() >= FI_VERSION(2, 4))
 		return "efa caches only its own registrations of unregistered buffers, never "
-		       "fi_mr_regattr (libfabric >= 2.4; measure its cache with efab_put_lat -f efa "
+		       "fi_mr_regattr (libfabric >= 2.4; measure its cache with a put benchmark, -f efa "
 		       "--src-unregistered --mr-cache on|off)";
 	if (info->domain_attr->mr_mode & FI_MR_LOCAL)
 		return "efa opens no MR cache under FI_MR_LOCAL";
@@ -384,15 +384,30 @@ void efab_run_info_libfabric(efab_run_info_t *ri)
 	efab_efa_installer_of(ri->libfabric_path, ri->efa_installer, sizeof(ri->efa_installer));
 }
 
+void efab_run_info_ran_on(efab_run_info_t *ri, const char *provider, const char *fabric,
+			  const char *domain, const char *provider_version)
+{
+	efab_run_info_libfabric(ri);
+	snprintf(ri->provider_version, sizeof(ri->provider_version), "%s", provider_version);
+	snprintf(ri->provider, sizeof(ri->provider), "%s", provider);
+	snprintf(ri->fabric, sizeof(ri->fabric), "%s", fabric);
+	snprintf(ri->domain, sizeof(ri->domain), "%s", domain);
+}
+
 void efab_run_info_from_fi(const struct fi_info *info, efab_run_info_t *ri)
 {
 	uint32_t pv = info->fabric_attr->prov_version;
-	efab_run_info_libfabric(ri);
-	snprintf(ri->provider_version, sizeof(ri->provider_version), "%u.%u%s", FI_MAJOR(pv),
-		 FI_MINOR(pv), efab_info_simulated(info) ? " simulated" : "");
-	snprintf(ri->provider, sizeof(ri->provider), "%s", info->fabric_attr->prov_name);
-	snprintf(ri->fabric, sizeof(ri->fabric), "%s", info->fabric_attr->name);
-	snprintf(ri->domain, sizeof(ri->domain), "%s", info->domain_attr->name);
+	char version[32];
+	snprintf(version, sizeof(version), "%u.%u%s", FI_MAJOR(pv), FI_MINOR(pv),
+		 efab_info_simulated(info) ? " simulated" : "");
+	efab_run_info_ran_on(ri, info->fabric_attr->prov_name, info->fabric_attr->name,
+			     info->domain_attr->name, version);
+}
+
+void efab_run_info_fabric(efab_run_info_t *ri, const struct fi_info *info, const efab_opts_t *o)
+{
+	efab_run_info_from_fi(info, ri);
+	efab_run_info_request(ri, o->provider, o->fabric);
 }
 
 double efab_info_link_gbps(const struct fi_info *info)

@@ -19,7 +19,6 @@
  * among the samples: n steady calls follow it. --domains registers each
  * buffer on k domains (NICs) of the provider, k = 1, 2, 4, ... up to K, one
  * row per k (column domains). */
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +28,8 @@
 #include "efab_cuda.h"
 #include "efab_topo.h"
 #include "reg.h"
+#include "rows.h"
+#include "runtime.h"
 
 /* The fit columns' 95 % intervals come after fit_r2 so that older columns
  * keep their places. */
@@ -41,18 +42,6 @@ static const char *const cols[C_N] = {"rank", "dereg_us_p50", "dereg_us_p99",
 				      "fit_fixed_us_hi", "fit_us_per_MiB_lo",
 				      "fit_us_per_MiB_hi", "domains", "first_us"};
 _Static_assert(C_N <= EFAB_MAX_EXTRA, "registration columns exceed EFAB_MAX_EXTRA");
-
-
-
-static int launched_by_mpi(void)
-{
-	static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
-					   "SLURM_PROCID", "MPI_LOCALNRANKS"};
-	for (size_t i = 0; i < EFAB_ARRAY_SIZE(vars); i++)
-		if (getenv(vars[i]))
-			return 1;
-	return 0;
-}
 
 static int nic_provider(const char *prov)
 {
@@ -564,27 +553,15 @@ static void close_domains(reg_ctx_t *r)
 	r->ndoms = 0;
 }
 
-static const char summary[] =
-	"Registration cost per call and per byte (single process, or one result per rank under\n"
-	"mpirun). fi_mr_regattr and fi_close are timed apart, in microseconds, per size, in the\n"
-	"regimes fresh (new buffer each time), same (one buffer again and again: MR caches) and\n"
-	"accumulate (kept alive up to --max-total: cost against what is already registered);\n"
-	"a fit register_us = fixed_us + us_per_MiB x MiB, weighted by 1/y^2 (relative error),\n"
-	"is printed and recorded with 95% intervals.\n"
-	"Default sizes 4K:1G. On shm/tcp registration is software bookkeeping; on EFA the NIC\n"
-	"driver pins pages or imports a dmabuf (column includes_nic_work).\n"
-	"The first call of every size and regime is timed apart (first_us), never among the\n"
-	"samples. --domains local|all|N registers each buffer on k NICs (column domains).";
-
 int efab_mr_reg_main(int argc, char **argv)
 {
 	static reg_ctx_t R;
 	reg_ctx_t *r = &R;
-	static efab_rt_t mpirt;
-	char err[512];
-	int rc, mpi = 0;
+	static efab_runtime_t run;
+	const efab_bench_row_t *row = efab_row("efab_mr_reg");
+	int rc;
 
-	if ((rc = efab_opts_main(&r->o, efab_row("efab_mr_reg")->options, "efab_mr_reg", summary, argc, argv)) >= 0)
+	if ((rc = efab_opts_main(&r->o, row->options, row->name, row->summary, argc, argv)) >= 0)
 		return rc;
 	rc = EFAB_OK;
 	if (!r->o.sizes_given)
@@ -595,20 +572,9 @@ int efab_mr_reg_main(int argc, char **argv)
 		return EFAB_EUSAGE;
 	}
 	efab_mr_cache_env(r->o.mr_cache); /* before libfabric reads its environment */
-	if (launched_by_mpi()) {
-		if (MPI_Init(&argc, &argv) != MPI_SUCCESS || efab_mpi_rt_init(&mpirt)) {
-			efab_log_error("MPI_Init failed");
-			return EFAB_ERR;
-		}
-		mpi = 1;
-		r->rt = &mpirt;
-		if (mpirt.rank) {
-			snprintf(err, sizeof(err), "efab_mr_reg[rank %d]", mpirt.rank);
-			efab_log_set_prefix(err);
-		}
-	} else {
-		r->rt = efab_rt_single();
-	}
+	if (efab_runtime_up(&run, EFAB_RUNTIME_AUTO, row->name, &argc, &argv))
+		return EFAB_ERR;
+	r->rt = run.rt;
 	r->csv.fd = -1;
 	r->ops = mr_ops;
 	r->nops = EFAB_ARRAY_SIZE(mr_ops);
@@ -623,15 +589,12 @@ int efab_mr_reg_main(int argc, char **argv)
 	rc = efab_fabric_select(&req, &info);
 	if (rc)
 		goto finalize;
-	snprintf(r->ri.bench, sizeof(r->ri.bench), "mr_reg");
-	efab_run_info_from_fi(info, &r->ri);
-	efab_run_info_request(&r->ri, r->o.provider, r->o.fabric);
+	efab_run_info_fabric(&r->ri, info, &r->o);
 	r->cache_na = efab_mr_cache_scope(info);
 	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "%s", efab_mem_name(r->kind));
 	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
-	r->ri.ranks = r->rt->size;
 	efab_reg_columns(&r->ri);
-	efab_run_info_stamp(&r->ri);
+	efab_run_info_begin(&r->ri, row->csv_name, r->rt->size);
 	r->nic_work = nic_provider(info->fabric_attr->prov_name) ? "yes" : "no";
 	rc = efab_fabric_open(info, r->rt, r->o.timeout_s, &r->fab);
 	if (rc)
@@ -643,16 +606,8 @@ int efab_mr_reg_main(int argc, char **argv)
 	if (r->o.domains[0] && (rc = open_domains(r, &req, note3, sizeof(note3))))
 		goto close;
 	r->gpu = -1;
-	if (efab_mem_is_gpu(r->kind)) {
-		int n = efab_cuda_device_count();
-		if (n <= 0) {
-			if (n == 0)
-				efab_log_error("cuda memory kinds unavailable: no GPU visible");
-			rc = n < 0 ? -n : EFAB_SKIP;
-			goto close;
-		}
-		r->gpu = r->o.gpu >= 0 ? r->o.gpu : r->rt->local_rank % n;
-	}
+	if (efab_mem_is_gpu(r->kind) && (rc = efab_gpu_pick(r->o.gpu, r->rt->local_rank, &r->gpu)))
+		goto close;
 	/* rank 0 writes the header; the others append whole rows after it */
 	if (r->o.csv[0] && r->rt->rank == 0)
 		rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
@@ -706,9 +661,5 @@ finalize:
 	fi_freeinfo(info);
 	free(r->reg);
 	free(r->dereg);
-	if (mpi) {
-		rc = efab_rt_agree(&mpirt, rc);
-		MPI_Finalize();
-	}
-	return rc;
+	return efab_runtime_down(&run, rc);
 }

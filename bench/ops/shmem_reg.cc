@@ -18,6 +18,8 @@
 
 #include "efab_cuda.h"
 #include "reg.h"
+#include "rows.h"
+#include "runtime.h"
 
 static int reg_cb(reg_ctx_t *, void *buf, size_t len, void **h)
 {
@@ -64,43 +66,30 @@ static const efab_regop_t ops[] = {
 	{"nvshmem_malloc", malloc_cb, free_cb, 0, -1, 1},
 };
 
-static const char summary[] =
-	"NVSHMEM registration cost (mpirun -np N, or one PE alone): nvshmemx_buffer_register /\n"
-	"unregister of cuda and of host memory, and nvshmem_malloc / nvshmem_free, timed apart\n"
-	"per size in microseconds, with the fit register_us = fixed_us + us_per_MiB x MiB\n"
-	"(weighted by 1/y^2, 95% intervals; efab_mr_reg's fit and columns).\n"
-	"Default sizes 4K:1G. Needs a GPU (exit 77 without one).";
-
 int main(int argc, char **argv)
 {
 	static reg_ctx_t R;
 	reg_ctx_t *r = &R;
-	static efab_rt_t rt;
-	int rc = efab_opts_main(&r->o, EFAB_B_SHMEM_REG, "efab_shmem_reg", summary, argc, argv);
+	static efab_runtime_t run;
+	const efab_bench_row_t *row = efab_row("efab_shmem_reg");
+	int rc = efab_opts_main(&r->o, row->options, row->name, row->summary, argc, argv);
 	if (rc >= 0)
 		return rc;
 	rc = EFAB_OK;
 	if (!r->o.sizes_given)
 		r->o.sizes = efab_sizes_t{4096, 1ull << 30, 2};
-	if (MPI_Init(&argc, &argv) != MPI_SUCCESS || efab_mpi_rt_init(&rt)) {
-		efab_log_error("MPI_Init failed");
+	/* MPI even alone: NVSHMEM's unique-id bootstrap goes over it */
+	if (efab_runtime_up(&run, EFAB_RUNTIME_MPI, row->name, &argc, &argv))
 		return EFAB_ERR;
-	}
-	r->rt = &rt;
+	efab_rt_t &rt = *run.rt;
+	r->rt = run.rt;
 	r->csv.fd = -1;
 	r->ops = ops;
 	r->nops = sizeof(ops) / sizeof(ops[0]);
 	r->nic_work = "no";
 	r->component_note = "NVSHMEM; registers with its remote transport when one is in use";
-	int n = efab_cuda_device_count();
-	if (n <= 0) {
-		if (n == 0)
-			efab_log_error("no GPU visible: NVSHMEM needs one");
-		rc = n < 0 ? -n : EFAB_SKIP;
-		goto finalize;
-	}
-	r->gpu = r->o.gpu >= 0 ? r->o.gpu : rt.local_rank % n;
-	if ((rc = efab_cuda_set_device(r->gpu)))
+	if ((rc = efab_gpu_pick(r->o.gpu, rt.local_rank, &r->gpu)) ||
+	    (rc = efab_cuda_set_device(r->gpu)))
 		goto finalize;
 	{
 		char heap[64];
@@ -128,25 +117,19 @@ int main(int argc, char **argv)
 		nvshmem_info_get_version(&maj, &min);
 		char name[NVSHMEM_MAX_NAME_LEN] = "";
 		nvshmem_info_get_name(name);
-		snprintf(r->ri.bench, sizeof(r->ri.bench), "shmem_reg");
-		snprintf(r->ri.provider, sizeof(r->ri.provider), "nvshmem");
-		snprintf(r->ri.fabric, sizeof(r->ri.fabric), "%s",
-			 getenv("NVSHMEM_REMOTE_TRANSPORT") ? getenv("NVSHMEM_REMOTE_TRANSPORT") : "default");
-		snprintf(r->ri.domain, sizeof(r->ri.domain), "gpu%d", r->gpu);
-		efab_run_info_libfabric(&r->ri);
-		snprintf(r->ri.provider_version, sizeof(r->ri.provider_version), "%s", name);
+		char gpu_name[16];
+		snprintf(gpu_name, sizeof(gpu_name), "gpu%d", r->gpu);
+		const char *transport = getenv("NVSHMEM_REMOTE_TRANSPORT");
+		efab_run_info_ran_on(&r->ri, "nvshmem", transport ? transport : "default", gpu_name,
+				     name);
 		snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "cuda+host");
 		snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
-		r->ri.ranks = rt.size;
 		efab_reg_columns(&r->ri);
-		efab_run_info_stamp(&r->ri);
+		efab_run_info_begin(&r->ri, row->csv_name, rt.size);
 		if (r->o.csv[0] && rt.rank == 0)
 			rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
-		{ /* rank 0's verdict for every rank, before any collective below */
-			double in = rc, out = 0;
-			rt.allreduce(&rt, &in, &out, 1, EFAB_RT_MAX);
-			rc = (int)out;
-		}
+		/* rank 0's verdict for every rank, before any collective below */
+		rc = efab_rt_agree(&rt, rc);
 		if (!rc && r->o.csv[0] && rt.rank)
 			rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
 		char note1[256], note2[256];
@@ -166,11 +149,5 @@ int main(int argc, char **argv)
 	}
 	nvshmemx_hostlib_finalize();
 finalize:
-	{
-		double in = rc, out = 0;
-		rt.allreduce(&rt, &in, &out, 1, EFAB_RT_MAX);
-		rc = (int)out;
-	}
-	MPI_Finalize();
-	return rc;
+	return efab_runtime_down(&run, rc);
 }

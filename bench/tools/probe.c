@@ -7,14 +7,16 @@
  * format) and JSON. */
 #include <ctype.h>
 #include <errno.h>
-#include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "efab_atomic.h"
+#include "efab_json.h"
 #include "harness.h"
+#include "rows.h"
+#include "runtime.h"
 
 #define MAX_COLS 64
 #define MAX_PROPS 80
@@ -508,20 +510,6 @@ static void print_table(column_t *cols, size_t n)
 				       cols[c].info->fabric_attr->name, cols[c].props[p].value);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void print_json(FILE *f, column_t *cols, size_t n)
 {
 	fprintf(f, "{\"efabench\": \"%s\", \"fabrics\": [", EFAB_VERSION);
@@ -529,9 +517,9 @@ static void print_json(FILE *f, column_t *cols, size_t n)
 		fprintf(f, "%s\n  {", c ? "," : "");
 		for (size_t p = 0; p < cols[c].nprops; p++) {
 			fprintf(f, "%s", p ? ", " : "");
-			json_str(f, cols[c].props[p].name);
+			efab_json_str(f, cols[c].props[p].name);
 			fprintf(f, ": ");
-			json_str(f, cols[c].props[p].value);
+			efab_json_str(f, cols[c].props[p].value);
 		}
 		fprintf(f, "}");
 	}
@@ -1444,7 +1432,7 @@ static void json_dt_array(FILE *f, const char *list)
 static void json_str_or_null(FILE *f, const char *s)
 {
 	if (s)
-		json_str(f, s);
+		efab_json_str(f, s);
 	else
 		fputs("null", f);
 }
@@ -1455,7 +1443,7 @@ static void diff_print_json(const dside_t *A, const dside_t *B, const dchange_t 
 	printf("{");
 	for (int k = 0; k < 2; k++) {
 		printf("%s\"%s\": {\"file\": ", k ? ",\n " : "", k ? "b" : "a");
-		json_str(stdout, sides[k]->path);
+		efab_json_str(stdout, sides[k]->path);
 		printf(", \"format\": \"%s\", \"columns\": %zu}", sides[k]->format, sides[k]->n);
 	}
 	printf(",\n \"identical\": %s,\n \"differences\": %zu,\n \"matched_by_position\": [",
@@ -1467,13 +1455,13 @@ static void diff_print_json(const dside_t *A, const dside_t *B, const dchange_t 
 			continue;
 		const dcol_t *b = &B->c[a->peer];
 		printf("%s\n  {\"provider\": ", first ? "" : ",");
-		json_str(stdout, a->key[0]);
+		efab_json_str(stdout, a->key[0]);
 		printf(", \"fabric\": ");
-		json_str(stdout, a->key[1]);
+		efab_json_str(stdout, a->key[1]);
 		printf(", \"a_domain\": ");
-		json_str(stdout, a->key[2]);
+		efab_json_str(stdout, a->key[2]);
 		printf(", \"b_domain\": ");
-		json_str(stdout, b->key[2]);
+		efab_json_str(stdout, b->key[2]);
 		printf(", \"a_nic\": ");
 		json_str_or_null(stdout, col_get(a, "nic_name"));
 		printf(", \"b_nic\": ");
@@ -1490,9 +1478,9 @@ static void diff_print_json(const dside_t *A, const dside_t *B, const dchange_t 
 				   : !c->va  ? "property_appeared"
 					     : "changed";
 		printf("%s\n  {\"provider\": ", i ? "," : "");
-		json_str(stdout, any->key[0]);
+		efab_json_str(stdout, any->key[0]);
 		printf(", \"fabric\": ");
-		json_str(stdout, any->key[1]);
+		efab_json_str(stdout, any->key[1]);
 		printf(", \"a_domain\": ");
 		json_str_or_null(stdout, c->a ? c->a->key[2] : NULL);
 		printf(", \"b_domain\": ");
@@ -1621,13 +1609,6 @@ static int probe_diff_main(int argc, char **argv)
 	return rc;
 }
 
-static const char summary[] =
-	"Capability and requirements matrix of every RDM fabric on this host (no MPI needed),\n"
-	"one column per provider/fabric/domain, and a one-line verdict per fabric. With --live\n"
-	"(mpirun -np 2) each fabric really runs a registered put, an unregistered put\n"
-	"(desc = NULL), a writedata, a read and a fetch-add, recording OK or the exact error.\n"
-	"efab_probe --diff A B [--json] compares two probe outputs (efab_probe --diff --help).";
-
 int efab_probe_main(int argc, char **argv)
 {
 	efab_opts_t o;
@@ -1635,29 +1616,28 @@ int efab_probe_main(int argc, char **argv)
 	struct fi_info *all = NULL;
 	static column_t cols[MAX_COLS];
 	size_t n = 0;
-	int rc = EFAB_OK, mpi = 0;
-	efab_rt_t rt;
+	int rc = EFAB_OK;
+	efab_runtime_t run;
+	const efab_bench_row_t *row = efab_row("efab_probe");
 
 	/* --diff compares two files: neither MPI nor libfabric */
 	for (int k = 1; k < argc; k++)
 		if (!strcmp(argv[k], "--diff"))
 			return probe_diff_main(argc, argv);
-	if ((rc = efab_opts_main(&o, efab_row("efab_probe")->options, "efab_probe", summary, argc, argv)) >= 0)
+	if ((rc = efab_opts_main(&o, row->options, row->name, row->summary, argc, argv)) >= 0)
 		return rc;
+	/* MPI only for --live: the matrix alone runs anywhere */
+	if (efab_runtime_up(&run, o.live ? EFAB_RUNTIME_MPI : EFAB_RUNTIME_SINGLE, row->name, &argc,
+			    &argv))
+		return EFAB_ERR;
+	efab_rt_t *rt = run.rt;
 	rc = EFAB_OK;
-	if (o.live) {
-		if (MPI_Init(&argc, &argv) != MPI_SUCCESS || efab_mpi_rt_init(&rt)) {
-			efab_log_error("MPI_Init failed");
-			return EFAB_ERR;
-		}
-		mpi = 1;
-		if (rt.size != 2) {
-			if (rt.rank == 0)
-				efab_log_error("--live needs exactly 2 ranks (mpirun -np 2), got %d",
-					       rt.size);
-			rc = EFAB_EUSAGE;
-			goto finalize;
-		}
+	if (o.live && rt->size != 2) {
+		if (rt->rank == 0)
+			efab_log_error("--live needs exactly 2 ranks (mpirun -np 2), got %d",
+				       rt->size);
+		rc = EFAB_EUSAGE;
+		goto finalize;
 	}
 	int ret = efab_getinfo_all(&all);
 	if (ret && ret != -FI_ENODATA) {
@@ -1687,7 +1667,7 @@ int efab_probe_main(int argc, char **argv)
 	}
 	if (n == 0) {
 		efab_fabric_list(err, sizeof(err));
-		if (!mpi || rt.rank == 0)
+		if (rt->rank == 0)
 			efab_log_error("no RDM fabric matches provider '%s' fabric '%s' domain '%s'; "
 				       "available here: %s", o.provider[0] ? o.provider : "*",
 				       o.fabric[0] ? o.fabric : "*", o.domain[0] ? o.domain : "*", err);
@@ -1700,12 +1680,12 @@ int efab_probe_main(int argc, char **argv)
 		for (size_t c = 0; c < n; c++)
 			for (int k = 0; k < LIVE_N; k++) {
 				char res[512];
-				live_one(&rt, cols[c].info, k, o.timeout_s < 10 ? o.timeout_s : 10, res,
-					 sizeof(res));
+				live_one(rt, cols[c].info, k, o.timeout_s < 10 ? o.timeout_s : 10,
+					 res, sizeof(res));
 				add(&cols[c], live_names[k], "%s", res);
 			}
 	}
-	if (!mpi || rt.rank == 0) {
+	if (rt->rank == 0) {
 		if (o.json)
 			print_json(stdout, cols, n);
 		else
@@ -1718,7 +1698,5 @@ free_cols:
 		fi_freeinfo(cols[c].info);
 	fi_freeinfo(all);
 finalize:
-	if (mpi)
-		MPI_Finalize();
-	return rc;
+	return efab_runtime_down(&run, rc);
 }

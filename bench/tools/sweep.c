@@ -37,6 +37,7 @@
 #include "efab_json.h"
 #include "efab_opts.h"
 #include "efab_topo.h"
+#include "rows.h"
 
 #include <rdma/fabric.h>
 
@@ -153,13 +154,11 @@ static void command_output(const char *cmd, char *buf, size_t len)
 		buf[--n] = '\0';
 }
 
-#define json_str efab_json_str
-
 /* ,\n  "key": "value" (the writer opens the object with its first field) */
 static void json_field(FILE *f, const char *key, const char *val)
 {
 	fprintf(f, ",\n  \"%s\": ", key);
-	json_str(f, val);
+	efab_json_str(f, val);
 }
 
 static int mkdirs(const char *path)
@@ -435,7 +434,7 @@ static int build_argv(runner_t *r, size_t i, char **argv, int max, char *err, si
 	snprintf(buf, sizeof(buf), "%s/jobs/%03zu.csv", r->dry_run ? "RUNDIR" : r->dir, i + 1);
 	PUSH("--csv");
 	PUSH(buf);
-	if (efab_opts_find(j->mask, "nodes-json")) { /* every node's facts, into meta.json */
+	if (efab_opts_find(j->row->options, "nodes-json")) { /* every node's facts, into meta.json */
 		snprintf(buf, sizeof(buf), "%s/jobs/%03zu.nodes.json", r->dry_run ? "RUNDIR" : r->dir,
 			 i + 1);
 		PUSH("--nodes-json");
@@ -507,13 +506,13 @@ static void write_meta(runner_t *r, int complete)
 	uint32_t v = fi_version();
 	fprintf(f, "{\n  \"efabench\": \"%s\",\n  \"schema\": %d,\n  \"config\": ", EFAB_VERSION,
 		EFAB_CSV_SCHEMA);
-	json_str(f, r->config_path);
+	efab_json_str(f, r->config_path);
 	json_field(f, "label", r->label);
 	fprintf(f, ",\n  \"complete\": %s,\n  \"hostname\": ", complete ? "true" : "false");
-	json_str(f, u.nodename);
+	efab_json_str(f, u.nodename);
 	fprintf(f, ",\n  \"kernel\": ");
 	snprintf(buf, sizeof(buf), "%s %s %s", u.sysname, u.release, u.machine);
-	json_str(f, buf);
+	efab_json_str(f, buf);
 	command_output("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'", buf,
 		       sizeof(buf));
 	json_field(f, "cpu", buf);
@@ -550,39 +549,39 @@ static void write_meta(runner_t *r, int complete)
 	efab_clock_describe(buf, sizeof(buf));
 	json_field(f, "clock", buf);
 	fprintf(f, ",\n  \"probe\": {\"status\": ");
-	json_str(f, r->probe_status);
+	efab_json_str(f, r->probe_status);
 	fprintf(f, ", \"file\": ");
-	json_str(f, !strcmp(r->probe_status, "ok") || !strcmp(r->probe_status, "kept")
+	efab_json_str(f, !strcmp(r->probe_status, "ok") || !strcmp(r->probe_status, "kept")
 			    ? (r->ninst ? r->inst[0].probe_file : "probe.json") : "");
 	fprintf(f, ", \"command\": ");
-	json_str(f, r->probe_cmd);
+	efab_json_str(f, r->probe_cmd);
 	fprintf(f, ", \"seconds\": %.2f, \"timeout_s\": %g, \"message\": ", r->probe_secs,
 		r->probe_limit);
-	json_str(f, r->probe_msg);
+	efab_json_str(f, r->probe_msg);
 	fprintf(f, "}");
 	/* key 'libfabric': every install the jobs ran against, with its probe */
 	fprintf(f, ",\n  \"libfabric_installs\": [");
 	for (size_t k = 0; k < r->ninst; k++) {
 		const install_t *in = &r->inst[k];
 		fprintf(f, "%s\n    {\"index\": %zu, \"libfabric\": ", k ? "," : "", k + 1);
-		json_str(f, in->given);
+		efab_json_str(f, in->given);
 		fprintf(f, ", \"libdir\": ");
-		json_str(f, in->libdir);
+		efab_json_str(f, in->libdir);
 		fprintf(f, ", \"library\": ");
-		json_str(f, in->library);
+		efab_json_str(f, in->library);
 		fprintf(f, ", \"version\": ");
-		json_str(f, in->version);
+		efab_json_str(f, in->version);
 		fprintf(f, ", \"efa_installer\": ");
-		json_str(f, in->efa_installer);
+		efab_json_str(f, in->efa_installer);
 		fprintf(f, ", \"LD_LIBRARY_PATH\": ");
-		json_str(f, in->ld_path);
+		efab_json_str(f, in->ld_path);
 		fprintf(f, ",\n     \"probe\": {\"status\": ");
-		json_str(f, in->probe_status);
+		efab_json_str(f, in->probe_status);
 		fprintf(f, ", \"file\": ");
-		json_str(f, !strcmp(in->probe_status, "ok") || !strcmp(in->probe_status, "kept")
+		efab_json_str(f, !strcmp(in->probe_status, "ok") || !strcmp(in->probe_status, "kept")
 				    ? in->probe_file : "");
 		fprintf(f, ", \"seconds\": %.2f, \"message\": ", in->probe_secs);
-		json_str(f, in->probe_msg);
+		efab_json_str(f, in->probe_msg);
 		fprintf(f, "}}");
 	}
 	fprintf(f, "%s]", r->ninst ? "\n  " : "");
@@ -595,24 +594,24 @@ static void write_meta(runner_t *r, int complete)
 			char name[256];
 			snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
 			fprintf(f, "%s\n    ", first ? "" : ",");
-			json_str(f, name);
+			efab_json_str(f, name);
 			fprintf(f, ": ");
-			json_str(f, *e + strlen(name) + 1);
+			efab_json_str(f, *e + strlen(name) + 1);
 			first = 0;
 		}
 	int mismatch = 0;
 	fprintf(f, "\n  },\n  \"jobs\": [");
 	for (size_t i = 0; i < r->njobs; i++) {
 		fprintf(f, "%s\n    {\"index\": %zu, \"name\": ", i ? "," : "", i + 1);
-		json_str(f, r->jobs[i].name);
+		efab_json_str(f, r->jobs[i].name);
 		fprintf(f, ", \"bench\": ");
-		json_str(f, r->jobs[i].bench);
+		efab_json_str(f, r->jobs[i].bench);
 		fprintf(f, ", \"libfabric\": ");
-		json_str(f, r->jobs[i].libfabric);
+		efab_json_str(f, r->jobs[i].libfabric);
 		fprintf(f, ", \"repeat\": %d, \"status\": ", r->jobs[i].rep);
-		json_str(f, r->status[i]);
+		efab_json_str(f, r->status[i]);
 		fprintf(f, ", \"rc\": %d, \"seconds\": %.2f, \"command\": ", r->rcs[i], r->secs[i]);
-		json_str(f, r->cmdlines[i] ? r->cmdlines[i] : "");
+		efab_json_str(f, r->cmdlines[i] ? r->cmdlines[i] : "");
 		char *nodes = job_nodes(r, i);
 		if (nodes) { /* the job's own JSON: its nodes and what differs between them */
 			fprintf(f, ",\n     \"nodes\": %s", nodes);
@@ -987,8 +986,11 @@ int efab_sweep_main(int argc, char **argv)
 	}
 	efab_config_t cfg;
 	int rc = efab_config_parse(text, len, r->config_path, &cfg, err, sizeof(err));
-	if (!rc)
-		rc = efab_config_expand(&cfg, &r->jobs, &r->njobs, err, sizeof(err));
+	if (!rc) {
+		cfg.runner = "efab_sweep";
+		rc = efab_config_expand(&cfg, efab_bench_rows, efab_n_bench_rows, &r->jobs, &r->njobs,
+					err, sizeof(err));
+	}
 	if (rc) {
 		efab_log_error("%s", err);
 		free(text);

@@ -6,6 +6,7 @@
 
 #include "efab_config.h"
 #include "efab_opts.h"
+#include "rows.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -21,9 +22,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort(); /* every refusal names the file (and line) */
 		return 0;
 	}
-	if (efab_config_expand(&cfg, &jobs, &n, err, sizeof(err)) == EFAB_OK) {
+	if (efab_config_expand(&cfg, efab_bench_rows, efab_n_bench_rows, &jobs, &n, err,
+			       sizeof(err)) == EFAB_OK) {
 		for (size_t i = 0; i < n; i++) {
-			if (!jobs[i].name[0] || !efab_bench_mask(jobs[i].bench, NULL) ||
+			if (!jobs[i].name[0] || !jobs[i].row || jobs[i].row->no_sweep ||
+			    efab_bench_row_find(efab_bench_rows, efab_n_bench_rows, jobs[i].bench) !=
+				    jobs[i].row ||
 			    jobs[i].argc >= EFAB_JOB_MAXARGS || jobs[i].np < 1)
 				abort();
 			for (int a = 0; a < jobs[i].argc; a++)

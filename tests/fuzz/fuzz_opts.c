@@ -1,24 +1,22 @@
 /* libFuzzer target: the option table parser (getopt_long over the table). The
  * input is split into argv words at NUL and newline bytes; its first byte
- * picks the benchmark. */
+ * picks the benchmark row. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "efab_opts.h"
+#include "rows.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const unsigned benches[] = {EFAB_B_PUT_LAT, EFAB_B_GET_LAT, EFAB_B_PUT_BW,
-					   EFAB_B_GET_BW,  EFAB_B_ATOMIC_LAT, EFAB_B_ATOMIC_BW,
-					   EFAB_B_MR_REG,  EFAB_B_SHMEM_REG, EFAB_B_PROBE};
 	char buf[1024], err[512], *argv[64];
 	int argc = 0;
 	efab_opts_t o;
 	if (size < 1 || size >= sizeof(buf))
 		return 0;
-	unsigned bench = benches[data[0] % 9];
+	unsigned options = efab_bench_rows[data[0] % efab_n_bench_rows].options;
 	memcpy(buf, data + 1, size - 1);
 	buf[size - 1] = '\0';
 	argv[argc++] = "fuzz";
@@ -32,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	argv[argc] = NULL;
 	efab_opts_init(&o);
 	err[0] = '\0';
-	int rc = efab_opts_parse(&o, bench, argc, argv, err, sizeof(err));
+	int rc = efab_opts_parse(&o, options, argc, argv, err, sizeof(err));
 	if (rc == EFAB_EUSAGE && !err[0])
 		abort();
 	if (rc == EFAB_PARSE_OK) {

@@ -10,6 +10,7 @@
 
 #include "efab_config.h"
 #include "efab_opts.h"
+#include "rows.h"
 
 static int expand(const char *text, efab_job_t **jobs, size_t *n, char *err)
 {
@@ -17,7 +18,8 @@ static int expand(const char *text, efab_job_t **jobs, size_t *n, char *err)
 	int rc = efab_config_parse(text, strlen(text), "t.conf", &cfg, err, 512);
 	if (rc)
 		return rc;
-	rc = efab_config_expand(&cfg, jobs, n, err, 512);
+	cfg.runner = "efab_sweep";
+	rc = efab_config_expand(&cfg, efab_bench_rows, efab_n_bench_rows, jobs, n, err, 512);
 	efab_config_free(&cfg);
 	return rc;
 }

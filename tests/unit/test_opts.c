@@ -8,8 +8,12 @@
 #include <string.h>
 
 #include "efab_opts.h"
+#include "rows.h"
 
-static int parse(efab_opts_t *o, unsigned bench, char *err, const char *line)
+/* The options a benchmark row accepts. */
+#define OPTIONS_OF(name) (efab_row(name)->options)
+
+static int parse(efab_opts_t *o, unsigned options, char *err, const char *line)
 {
 	char buf[512], *argv[32];
 	int argc = 0;
@@ -19,7 +23,7 @@ static int parse(efab_opts_t *o, unsigned bench, char *err, const char *line)
 		argv[argc++] = t;
 	argv[argc] = NULL;
 	efab_opts_init(o);
-	return efab_opts_parse(o, bench, argc, argv, err, 256);
+	return efab_opts_parse(o, options, argc, argv, err, 256);
 }
 
 static void test_defaults_and_values(void **state)
@@ -27,12 +31,12 @@ static void test_defaults_and_values(void **state)
 	(void)state;
 	efab_opts_t o;
 	char err[256] = "";
-	assert_int_equal(parse(&o, EFAB_B_PUT_LAT, err, ""), EFAB_PARSE_OK);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, ""), EFAB_PARSE_OK);
 	assert_int_equal(o.sizes.min, 1);
 	assert_int_equal(o.sizes.max, 4u << 20);
 	assert_true(o.timeout_s == 30.0);
 	assert_int_equal(o.op, EFAB_OP_DEFAULT);
-	assert_int_equal(parse(&o, EFAB_B_PUT_LAT, err,
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err,
 			       "-p efa -f efa-direct -m 8:64K -n 100 -w 5 -c --csv out.csv -t 2.5 "
 			       "-o writedata --mem host:host-huge -vv"),
 			 EFAB_PARSE_OK);
@@ -49,20 +53,20 @@ static void test_defaults_and_values(void **state)
 	assert_int_equal(o.mem_local, EFAB_MEM_HOST);
 	assert_int_equal(o.mem_remote, EFAB_MEM_HOST_HUGE);
 	assert_int_equal(o.verbose, 2);
-	assert_int_equal(parse(&o, EFAB_B_PUT_LAT, err, "--provider=shm --sizes 4K"), EFAB_PARSE_OK);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--provider=shm --sizes 4K"), EFAB_PARSE_OK);
 	assert_string_equal(o.provider, "shm");
 	assert_int_equal(o.sizes.max, 4096);
-	assert_int_equal(parse(&o, EFAB_B_PUT_LAT, err, "--mem cuda --gpu 3"), EFAB_PARSE_OK);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--mem cuda --gpu 3"), EFAB_PARSE_OK);
 	assert_int_equal(o.mem_local, EFAB_MEM_CUDA);
 	assert_int_equal(o.mem_remote, EFAB_MEM_CUDA);
 	assert_int_equal(o.gpu, 3);
 }
 
-static void expect_bad(unsigned bench, const char *line, const char *msg_part)
+static void expect_bad(unsigned options, const char *line, const char *msg_part)
 {
 	efab_opts_t o;
 	char err[256] = "";
-	int rc = parse(&o, bench, err, line);
+	int rc = parse(&o, options, err, line);
 	if (rc != EFAB_EUSAGE || !strstr(err, msg_part))
 		fail_msg("'%s': rc %d, message '%s' (wanted '%s')", line, rc, err, msg_part);
 }
@@ -70,25 +74,25 @@ static void expect_bad(unsigned bench, const char *line, const char *msg_part)
 static void test_bad(void **state)
 {
 	(void)state;
-	expect_bad(EFAB_B_PUT_LAT, "--bogus", "unknown option '--bogus'");
-	expect_bad(EFAB_B_PUT_LAT, "-Z", "unknown option '-Z'");
-	expect_bad(EFAB_B_PUT_LAT, "-n", "needs a value");
-	expect_bad(EFAB_B_PUT_LAT, "-n abc", "expected a non-negative integer");
-	expect_bad(EFAB_B_PUT_LAT, "-n -5", "expected a non-negative integer");
-	expect_bad(EFAB_B_PUT_LAT, "-n 0", "out of range");
-	expect_bad(EFAB_B_PUT_LAT, "-n 99999999999999999999999", "out of range");
-	expect_bad(EFAB_B_PUT_LAT, "-t 0", "out of range");
-	expect_bad(EFAB_B_PUT_LAT, "-t nan", "expected a number");
-	expect_bad(EFAB_B_PUT_LAT, "-t 1s", "expected a number");
-	expect_bad(EFAB_B_PUT_LAT, "-o read2", "expected one of write, writedata, read");
-	expect_bad(EFAB_B_PUT_LAT, "--mem gpu", "--mem");
-	expect_bad(EFAB_B_PUT_LAT, "--mem host:", "--mem");
-	expect_bad(EFAB_B_PUT_LAT, "--gpu -1", "--gpu");
-	expect_bad(EFAB_B_PUT_LAT, "-m 4M:1K", "MIN is larger");
-	expect_bad(EFAB_B_PUT_LAT, "extra", "unexpected argument");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "--bogus", "unknown option '--bogus'");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "-Z", "unknown option '-Z'");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "-n", "needs a value");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "-n abc", "expected a non-negative integer");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "-n -5", "expected a non-negative integer");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "-n 0", "out of range");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "-n 99999999999999999999999", "out of range");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "-t 0", "out of range");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "-t nan", "expected a number");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "-t 1s", "expected a number");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "-o read2", "expected one of write, writedata, read");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "--mem gpu", "--mem");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "--mem host:", "--mem");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "--gpu -1", "--gpu");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "-m 4M:1K", "MIN is larger");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "extra", "unexpected argument");
 	/* window belongs to bandwidth benchmarks only */
-	expect_bad(EFAB_B_PUT_LAT, "-W 4", "unknown option '-W'");
-	expect_bad(EFAB_B_PUT_BW, "-W 0", "out of range");
+	expect_bad(OPTIONS_OF("efab_put_lat"), "-W 4", "unknown option '-W'");
+	expect_bad(OPTIONS_OF("efab_put_bw"), "-W 0", "out of range");
 }
 
 static void test_help_version(void **state)
@@ -96,12 +100,12 @@ static void test_help_version(void **state)
 	(void)state;
 	efab_opts_t o;
 	char err[256];
-	assert_int_equal(parse(&o, EFAB_B_PUT_LAT, err, "-p shm --help"), EFAB_PARSE_HELP);
-	assert_int_equal(parse(&o, EFAB_B_PUT_LAT, err, "-V"), EFAB_PARSE_VERSION);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "-p shm --help"), EFAB_PARSE_HELP);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "-V"), EFAB_PARSE_VERSION);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	efab_opts_help(f, "efab_put_lat", "summary", EFAB_B_PUT_LAT);
+	efab_opts_help(f, "efab_put_lat", "summary", OPTIONS_OF("efab_put_lat"));
 	fclose(f);
 	assert_non_null(strstr(buf, "--provider NAME"));
 	assert_non_null(strstr(buf, "--src-unregistered"));
@@ -116,23 +120,23 @@ static void test_set_by_name(void **state)
 	efab_opts_t o;
 	char err[256];
 	efab_opts_init(&o);
-	assert_int_equal(efab_opts_set(&o, EFAB_B_PUT_BW, "window", "16", err, sizeof(err)), 0);
+	assert_int_equal(efab_opts_set(&o, OPTIONS_OF("efab_put_bw"), "window", "16", err, sizeof(err)), 0);
 	assert_int_equal(o.window, 16);
-	assert_int_equal(efab_opts_set(&o, EFAB_B_PUT_BW, "bidir", "true", err, sizeof(err)), 0);
+	assert_int_equal(efab_opts_set(&o, OPTIONS_OF("efab_put_bw"), "bidir", "true", err, sizeof(err)), 0);
 	assert_int_equal(o.bidir, 1);
-	assert_int_equal(efab_opts_set(&o, EFAB_B_PUT_BW, "bidir", "no", err, sizeof(err)), 0);
+	assert_int_equal(efab_opts_set(&o, OPTIONS_OF("efab_put_bw"), "bidir", "no", err, sizeof(err)), 0);
 	assert_int_equal(o.bidir, 0);
-	assert_int_equal(efab_opts_set(&o, EFAB_B_PUT_BW, "bidir", "maybe", err, sizeof(err)),
+	assert_int_equal(efab_opts_set(&o, OPTIONS_OF("efab_put_bw"), "bidir", "maybe", err, sizeof(err)),
 			 EFAB_EUSAGE);
-	assert_int_equal(efab_opts_set(&o, EFAB_B_PUT_LAT, "window", "16", err, sizeof(err)),
+	assert_int_equal(efab_opts_set(&o, OPTIONS_OF("efab_put_lat"), "window", "16", err, sizeof(err)),
 			 EFAB_EUSAGE);
 	assert_non_null(strstr(err, "unknown option 'window'"));
-	assert_int_equal(efab_opts_set(&o, EFAB_B_ATOMIC_LAT, "aop", "cswap", err, sizeof(err)), 0);
+	assert_int_equal(efab_opts_set(&o, OPTIONS_OF("efab_atomic_lat"), "aop", "cswap", err, sizeof(err)), 0);
 	assert_int_equal(o.aop, EFAB_AOP_CSWAP);
 	char longv[300];
 	memset(longv, 'a', sizeof(longv) - 1);
 	longv[sizeof(longv) - 1] = '\0';
-	assert_int_equal(efab_opts_set(&o, EFAB_B_PUT_LAT, "fabric", longv, err, sizeof(err)),
+	assert_int_equal(efab_opts_set(&o, OPTIONS_OF("efab_put_lat"), "fabric", longv, err, sizeof(err)),
 			 EFAB_EUSAGE);
 	assert_non_null(strstr(err, "too long"));
 }
@@ -147,12 +151,12 @@ static void test_reparse_after_cluster(void **state)
 	char a0[] = "prog", a1[] = "-hc";
 	char *argv1[] = {a0, a1, NULL};
 	efab_opts_init(&o);
-	assert_int_equal(efab_opts_parse(&o, EFAB_B_PUT_LAT, 2, argv1, err, sizeof(err)),
+	assert_int_equal(efab_opts_parse(&o, OPTIONS_OF("efab_put_lat"), 2, argv1, err, sizeof(err)),
 			 EFAB_PARSE_HELP);
 	char b0[] = "prog", b1[] = "-p", b2[] = "shm";
 	char *argv2[] = {b0, b1, b2, NULL};
 	efab_opts_init(&o);
-	assert_int_equal(efab_opts_parse(&o, EFAB_B_PUT_LAT, 3, argv2, err, sizeof(err)),
+	assert_int_equal(efab_opts_parse(&o, OPTIONS_OF("efab_put_lat"), 3, argv2, err, sizeof(err)),
 			 EFAB_PARSE_OK);
 	assert_string_equal(o.provider, "shm");
 	assert_int_equal(o.check, 0);
@@ -161,11 +165,11 @@ static void test_reparse_after_cluster(void **state)
 static void test_table_consistent(void **state)
 {
 	(void)state;
-	/* every option has help, a bench, a unique long name and short letter */
+	/* every option has help, one group, a unique long name and short letter */
 	for (size_t i = 0; i < efab_n_optdefs; i++) {
 		const efab_optdef_t *d = &efab_optdefs[i];
 		assert_non_null(d->help);
-		assert_true(d->benches != 0);
+		assert_true(d->group != 0 && (d->group & (d->group - 1)) == 0);
 		for (size_t j = i + 1; j < efab_n_optdefs; j++) {
 			assert_true(strcmp(d->name, efab_optdefs[j].name) != 0);
 			if (d->short_name)

@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include "efab_abi.h"
+#include "efab_cuda.h"
 #include "efab_json.h"
 #include "efab_topo.h"
 #include "harness.h"
+#include "runtime.h"
 
 /* ---- helpers for benchmarks ---- */
 
@@ -213,11 +215,10 @@ static int place(efab_ctx_t *c, efab_fabric_req_t *req)
 	char busid[32] = "";
 	if (!want_auto && !gpu_kind)
 		return EFAB_OK;
-	if (gpu_kind && efab_cuda_device_count() > 0) {
-		int n = efab_cuda_device_count();
-		int g = c->o.gpu >= 0 ? c->o.gpu : c->rt->local_rank % n;
+	int g;
+	if (gpu_kind && efab_cuda_device_count() > 0 &&
+	    efab_gpu_pick(c->o.gpu, c->rt->local_rank, &g) == EFAB_OK)
 		efab_cuda_pci_bus_id(g, busid, sizeof(busid));
-	}
 	if (efab_topo_load(NULL, &c->topo))
 		return want_auto ? EFAB_ERR : EFAB_OK;
 	c->have_topo = 1;
@@ -280,8 +281,7 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 	}
 	if (c->o.verbose && c->rt->rank == 0)
 		fprintf(stderr, "%s", fi_tostr(info, FI_TYPE_INFO));
-	efab_run_info_from_fi(info, &c->ri);
-	efab_run_info_request(&c->ri, c->o.provider, c->o.fabric);
+	efab_run_info_fabric(&c->ri, info, &c->o);
 	rc = efab_fabric_open(info, c->rt, c->o.timeout_s, &c->fab);
 	return efab_rt_agree(c->rt, rc);
 }
@@ -291,17 +291,10 @@ static int setup_memory(efab_ctx_t *c)
 	size_t region = c->fam->region ? c->fam->region(c, c->o.sizes.max) : 4 * c->o.sizes.max;
 	c->mem_kind = c->initiator ? c->o.mem_local : c->o.mem_remote;
 	c->gpu = -1;
-	if (efab_mem_is_gpu(c->mem_kind)) {
-		int n = efab_cuda_device_count();
-		if (n < 0)
-			return -n;
-		if (n == 0) {
-			efab_log_error("cuda memory kinds unavailable: no GPU visible");
-			return EFAB_SKIP;
-		}
-		c->gpu = c->o.gpu >= 0 ? c->o.gpu : c->rt->local_rank % n;
-	}
-	int rc = efab_mem_alloc(c->mem_kind, c->gpu, region, &c->mem);
+	int rc;
+	if (efab_mem_is_gpu(c->mem_kind) && (rc = efab_gpu_pick(c->o.gpu, c->rt->local_rank, &c->gpu)))
+		return rc;
+	rc = efab_mem_alloc(c->mem_kind, c->gpu, region, &c->mem);
 	if (rc)
 		return rc;
 	c->bounce = malloc(region);
@@ -384,11 +377,9 @@ static int plan(efab_ctx_t *c, int argc, char **argv)
 {
 	const efab_bench_row_t *b = c->row;
 	char err[512];
-	c->ri.ranks = c->rt->size;
-	snprintf(c->ri.bench, sizeof(c->ri.bench), "%s", b->csv_name);
+	efab_run_info_begin(&c->ri, b->csv_name, c->rt->size);
 	for (size_t i = 0; i < b->n_extra && i < EFAB_MAX_EXTRA; i++)
 		c->ri.extra_cols[c->ri.n_extra++] = b->extra_cols[i];
-	efab_run_info_stamp(&c->ri);
 	efab_opts_init(&c->o);
 	faults_read(&c->faults);
 	if (efab_opts_parse(&c->o, b->options, argc, argv, err, sizeof(err))) {
@@ -596,39 +587,24 @@ static int run_sizes(efab_ctx_t *c)
 int efab_bench_main(int argc, char **argv, const efab_bench_row_t *b)
 {
 	static efab_ctx_t ctx;
-	static efab_rt_t rt;
+	static efab_runtime_t runtime;
 	efab_ctx_t *c = &ctx;
-	char prefix[96];
 	int rc;
 
 	if (prescan(argc, argv, b))
 		return 0;
-	if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-		fprintf(stderr, "%s: MPI_Init failed\n", b->name);
+	if (efab_runtime_up(&runtime, EFAB_RUNTIME_MPI, b->name, &argc, &argv))
 		return EFAB_ERR;
-	}
-	if (efab_mpi_rt_init(&rt)) {
-		fprintf(stderr, "%s: MPI communicator setup failed\n", b->name);
-		MPI_Abort(MPI_COMM_WORLD, EFAB_ERR);
-	}
-	if (rt.rank)
-		snprintf(prefix, sizeof(prefix), "%s[rank %d]", b->name, rt.rank);
-	else
-		snprintf(prefix, sizeof(prefix), "%s", b->name);
-	efab_log_set_prefix(prefix);
 	memset(c, 0, sizeof(*c));
 	c->row = b;
 	c->fam = efab_family(b->family);
-	c->rt = &rt;
-	if ((rc = plan(c, argc, argv)))
-		goto finalize;
-	pair_ranks(c);
-	if ((rc = efab_rt_agree(&rt, efab_node_provenance(c))))
-		goto finalize;
-	if (!(rc = bring_up(c)))
-		rc = c->fam->drive ? c->fam->drive(c) : run_sizes(c);
-	teardown(c);
-finalize:
-	MPI_Finalize();
-	return rc;
+	c->rt = runtime.rt;
+	if (!(rc = plan(c, argc, argv))) {
+		pair_ranks(c);
+		rc = efab_rt_agree(c->rt, efab_node_provenance(c));
+		if (!rc && !(rc = bring_up(c)))
+			rc = c->fam->drive ? c->fam->drive(c) : run_sizes(c);
+		teardown(c);
+	}
+	return efab_runtime_down(&runtime, rc);
 }

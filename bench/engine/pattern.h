@@ -82,14 +82,15 @@ void efab_pattern_notes(efab_ctx_t *c);
 /* ---- single shot ---- */
 
 /* Time each of n calls of fn (i = 0..n-1) into us[i], microseconds. prep
- * (optional) runs before each call, untimed. Stops at the first error
- * (its status returned); *done says how many calls were timed. */
+ * and post (optional) run before and after each call, untimed. Stops at
+ * the first error (its status returned); *done says how many calls were
+ * timed. */
 int efab_time_each(size_t n, int (*prep)(void *arg, size_t i), int (*fn)(void *arg, size_t i),
-		   void *arg, double *us, size_t *done);
+		   int (*post)(void *arg, size_t i), void *arg, double *us, size_t *done);
 
 /* Time n pairs: first(i) into a[i], then second(i) into b[i], each apart
  * (register, then deregister). prep and post (optional, untimed) run before
- * first and after second. */
+ * first and after second; second NULL times first alone. */
 int efab_time_pairs(size_t n, int (*prep)(void *arg, size_t i), int (*first)(void *arg, size_t i),
 		    int (*second)(void *arg, size_t i), int (*post)(void *arg, size_t i), void *arg,
 		    double *a, double *b, size_t *done);

@@ -4,22 +4,9 @@
 #include "pattern.h"
 
 int efab_time_each(size_t n, int (*prep)(void *arg, size_t i), int (*fn)(void *arg, size_t i),
-		   void *arg, double *us, size_t *done)
+		   int (*post)(void *arg, size_t i), void *arg, double *us, size_t *done)
 {
-	efab_clock_init();
-	for (*done = 0; *done < n; (*done)++) {
-		size_t i = *done;
-		int rc = prep ? prep(arg, i) : 0;
-		if (rc)
-			return rc;
-		uint64_t t0 = efab_ticks();
-		rc = fn(arg, i);
-		uint64_t t1 = efab_ticks();
-		if (rc)
-			return rc;
-		us[i] = efab_ticks_us(t1 - t0);
-	}
-	return 0;
+	return efab_time_pairs(n, prep, fn, NULL, post, arg, us, NULL, done);
 }
 
 int efab_time_pairs(size_t n, int (*prep)(void *arg, size_t i), int (*first)(void *arg, size_t i),
@@ -37,12 +24,14 @@ int efab_time_pairs(size_t n, int (*prep)(void *arg, size_t i), int (*first)(voi
 		uint64_t t1 = efab_ticks();
 		if (rc)
 			return rc;
-		rc = second(arg, i);
-		uint64_t t2 = efab_ticks();
-		if (rc)
-			return rc;
 		a[i] = efab_ticks_us(t1 - t0);
-		b[i] = efab_ticks_us(t2 - t1);
+		if (second) { /* timed from the end of the first */
+			rc = second(arg, i);
+			uint64_t t2 = efab_ticks();
+			if (rc)
+				return rc;
+			b[i] = efab_ticks_us(t2 - t1);
+		}
 		if (post && (rc = post(arg, i)))
 			return rc;
 	}

@@ -19,12 +19,11 @@ int efab_launched_by_mpi(void)
 int efab_runtime_up(efab_runtime_t *r, int mode, const char *prog, int *argc, char ***argv)
 {
 	char prefix[96];
+	efab_log_set_prefix(prog);
 	r->mpi = 0;
 	r->rt = efab_rt_single();
-	if (mode == EFAB_RUNTIME_SINGLE || (mode == EFAB_RUNTIME_AUTO && !efab_launched_by_mpi())) {
-		efab_log_set_prefix(prog);
+	if (mode == EFAB_RUNTIME_SINGLE || (mode == EFAB_RUNTIME_AUTO && !efab_launched_by_mpi()))
 		return EFAB_OK;
-	}
 	if (MPI_Init(argc, argv) != MPI_SUCCESS) {
 		efab_log_error("MPI_Init failed");
 		return EFAB_ERR;

@@ -27,6 +27,7 @@
 #include "efab_clock.h"
 #include "efab_cuda.h"
 #include "efab_topo.h"
+#include "pattern.h"
 #include "reg.h"
 #include "rows.h"
 #include "runtime.h"
@@ -175,11 +176,169 @@ typedef struct meas {
 	int has_fit;
 } meas_t;
 
+/* What the single-shot pattern's calls work on (pattern.h times them). */
+typedef struct shot {
+	reg_ctx_t *r;
+	const efab_regop_t *cb;
+	uint64_t size, n;
+	efab_mem_t mem; /* regop: this call's buffer; same: the one buffer */
+	void *h;
+	mrset_t *set;
+	efab_mem_t *mems; /* accumulate: every buffer, and its registrations */
+	mrset_t *mrs;
+	double *x;
+	uint64_t done;
+} shot_t;
+
+static int regop_alloc(void *arg, size_t i)
+{
+	shot_t *sh = arg;
+	(void)i;
+	sh->mem = (efab_mem_t){0};
+	if (!sh->cb->alloc)
+		return EFAB_OK;
+	return efab_mem_alloc(sh->cb->kind >= 0 ? sh->cb->kind : sh->r->kind, sh->r->gpu, sh->size,
+			      &sh->mem);
+}
+
+static int regop_reg(void *arg, size_t i)
+{
+	shot_t *sh = arg;
+	(void)i;
+	return sh->cb->reg(sh->r, sh->mem.ptr, sh->size, &sh->h);
+}
+
+static int regop_dereg(void *arg, size_t i)
+{
+	shot_t *sh = arg;
+	(void)i;
+	return sh->cb->dereg(sh->r, sh->h);
+}
+
+static int regop_free(void *arg, size_t i)
+{
+	shot_t *sh = arg;
+	(void)i;
+	if (sh->cb->alloc)
+		efab_mem_free(&sh->mem);
+	return EFAB_OK;
+}
+
+/* An op of the table: a fresh buffer each call, register and deregister
+ * timed apart. */
+static int time_regop(shot_t *sh, uint64_t calls)
+{
+	size_t done;
+	int rc = efab_time_pairs(calls, regop_alloc, regop_reg, regop_dereg, regop_free, sh,
+				 sh->r->reg, sh->r->dereg, &done);
+	if (rc)
+		regop_free(sh, done);
+	return rc;
+}
+
+static int same_reg(void *arg, size_t i)
+{
+	shot_t *sh = arg;
+	(void)i;
+	return reg_one(sh->r, sh->mem.ptr, sh->size, sh->set);
+}
+
+static int same_dereg(void *arg, size_t i)
+{
+	shot_t *sh = arg;
+	(void)i;
+	dereg_set(sh->set);
+	return EFAB_OK;
+}
+
+/* same: one buffer registered again and again (what MR caches serve). */
+static int time_same(shot_t *sh, uint64_t calls)
+{
+	size_t done;
+	int rc = efab_mem_alloc(sh->r->kind, sh->r->gpu, sh->size, &sh->mem);
+	if (rc)
+		return rc;
+	sh->set = malloc(sizeof(*sh->set));
+	if (!sh->set) {
+		efab_mem_free(&sh->mem);
+		return EFAB_ERR;
+	}
+	rc = efab_time_pairs(calls, NULL, same_reg, same_dereg, NULL, sh, sh->r->reg, sh->r->dereg,
+			     &done);
+	free(sh->set);
+	efab_mem_free(&sh->mem);
+	return rc;
+}
+
+static int acc_alloc(void *arg, size_t i)
+{
+	shot_t *sh = arg;
+	sh->x[i] = (double)(i * sh->size) / 1048576.0;
+	return efab_mem_alloc(sh->r->kind, sh->r->gpu, sh->size, &sh->mems[i]);
+}
+
+static int acc_reg(void *arg, size_t i)
+{
+	shot_t *sh = arg;
+	int rc = reg_one(sh->r, sh->mems[i].ptr, sh->size, &sh->mrs[i]);
+	if (rc)
+		efab_mem_free(&sh->mems[i]);
+	return rc;
+}
+
+/* last registered, first released: the i-th release sees done-1-i others */
+static int acc_dereg(void *arg, size_t i)
+{
+	shot_t *sh = arg;
+	dereg_set(&sh->mrs[sh->done - 1 - i]);
+	return EFAB_OK;
+}
+
+static int acc_free(void *arg, size_t i)
+{
+	shot_t *sh = arg;
+	efab_mem_free(&sh->mems[sh->done - 1 - i]);
+	return EFAB_OK;
+}
+
+/* accumulate: n buffers registered and kept, then released; the fit is the
+ * cost against what is already registered. */
+static int time_accumulate(shot_t *sh, meas_t *m)
+{
+	reg_ctx_t *r = sh->r;
+	uint64_t n = sh->n;
+	size_t done = 0, undone;
+	int rc = EFAB_OK;
+	sh->mems = calloc(n, sizeof(*sh->mems));
+	sh->mrs = calloc(n, sizeof(*sh->mrs));
+	sh->x = calloc(n, sizeof(double));
+	double *rev = calloc(n, sizeof(double));
+	if (!sh->mems || !sh->mrs || !sh->x || !rev) {
+		efab_log_error("out of memory");
+		rc = EFAB_ERR;
+	}
+	if (!rc)
+		rc = efab_time_each(n, acc_alloc, acc_reg, NULL, sh, r->reg, &done);
+	/* the first registration (nothing registered before) is the cold one:
+	 * apart, as in every regime; the fit is over the others */
+	if (!rc && efab_linfit_rel(sh->x + 1, r->reg + 1, n - 1, &m->fit) == 0)
+		m->has_fit = 1;
+	m->before_MiB = (double)((n - 1) * sh->size) / 1048576.0;
+	sh->done = done;
+	efab_time_each(done, NULL, acc_dereg, acc_free, sh, rev, &undone);
+	for (size_t i = 0; i < undone; i++)
+		r->dereg[done - 1 - i] = rev[i];
+	free(rev);
+	free(sh->mems);
+	free(sh->mrs);
+	free(sh->x);
+	return rc;
+}
+
 /* One size of one regime (or component). */
 static int measure(reg_ctx_t *r, const char *op, uint64_t size, meas_t *m)
 {
 	uint64_t n = iters_for(r, size);
-	efab_mem_t mem = {0};
 	int rc = EFAB_OK;
 	memset(m, 0, sizeof(*m));
 	m->op = op;
@@ -207,82 +366,13 @@ static int measure(reg_ctx_t *r, const char *op, uint64_t size, meas_t *m)
 		r->cap = calls;
 	}
 	const efab_regop_t *cb = efab_regop_find(r, op);
-	if (cb) {
-		for (uint64_t i = 0; i < calls && !rc; i++) {
-			void *h = NULL, *buf = NULL;
-			if (cb->alloc) {
-				if ((rc = efab_mem_alloc(cb->kind >= 0 ? cb->kind : r->kind, r->gpu, size, &mem)))
-					break;
-				buf = mem.ptr;
-			}
-			uint64_t t0 = efab_ticks();
-			rc = cb->reg(r, buf, size, &h);
-			uint64_t t1 = efab_ticks();
-			if (!rc)
-				rc = cb->dereg(r, h);
-			uint64_t t2 = efab_ticks();
-			r->reg[i] = efab_ticks_us(t1 - t0);
-			r->dereg[i] = efab_ticks_us(t2 - t1);
-			if (cb->alloc)
-				efab_mem_free(&mem);
-		}
-	} else if (!strcmp(op, "same")) {
-		if ((rc = efab_mem_alloc(r->kind, r->gpu, size, &mem)))
-			return rc;
-		mrset_t *set = malloc(sizeof(*set));
-		if (!set) {
-			efab_mem_free(&mem);
-			return EFAB_ERR;
-		}
-		for (uint64_t i = 0; i < calls && !rc; i++) {
-			uint64_t t0 = efab_ticks();
-			rc = reg_one(r, mem.ptr, size, set);
-			uint64_t t1 = efab_ticks();
-			if (rc)
-				break;
-			dereg_set(set);
-			r->reg[i] = efab_ticks_us(t1 - t0);
-			r->dereg[i] = efab_ticks_us(efab_ticks() - t1);
-		}
-		free(set);
-		efab_mem_free(&mem);
-	} else { /* accumulate */
-		efab_mem_t *mems = calloc(n, sizeof(*mems));
-		mrset_t *mrs = calloc(n, sizeof(*mrs));
-		double *x = calloc(n, sizeof(double));
-		uint64_t done = 0;
-		if (!mems || !mrs || !x) {
-			efab_log_error("out of memory");
-			rc = EFAB_ERR;
-		}
-		for (; !rc && done < n; done++) {
-			if ((rc = efab_mem_alloc(r->kind, r->gpu, size, &mems[done])))
-				break;
-			x[done] = (double)(done * size) / 1048576.0;
-			uint64_t t0 = efab_ticks();
-			rc = reg_one(r, mems[done].ptr, size, &mrs[done]);
-			r->reg[done] = efab_ticks_us(efab_ticks() - t0);
-			if (rc) {
-				efab_mem_free(&mems[done]);
-				break;
-			}
-		}
-		/* the first registration (nothing registered before) is the cold
-		 * one: apart, as in every regime; the fit is over the others */
-		if (!rc && efab_linfit_rel(x + 1, r->reg + 1, n - 1, &m->fit) == 0)
-			m->has_fit = 1;
-		m->before_MiB = (double)((n - 1) * size) / 1048576.0;
-		/* last registered, first released: the i-th release sees n-1-i others */
-		for (uint64_t i = done; i-- > 0;) {
-			uint64_t t0 = efab_ticks();
-			dereg_set(&mrs[i]);
-			r->dereg[i] = efab_ticks_us(efab_ticks() - t0);
-			efab_mem_free(&mems[i]);
-		}
-		free(mems);
-		free(mrs);
-		free(x);
-	}
+	shot_t sh = {.r = r, .cb = cb, .size = size, .n = n};
+	if (cb)
+		rc = time_regop(&sh, calls);
+	else if (!strcmp(op, "same"))
+		rc = time_same(&sh, calls);
+	else
+		rc = time_accumulate(&sh, m);
 	if (rc)
 		return rc;
 	/* accumulate keeps n registrations (the first among them), the other

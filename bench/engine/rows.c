@@ -17,6 +17,7 @@
 /* some providers check FI_SEND | FI_RECV for atomics */
 #define ATOMIC_ACCESS (RMA_ACCESS | FI_SEND | FI_RECV)
 #define LAT_COUNTS {.iters = 1000, .pivot = 65536, .floor = 20}
+#define BW_COUNTS {.iters = 200, .pivot = 8192, .floor = 10, .warmup_cap = 10}
 
 /* Columns are only ever appended (readers and tests/csvcheck.py know each
  * bench's later additions). first_us: iteration 0 of the size, alone;
@@ -33,6 +34,16 @@ static const char *const connect_cols[] = {"peers", "av_insert_us", "av_insert_u
 	"reports the aggregate (sum over initiating ranks), --per-pair adds one row per pair.\n" \
 	"Bandwidth in 10^6 B/s, message rate in 10^6 ops/s; -n counts windows of -W ops."
 
+/* What the rows of one kind share. */
+#define RMA_ROW .mpi = 1, .family = EFAB_FAMILY_RMA, .caps = RMA_CAPS, .access = RMA_ACCESS
+#define ATOMIC_ROW                                                                             \
+	.mpi = 1, .family = EFAB_FAMILY_ATOMIC, .caps = ATOMIC_CAPS, .access = ATOMIC_ACCESS,    \
+	.max_size_is_msg = 1, .default_op = EFAB_OP_ATOMIC, .ops = 1u << EFAB_OP_ATOMIC
+#define LAT_ROW .pattern = EFAB_PATTERN_PINGPONG, .show_lat = 1, .counts = LAT_COUNTS, .ranks = 2
+#define BW_ROW                                                                                 \
+	.pattern = EFAB_PATTERN_STREAM, .show_bw = 1, .extra_cols = bw_cols, .n_extra = 8,      \
+	.ranks = EFAB_RANKS_PAIRS
+
 const efab_bench_row_t efab_bench_rows[] = {
 	{
 		.name = "efab_put_lat",
@@ -41,21 +52,13 @@ const efab_bench_row_t efab_bench_rows[] = {
 		   "Reported: half the round trip of a write ping-pong, in microseconds, completed at\n"
 		   "the target: -o write polls the last byte of host memory; -o writedata waits for\n"
 		   "the remote CQ data completion (always used for GPU memory).",
-		.options = TRAFFIC_OPTS | EFAB_OG_RMA_OP | EFAB_OG_SRC | EFAB_OG_MR_CACHE,
-		.mpi = 1,
-		.pattern = EFAB_PATTERN_PINGPONG,
-		.family = EFAB_FAMILY_RMA,
 		.definition = "latency = half the round trip of a write ping-pong completed at the target "
 		      "(last byte polled, or remote CQ data for writedata), microseconds",
+		.options = TRAFFIC_OPTS | EFAB_OG_RMA_OP | EFAB_OG_SRC | EFAB_OG_MR_CACHE,
+		RMA_ROW, LAT_ROW,
 		.default_op = EFAB_OP_WRITE,
 		.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),
-		.ranks = 2,
-		.caps = RMA_CAPS,
-		.access = RMA_ACCESS,
-		.show_lat = 1,
-		.extra_cols = put_lat_cols,
-		.n_extra = 3,
-		.counts = LAT_COUNTS,
+		.extra_cols = put_lat_cols, .n_extra = 3,
 	},
 	{
 		.name = "efab_get_lat",
@@ -63,21 +66,12 @@ const efab_bench_row_t efab_bench_rows[] = {
 		.summary = "RMA read latency between 2 ranks (mpirun -np 2).\n"
 		   "Reported: full round trip from posting fi_read to its completion at the\n"
 		   "initiator, in microseconds.",
-		.options = TRAFFIC_OPTS | EFAB_OG_RMA_OP,
-		.mpi = 1,
-		.pattern = EFAB_PATTERN_PINGPONG,
-		.family = EFAB_FAMILY_RMA,
 		.definition = "latency = full round trip of fi_read to its completion at the initiator, "
 		      "microseconds",
-		.default_op = EFAB_OP_READ,
-		.ops = 1u << EFAB_OP_READ,
-		.ranks = 2,
-		.caps = RMA_CAPS,
-		.access = RMA_ACCESS,
-		.show_lat = 1,
-		.extra_cols = lat_cols,
+		.options = TRAFFIC_OPTS | EFAB_OG_RMA_OP,
+		RMA_ROW, LAT_ROW,
+		.default_op = EFAB_OP_READ, .ops = 1u << EFAB_OP_READ, .extra_cols = lat_cols,
 		.n_extra = 2,
-		.counts = LAT_COUNTS,
 	},
 	{
 		.name = "efab_put_bw",
@@ -87,18 +81,10 @@ const efab_bench_row_t efab_bench_rows[] = {
 		   "window times (first post to last local completion).\n" BW_SUMMARY_TAIL,
 		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_RMA_OP | EFAB_OG_PAIR_LAYOUT | EFAB_OG_INJECT |
 			   EFAB_OG_SRC | EFAB_OG_MR_CACHE,
-		.mpi = 1,
-		.pattern = EFAB_PATTERN_STREAM,
-		.family = EFAB_FAMILY_RMA,
+		RMA_ROW, BW_ROW,
 		.default_op = EFAB_OP_WRITE,
 		.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),
-		.ranks = EFAB_RANKS_PAIRS,
-		.caps = RMA_CAPS,
-		.access = RMA_ACCESS,
-		.show_bw = 1,
-		.extra_cols = bw_cols,
-		.n_extra = 8,
-		.counts = {.iters = 200, .pivot = 8192, .floor = 10, .warmup_cap = 10},
+		.counts = BW_COUNTS,
 	},
 	{
 		.name = "efab_get_bw",
@@ -107,18 +93,9 @@ const efab_bench_row_t efab_bench_rows[] = {
 		   "A window of -W reads is posted, then waited for; bandwidth = bytes / sum of\n"
 		   "window times (first post to last read completion).\n" BW_SUMMARY_TAIL,
 		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_RMA_OP | EFAB_OG_PAIR_LAYOUT,
-		.mpi = 1,
-		.pattern = EFAB_PATTERN_STREAM,
-		.family = EFAB_FAMILY_RMA,
-		.default_op = EFAB_OP_READ,
-		.ops = 1u << EFAB_OP_READ,
-		.ranks = EFAB_RANKS_PAIRS,
-		.caps = RMA_CAPS,
-		.access = RMA_ACCESS,
-		.show_bw = 1,
-		.extra_cols = bw_cols,
-		.n_extra = 8,
-		.counts = {.iters = 200, .pivot = 8192, .floor = 10, .warmup_cap = 10},
+		RMA_ROW, BW_ROW,
+		.default_op = EFAB_OP_READ, .ops = 1u << EFAB_OP_READ,
+		.counts = BW_COUNTS,
 	},
 	{
 		.name = "efab_atomic_lat",
@@ -128,23 +105,12 @@ const efab_bench_row_t efab_bench_rows[] = {
 		   "microseconds. -m is in bytes (a multiple of the datatype size; default one\n"
 		   "element); ops: add fadd cswap swap min max bor band bxor; dtypes: u32 u64 i32\n"
 		   "i64 f32 f64. Unsupported op/dtype combinations exit 77 (asked of the provider).",
-		.options = TRAFFIC_OPTS | EFAB_OG_ATOMIC,
-		.mpi = 1,
-		.pattern = EFAB_PATTERN_PINGPONG,
-		.family = EFAB_FAMILY_ATOMIC,
 		.definition = "latency = full round trip of one atomic to its completion at the initiator "
 		      "(fetching ops: the result is back; add/min/max/bit ops: the provider's "
 		      "default completion), microseconds",
-		.default_op = EFAB_OP_ATOMIC,
-		.ops = 1u << EFAB_OP_ATOMIC,
-		.ranks = 2,
-		.caps = ATOMIC_CAPS,
-		.access = ATOMIC_ACCESS,
-		.max_size_is_msg = 1,
-		.show_lat = 1,
-		.extra_cols = lat_cols,
-		.n_extra = 2,
-		.counts = LAT_COUNTS,
+		.options = TRAFFIC_OPTS | EFAB_OG_ATOMIC,
+		ATOMIC_ROW, LAT_ROW,
+		.extra_cols = lat_cols, .n_extra = 2,
 	},
 	{
 		.name = "efab_atomic_bw",
@@ -154,21 +120,10 @@ const efab_bench_row_t efab_bench_rows[] = {
 		   "window times, in 10^6 ops/s (bw_MBps = rate x operand bytes). Pairs as in\n"
 		   "efab_put_bw, or with --contend every rank but 0 hits the same words of rank 0.\n"
 		   "-n counts windows (default 200).",
-		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_ATOMIC,
-		.mpi = 1,
-		.pattern = EFAB_PATTERN_STREAM,
-		.family = EFAB_FAMILY_ATOMIC,
 		.definition = "message rate = atomics / sum of window times (first post to last "
 		      "completion), 10^6 ops/s; aggregate = sum over initiating ranks",
-		.default_op = EFAB_OP_ATOMIC,
-		.ops = 1u << EFAB_OP_ATOMIC,
-		.ranks = EFAB_RANKS_PAIRS,
-		.caps = ATOMIC_CAPS,
-		.access = ATOMIC_ACCESS,
-		.max_size_is_msg = 1,
-		.show_bw = 1,
-		.extra_cols = bw_cols,
-		.n_extra = 8,
+		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_ATOMIC,
+		ATOMIC_ROW, BW_ROW,
 		.counts = {.iters = 200, .pivot = 65536, .floor = 4, .warmup_cap = 2},
 	},
 	{
@@ -179,21 +134,16 @@ const efab_bench_row_t efab_bench_rows[] = {
 		   "operation (-o write, default, or read; 8 B or -m's smallest size) to each peer and\n"
 		   "a second one, in microseconds; -n rounds per peer count (default 5).",
 		.options = TRAFFIC_OPTS | EFAB_OG_RMA_OP,
-		.mpi = 1,
-		.family = EFAB_FAMILY_CONNECT,
-		.default_op = EFAB_OP_WRITE,
-		.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_READ),
-		.ranks = EFAB_RANKS_ANY,
-		.caps = RMA_CAPS,
-		.access = RMA_ACCESS,
-		.show_lat = 1,
-		.extra_cols = connect_cols,
-		.n_extra = 5,
-		.counts = LAT_COUNTS,
+		.mpi = 1, .family = EFAB_FAMILY_CONNECT, .default_op = EFAB_OP_WRITE,
+		.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_READ), .ranks = EFAB_RANKS_ANY,
+		.caps = RMA_CAPS, .access = RMA_ACCESS, .show_lat = 1,
+		.extra_cols = connect_cols, .n_extra = 5, .counts = LAT_COUNTS,
 	},
 	{
 		.name = "efab_scan",
 		.csv_name = "scan",
+		.options = EFAB_OG_COMMON | EFAB_OG_SELECT | EFAB_OG_ITERS | EFAB_OG_WARMUP | EFAB_OG_WINDOW |
+			   EFAB_OG_CHECK | EFAB_OG_SCAN | EFAB_OG_NODES,
 		.no_sweep = 1, /* its CSV is pairs x NICs, not result rows */
 		.summary = "Cluster health scan: which node or NIC is slow (mpirun/srun over N nodes, one rank\n"
 		"per NIC and node). Every node pair is measured once, in N-1 rounds of disjoint pairs\n"
@@ -203,16 +153,9 @@ const efab_bench_row_t efab_bench_rows[] = {
 		"writes one row per pair and NIC (plot/efab_scan_heatmap draws it). Exit 0 when no\n"
 		"node or NIC is flagged, 1 otherwise. Bandwidth runs --time 0.5 s per direction\n"
 		"unless -n or --time is given.",
-		.options = EFAB_OG_COMMON | EFAB_OG_SELECT | EFAB_OG_ITERS | EFAB_OG_WARMUP | EFAB_OG_WINDOW |
-			   EFAB_OG_CHECK | EFAB_OG_SCAN | EFAB_OG_NODES,
-		.mpi = 1,
-		.family = EFAB_FAMILY_SCAN,
-		.default_op = EFAB_OP_WRITE,
-		.ops = 1u << EFAB_OP_WRITE,
-		.ranks = EFAB_RANKS_ANY,
-		.caps = RMA_CAPS,
-		.access = RMA_ACCESS,
-		.counts = LAT_COUNTS,
+		.mpi = 1, .family = EFAB_FAMILY_SCAN, .default_op = EFAB_OP_WRITE,
+		.ops = 1u << EFAB_OP_WRITE, .ranks = EFAB_RANKS_ANY, .caps = RMA_CAPS,
+		.access = RMA_ACCESS, .counts = LAT_COUNTS,
 	},
 	{
 		.name = "efab_mr_reg",

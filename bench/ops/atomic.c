@@ -320,12 +320,9 @@ static uint64_t lat_after(efab_ctx_t *c, uint64_t size, uint64_t j)
 }
 
 static const efab_pingpong_ops_t atomic_pingpong = {
-	.begin = atomic_begin,
-	.prepare = lat_prepare,
-	.ping = lat_ping,
-	.after = lat_after,
-	.end = atomic_end,
-	.per_sample = 1,
+	.begin = atomic_begin, .end = atomic_end,
+	.prepare = lat_prepare, .ping = lat_ping, .after = lat_after,
+	.per_sample = 1, /* the full round trip */
 	.closing = "the other ranks after the last atomic",
 };
 
@@ -375,11 +372,8 @@ static uint64_t rate_check(efab_ctx_t *c, uint64_t size, uint64_t i, uint64_t rx
 }
 
 static const efab_stream_ops_t atomic_stream = {
-	.begin = atomic_begin,
-	.prepare = rate_prepare,
-	.post = rate_post,
-	.check = rate_check,
-	.end = atomic_end,
+	.begin = atomic_begin, .end = atomic_end,
+	.prepare = rate_prepare, .post = rate_post, .check = rate_check,
 };
 
 /* ---- the family ---- */
@@ -408,11 +402,7 @@ static void atomic_teardown(efab_ctx_t *c)
 }
 
 const efab_family_t efab_family_atomic = {
-	.check_opts = atomic_check_opts,
-	.region = atomic_region,
-	.setup = atomic_setup,
-	.op_label = atomic_op_label,
-	.pingpong = atomic_pingpong_of,
-	.stream = atomic_stream_of,
+	.check_opts = atomic_check_opts, .region = atomic_region, .setup = atomic_setup,
+	.op_label = atomic_op_label, .pingpong = atomic_pingpong_of, .stream = atomic_stream_of,
 	.teardown = atomic_teardown,
 };

@@ -203,11 +203,13 @@ static int connect_drive(efab_ctx_t *c)
 	int npeers = rt->size - 1, rc = EFAB_OK;
 	uint64_t rounds = c->o.iters ? c->o.iters : 5, size = c->o.sizes_given ? c->o.sizes.min : 8;
 	efab_csv_t csv = {.fd = -1};
-	double *first = calloc(rounds * (size_t)npeers, sizeof(double));
-	double *second = calloc(rounds * (size_t)npeers, sizeof(double));
-	double *av = calloc(rounds, sizeof(double)), *op = calloc(rounds, sizeof(double));
-	double *one_f = calloc((size_t)npeers, sizeof(double)), *one_s = calloc((size_t)npeers, sizeof(double));
-	if (!first || !second || !av || !op || !one_f || !one_s) {
+	/* one block: first and second contacts over rounds x peers, AV insert
+	 * and endpoint bring-up per round, one round's first and second */
+	size_t rp = rounds * (size_t)npeers;
+	double *block = calloc(2 * rp + 2 * rounds + 2 * (size_t)npeers, sizeof(double));
+	double *first = block, *second = first + rp, *av = second + rp, *op = av + rounds;
+	double *one_f = op + rounds, *one_s = one_f + npeers;
+	if (!block) {
 		efab_log_error("out of memory");
 		rc = EFAB_ERR;
 		goto out;
@@ -267,17 +269,10 @@ static int connect_drive(efab_ctx_t *c)
 	}
 out:
 	efab_csv_close(&csv);
-	free(first);
-	free(second);
-	free(av);
-	free(op);
-	free(one_f);
-	free(one_s);
+	free(block);
 	return rc;
 }
 
 const efab_family_t efab_family_connect = {
-	.region = connect_region,
-	.setup = connect_setup,
-	.drive = connect_drive,
+	.region = connect_region, .setup = connect_setup, .drive = connect_drive,
 };

@@ -107,34 +107,38 @@ static int put_prepare(efab_ctx_t *c, uint64_t size, uint64_t i)
 	return EFAB_OK;
 }
 
-static int put_ping(efab_ctx_t *c, uint64_t size, uint64_t i)
+/* One leg of iteration i: the initiator sends and waits for the pong, the
+ * responder waits for the ping and sends it back. */
+static int put_leg(efab_ctx_t *c, uint64_t size, uint64_t i, int sends_first)
 {
 	uint64_t seq = seq_of(c, i);
-	int p = (int)(seq & 1);
+	int p = (int)(seq & 1), rc;
 	efab_waitfor_t w;
-	put_waitfor(c, &w, "pong", size, i);
-	return put_send(c, size, p, seq, &w) || put_arrival(c, size, p, seq, &w) ? EFAB_ERR
-										 : EFAB_OK;
+	put_waitfor(c, &w, sends_first ? "pong" : "ping", size, i);
+	if (sends_first)
+		rc = put_send(c, size, p, seq, &w) || put_arrival(c, size, p, seq, &w);
+	else
+		rc = put_arrival(c, size, p, seq, &w) || put_send(c, size, p, seq, &w);
+	return rc ? EFAB_ERR : EFAB_OK;
+}
+
+static int put_ping(efab_ctx_t *c, uint64_t size, uint64_t i)
+{
+	return put_leg(c, size, i, 1);
 }
 
 static int put_respond(efab_ctx_t *c, uint64_t size, uint64_t i)
 {
-	uint64_t seq = seq_of(c, i);
-	int p = (int)(seq & 1);
-	efab_waitfor_t w;
-	put_waitfor(c, &w, "ping", size, i);
-	return put_arrival(c, size, p, seq, &w) || put_send(c, size, p, seq, &w) ? EFAB_ERR
-										 : EFAB_OK;
+	return put_leg(c, size, i, 0);
 }
 
 static uint64_t put_after(efab_ctx_t *c, uint64_t size, uint64_t i)
 {
 	uint64_t seq = seq_of(c, i);
-	int p = (int)(seq & 1);
 	if (!c->o.check)
 		return 0;
-	return c->op == EFAB_OP_WRITE ? efab_verify_settled(c, RX(c, p), size, seq)
-				      : efab_verify(c, RX(c, p), size, seq);
+	return c->op == EFAB_OP_WRITE ? efab_verify_settled(c, RX(c, seq & 1), size, seq)
+				      : efab_verify(c, RX(c, seq & 1), size, seq);
 }
 
 static uint64_t put_end(efab_ctx_t *c, uint64_t size, uint64_t iterations)
@@ -145,13 +149,9 @@ static uint64_t put_end(efab_ctx_t *c, uint64_t size, uint64_t iterations)
 }
 
 const efab_pingpong_ops_t efab_put_pingpong = {
-	.begin = put_begin,
-	.prepare = put_prepare,
-	.ping = put_ping,
-	.respond = put_respond,
-	.after = put_after,
-	.end = put_end,
-	.per_sample = 2,
+	.begin = put_begin, .end = put_end,
+	.prepare = put_prepare, .ping = put_ping, .respond = put_respond, .after = put_after,
+	.per_sample = 2, /* half the round trip */
 	.closing = "write completions and the peer",
 };
 
@@ -199,12 +199,9 @@ static uint64_t get_end(efab_ctx_t *c, uint64_t size, uint64_t iterations)
 }
 
 static const efab_pingpong_ops_t get_pingpong = {
-	.begin = get_begin,
-	.prepare = get_prepare,
-	.ping = get_ping,
-	.after = get_after,
-	.end = get_end,
-	.per_sample = 1,
+	.begin = get_begin, .end = get_end,
+	.prepare = get_prepare, .ping = get_ping, .after = get_after,
+	.per_sample = 1, /* the full round trip */
 	.closing = "the initiator to finish its reads",
 };
 
@@ -322,13 +319,10 @@ static const char *bw_footprint(const efab_ctx_t *c)
 }
 
 const efab_stream_ops_t efab_rma_stream = {
-	.begin = bw_begin,
-	.prepare = bw_prepare,
-	.post = bw_post,
-	.check = bw_check,
-	.end = bw_end,
+	.begin = bw_begin, .end = bw_end,
+	.prepare = bw_prepare, .post = bw_post, .check = bw_check,
 	.footprint = bw_footprint,
-	.lockstep = 1,
+	.lockstep = 1, /* a slot is rewritten only once every rank checked it */
 };
 
 /* ---- the family ---- */
@@ -425,9 +419,6 @@ static const efab_stream_ops_t *rma_stream(const efab_ctx_t *c)
 }
 
 const efab_family_t efab_family_rma = {
-	.check_opts = rma_check_opts,
-	.region = rma_region,
-	.setup = rma_setup,
-	.pingpong = rma_pingpong,
-	.stream = rma_stream,
+	.check_opts = rma_check_opts, .region = rma_region, .setup = rma_setup,
+	.pingpong = rma_pingpong, .stream = rma_stream,
 };

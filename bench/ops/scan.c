@@ -537,11 +537,12 @@ static int scan_drive(efab_ctx_t *c)
 	size_t pcells = cells * (size_t)passes;
 	scan_report_t *all = calloc((size_t)rt->size, sizeof(*all));
 	/* per pass: [pass * cells + at(a, b, i)]; the verdict gets the medians */
-	double *bw_p = malloc(pcells * sizeof(double)), *lat_p = malloc(pcells * sizeof(double));
-	double *lat99 = malloc(cells * sizeof(double));
-	double *bw = malloc(cells * sizeof(double)), *lat = malloc(cells * sizeof(double));
+	/* per pass: bandwidth, latency; over passes: p99 latency, the medians */
+	double *block = malloc((2 * pcells + 3 * cells) * sizeof(double));
+	double *bw_p = block, *lat_p = bw_p + pcells, *lat99 = lat_p + pcells;
+	double *bw = lat99 + cells, *lat = bw + cells;
 	efab_csv_t csv = {.fd = -1};
-	if (!all || !bw_p || !lat_p || !lat99 || !bw || !lat) {
+	if (!all || !block) {
 		efab_log_error("out of memory");
 		rc = EFAB_ERR;
 		goto out;
@@ -634,17 +635,10 @@ static int scan_drive(efab_ctx_t *c)
 out:
 	efab_csv_close(&csv);
 	free(all);
-	free(bw_p);
-	free(lat_p);
-	free(bw);
-	free(lat);
-	free(lat99);
+	free(block);
 	return rc;
 }
 
 const efab_family_t efab_family_scan = {
-	.plan = scan_plan,
-	.setup = scan_setup,
-	.drive = scan_drive,
-	.teardown = scan_teardown,
+	.plan = scan_plan, .setup = scan_setup, .drive = scan_drive, .teardown = scan_teardown,
 };

@@ -10,7 +10,11 @@
 #include <unistd.h>
 
 #include "efab_abi.h"
+#include "efab_endpoint.h"
 #include "efab_json.h"
+#include "efab_ops.h"
+#include "efab_registration.h"
+#include "efab_select.h"
 #include "efab_topo.h"
 #include "harness.h"
 
@@ -314,7 +318,7 @@ static int setup_memory(efab_ctx_t *c)
 		rc = efab_mr_reg_dmabuf(&c->fab, c->mem.ptr, region, c->gpu, access, &c->mr);
 	else
 		rc = efab_mr_reg(&c->fab, c->mem.ptr, region, efab_mem_iface(c->mem_kind),
-				 c->gpu < 0 ? 0 : c->gpu, access, &c->mr);
+				      c->gpu < 0 ? 0 : c->gpu, access, &c->mr);
 	if (rc)
 		return rc;
 	c->ldesc = c->o.src_unregistered ? NULL : c->mr.desc;

@@ -25,11 +25,11 @@ typedef struct efab_mr {
 } efab_mr_t;
 
 /* iface: FI_HMEM_SYSTEM or FI_HMEM_CUDA, device: CUDA ordinal. */
-int efab_mr_reg(struct efab_fabric *fab, void *buf, size_t len, int iface, int device,
+int efab_mr_register(struct efab_fabric *fab, void *buf, size_t len, int iface, int device,
 		     uint64_t access, efab_mr_t *out);
 /* Register CUDA memory through a dmabuf fd (FI_MR_DMABUF, libfabric >=
  * 1.20); EFAB_SKIP with the missing piece named when unavailable. */
-int efab_mr_reg_dmabuf(struct efab_fabric *fab, void *buf, size_t len, int device,
+int efab_mr_register_dmabuf(struct efab_fabric *fab, void *buf, size_t len, int device,
 			    uint64_t access, efab_mr_t *out);
 void efab_mr_dereg(efab_mr_t *mr);
 /* fi_mr_dmabuf.base_addr for buf, which lies offset bytes into its dmabuf:

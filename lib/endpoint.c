@@ -70,7 +70,7 @@ static int rx_cq_data_start(efab_fabric_t *fab)
 	memset(fab->rx_buf, 0, 4096);
 	for (size_t i = 0; i < EFAB_RX_CQ_DATA_DEPTH; i++)
 		fab->rx_free[fab->rx_nfree++] = EFAB_RX_CQ_DATA_DEPTH - 1 - i;
-	if (efab_mr_reg(fab, fab->rx_buf, 4096, FI_HMEM_SYSTEM, 0, FI_RECV, &fab->rx_mr))
+	if (efab_mr_register(fab, fab->rx_buf, 4096, FI_HMEM_SYSTEM, 0, FI_RECV, &fab->rx_mr))
 		return EFAB_ERR;
 	return efab_rx_repost(fab);
 }

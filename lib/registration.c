@@ -44,7 +44,7 @@ close_mr:
 	return EFAB_ERR;
 }
 
-int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device,
+int efab_mr_register(efab_fabric_t *fab, void *buf, size_t len, int iface, int device,
 		     uint64_t access, efab_mr_t *out)
 {
 	struct iovec iov = {buf, len};
@@ -81,7 +81,7 @@ uint64_t efab_dmabuf_base(const void *buf, uint64_t offset)
 	return (uint64_t)(uintptr_t)buf - offset;
 }
 
-int efab_mr_reg_dmabuf(efab_fabric_t *fab, void *buf, size_t len, int device,
+int efab_mr_register_dmabuf(efab_fabric_t *fab, void *buf, size_t len, int device,
 			    uint64_t access, efab_mr_t *out)
 {
 	/* decided by the running library, not the headers: FI_MR_DMABUF and the

@@ -315,9 +315,9 @@ static int setup_memory(efab_ctx_t *c)
 	}
 	uint64_t access = c->row->access;
 	if (c->o.dmabuf && c->mem_kind == EFAB_MEM_CUDA)
-		rc = efab_mr_reg_dmabuf(&c->fab, c->mem.ptr, region, c->gpu, access, &c->mr);
+		rc = efab_mr_register_dmabuf(&c->fab, c->mem.ptr, region, c->gpu, access, &c->mr);
 	else
-		rc = efab_mr_reg(&c->fab, c->mem.ptr, region, efab_mem_iface(c->mem_kind),
+		rc = efab_mr_register(&c->fab, c->mem.ptr, region, efab_mem_iface(c->mem_kind),
 				      c->gpu < 0 ? 0 : c->gpu, access, &c->mr);
 	if (rc)
 		return rc;

@@ -40,7 +40,7 @@ static void loop_rma(const char *prov)
 	assert_true(efab_prov_matches(prov, info->fabric_attr->prov_name));
 	assert_int_equal(efab_fabric_open(info, efab_rt_single(), 5.0, &fab), EFAB_OK);
 	assert_int_equal(efab_mem_alloc(EFAB_MEM_HOST, 0, 8192, &mem), EFAB_OK);
-	assert_int_equal(efab_mr_reg(&fab, mem.ptr, 8192, FI_HMEM_SYSTEM, 0,
+	assert_int_equal(efab_mr_register(&fab, mem.ptr, 8192, FI_HMEM_SYSTEM, 0,
 					  FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &mr),
 			 EFAB_OK);
 	assert_int_equal(efab_mr_exchange(&fab, &mr, &rk), EFAB_OK);

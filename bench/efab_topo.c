@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "efab.h"
+#include "efab_select.h"
 #include "efab_topo.h"
 
 int main(int argc, char **argv)

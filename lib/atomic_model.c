@@ -5,7 +5,7 @@
 #include <rdma/fi_atomic.h>
 
 #include "efab_atomic.h"
-#include "efab_fabric.h"
+#include "efab_ops.h"
 #include "efab_opts.h"
 
 #define MINMAX_TOP EFAB_ATOMIC_MINMAX_TOP

@@ -54,15 +54,9 @@ typedef struct efab_row {
 	char extra[EFAB_MAX_EXTRA][40]; /* "" = empty cell */
 } efab_row_t;
 
-/* Record the request (-p/-f as given; NULL or "" = not asked). */
+/* Record the request (-p/-f as given; NULL or "" = not asked). What the run
+ * ran on comes from libfabric: efab_run_info_from_fi and friends (efab_select.h). */
 void efab_run_info_request(efab_run_info_t *ri, const char *provider, const char *fabric);
-/* libfabric_version, _built, _api, _path and efa_installer of the running
- * library (lib/select.c). */
-void efab_run_info_libfabric(efab_run_info_t *ri);
-/* What a run ran on, by name (a run on fi_info: efab_run_info_from_fi), with
- * the running libfabric as above (lib/select.c). */
-void efab_run_info_ran_on(efab_run_info_t *ri, const char *provider, const char *fabric,
-			  const char *domain, const char *provider_version);
 /* The start of every run's info: bench (the CSV name), ranks, run_id and
  * timestamp. */
 void efab_run_info_begin(efab_run_info_t *ri, const char *bench, int ranks);
@@ -83,8 +77,9 @@ typedef struct efab_csv {
 /* Schema 1: the header of ri's columns, rows from efab_row_t. */
 int efab_csv_open(const char *path, const efab_run_info_t *ri, efab_csv_t *out);
 int efab_csv_write(efab_csv_t *csv, const efab_run_info_t *ri, const efab_row_t *row);
-/* Any other layout (efab_scan's): header is the first line without its
- * newline; a row is ncells cells, already formatted as text ("" = empty). */
+/* Any other layout (a scan's per-pair rows): header is the first line
+ * without its newline; a row is ncells cells, already formatted as text
+ * ("" = empty). */
 int efab_csv_open_with_header(const char *path, const char *header, efab_csv_t *out);
 int efab_csv_write_cells(efab_csv_t *csv, const char *const *cells, size_t ncells);
 void efab_csv_close(efab_csv_t *csv);

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "efab_fabric.h"
+#include <rdma/fabric.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,21 +1,19 @@
 /* Endpoint bring-up: fabric, domain, CQ, AV, endpoint, address exchange,
  * RMA size limits and the receive slots FI_RX_CQ_DATA needs. */
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <strings.h>
-#include <unistd.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
 
-#include <rdma/fi_ext.h>
-
-#include "efab_cuda.h"
-#include "efab_fabric.h"
-#include "efab_opts.h"
-#include "efab_result.h"
-#include "efab_topo.h"
-#include "fabric_internal.h"
+#include "efab.h"
+#include "efab_abi.h"
+#include "efab_endpoint.h"
+#include "efab_registration.h"
+#include "efab_rt.h"
+#include "efab_select.h"
+#include "endpoint_internal.h"
 
 /* Receive slot i's context: the top EFAB_RX_CQ_DATA_DEPTH entries of ctx. */
 static struct fi_context2 *rx_slot_ctx(efab_fabric_t *fab, size_t i)
@@ -72,7 +70,7 @@ static int rx_cq_data_start(efab_fabric_t *fab)
 	memset(fab->rx_buf, 0, 4096);
 	for (size_t i = 0; i < EFAB_RX_CQ_DATA_DEPTH; i++)
 		fab->rx_free[fab->rx_nfree++] = EFAB_RX_CQ_DATA_DEPTH - 1 - i;
-	if (efab_mr_reg(fab, fab->rx_buf, 4096, FI_HMEM_SYSTEM, 0, FI_RECV, &fab->rx_mr))
+	if (efab_mr_register(fab, fab->rx_buf, 4096, FI_HMEM_SYSTEM, 0, FI_RECV, &fab->rx_mr))
 		return EFAB_ERR;
 	return efab_rx_repost(fab);
 }
@@ -317,6 +315,11 @@ void efab_ep_close(efab_fabric_t *e)
 {
 	close_endpoint(e);
 	memset(e, 0, sizeof(*e));
+}
+
+int efab_fabric_manual_progress(const efab_fabric_t *fab)
+{
+	return efab_info_progress(fab->info) != FI_PROGRESS_AUTO;
 }
 
 void efab_fabric_close(efab_fabric_t *fab)

@@ -1,22 +1,19 @@
 /* Operations and waits: CQ progress, completion and byte waits with their
  * timeouts, the progress-driving barrier, RMA and atomic posts. */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include <strings.h>
-#include <unistd.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_rma.h>
 
-#include <rdma/fi_ext.h>
-
+#include "efab.h"
+#include "efab_abi.h"
 #include "efab_clock.h"
-#include "efab_cuda.h"
-#include "efab_fabric.h"
-#include "efab_opts.h"
-#include "efab_result.h"
-#include "efab_topo.h"
-#include "fabric_internal.h"
+#include "efab_endpoint.h"
+#include "efab_ops.h"
+#include "efab_select.h"
+#include "endpoint_internal.h"
 
 int efab_progress(efab_fabric_t *fab)
 {

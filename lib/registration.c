@@ -1,20 +1,18 @@
 /* Memory registration (fi_mr_regattr, dmabuf) and the exchange of keys. */
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <strings.h>
 #include <unistd.h>
 
-#include <rdma/fi_ext.h>
+#include <rdma/fi_domain.h>
 
+#include "efab.h"
+#include "efab_abi.h"
 #include "efab_cuda.h"
-#include "efab_fabric.h"
-#include "efab_opts.h"
-#include "efab_result.h"
-#include "efab_topo.h"
-#include "fabric_internal.h"
+#include "efab_endpoint.h"
+#include "efab_registration.h"
+#include "efab_rt.h"
+#include "efab_select.h"
 
 /* What every registration needs once fi_mr_regattr succeeded: binding and
  * enabling under FI_MR_ENDPOINT, the next requested key, the outputs. */
@@ -46,8 +44,8 @@ close_mr:
 	return EFAB_ERR;
 }
 
-int efab_mr_reg(efab_fabric_t *fab, void *buf, size_t len, int iface, int device,
-		uint64_t access, efab_mr_t *out)
+int efab_mr_register(efab_fabric_t *fab, void *buf, size_t len, int iface, int device,
+		     uint64_t access, efab_mr_t *out)
 {
 	struct iovec iov = {buf, len};
 	efab_mr_attr_t attr = {
@@ -83,8 +81,8 @@ uint64_t efab_dmabuf_base(const void *buf, uint64_t offset)
 	return (uint64_t)(uintptr_t)buf - offset;
 }
 
-int efab_mr_reg_dmabuf(efab_fabric_t *fab, void *buf, size_t len, int device, uint64_t access,
-		       efab_mr_t *out)
+int efab_mr_register_dmabuf(efab_fabric_t *fab, void *buf, size_t len, int device,
+			    uint64_t access, efab_mr_t *out)
 {
 	/* decided by the running library, not the headers: FI_MR_DMABUF and the
 	 * dmabuf member of fi_mr_attr are read from API 1.20 on */
@@ -129,9 +127,10 @@ void efab_mr_dereg(efab_mr_t *mr)
 	memset(mr, 0, sizeof(*mr));
 }
 
+/* One rank's key on the wire; raw holds an FI_MR_RAW key (fi_mr_raw_attr). */
 struct wire_key {
 	uint64_t base, key, len, raw_len;
-	uint8_t raw[EFAB_RAWKEY_MAX];
+	uint8_t raw[64];
 };
 
 int efab_mr_exchange(efab_fabric_t *fab, const efab_mr_t *mr, efab_rkey_t *out)

@@ -1,7 +1,6 @@
 /* Fabric selection: hints from a request, matching fi_info lists, why a
- * fabric cannot serve a request, what a run records about its fabric, and
- * the provider log capture. */
-#include <errno.h>
+ * fabric cannot serve a request, what a run records about its fabric, the
+ * provider log capture and the MR cache environment. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,12 +8,14 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <rdma/fi_errno.h>
 #include <rdma/fi_ext.h>
 
-#include "efab_cuda.h"
-#include "efab_fabric.h"
+#include "efab.h"
+#include "efab_abi.h"
 #include "efab_opts.h"
 #include "efab_result.h"
+#include "efab_select.h"
 #include "efab_topo.h"
 
 static struct {
@@ -451,11 +452,6 @@ const char *efab_progress_name(int p)
 	case EFAB_FI_PROGRESS_CONTROL_UNIFIED: return "control_unified";
 	default: return "unspec";
 	}
-}
-
-int efab_fabric_manual_progress(const efab_fabric_t *fab)
-{
-	return efab_info_progress(fab->info) != FI_PROGRESS_AUTO;
 }
 
 void efab_mr_mode_str(uint64_t m, char *buf, size_t len)

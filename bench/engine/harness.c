@@ -11,7 +11,11 @@
 
 #include "efab_abi.h"
 #include "efab_cuda.h"
+#include "efab_endpoint.h"
 #include "efab_json.h"
+#include "efab_ops.h"
+#include "efab_registration.h"
+#include "efab_select.h"
 #include "efab_topo.h"
 #include "harness.h"
 #include "runtime.h"
@@ -304,10 +308,10 @@ static int setup_memory(efab_ctx_t *c)
 	}
 	uint64_t access = c->row->access;
 	if (c->o.dmabuf && c->mem_kind == EFAB_MEM_CUDA)
-		rc = efab_mr_reg_dmabuf(&c->fab, c->mem.ptr, region, c->gpu, access, &c->mr);
+		rc = efab_mr_register_dmabuf(&c->fab, c->mem.ptr, region, c->gpu, access, &c->mr);
 	else
-		rc = efab_mr_reg(&c->fab, c->mem.ptr, region, efab_mem_iface(c->mem_kind),
-				 c->gpu < 0 ? 0 : c->gpu, access, &c->mr);
+		rc = efab_mr_register(&c->fab, c->mem.ptr, region, efab_mem_iface(c->mem_kind),
+				      c->gpu < 0 ? 0 : c->gpu, access, &c->mr);
 	if (rc)
 		return rc;
 	c->ldesc = c->o.src_unregistered ? NULL : c->mr.desc;

@@ -6,10 +6,13 @@
 #define EFAB_HARNESS_H
 
 #include "efab.h"
-#include "efab_fabric.h"
+#include "efab_endpoint.h"
 #include "efab_mem.h"
 #include "efab_opts.h"
+#include "efab_registration.h"
 #include "efab_result.h"
+#include "efab_rt.h"
+#include "efab_select.h"
 #include "efab_stats.h"
 #include "efab_topo.h"
 #include "mpi_rt.h"

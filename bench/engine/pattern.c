@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "efab_clock.h"
+#include "efab_ops.h"
+#include "efab_select.h"
 #include "harness.h"
 
 /* Set the row's column called name, if the row has one. */

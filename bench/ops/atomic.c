@@ -21,6 +21,7 @@
 
 #include "atomic.h"
 #include "efab_clock.h"
+#include "efab_ops.h"
 
 typedef struct at_state {
 	int kind;

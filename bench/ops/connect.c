@@ -15,16 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "efab_endpoint.h"
+#include "efab_ops.h"
+#include "efab_select.h"
 #include "harness.h"
-
-#define ADDR_MAX 256
 
 enum { X_PEERS, X_AV, X_AV_PER, X_SECOND, X_EPOPEN, X_N };
 /* the row's extra columns, in the order of rows.c */
 
 typedef struct slot {
 	size_t len;
-	char name[ADDR_MAX];
+	char name[EFAB_ADDR_MAX];
 } slot_t;
 
 static int cmp_d(const void *a, const void *b)
@@ -120,7 +121,7 @@ static int round_once(efab_ctx_t *c, int p, uint64_t size, double *first, double
 	efab_fabric_t ne;
 	slot_t mine, *all = calloc((size_t)rt->size, sizeof(*all));
 	fi_addr_t *addrs = calloc((size_t)p, sizeof(*addrs));
-	char *names = calloc((size_t)p, ADDR_MAX);
+	char *names = calloc((size_t)p, EFAB_ADDR_MAX);
 	int rc = EFAB_OK;
 	memset(&ne, 0, sizeof(ne));
 	memset(&mine, 0, sizeof(mine));
@@ -131,7 +132,7 @@ static int round_once(efab_ctx_t *c, int p, uint64_t size, double *first, double
 	if (!rc && in) {
 		struct ep_call a = {c, me == 0 ? (size_t)p : 1, &ne, &mine};
 		double us;
-		mine.len = ADDR_MAX;
+		mine.len = EFAB_ADDR_MAX;
 		rc = efab_time_once(ep_open_call, &a, &us);
 		if (me == 0)
 			*open_us = us;

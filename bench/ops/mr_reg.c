@@ -26,6 +26,9 @@
 
 #include "efab_clock.h"
 #include "efab_cuda.h"
+#include "efab_endpoint.h"
+#include "efab_registration.h"
+#include "efab_select.h"
 #include "efab_topo.h"
 #include "pattern.h"
 #include "reg.h"
@@ -81,9 +84,10 @@ static int reg_one(reg_ctx_t *r, void *buf, size_t len, mrset_t *set)
 	set->n = 0;
 	for (size_t d = 0; d < k_of(r); d++) {
 		efab_fabric_t *f = r->doms[d] ? r->doms[d] : &r->fab;
-		int rc = r->o.dmabuf ? efab_mr_reg_dmabuf(f, buf, len, r->gpu, r->access, &set->mr[d])
-				     : efab_mr_reg(f, buf, len, efab_mem_iface(r->kind),
-						   r->gpu < 0 ? 0 : r->gpu, r->access, &set->mr[d]);
+		int rc = r->o.dmabuf
+				 ? efab_mr_register_dmabuf(f, buf, len, r->gpu, r->access, &set->mr[d])
+				 : efab_mr_register(f, buf, len, efab_mem_iface(r->kind),
+						    r->gpu < 0 ? 0 : r->gpu, r->access, &set->mr[d]);
 		if (rc) {
 			dereg_set(set);
 			return rc;

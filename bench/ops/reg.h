@@ -3,6 +3,7 @@
 #ifndef EFAB_REG_H
 #define EFAB_REG_H
 
+#include "efab_endpoint.h"
 #include "harness.h"
 
 #ifdef __cplusplus

@@ -25,6 +25,7 @@
  *     fits a cache: 4 MiB on shm). */
 #include <string.h>
 
+#include "efab_ops.h"
 #include "harness.h"
 #include "rma.h"
 

@@ -22,8 +22,10 @@
 #include <unistd.h>
 
 #include "efab_clock.h"
+#include "efab_ops.h"
 #include "efab_result.h"
 #include "efab_scan.h"
+#include "efab_select.h"
 #include "harness.h"
 #include "rma.h"
 

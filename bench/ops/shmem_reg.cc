@@ -17,6 +17,7 @@
 #include <nvshmemx.h>
 
 #include "efab_cuda.h"
+#include "efab_select.h"
 #include "reg.h"
 #include "rows.h"
 #include "runtime.h"

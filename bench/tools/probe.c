@@ -13,7 +13,11 @@
 #include <string.h>
 
 #include "efab_atomic.h"
+#include "efab_endpoint.h"
 #include "efab_json.h"
+#include "efab_ops.h"
+#include "efab_registration.h"
+#include "efab_select.h"
 #include "harness.h"
 #include "rows.h"
 #include "runtime.h"
@@ -357,8 +361,8 @@ static void live_one(efab_rt_t *rt, const struct fi_info *col, int which, double
 	 * zeros: "the data read differ", seen on efasim 2.6.0's efa-direct). */
 	for (int k = 0; k < 64; k++)
 		((uint8_t *)buf)[k] = (uint8_t)(rt->rank == 1 ? 0xa0 + k : 0x10 + k);
-	rc = efab_mr_reg(&fab, buf, 4096, FI_HMEM_SYSTEM, 0,
-			 FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &mr);
+	rc = efab_mr_register(&fab, buf, 4096, FI_HMEM_SYSTEM, 0,
+			      FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &mr);
 	ok = rc == 0;
 	rt->allreduce(rt, &ok, &all_ok, 1, EFAB_RT_MIN);
 	if (!all_ok || efab_mr_exchange(&fab, &mr, rk))

@@ -13,10 +13,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "efab.h"
 #include "efab_cuda.h"
-#include "efab_fabric.h"
+#include "efab_endpoint.h"
 #include "efab_mem.h"
+#include "efab_ops.h"
 #include "efab_opts.h"
+#include "efab_registration.h"
+#include "efab_rt.h"
+#include "efab_select.h"
 
 #ifdef FI_MR_DMABUF
 #define SUB 0x3000 /* a non-zero offset inside the first 64 KiB of the allocation */
@@ -64,12 +69,13 @@ int main(void)
 	for (int i = 0; i < LEN; i++)
 		h[i] = (uint8_t)(i * 13 + 5);
 	efab_mr_t hmr, gmr;
-	if (efab_mr_reg(&fab, h, LEN, FI_HMEM_SYSTEM, 0, FI_WRITE | FI_READ, &hmr))
+	if (efab_mr_register(&fab, h, LEN, FI_HMEM_SYSTEM, 0, FI_WRITE | FI_READ, &hmr))
 		return 1;
 	const uint64_t acc = FI_REMOTE_WRITE | FI_REMOTE_READ | FI_WRITE | FI_READ;
-	if ((rc = efab_mr_reg_dmabuf(&fab, (char *)gpu.ptr + SUB, LEN, 0, acc, &gmr)))
+	if ((rc = efab_mr_register_dmabuf(&fab, (char *)gpu.ptr + SUB, LEN, 0, acc, &gmr)))
 		return rc;
-	int good = write_and_check(&fab, &gpu, h, &hmr, gmr.key, "efab_mr_reg_dmabuf (base_addr = range start)");
+	int good = write_and_check(&fab, &gpu, h, &hmr, gmr.key,
+				   "efab_mr_register_dmabuf (base_addr = range start)");
 	efab_mr_dereg(&gmr);
 
 	/* the old registration: base_addr = the buffer, offset inside the range */

@@ -12,11 +12,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "efab.h"
+#include "efab_abi.h"
 #include "efab_clock.h"
-#include "efab_fabric.h"
+#include "efab_endpoint.h"
 #include "efab_mem.h"
+#include "efab_ops.h"
 #include "efab_opts.h"
+#include "efab_registration.h"
 #include "efab_result.h"
+#include "efab_rt.h"
+#include "efab_select.h"
 
 #define RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 
@@ -34,8 +40,8 @@ static void loop_rma(const char *prov)
 	assert_true(efab_prov_matches(prov, info->fabric_attr->prov_name));
 	assert_int_equal(efab_fabric_open(info, efab_rt_single(), 5.0, &fab), EFAB_OK);
 	assert_int_equal(efab_mem_alloc(EFAB_MEM_HOST, 0, 8192, &mem), EFAB_OK);
-	assert_int_equal(efab_mr_reg(&fab, mem.ptr, 8192, FI_HMEM_SYSTEM, 0,
-				     FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &mr),
+	assert_int_equal(efab_mr_register(&fab, mem.ptr, 8192, FI_HMEM_SYSTEM, 0,
+					  FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &mr),
 			 EFAB_OK);
 	assert_int_equal(efab_mr_exchange(&fab, &mr, &rk), EFAB_OK);
 	uint8_t *b = mem.ptr;

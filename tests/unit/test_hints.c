@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "efab_fabric.h"
+#include "efab.h"
 #include "efab_mem.h"
 #include "efab_opts.h"
+#include "efab_registration.h"
+#include "efab_select.h"
 
 #define RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 

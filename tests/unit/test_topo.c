@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "efab_select.h"
 #include "efab_topo.h"
 
 #define TOPO(f) EFAB_TEST_DATA "/../topo/" f

@@ -1,13 +1,11 @@
-/* Shared by lib/endpoint.c, lib/registration.c and lib/ops.c only: sizes and
- * the receive slots that FI_RX_CQ_DATA needs (set up by the endpoint,
- * reposted as completions arrive). Not part of libefab's interface. */
-#ifndef EFAB_FABRIC_INTERNAL_H
-#define EFAB_FABRIC_INTERNAL_H
+/* Private to lib/endpoint.c, which defines these, and lib/ops.c: the receive
+ * slots that FI_RX_CQ_DATA needs (set up with the endpoint, reposted as
+ * completions arrive). Not part of libefab's interface. */
+#ifndef EFAB_ENDPOINT_INTERNAL_H
+#define EFAB_ENDPOINT_INTERNAL_H
 
-#include "efab_fabric.h"
+#include "efab_endpoint.h"
 
-#define EFAB_ADDR_MAX 256
-#define EFAB_RAWKEY_MAX 64
 #define EFAB_RX_CQ_DATA_DEPTH 256
 #define EFAB_RX_BUF_SIZE 64 /* remote-CQ-data writes place nothing in it */
 

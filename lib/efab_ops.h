@@ -1,0 +1,79 @@
+/* Operations on an open endpoint (ops.c): progress, completion waits bounded
+ * by the timeout, RMA and atomic posts, and what a timeout or a signal does. */
+#ifndef EFAB_OPS_H
+#define EFAB_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+#include "efab_endpoint.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a wait is for, so a timeout can say it. */
+typedef struct efab_waitfor {
+	const char *what; /* "write completion", "pong", ... */
+	const char *op;
+	uint64_t size;
+	int peer;
+	uint64_t iter;
+} efab_waitfor_t;
+
+/* Read the CQ once (drives manual progress). <0 on a CQ error (logged). */
+int efab_progress(efab_fabric_t *fab);
+/* Wait until tx_done >= target. */
+int efab_wait_tx(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w);
+/* Wait until rx_data_count >= target. */
+int efab_wait_rxdata(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w);
+/* Poll *p until it equals v, driving progress meanwhile. */
+int efab_wait_byte(efab_fabric_t *fab, volatile uint8_t *p, uint8_t v, const efab_waitfor_t *w);
+
+/* Wait for this rank's own operations, then a barrier that keeps driving
+ * progress while it waits (the target side of one-sided traffic needs it on
+ * manual-progress providers); bounded by the timeout. Every benchmark ends a
+ * size with this before any blocking collective. */
+int efab_barrier_progress(efab_fabric_t *fab, const efab_waitfor_t *w);
+
+/* Post one RMA op; retries -FI_EAGAIN while driving progress, bounded by the
+ * timeout. flags: FI_INJECT (no completion is generated), FI_REMOTE_CQ_DATA. */
+int efab_post_write(efab_fabric_t *fab, int peer, const void *buf, size_t len, void *desc,
+		    uint64_t raddr, uint64_t rkey, uint64_t data, uint64_t flags,
+		    const efab_waitfor_t *w);
+int efab_post_read(efab_fabric_t *fab, int peer, void *buf, size_t len, void *desc,
+		   uint64_t raddr, uint64_t rkey, const efab_waitfor_t *w);
+
+enum efab_atomic_kind { EFAB_ATOMIC_PLAIN = 0, EFAB_ATOMIC_FETCH, EFAB_ATOMIC_COMPARE };
+
+/* fi_query_atomic / fi_fetch_atomicvalid / fi_compare_atomicvalid in one:
+ * 0 and the provider's max element count, or the negative libfabric error. */
+int efab_atomic_query(struct fid_domain *domain, int kind, enum fi_datatype dt, enum fi_op op,
+		      size_t *max_count);
+const char *efab_fi_op_name(enum fi_op op);
+const char *efab_fi_datatype_name(enum fi_datatype dt);
+
+/* Post one atomic (retrying -FI_EAGAIN like the RMA posts). compare is used
+ * by EFAB_ATOMIC_COMPARE only, result by FETCH and COMPARE. */
+int efab_post_atomic(efab_fabric_t *fab, int peer, int kind, const void *buf, size_t count,
+		     void *desc, const void *compare, void *compare_desc, void *result,
+		     void *result_desc, uint64_t raddr, uint64_t rkey, enum fi_datatype dt,
+		     enum fi_op op, const efab_waitfor_t *w);
+
+/* A flag (set by a signal handler) that ends every wait early with
+ * EFAB_ERR, so a signalled rank stops within a few microseconds instead of
+ * finishing the size it was measuring. NULL disables. */
+void efab_set_stop_flag(volatile int *flag);
+
+/* Logs a wait's timeout, naming what it waited for (w); the wait then
+ * returns EFAB_ERR. */
+void efab_timeout_report(const efab_fabric_t *fab, const efab_waitfor_t *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,139 @@
+/* Fabric selection (select.c): fi_getinfo hints from a request, matching
+ * fi_info lists, why a fabric cannot serve a request, what a run records
+ * about its fabric, the provider log capture and the MR cache environment. */
+#ifndef EFAB_SELECT_H
+#define EFAB_SELECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+
+#include "efab_abi.h"
+#include "efab_opts.h"
+#include "efab_result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The API version every fi_getinfo/fi_import asks for: the running library's,
+ * capped at the newest layout efabench mirrors (efab_abi.h), not the headers'. */
+#define EFAB_FI_VERSION efab_fi_api_version()
+
+/* Every mr_mode bit efabench honours. FI_MR_HMEM is honoured always (we
+ * register every buffer we use), FI_MR_RAW through fi_mr_raw_attr/map_raw. */
+#define EFAB_MR_MODE_SUPPORTED                                                               \
+	(FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT |     \
+	 FI_MR_HMEM | FI_MR_RAW)
+
+typedef struct efab_fabric_req {
+	const char *provider; /* NULL or "" = any */
+	const char *fabric;
+	const char *domain;   /* NULL, "" or "auto" = any (topology picks "auto" upstream) */
+	uint64_t caps;        /* FI_RMA | FI_READ ... ; FI_ATOMIC only for atomic benchmarks */
+	int hmem;             /* GPU memory in use: adds FI_HMEM */
+	int cq_data;          /* remote CQ data needed (writedata) */
+	/* Bits efabench normally offers but must not offer now: an unregistered
+	 * source needs mr_mode without FI_MR_LOCAL; the probe asks without one
+	 * bit at a time to learn what a fabric requires. */
+	uint64_t mode_off, mr_mode_off;
+	/* Offer FI_RX_CQ_DATA: efab_fabric_select asks without it first and adds it
+	 * only when nothing matched (a provider that echoes it would otherwise make
+	 * every remote-CQ-data write consume a posted receive). */
+	int rx_cq_data;
+	/* domain "auto": the NIC the topology chose (PCI bus id, OS name) */
+	const char *nic_busid;
+	const char *nic_name;
+} efab_fabric_req_t;
+
+/* Hints for req (fi_freeinfo them). NULL on allocation failure. */
+struct fi_info *efab_hints_build(const efab_fabric_req_t *req);
+
+/* True when prov (e.g. "tcp;ofi_rxm") is selected by the name a user gave
+ * ("tcp", "tcp;ofi_rxm", "ofi_rxm"). */
+int efab_prov_matches(const char *user, const char *prov);
+
+/* Pick the first fi_info in list that matches req's names; NULL if none. */
+const struct fi_info *efab_info_match(const struct fi_info *list, const efab_fabric_req_t *req);
+
+/* fi_getinfo + classification: EFAB_OK with *out (fi_freeinfo it), EFAB_EUSAGE
+ * when no provider/fabric/domain of that name exists (the message lists those
+ * that do), EFAB_SKIP when it exists but lacks what req needs (the message says
+ * what), EFAB_ERR for libfabric failures. */
+int efab_fabric_select(const efab_fabric_req_t *req, struct fi_info **out);
+
+/* Why a fabric that exists cannot serve req; writes a sentence into buf.
+ * Exposed for tests on constructed fi_info. */
+void efab_explain_unsupported(const struct fi_info *info, const efab_fabric_req_t *req, char *buf,
+			      size_t len);
+
+/* Every RDM fi_info the host offers, whatever its caps (hints: endpoint type
+ * only, every mode and mr_mode bit accepted). */
+int efab_getinfo_all(struct fi_info **out);
+
+/* --src-unregistered: EFAB_SKIP with the reason in msg when the fabric's
+ * mr_mode requires registered local buffers (FI_MR_LOCAL), detected from the
+ * mr_mode, never from the fabric's name; EFAB_OK otherwise. */
+int efab_check_src_unregistered(const struct fi_info *info, char *msg, size_t len);
+
+/* One-line list of RDM "provider/fabric/domain" names available here. */
+void efab_fabric_list(char *buf, size_t len);
+
+/* The progress model info offers (FI_PROGRESS_*) and its name. */
+int efab_info_progress(const struct fi_info *info);
+const char *efab_progress_name(int progress);
+/* Link speed the provider reports (nic->link_attr->speed), in Gbit/s; 0 when unknown. */
+double efab_info_link_gbps(const struct fi_info *info);
+/* Percent of line rate: bw in 10^6 B/s against links_gbps (already summed over
+ * the links and directions in use). 0 when the link speed is unknown. */
+double efab_pct_of_link(double bw_MBps, double links_gbps);
+
+/* The NIC is efasim's simulated EFA device (its firmware string says so):
+ * timings there measure the simulator, never EFA. */
+int efab_info_simulated(const struct fi_info *info);
+
+/* libfabric_version, _built, _api, _path and efa_installer of the running
+ * library. */
+void efab_run_info_libfabric(efab_run_info_t *ri);
+/* What a run ran on, by name (a run on fi_info: efab_run_info_from_fi), with
+ * the running libfabric as above. */
+void efab_run_info_ran_on(efab_run_info_t *ri, const char *provider, const char *fabric,
+			  const char *domain, const char *provider_version);
+/* provider, fabric, domain, libfabric and provider versions of a run from the
+ * fi_info it uses; a simulated NIC's provider version reads "206.0 simulated". */
+void efab_run_info_from_fi(const struct fi_info *info, efab_run_info_t *ri);
+/* The same, and what was asked (o's -p/-f): the run info of a run on info. */
+void efab_run_info_fabric(efab_run_info_t *ri, const struct fi_info *info, const efab_opts_t *o);
+
+/* "FI_MR_LOCAL|FI_MR_VIRT_ADDR" */
+void efab_mr_mode_str(uint64_t mr_mode, char *buf, size_t len);
+
+/* Capture the provider's own log lines (warn level and above) while on:
+ * libfabric's words for a failure the application sees only as an errno
+ * (efa-direct: "EFA direct requires FI_MR_LOCAL but application does not
+ * provide a valid desc"). Installs a logger through fi_import_log on first
+ * use; outside a capture it prints what FI_LOG_LEVEL asks for, as libfabric
+ * would. off: returns the captured line preferring one that names key (or the
+ * first warning) in buf. */
+int efab_provider_log_capture(int on, const char *key, char *buf, size_t len);
+
+/* --mr-cache on|off: FI_EFA_MR_CACHE_ENABLE and FI_MR_CACHE_MAX_COUNT for this
+ * process, set before libfabric reads its environment (first fi_getinfo).
+ * mode: EFAB_ON, EFAB_OFF, anything else leaves the environment alone. */
+void efab_mr_cache_env(int mode);
+/* NULL when the provider's MR cache can serve the application's own
+ * fi_mr_regattr calls on info; otherwise why it cannot (then --mr-cache does
+ * not change what the registration benchmark measures). efa opens no cache
+ * under FI_MR_LOCAL, and from libfabric 2.4 caches only its internal
+ * registrations (the path of an unregistered buffer), never the application's. */
+const char *efab_mr_cache_scope(const struct fi_info *info);
+
+/* Logs "what: <fi_strerror>" for a failed call. */
+void efab_log_fi(const char *call, int ret);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

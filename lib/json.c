@@ -17,3 +17,11 @@ void efab_json_str(FILE *f, const char *s)
 	}
 	fputc('"', f);
 }
+
+void efab_json_kv(FILE *f, const char *sep, const char *key, const char *value)
+{
+	fputs(sep, f);
+	efab_json_str(f, key);
+	fputs(": ", f);
+	efab_json_str(f, value);
+}

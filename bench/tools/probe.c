@@ -519,12 +519,8 @@ static void print_json(FILE *f, column_t *cols, size_t n)
 	fprintf(f, "{\"efabench\": \"%s\", \"fabrics\": [", EFAB_VERSION);
 	for (size_t c = 0; c < n; c++) {
 		fprintf(f, "%s\n  {", c ? "," : "");
-		for (size_t p = 0; p < cols[c].nprops; p++) {
-			fprintf(f, "%s", p ? ", " : "");
-			efab_json_str(f, cols[c].props[p].name);
-			fprintf(f, ": ");
-			efab_json_str(f, cols[c].props[p].value);
-		}
+		for (size_t p = 0; p < cols[c].nprops; p++)
+			efab_json_kv(f, p ? ", " : "", cols[c].props[p].name, cols[c].props[p].value);
 		fprintf(f, "}");
 	}
 	fprintf(f, "\n]}\n");
@@ -783,6 +779,17 @@ static int jexpect(jcur_t *j, char ch, const char *what)
 	return 0;
 }
 
+/* After a member or an element: 0 past a ',' (another follows), 1 past
+ * close (the object or array ends), -1 with what as the error otherwise. */
+static int jnext(jcur_t *j, int close, const char *what)
+{
+	int ch = jpeek(j);
+	if (ch != ',' && ch != close)
+		return jfail(j, what);
+	j->s++;
+	return ch == close;
+}
+
 static int hex4(const char *p, unsigned *out)
 {
 	*out = 0;
@@ -888,6 +895,21 @@ static int jstring(jcur_t *j, char **out)
 	return 0;
 }
 
+/* An object key and its ':', the key into *out (malloc'd) unless out is NULL. */
+static int jkey(jcur_t *j, char **out)
+{
+	if (jstring(j, out))
+		return -1;
+	if (jexpect(j, ':', "expected ':' after an object key")) {
+		if (out) {
+			free(*out);
+			*out = NULL;
+		}
+		return -1;
+	}
+	return 0;
+}
+
 static int jnumber(jcur_t *j, char **out)
 {
 	const char *p = j->s;
@@ -918,19 +940,14 @@ static int jskip(jcur_t *j, int depth)
 			j->s++;
 			return 0;
 		}
-		for (;;) {
-			if (ch == '{' && (jstring(j, NULL) || jexpect(j, ':', "expected ':' after an object key")))
+		int end = 0;
+		while (!end) {
+			if ((ch == '{' && jkey(j, NULL)) || jskip(j, depth + 1))
 				return -1;
-			if (jskip(j, depth + 1))
-				return -1;
-			int c2 = jpeek(j);
-			j->s += c2 == ',' || c2 == close;
-			if (c2 == close)
-				return 0;
-			if (c2 != ',')
-				return jfail(j, ch == '{' ? "expected ',' or '}' in an object"
-							  : "expected ',' or ']' in an array");
+			end = jnext(j, close, ch == '{' ? "expected ',' or '}' in an object"
+						     : "expected ',' or ']' in an array");
 		}
+		return end < 0 ? -1 : 0;
 	}
 	if (ch == '-' || (ch >= '0' && ch <= '9'))
 		return jnumber(j, NULL);
@@ -961,14 +978,11 @@ static int json_fabric(jcur_t *j, size_t idx)
 	if (jpeek(j) == '}') {
 		j->s++;
 	} else {
-		for (;;) {
+		int end = 0;
+		while (!end) {
 			char *name = NULL, *value = NULL;
-			if (jstring(j, &name))
+			if (jkey(j, &name))
 				return -1;
-			if (jexpect(j, ':', "expected ':' after an object key")) {
-				free(name);
-				return -1;
-			}
 			int ch = jpeek(j), rc;
 			if (ch == '"')
 				rc = jstring(j, &value);
@@ -992,13 +1006,10 @@ static int json_fabric(jcur_t *j, size_t idx)
 						 "entry %zu of \"fabrics\" has \"%s\" twice", idx, dup);
 			if (rc)
 				return -1;
-			ch = jpeek(j);
-			j->s += ch == ',' || ch == '}';
-			if (ch == '}')
-				break;
-			if (ch != ',')
-				return jfail(j, "expected ',' or '}' in an object");
+			end = jnext(j, '}', "expected ',' or '}' in an object");
 		}
+		if (end < 0)
+			return -1;
 	}
 	for (int k = 0; k < 3; k++) {
 		const char *v = col_get(c, diff_keys[k]);
@@ -1011,56 +1022,52 @@ static int json_fabric(jcur_t *j, size_t idx)
 	return 0;
 }
 
+/* The value of "fabrics": an array of json_fabric entries. */
+static int json_fabrics(jcur_t *j)
+{
+	if (jpeek(j) != '[')
+		return jpeek(j) < 0 ? jfail(j, "")
+				    : diff_fail(j->side, j->line, "\"fabrics\" is not an array");
+	j->s++;
+	if (jpeek(j) == ']') {
+		j->s++;
+		return 0;
+	}
+	int end = 0;
+	for (size_t idx = 1; !end; idx++) {
+		if (json_fabric(j, idx))
+			return -1;
+		end = jnext(j, ']', "expected ',' or ']' in \"fabrics\"");
+	}
+	return end < 0 ? -1 : 0;
+}
+
 static int parse_json(dside_t *s, const char *buf, size_t len)
 {
 	jcur_t j = {buf, buf + len, 1, s};
 	int have = 0;
 	if (jexpect(&j, '{', "expected '{'"))
 		return -1;
-	if (jpeek(&j) == '}')
+	if (jpeek(&j) == '}') {
 		j.s++;
-	else
-		for (;;) {
+	} else {
+		int end = 0;
+		while (!end) {
 			char *key = NULL;
-			if (jstring(&j, &key))
+			if (jkey(&j, &key))
 				return -1;
-			if (jexpect(&j, ':', "expected ':' after an object key")) {
-				free(key);
-				return -1;
-			}
 			int fabrics = !strcmp(key, "fabrics");
 			free(key);
-			if (fabrics) {
-				if (have)
-					return diff_fail(s, j.line, "\"fabrics\" appears twice");
-				have = 1;
-				if (jpeek(&j) != '[')
-					return jpeek(&j) < 0 ? jfail(&j, "")
-							     : diff_fail(s, j.line, "\"fabrics\" is not an array");
-				j.s++;
-				if (jpeek(&j) == ']')
-					j.s++;
-				else
-					for (size_t idx = 1;; idx++) {
-						if (json_fabric(&j, idx))
-							return -1;
-						int ch = jpeek(&j);
-						j.s += ch == ',' || ch == ']';
-						if (ch == ']')
-							break;
-						if (ch != ',')
-							return jfail(&j, "expected ',' or ']' in \"fabrics\"");
-					}
-			} else if (jskip(&j, 0)) {
+			if (fabrics && have)
+				return diff_fail(s, j.line, "\"fabrics\" appears twice");
+			have |= fabrics;
+			if (fabrics ? json_fabrics(&j) : jskip(&j, 0))
 				return -1;
-			}
-			int ch = jpeek(&j);
-			j.s += ch == ',' || ch == '}';
-			if (ch == '}')
-				break;
-			if (ch != ',')
-				return jfail(&j, "expected ',' or '}' in an object");
+			end = jnext(&j, '}', "expected ',' or '}' in an object");
 		}
+		if (end < 0)
+			return -1;
+	}
 	if (jpeek(&j) != -1)
 		return jfail(&j, "text after the JSON object");
 	if (!have)
@@ -1433,12 +1440,26 @@ static void json_dt_array(FILE *f, const char *list)
 	fputc(']', f);
 }
 
-static void json_str_or_null(FILE *f, const char *s)
+/* efab_json_kv, with null for a NULL value (what one side lacks) */
+static void json_kv_or_null(FILE *f, const char *sep, const char *key, const char *value)
 {
-	if (s)
-		efab_json_str(f, s);
-	else
-		fputs("null", f);
+	if (value) {
+		efab_json_kv(f, sep, key, value);
+		return;
+	}
+	fputs(sep, f);
+	efab_json_str(f, key);
+	fputs(": null", f);
+}
+
+/* The members that name a column of the diff: provider and fabric (the same
+ * on both sides), then each side's domain, null on a side without it. */
+static void json_col_ids(const dcol_t *any, const dcol_t *a, const dcol_t *b)
+{
+	efab_json_kv(stdout, "", "provider", any->key[0]);
+	efab_json_kv(stdout, ", ", "fabric", any->key[1]);
+	json_kv_or_null(stdout, ", ", "a_domain", a ? a->key[2] : NULL);
+	json_kv_or_null(stdout, ", ", "b_domain", b ? b->key[2] : NULL);
 }
 
 static void diff_print_json(const dside_t *A, const dside_t *B, const dchange_t *ch, size_t n)
@@ -1446,8 +1467,8 @@ static void diff_print_json(const dside_t *A, const dside_t *B, const dchange_t 
 	const dside_t *sides[2] = {A, B};
 	printf("{");
 	for (int k = 0; k < 2; k++) {
-		printf("%s\"%s\": {\"file\": ", k ? ",\n " : "", k ? "b" : "a");
-		efab_json_str(stdout, sides[k]->path);
+		printf("%s\"%s\": {", k ? ",\n " : "", k ? "b" : "a");
+		efab_json_kv(stdout, "", "file", sides[k]->path);
 		printf(", \"format\": \"%s\", \"columns\": %zu}", sides[k]->format, sides[k]->n);
 	}
 	printf(",\n \"identical\": %s,\n \"differences\": %zu,\n \"matched_by_position\": [",
@@ -1458,18 +1479,10 @@ static void diff_print_json(const dside_t *A, const dside_t *B, const dchange_t 
 		if (!a->by_position)
 			continue;
 		const dcol_t *b = &B->c[a->peer];
-		printf("%s\n  {\"provider\": ", first ? "" : ",");
-		efab_json_str(stdout, a->key[0]);
-		printf(", \"fabric\": ");
-		efab_json_str(stdout, a->key[1]);
-		printf(", \"a_domain\": ");
-		efab_json_str(stdout, a->key[2]);
-		printf(", \"b_domain\": ");
-		efab_json_str(stdout, b->key[2]);
-		printf(", \"a_nic\": ");
-		json_str_or_null(stdout, col_get(a, "nic_name"));
-		printf(", \"b_nic\": ");
-		json_str_or_null(stdout, col_get(b, "nic_name"));
+		printf("%s\n  {", first ? "" : ",");
+		json_col_ids(a, a, b);
+		json_kv_or_null(stdout, ", ", "a_nic", col_get(a, "nic_name"));
+		json_kv_or_null(stdout, ", ", "b_nic", col_get(b, "nic_name"));
 		printf("}");
 		first = 0;
 	}
@@ -1481,20 +1494,12 @@ static void diff_print_json(const dside_t *A, const dside_t *B, const dchange_t 
 				   : !c->vb  ? "property_vanished"
 				   : !c->va  ? "property_appeared"
 					     : "changed";
-		printf("%s\n  {\"provider\": ", i ? "," : "");
-		efab_json_str(stdout, any->key[0]);
-		printf(", \"fabric\": ");
-		efab_json_str(stdout, any->key[1]);
-		printf(", \"a_domain\": ");
-		json_str_or_null(stdout, c->a ? c->a->key[2] : NULL);
-		printf(", \"b_domain\": ");
-		json_str_or_null(stdout, c->b ? c->b->key[2] : NULL);
-		printf(", \"kind\": \"%s\", \"property\": ", kind);
-		json_str_or_null(stdout, c->prop);
-		printf(", \"a\": ");
-		json_str_or_null(stdout, c->prop ? c->va : c->a ? "present" : NULL);
-		printf(", \"b\": ");
-		json_str_or_null(stdout, c->prop ? c->vb : c->b ? "present" : NULL);
+		printf("%s\n  {", i ? "," : "");
+		json_col_ids(any, c->a, c->b);
+		efab_json_kv(stdout, ", ", "kind", kind);
+		json_kv_or_null(stdout, ", ", "property", c->prop);
+		json_kv_or_null(stdout, ", ", "a", c->prop ? c->va : c->a ? "present" : NULL);
+		json_kv_or_null(stdout, ", ", "b", c->prop ? c->vb : c->b ? "present" : NULL);
 		if (c->dt) {
 			printf(", \"datatypes_appeared\": ");
 			json_dt_array(stdout, c->appeared);

@@ -154,11 +154,10 @@ static void command_output(const char *cmd, char *buf, size_t len)
 		buf[--n] = '\0';
 }
 
-/* ,\n  "key": "value" (the writer opens the object with its first field) */
+/* ,\n  "key": "value": a top-level field of meta.json after its first */
 static void json_field(FILE *f, const char *key, const char *val)
 {
-	fprintf(f, ",\n  \"%s\": ", key);
-	efab_json_str(f, val);
+	efab_json_kv(f, ",\n  ", key, val);
 }
 
 static int mkdirs(const char *path)
@@ -504,15 +503,13 @@ static void write_meta(runner_t *r, int complete)
 	struct utsname u;
 	uname(&u);
 	uint32_t v = fi_version();
-	fprintf(f, "{\n  \"efabench\": \"%s\",\n  \"schema\": %d,\n  \"config\": ", EFAB_VERSION,
-		EFAB_CSV_SCHEMA);
-	efab_json_str(f, r->config_path);
+	fprintf(f, "{\n  \"efabench\": \"%s\",\n  \"schema\": %d", EFAB_VERSION, EFAB_CSV_SCHEMA);
+	json_field(f, "config", r->config_path);
 	json_field(f, "label", r->label);
-	fprintf(f, ",\n  \"complete\": %s,\n  \"hostname\": ", complete ? "true" : "false");
-	efab_json_str(f, u.nodename);
-	fprintf(f, ",\n  \"kernel\": ");
+	fprintf(f, ",\n  \"complete\": %s", complete ? "true" : "false");
+	json_field(f, "hostname", u.nodename);
 	snprintf(buf, sizeof(buf), "%s %s %s", u.sysname, u.release, u.machine);
-	efab_json_str(f, buf);
+	json_field(f, "kernel", buf);
 	command_output("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'", buf,
 		       sizeof(buf));
 	json_field(f, "cpu", buf);
@@ -548,40 +545,31 @@ static void write_meta(runner_t *r, int complete)
 	efab_clock_init(); /* the clock the benchmarks of this host time with */
 	efab_clock_describe(buf, sizeof(buf));
 	json_field(f, "clock", buf);
-	fprintf(f, ",\n  \"probe\": {\"status\": ");
-	efab_json_str(f, r->probe_status);
-	fprintf(f, ", \"file\": ");
-	efab_json_str(f, !strcmp(r->probe_status, "ok") || !strcmp(r->probe_status, "kept")
-			    ? (r->ninst ? r->inst[0].probe_file : "probe.json") : "");
-	fprintf(f, ", \"command\": ");
-	efab_json_str(f, r->probe_cmd);
-	fprintf(f, ", \"seconds\": %.2f, \"timeout_s\": %g, \"message\": ", r->probe_secs,
-		r->probe_limit);
-	efab_json_str(f, r->probe_msg);
+	efab_json_kv(f, ",\n  \"probe\": {", "status", r->probe_status);
+	efab_json_kv(f, ", ", "file",
+		     !strcmp(r->probe_status, "ok") || !strcmp(r->probe_status, "kept")
+			 ? (r->ninst ? r->inst[0].probe_file : "probe.json") : "");
+	efab_json_kv(f, ", ", "command", r->probe_cmd);
+	fprintf(f, ", \"seconds\": %.2f, \"timeout_s\": %g", r->probe_secs, r->probe_limit);
+	efab_json_kv(f, ", ", "message", r->probe_msg);
 	fprintf(f, "}");
 	/* key 'libfabric': every install the jobs ran against, with its probe */
 	fprintf(f, ",\n  \"libfabric_installs\": [");
 	for (size_t k = 0; k < r->ninst; k++) {
 		const install_t *in = &r->inst[k];
-		fprintf(f, "%s\n    {\"index\": %zu, \"libfabric\": ", k ? "," : "", k + 1);
-		efab_json_str(f, in->given);
-		fprintf(f, ", \"libdir\": ");
-		efab_json_str(f, in->libdir);
-		fprintf(f, ", \"library\": ");
-		efab_json_str(f, in->library);
-		fprintf(f, ", \"version\": ");
-		efab_json_str(f, in->version);
-		fprintf(f, ", \"efa_installer\": ");
-		efab_json_str(f, in->efa_installer);
-		fprintf(f, ", \"LD_LIBRARY_PATH\": ");
-		efab_json_str(f, in->ld_path);
-		fprintf(f, ",\n     \"probe\": {\"status\": ");
-		efab_json_str(f, in->probe_status);
-		fprintf(f, ", \"file\": ");
-		efab_json_str(f, !strcmp(in->probe_status, "ok") || !strcmp(in->probe_status, "kept")
-				    ? in->probe_file : "");
-		fprintf(f, ", \"seconds\": %.2f, \"message\": ", in->probe_secs);
-		efab_json_str(f, in->probe_msg);
+		fprintf(f, "%s\n    {\"index\": %zu", k ? "," : "", k + 1);
+		efab_json_kv(f, ", ", "libfabric", in->given);
+		efab_json_kv(f, ", ", "libdir", in->libdir);
+		efab_json_kv(f, ", ", "library", in->library);
+		efab_json_kv(f, ", ", "version", in->version);
+		efab_json_kv(f, ", ", "efa_installer", in->efa_installer);
+		efab_json_kv(f, ", ", "LD_LIBRARY_PATH", in->ld_path);
+		efab_json_kv(f, ",\n     \"probe\": {", "status", in->probe_status);
+		efab_json_kv(f, ", ", "file",
+			     !strcmp(in->probe_status, "ok") || !strcmp(in->probe_status, "kept")
+				 ? in->probe_file : "");
+		fprintf(f, ", \"seconds\": %.2f", in->probe_secs);
+		efab_json_kv(f, ", ", "message", in->probe_msg);
 		fprintf(f, "}}");
 	}
 	fprintf(f, "%s]", r->ninst ? "\n  " : "");
@@ -593,25 +581,20 @@ static void write_meta(runner_t *r, int complete)
 		    !strncmp(*e, "OMPI_MCA_", 9) || !strncmp(*e, "CUDA_VISIBLE", 12)) {
 			char name[256];
 			snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
-			fprintf(f, "%s\n    ", first ? "" : ",");
-			efab_json_str(f, name);
-			fprintf(f, ": ");
-			efab_json_str(f, *e + strlen(name) + 1);
+			efab_json_kv(f, first ? "\n    " : ",\n    ", name, *e + strlen(name) + 1);
 			first = 0;
 		}
 	int mismatch = 0;
 	fprintf(f, "\n  },\n  \"jobs\": [");
 	for (size_t i = 0; i < r->njobs; i++) {
-		fprintf(f, "%s\n    {\"index\": %zu, \"name\": ", i ? "," : "", i + 1);
-		efab_json_str(f, r->jobs[i].name);
-		fprintf(f, ", \"bench\": ");
-		efab_json_str(f, r->jobs[i].bench);
-		fprintf(f, ", \"libfabric\": ");
-		efab_json_str(f, r->jobs[i].libfabric);
-		fprintf(f, ", \"repeat\": %d, \"status\": ", r->jobs[i].rep);
-		efab_json_str(f, r->status[i]);
-		fprintf(f, ", \"rc\": %d, \"seconds\": %.2f, \"command\": ", r->rcs[i], r->secs[i]);
-		efab_json_str(f, r->cmdlines[i] ? r->cmdlines[i] : "");
+		fprintf(f, "%s\n    {\"index\": %zu", i ? "," : "", i + 1);
+		efab_json_kv(f, ", ", "name", r->jobs[i].name);
+		efab_json_kv(f, ", ", "bench", r->jobs[i].bench);
+		efab_json_kv(f, ", ", "libfabric", r->jobs[i].libfabric);
+		fprintf(f, ", \"repeat\": %d", r->jobs[i].rep);
+		efab_json_kv(f, ", ", "status", r->status[i]);
+		fprintf(f, ", \"rc\": %d, \"seconds\": %.2f", r->rcs[i], r->secs[i]);
+		efab_json_kv(f, ", ", "command", r->cmdlines[i]);
 		char *nodes = job_nodes(r, i);
 		if (nodes) { /* the job's own JSON: its nodes and what differs between them */
 			fprintf(f, ",\n     \"nodes\": %s", nodes);
@@ -703,7 +686,41 @@ static int merge_csv(runner_t *r, size_t i)
 	return rc;
 }
 
-static pid_t child;
+/* How a child run by wait_child ended. */
+typedef struct child_end {
+	int rc;        /* exit status, or 128 + the signal that ended it */
+	int killed;    /* SIGTERM sent: limit reached or sweep interrupted */
+	int timed_out; /* killed for running over its limit */
+	double secs;   /* from wait_child's call to the child's end */
+} child_end_t;
+
+/* Wait for pid, the leader of its own process group, to end. At limit_s
+ * seconds, or when the sweep itself gets SIGINT/SIGTERM, the group gets
+ * SIGTERM, and SIGKILL 5 s later if it is still there. */
+static child_end_t wait_child(pid_t pid, double limit_s)
+{
+	child_end_t e = {0};
+	int status = 0;
+	efab_stopwatch_t sw = efab_stopwatch_start();
+	efab_deadline_t sigkill_at = {0};
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		if (w == pid || (w < 0 && errno != EINTR))
+			break;
+		if (!e.killed && (got_signal || efab_stopwatch_elapsed_s(sw) > limit_s)) {
+			e.timed_out = !got_signal;
+			kill(-pid, SIGTERM);
+			sigkill_at = efab_deadline_in(5);
+			e.killed = 1;
+		} else if (e.killed && efab_deadline_passed(sigkill_at)) {
+			kill(-pid, SIGKILL);
+		}
+		usleep(20000);
+	}
+	e.secs = efab_stopwatch_elapsed_s(sw);
+	e.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return e;
+}
 
 static int run_job(runner_t *r, size_t i, char **argv)
 {
@@ -722,7 +739,7 @@ static int run_job(runner_t *r, size_t i, char **argv)
 	unlink(npath);
 	const char *base = strrchr(r->dir, '/');
 	snprintf(runid, sizeof(runid), "%s:%s", base ? base + 1 : r->dir, j->name);
-	child = fork();
+	pid_t child = fork();
 	if (child < 0) {
 		efab_log_error("fork: %s", strerror(errno));
 		return -1;
@@ -748,27 +765,9 @@ static int run_job(runner_t *r, size_t i, char **argv)
 		_exit(127);
 	}
 	setpgid(child, child);
-	efab_stopwatch_t sw = efab_stopwatch_start();
-	efab_deadline_t sigkill_at = {0};
-	int status = 0, timed_out = 0, killed = 0;
-	for (;;) {
-		pid_t w = waitpid(child, &status, WNOHANG);
-		if (w == child)
-			break;
-		double el = efab_stopwatch_elapsed_s(sw);
-		if (!killed && (got_signal || el > j->timeout_s)) {
-			timed_out = !got_signal;
-			kill(-child, SIGTERM);
-			sigkill_at = efab_deadline_in(5); /* then SIGKILL */
-			killed = 1;
-		} else if (killed && efab_deadline_passed(sigkill_at)) {
-			kill(-child, SIGKILL);
-		}
-		usleep(20000);
-	}
-	child = 0;
-	r->secs[i] = efab_stopwatch_elapsed_s(sw);
-	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	child_end_t end = wait_child(child, j->timeout_s);
+	int timed_out = end.timed_out, rc = end.rc;
+	r->secs[i] = end.secs;
 	r->rcs[i] = rc;
 	if (got_signal) {
 		snprintf(r->status[i], 16, "interrupted");
@@ -826,26 +825,9 @@ static void record_probe_one(runner_t *r, const char *file, const char *ld_path,
 		_exit(127);
 	}
 	setpgid(pid, pid);
-	efab_stopwatch_t sw = efab_stopwatch_start();
-	efab_deadline_t sigkill_at = {0};
-	int status = 0, timed_out = 0, killed = 0;
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		if (w == pid || (w < 0 && errno != EINTR))
-			break;
-		double el = efab_stopwatch_elapsed_s(sw);
-		if (!killed && (got_signal || el > r->probe_limit)) {
-			timed_out = !got_signal;
-			kill(-pid, SIGTERM);
-			sigkill_at = efab_deadline_in(5); /* then SIGKILL */
-			killed = 1;
-		} else if (killed && efab_deadline_passed(sigkill_at)) {
-			kill(-pid, SIGKILL);
-		}
-		usleep(20000);
-	}
-	*secs = efab_stopwatch_elapsed_s(sw);
-	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	child_end_t end = wait_child(pid, r->probe_limit);
+	int timed_out = end.timed_out, killed = end.killed, rc = end.rc;
+	*secs = end.secs;
 	/* the last line the probe said on stderr */
 	char *text = NULL, last[400] = "";
 	size_t len = 0;

@@ -80,28 +80,21 @@ static void write_nodes_json(const char *path, const node_facts_t *nodes, int n,
 	fprintf(f, "{\"nodes\": [");
 	for (int a = 0; a < n; a++) {
 		const node_facts_t *x = &nodes[a];
-		fprintf(f, "%s\n  {\"hostname\": ", a ? "," : "");
-		efab_json_str(f, x->host);
+		efab_json_kv(f, a ? ",\n  {" : "\n  {", "hostname", x->host);
 		fprintf(f, ", \"ranks\": [");
 		for (int r = 0, first = 1; r < nranks; r++)
 			if (!strcmp(all[r].host, x->host)) {
 				fprintf(f, "%s%d", first ? "" : ", ", r);
 				first = 0;
 			}
-		fprintf(f, "], \"libfabric_version\": ");
-		efab_json_str(f, x->libfabric);
-		fprintf(f, ", \"libfabric_path\": ");
-		efab_json_str(f, x->path);
-		fprintf(f, ", \"efa_installer\": ");
-		efab_json_str(f, x->installer);
-		fprintf(f, ", \"kernel\": ");
-		efab_json_str(f, x->kernel);
-		fprintf(f, ", \"topology\": ");
-		efab_json_str(f, x->topology);
+		efab_json_kv(f, "], ", "libfabric_version", x->libfabric);
+		efab_json_kv(f, ", ", "libfabric_path", x->path);
+		efab_json_kv(f, ", ", "efa_installer", x->installer);
+		efab_json_kv(f, ", ", "kernel", x->kernel);
+		efab_json_kv(f, ", ", "topology", x->topology);
 		fprintf(f, "}");
 	}
-	fprintf(f, "\n],\n\"mismatch\": ");
-	efab_json_str(f, mismatch);
+	efab_json_kv(f, "\n],\n", "mismatch", mismatch);
 	fprintf(f, "}\n");
 	fclose(f);
 }

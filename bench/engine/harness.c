@@ -608,7 +608,7 @@ int efab_bench_main(int argc, char **argv, const efab_bench_row_t *b)
 		rc = efab_rt_agree(c->rt, efab_node_provenance(c));
 		if (!rc && !(rc = bring_up(c)))
 			rc = c->fam->drive ? c->fam->drive(c) : run_sizes(c);
-		teardown(c);
 	}
+	teardown(c); /* safe on what was never opened (family state included) */
 	return efab_runtime_down(&runtime, rc);
 }

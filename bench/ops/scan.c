@@ -55,7 +55,6 @@ typedef struct scan_state {
 	char **nic_names;    /* nodes * nics */
 } scan_state_t;
 
-static scan_state_t scan;
 
 /* NIC i of this node: the i-th distinct domain of the fabric(s) that match
  * -p/-f here, in fi_getinfo's order. */
@@ -95,57 +94,58 @@ static int list_nics(const efab_fabric_req_t *req, char (*names)[NIC_LEN], int m
  * index among its node's ranks, and its domain. */
 static int scan_plan(efab_ctx_t *c, efab_fabric_req_t *req)
 {
+	scan_state_t *scan = c->priv;
 	efab_rt_t *rt = c->rt;
 	scan_rank_t me;
 	memset(&me, 0, sizeof(me));
 	gethostname(me.host, sizeof(me.host) - 1);
-	scan.ranks = calloc((size_t)rt->size, sizeof(*scan.ranks));
+	scan->ranks = calloc((size_t)rt->size, sizeof(*scan->ranks));
 	int *node_of = calloc((size_t)rt->size, sizeof(int));
 	int *count = calloc((size_t)rt->size, sizeof(int));
-	if (!scan.ranks || !node_of || !count) {
+	if (!scan->ranks || !node_of || !count) {
 		free(node_of);
 		free(count);
 		efab_log_error("out of memory");
 		return EFAB_ERR;
 	}
-	if (rt->allgather(rt, &me, scan.ranks, sizeof(me))) {
+	if (rt->allgather(rt, &me, scan->ranks, sizeof(me))) {
 		free(node_of);
 		free(count);
 		return EFAB_ERR;
 	}
 	/* nodes in order of their first rank; node_of[n] is reused as node n's first rank */
 	int *first = node_of;
-	scan.nodes = 0;
-	scan.nic = 0;
+	scan->nodes = 0;
+	scan->nic = 0;
 	for (int r = 0; r < rt->size; r++) {
 		int n = 0;
-		while (n < scan.nodes && strcmp(scan.ranks[first[n]].host, scan.ranks[r].host))
+		while (n < scan->nodes && strcmp(scan->ranks[first[n]].host, scan->ranks[r].host))
 			n++;
-		if (n == scan.nodes)
-			first[scan.nodes++] = r;
+		if (n == scan->nodes)
+			first[scan->nodes++] = r;
 		if (r == rt->rank) {
-			scan.node = n;
-			scan.nic = count[n];
+			scan->node = n;
+			scan->nic = count[n];
 		}
 		count[n]++;
 	}
 	int per_node = count[0], rc = EFAB_OK;
-	for (int n = 1; n < scan.nodes; n++)
+	for (int n = 1; n < scan->nodes; n++)
 		if (count[n] != per_node) {
 			if (rt->rank == 0)
 				efab_log_error("every node needs the same number of ranks (one per NIC): "
-					       "%s has %d, %s has %d", scan.ranks[first[0]].host, per_node,
-					       scan.ranks[first[n]].host, count[n]);
+					       "%s has %d, %s has %d", scan->ranks[first[0]].host, per_node,
+					       scan->ranks[first[n]].host, count[n]);
 			rc = EFAB_EUSAGE;
 			break;
 		}
-	if (!rc && scan.nodes < 2) {
+	if (!rc && scan->nodes < 2) {
 		if (rt->rank == 0)
 			efab_log_error("all %d ranks run on %s: a scan needs at least 2 nodes", rt->size,
-				       scan.ranks[0].host);
+				       scan->ranks[0].host);
 		rc = EFAB_EUSAGE;
 	}
-	scan.nics = per_node;
+	scan->nics = per_node;
 	char names[64][NIC_LEN];
 	int have = rc ? 0 : list_nics(req, names, 64);
 	if (!rc && have < 0)
@@ -171,8 +171,8 @@ static int scan_plan(efab_ctx_t *c, efab_fabric_req_t *req)
 					       want, want, c->o.nics ? "" : ", or --nics K");
 			rc = EFAB_EUSAGE;
 		} else {
-			snprintf(scan.domain, sizeof(scan.domain), "%s", names[scan.nic]);
-			req->domain = scan.domain;
+			snprintf(scan->domain, sizeof(scan->domain), "%s", names[scan->nic]);
+			req->domain = scan->domain;
 		}
 	}
 	free(node_of);
@@ -190,17 +190,18 @@ static int scan_plan(efab_ctx_t *c, efab_fabric_req_t *req)
 
 static int scan_setup(efab_ctx_t *c)
 {
+	scan_state_t *scan = c->priv;
 	efab_rt_t *rt = c->rt;
-	size_t units = (size_t)scan.nodes * (size_t)scan.nics;
-	scan.rank_of = malloc(units * sizeof(int));
-	scan.node_names = calloc((size_t)scan.nodes, sizeof(char *));
-	scan.nic_names = calloc(units, sizeof(char *));
+	size_t units = (size_t)scan->nodes * (size_t)scan->nics;
+	scan->rank_of = malloc(units * sizeof(int));
+	scan->node_names = calloc((size_t)scan->nodes, sizeof(char *));
+	scan->nic_names = calloc(units, sizeof(char *));
 	scan_rank_t me;
 	memset(&me, 0, sizeof(me));
 	gethostname(me.host, sizeof(me.host) - 1);
 	snprintf(me.nic, sizeof(me.nic), "%s", c->fab.info->domain_attr->name);
-	if (!scan.rank_of || !scan.node_names || !scan.nic_names ||
-	    rt->allgather(rt, &me, scan.ranks, sizeof(me))) {
+	if (!scan->rank_of || !scan->node_names || !scan->nic_names ||
+	    rt->allgather(rt, &me, scan->ranks, sizeof(me))) {
 		efab_log_error("out of memory");
 		return EFAB_ERR;
 	}
@@ -210,32 +211,46 @@ static int scan_setup(efab_ctx_t *c)
 		return EFAB_ERR;
 	for (int r = 0, nodes = 0; r < rt->size; r++) {
 		int n = 0;
-		while (n < nodes && strcmp(scan.node_names[n], scan.ranks[r].host))
+		while (n < nodes && strcmp(scan->node_names[n], scan->ranks[r].host))
 			n++;
 		if (n == nodes)
-			scan.node_names[nodes++] = scan.ranks[r].host;
+			scan->node_names[nodes++] = scan->ranks[r].host;
 		int i = seen[n]++;
-		scan.rank_of[n * scan.nics + i] = r;
-		scan.nic_names[n * scan.nics + i] = scan.ranks[r].nic;
+		scan->rank_of[n * scan->nics + i] = r;
+		scan->nic_names[n * scan->nics + i] = scan->ranks[r].nic;
 	}
 	free(seen);
-	c->npairs = scan.nodes / 2 * scan.nics;
+	c->npairs = scan->nodes / 2 * scan->nics;
 	return efab_rma_stream_setup(c);
+}
+
+/* The scan's state lives in c->priv from the first callback to teardown. */
+static int scan_check_opts(efab_ctx_t *c)
+{
+	c->priv = calloc(1, sizeof(scan_state_t));
+	if (!c->priv) {
+		efab_log_error("out of memory");
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
 }
 
 static void scan_teardown(efab_ctx_t *c)
 {
-	(void)c;
-	free(scan.rank_of);
-	free(scan.ranks);
-	free(scan.node_names);
-	free(scan.nic_names);
-	memset(&scan, 0, sizeof(scan));
+	scan_state_t *scan = c->priv;
+	if (!scan)
+		return;
+	free(scan->rank_of);
+	free(scan->ranks);
+	free(scan->node_names);
+	free(scan->nic_names);
+	free(scan);
+	c->priv = NULL;
 }
 
-static size_t at(int a, int b, int i)
+static size_t at(const scan_state_t *scan, int a, int b, int i)
 {
-	return ((size_t)a * (size_t)scan.nodes + (size_t)b) * (size_t)scan.nics + (size_t)i;
+	return ((size_t)a * (size_t)scan->nodes + (size_t)b) * (size_t)scan->nics + (size_t)i;
 }
 
 /* A write's local completion need not mean its data is in the target's
@@ -269,13 +284,14 @@ static int flush_writes(efab_ctx_t *c)
  * share cores, their spinning). */
 static int measure_latency(efab_ctx_t *c, scan_report_t *rep)
 {
+	scan_state_t *scan = c->priv;
 	efab_rt_t *pair_rt = c->rt, nic_rt;
 	int rc = EFAB_OK;
-	if (efab_mpi_rt_sub(pair_rt, scan.nic, &nic_rt))
+	if (efab_mpi_rt_sub(pair_rt, scan->nic, &nic_rt))
 		return EFAB_ERR;
-	c->initiator = scan.node < rep->partner;
-	for (int i = 0; i < scan.nics && !rc; i++) {
-		if (i == scan.nic) {
+	c->initiator = scan->node < rep->partner;
+	for (int i = 0; i < scan->nics && !rc; i++) {
+		if (i == scan->nic) {
 			efab_row_t row;
 			memset(&row, 0, sizeof(row));
 			c->rt = c->fab.rt = &nic_rt;
@@ -287,7 +303,7 @@ static int measure_latency(efab_ctx_t *c, scan_report_t *rep)
 			}
 			rep->errors += (double)row.errors;
 		}
-		if (!rc && scan.nics > 1 && efab_mpi_idle_barrier(pair_rt, 600 + 100 * c->o.timeout_s))
+		if (!rc && scan->nics > 1 && efab_mpi_idle_barrier(pair_rt, 600 + 100 * c->o.timeout_s))
 			rc = EFAB_ERR;
 	}
 	efab_mpi_rt_sub_free(&nic_rt);
@@ -299,9 +315,10 @@ static int measure_latency(efab_ctx_t *c, scan_report_t *rep)
  * ranks of the two nodes only (c->rt is their sub-runtime). */
 static int measure_pair(efab_ctx_t *c, int partner, scan_report_t *rep)
 {
+	scan_state_t *scan = c->priv;
 	efab_row_t row;
 	rep->partner = partner;
-	c->peer = scan.rank_of[partner * scan.nics + scan.nic];
+	c->peer = scan->rank_of[partner * scan->nics + scan->nic];
 	/* the ping-pong detects arrival by a non-zero tag in its receive slots:
 	 * clear what earlier partners left there before the partner may write */
 	memset(efab_local(c, 0), 0, 2 * c->o.sizes.max);
@@ -311,7 +328,7 @@ static int measure_pair(efab_ctx_t *c, int partner, scan_report_t *rep)
 		return EFAB_ERR;
 	for (int dir = 0; dir < 2; dir++) {
 		memset(&row, 0, sizeof(row));
-		c->initiator = dir == 0 ? scan.node < partner : scan.node > partner;
+		c->initiator = dir == 0 ? scan->node < partner : scan->node > partner;
 		if (efab_stream(c, &efab_rma_stream, c->o.bw_size, &row) || flush_writes(c))
 			return EFAB_ERR;
 		if (c->initiator)
@@ -326,14 +343,15 @@ static int measure_pair(efab_ctx_t *c, int partner, scan_report_t *rep)
  * ranks without a pair in a group wait asleep. */
 static int scan_round(efab_ctx_t *c, int round, scan_report_t *rep)
 {
+	scan_state_t *scan = c->priv;
 	efab_rt_t *world = c->rt;
-	int partner = efab_scan_partner(scan.nodes, round, scan.node);
-	int npairs = scan.nodes / 2, per = c->o.concurrent ? (int)c->o.concurrent : npairs;
+	int partner = efab_scan_partner(scan->nodes, round, scan->node);
+	int npairs = scan->nodes / 2, per = c->o.concurrent ? (int)c->o.concurrent : npairs;
 	int my_pair = -1; /* index of this node's pair among the round's, by lower node */
-	for (int a = 0, k = 0; a < scan.nodes; a++) {
-		int b = efab_scan_partner(scan.nodes, round, a);
+	for (int a = 0, k = 0; a < scan->nodes; a++) {
+		int b = efab_scan_partner(scan->nodes, round, a);
 		if (b > a) {
-			if (a == scan.node || b == scan.node)
+			if (a == scan->node || b == scan->node)
 				my_pair = k;
 			k++;
 		}
@@ -384,16 +402,17 @@ static void fmt_num(char *buf, size_t len, double v, const char *fmt)
 static int csv_rows(efab_ctx_t *c, efab_csv_t *csv, int pass, int round,
 		    const scan_report_t *all, const double *lat99)
 {
-	for (int a = 0; a < scan.nodes; a++)
-		for (int i = 0; i < scan.nics; i++) {
-			const scan_report_t *ra = &all[scan.rank_of[a * scan.nics + i]];
+	scan_state_t *scan = c->priv;
+	for (int a = 0; a < scan->nodes; a++)
+		for (int i = 0; i < scan->nics; i++) {
+			const scan_report_t *ra = &all[scan->rank_of[a * scan->nics + i]];
 			int bn = ra->partner;
 			if (bn < a) /* one row per pair, from the lower node; skips sitting out */
 				continue;
-			const scan_report_t *rb = &all[scan.rank_of[bn * scan.nics + i]];
+			const scan_report_t *rb = &all[scan->rank_of[bn * scan->nics + i]];
 			char l50[32], l99[32], bw[32], bwr[32];
 			fmt_num(l50, sizeof(l50), ra->lat_p50, "%.3f");
-			fmt_num(l99, sizeof(l99), lat99[at(a, bn, i)], "%.3f");
+			fmt_num(l99, sizeof(l99), lat99[at(scan, a, bn, i)], "%.3f");
 			fmt_num(bw, sizeof(bw), ra->bw_sent, "%.3f");
 			fmt_num(bwr, sizeof(bwr), rb->bw_sent, "%.3f");
 			char pass_s[16], round_s[16], nic_s[16], lsize[24], liters[24], bsize[24],
@@ -410,8 +429,8 @@ static int csv_rows(efab_ctx_t *c, efab_csv_t *csv, int pass, int round,
 			const char *cells[] = { /* the order of CSV_HEADER */
 				"1", c->ri.run_id, c->ri.timestamp, "scan", c->ri.provider,
 				c->ri.fabric, c->ri.libfabric_version, c->ri.provider_version, pass_s,
-				round_s, scan.node_names[a], scan.node_names[bn], nic_s,
-				scan.nic_names[a * scan.nics + i], scan.nic_names[bn * scan.nics + i],
+				round_s, scan->node_names[a], scan->node_names[bn], nic_s,
+				scan->nic_names[a * scan->nics + i], scan->nic_names[bn * scan->nics + i],
 				lsize, liters, l50, l99, bsize, window, bw, bwr, errors,
 			};
 			if (efab_csv_write_cells(csv, cells, EFAB_ARRAY_SIZE(cells)))
@@ -422,6 +441,7 @@ static int csv_rows(efab_ctx_t *c, efab_csv_t *csv, int pass, int round,
 
 static void print_header(efab_ctx_t *c, int rounds)
 {
+	scan_state_t *scan = c->priv;
 	printf("# efabench %s: scan\n", EFAB_VERSION);
 	printf("# provider %s, fabric %s; libfabric %s, provider version %s\n", c->ri.provider,
 	       c->ri.fabric, c->ri.libfabric_version, c->ri.provider_version);
@@ -432,7 +452,7 @@ static void print_header(efab_ctx_t *c, int rounds)
 		printf("# WARNING: the nodes differ: %s\n", c->nodes_mismatch);
 	printf("# %d nodes x %d NIC%s (one rank each); %d rounds of disjoint node pairs "
 	       "(round-robin), NIC i meets NIC i%s\n",
-	       scan.nodes, scan.nics, scan.nics == 1 ? "" : "s", rounds,
+	       scan->nodes, scan->nics, scan->nics == 1 ? "" : "s", rounds,
 	       c->o.passes > 1 ? "; every figure is the median over the passes" : "");
 	if (c->o.passes > 1)
 		printf("# --passes %llu: the whole round-robin %llu times\n",
@@ -449,8 +469,8 @@ static void print_header(efab_ctx_t *c, int rounds)
 	       c->o.threshold, c->o.threshold, EFAB_SCAN_SIGMAS,
 	       c->o.min_bw > 0 ? ", or below --min-bw" : "",
 	       c->o.max_lat > 0 ? ", or above --max-lat" : "");
-	int per = c->o.concurrent ? (int)c->o.concurrent : scan.nodes / 2;
-	int groups = (scan.nodes / 2 + per - 1) / per;
+	int per = c->o.concurrent ? (int)c->o.concurrent : scan->nodes / 2;
+	int groups = (scan->nodes / 2 + per - 1) / per;
 	if (groups > 1)
 		printf("# --concurrent %d: %d groups of node pairs per round, one after the other\n",
 		       per, groups);
@@ -469,19 +489,19 @@ static void print_header(efab_ctx_t *c, int rounds)
 	fflush(stdout);
 }
 
-static void print_matrix(const char *title, const double *m, int lat)
+static void print_matrix(const scan_state_t *scan, const char *title, const double *m, int lat)
 {
 	printf("\n%s\n%-14s", title, lat ? "node \\ node" : "from \\ to");
-	for (int b = 0; b < scan.nodes; b++)
-		printf(" %12.12s", scan.node_names[b]);
+	for (int b = 0; b < scan->nodes; b++)
+		printf(" %12.12s", scan->node_names[b]);
 	printf("\n");
 	double v[1024];
-	for (int a = 0; a < scan.nodes; a++) {
-		printf("%-14.14s", scan.node_names[a]);
-		for (int b = 0; b < scan.nodes; b++) {
+	for (int a = 0; a < scan->nodes; a++) {
+		printf("%-14.14s", scan->node_names[a]);
+		for (int b = 0; b < scan->nodes; b++) {
 			int n = 0;
-			for (int i = 0; i < scan.nics && n < 1024; i++)
-				v[n++] = m[at(a, b, i)];
+			for (int i = 0; i < scan->nics && n < 1024; i++)
+				v[n++] = m[at(scan, a, b, i)];
 			double med = efab_scan_median(v, (size_t)n);
 			if (isfinite(med))
 				printf(" %12.*f", lat ? 2 : 1, med);
@@ -495,16 +515,17 @@ static void print_matrix(const char *title, const double *m, int lat)
 static void print_report(const efab_ctx_t *c, const double *bw, const double *lat,
 			 const efab_scan_verdict_t *v)
 {
-	print_matrix("bandwidth, 10^6 B/s (median over NICs; row writes to column)", bw, 0);
-	print_matrix("latency p50, microseconds (median over NICs)", lat, 1);
+	const scan_state_t *scan = c->priv;
+	print_matrix(scan, "bandwidth, 10^6 B/s (median over NICs; row writes to column)", bw, 0);
+	print_matrix(scan, "latency p50, microseconds (median over NICs)", lat, 1);
 	printf("\nper NIC (median over its peers; ratio to the cluster median)\n");
 	printf("%-14s %-16s %12s %6s %12s %6s %10s %6s\n", "node", "nic", "send_MBps", "x",
 	       "recv_MBps", "x", "lat_us", "x");
-	for (int a = 0; a < scan.nodes; a++)
-		for (int i = 0; i < scan.nics; i++) {
-			const double *u = &v->unit[(size_t)(a * scan.nics + i) * EFAB_SCAN_NMETRIC];
+	for (int a = 0; a < scan->nodes; a++)
+		for (int i = 0; i < scan->nics; i++) {
+			const double *u = &v->unit[(size_t)(a * scan->nics + i) * EFAB_SCAN_NMETRIC];
 			printf("%-14.14s %-16.16s %12.1f %6.2f %12.1f %6.2f %10.2f %6.2f\n",
-			       scan.node_names[a], scan.nic_names[a * scan.nics + i],
+			       scan->node_names[a], scan->nic_names[a * scan->nics + i],
 			       u[EFAB_SCAN_SEND], u[EFAB_SCAN_SEND] / v->ref[EFAB_SCAN_SEND],
 			       u[EFAB_SCAN_RECV], u[EFAB_SCAN_RECV] / v->ref[EFAB_SCAN_RECV],
 			       u[EFAB_SCAN_LAT], u[EFAB_SCAN_LAT] / v->ref[EFAB_SCAN_LAT]);
@@ -515,15 +536,15 @@ static void print_report(const efab_ctx_t *c, const double *bw, const double *la
 	for (size_t f = 0; f < v->nflags; f++) {
 		const efab_scan_flag_t *g = &v->flags[f];
 		if (g->nic < 0)
-			printf("  node %s: %s\n", scan.node_names[g->node], g->evidence);
+			printf("  node %s: %s\n", scan->node_names[g->node], g->evidence);
 		else
-			printf("  node %s NIC %s: %s\n", scan.node_names[g->node],
-			       scan.nic_names[g->node * scan.nics + g->nic], g->evidence);
+			printf("  node %s NIC %s: %s\n", scan->node_names[g->node],
+			       scan->nic_names[g->node * scan->nics + g->nic], g->evidence);
 	}
-	if (scan.nodes == 2 && v->nflags)
+	if (scan->nodes == 2 && v->nflags)
 		printf("  (2 nodes: a slow direction cannot be told from its other end; scan 3 or "
 		       "more nodes to attribute it)\n");
-	if (scan.nodes == 3 && v->nflags)
+	if (scan->nodes == 3 && v->nflags)
 		printf("  (3 nodes: each NIC has 2 peers, the medians are means; 4 or more attribute "
 		       "better)\n");
 	(void)c;
@@ -532,13 +553,14 @@ static void print_report(const efab_ctx_t *c, const double *bw, const double *la
 
 static int scan_drive(efab_ctx_t *c)
 {
+	scan_state_t *scan = c->priv;
 	efab_rt_t *rt = c->rt;
-	int rounds = efab_scan_rounds(scan.nodes), me = rt->rank == 0, rc = EFAB_OK;
+	int rounds = efab_scan_rounds(scan->nodes), me = rt->rank == 0, rc = EFAB_OK;
 	int passes = (int)c->o.passes;
-	size_t cells = (size_t)scan.nodes * (size_t)scan.nodes * (size_t)scan.nics;
+	size_t cells = (size_t)scan->nodes * (size_t)scan->nodes * (size_t)scan->nics;
 	size_t pcells = cells * (size_t)passes;
 	scan_report_t *all = calloc((size_t)rt->size, sizeof(*all));
-	/* per pass: [pass * cells + at(a, b, i)]; the verdict gets the medians */
+	/* per pass: [pass * cells + at(scan, a, b, i)]; the verdict gets the medians */
 	/* per pass: bandwidth, latency; over passes: p99 latency, the medians */
 	double *block = malloc((2 * pcells + 3 * cells) * sizeof(double));
 	double *bw_p = block, *lat_p = bw_p + pcells, *lat99 = lat_p + pcells;
@@ -562,12 +584,12 @@ static int scan_drive(efab_ctx_t *c)
 	for (int step = 0; step < passes * rounds; step++) {
 		int p = step / rounds, r = step % rounds;
 		efab_stopwatch_t round_sw = efab_stopwatch_start();
-		int partner = efab_scan_partner(scan.nodes, r, scan.node);
+		int partner = efab_scan_partner(scan->nodes, r, scan->node);
 		scan_report_t mine;
 		if (scan_round(c, r, &mine)) {
 			efab_log_error("round %d: measuring %s (NIC %s) with %s failed", r + 1,
-				       scan.node_names[scan.node], scan.domain,
-				       partner >= 0 ? scan.node_names[partner] : "nobody");
+				       scan->node_names[scan->node], scan->domain,
+				       partner >= 0 ? scan->node_names[partner] : "nobody");
 			efab_fail(c);
 		}
 		if (rt->allgather(rt, &mine, all, sizeof(mine))) {
@@ -580,16 +602,16 @@ static int scan_drive(efab_ctx_t *c)
 		for (int q = 0; q < rt->size; q++) {
 			const scan_report_t *s = &all[q];
 			int a = -1, i = 0;
-			for (int k = 0; k < scan.nodes * scan.nics && a < 0; k++)
-				if (scan.rank_of[k] == q)
-					a = k / scan.nics, i = k % scan.nics;
+			for (int k = 0; k < scan->nodes * scan->nics && a < 0; k++)
+				if (scan->rank_of[k] == q)
+					a = k / scan->nics, i = k % scan->nics;
 			if (s->partner < 0 || a < 0)
 				continue;
 			errors += s->errors;
-			bwp[at(a, s->partner, i)] = s->bw_sent;
+			bwp[at(scan, a, s->partner, i)] = s->bw_sent;
 			if (isfinite(s->lat_p50)) {
-				latp[at(a, s->partner, i)] = latp[at(s->partner, a, i)] = s->lat_p50;
-				lat99[at(a, s->partner, i)] = lat99[at(s->partner, a, i)] = s->lat_p99;
+				latp[at(scan, a, s->partner, i)] = latp[at(scan, s->partner, a, i)] = s->lat_p50;
+				lat99[at(scan, a, s->partner, i)] = lat99[at(scan, s->partner, a, i)] = s->lat_p99;
 			}
 		}
 		if (csv.fd >= 0 && csv_rows(c, &csv, p, r, all, lat99))
@@ -615,8 +637,8 @@ static int scan_drive(efab_ctx_t *c)
 			lat[k] = efab_scan_median(vl, (size_t)passes);
 		}
 	if (me) {
-		efab_scan_data_t d = {scan.nodes, scan.nics, (const char *const *)scan.node_names,
-				      (const char *const *)scan.nic_names, bw, lat};
+		efab_scan_data_t d = {scan->nodes, scan->nics, (const char *const *)scan->node_names,
+				      (const char *const *)scan->nic_names, bw, lat};
 		efab_scan_limits_t lim = {c->o.threshold, c->o.min_bw, c->o.max_lat};
 		efab_scan_verdict_t v;
 		if (efab_scan_verdict(&d, &lim, &v)) {
@@ -642,5 +664,6 @@ out:
 }
 
 const efab_family_t efab_family_scan = {
-	.plan = scan_plan, .setup = scan_setup, .drive = scan_drive, .teardown = scan_teardown,
+	.check_opts = scan_check_opts, .plan = scan_plan, .setup = scan_setup, .drive = scan_drive,
+	.teardown = scan_teardown,
 };

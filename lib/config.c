@@ -61,6 +61,19 @@ static int next_line(const char *text, size_t len, size_t *pos, char *line, size
 	return 0;
 }
 
+/* Room for element n of *arr (n elements of size each so far), zeroed. */
+static int grow(void **arr, size_t n, size_t size, const char *path, char *err, size_t errlen)
+{
+	char *bigger = realloc(*arr, (n + 1) * size);
+	if (!bigger) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	memset(bigger + n * size, 0, size);
+	*arr = bigger;
+	return 0;
+}
+
 /* '[name]' (s trimmed) opens a new section; names are unique. */
 static int add_section(efab_config_t *cfg, const char *path, char *s, int lineno, char *err,
 		       size_t errlen)
@@ -83,13 +96,8 @@ static int add_section(efab_config_t *cfg, const char *path, char *s, int lineno
 				 lineno, name, cfg->sec[i].line);
 			return -1;
 		}
-	efab_section_t *ns = realloc(cfg->sec, (cfg->nsec + 1) * sizeof(*ns));
-	if (!ns) {
-		snprintf(err, errlen, "%s: out of memory", path);
+	if (grow((void **)&cfg->sec, cfg->nsec, sizeof(*cfg->sec), path, err, errlen))
 		return -1;
-	}
-	cfg->sec = ns;
-	memset(&cfg->sec[cfg->nsec], 0, sizeof(cfg->sec[0]));
 	snprintf(cfg->sec[cfg->nsec].name, EFAB_CFG_KEY, "%s", name);
 	cfg->sec[cfg->nsec].line = lineno;
 	cfg->nsec++;
@@ -127,12 +135,8 @@ static int add_key(efab_config_t *cfg, const char *path, char *s, int lineno, ch
 				 lineno, key, sec->name, sec->kv[i].line);
 			return -1;
 		}
-	efab_kv_t *nk = realloc(sec->kv, (sec->nkv + 1) * sizeof(*nk));
-	if (!nk) {
-		snprintf(err, errlen, "%s: out of memory", path);
+	if (grow((void **)&sec->kv, sec->nkv, sizeof(*sec->kv), path, err, errlen))
 		return -1;
-	}
-	sec->kv = nk;
 	efab_kv_t *kv = &sec->kv[sec->nkv++];
 	snprintf(kv->key, sizeof(kv->key), "%s", key);
 	snprintf(kv->value, sizeof(kv->value), "%s", value);

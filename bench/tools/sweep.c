@@ -884,6 +884,64 @@ static int run_job(runner_t *r, size_t i, char **argv)
 	return 0;
 }
 
+/* The probe's child: stdout into tmp, stderr into logp, then efab_probe --json. */
+static void exec_probe(const char *exe, const char *tmp, const char *logp, const char *ld_path)
+{
+	setpgid(0, 0);
+	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int err = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (out < 0 || err < 0)
+		_exit(126);
+	dup2(out, 1);
+	dup2(err, 2);
+	close(out);
+	close(err);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if (ld_path)
+		setenv("LD_LIBRARY_PATH", ld_path, 1);
+	execl(exe, exe, "--json", (char *)NULL);
+	fprintf(stderr, "efab_sweep: cannot run %s: %s\n", exe, strerror(errno));
+	_exit(127);
+}
+
+/* The last line the probe said on stderr into last ("" if none); a log
+ * with nothing in it is removed. */
+static void last_log_line(const char *logp, char *last, size_t size)
+{
+	char *text = NULL;
+	size_t len = 0;
+	last[0] = '\0';
+	if (!read_file(logp, &text, &len)) {
+		while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+			len--;
+		size_t s = len;
+		while (s && text[s - 1] != '\n')
+			s--;
+		snprintf(last, size, "%.*s", (int)(len - s), text + s);
+		free(text);
+	}
+	if (!len)
+		unlink(logp);
+}
+
+/* What meta.json says about the probe: its last words, or how it ended. */
+static void probe_message(const runner_t *r, const child_end_t *end, int ok, const char *last,
+			  char *message, size_t mlen)
+{
+	if (ok)
+		snprintf(message, mlen, "%s", last);
+	else if (end->timed_out)
+		snprintf(message, mlen,
+			 "efab_probe --json ran over %g s (EFAB_SWEEP_PROBE_TIMEOUT) and was stopped%s%s",
+			 r->probe_limit, last[0] ? "; it said: " : "", last);
+	else if (end->killed)
+		snprintf(message, mlen, "stopped by signal %d", (int)got_signal);
+	else
+		snprintf(message, mlen, "efab_probe --json exit %d%s%s", end->rc,
+			 last[0] ? ": " : " (no message; empty output)", last);
+}
+
 /* The capability matrix of the install this sweep runs on: efab_probe --json
  * (the one beside efab_sweep) into probe.json, so that two sweeps can be
  * compared with efab_probe --diff. Bounded by EFAB_SWEEP_PROBE_TIMEOUT seconds
@@ -908,42 +966,14 @@ static void record_probe_one(runner_t *r, const char *file, const char *ld_path,
 		snprintf(message, mlen, "fork: %s", strerror(errno));
 		return;
 	}
-	if (pid == 0) {
-		setpgid(0, 0);
-		int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int err = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (out < 0 || err < 0)
-			_exit(126);
-		dup2(out, 1);
-		dup2(err, 2);
-		close(out);
-		close(err);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (ld_path)
-			setenv("LD_LIBRARY_PATH", ld_path, 1);
-		execl(exe, exe, "--json", (char *)NULL);
-		fprintf(stderr, "efab_sweep: cannot run %s: %s\n", exe, strerror(errno));
-		_exit(127);
-	}
+	if (pid == 0)
+		exec_probe(exe, tmp, logp, ld_path);
 	setpgid(pid, pid);
 	child_end_t end = wait_child(pid, r->probe_limit);
 	int timed_out = end.timed_out, killed = end.killed, rc = end.rc;
 	*secs = end.secs;
-	/* the last line the probe said on stderr */
-	char *text = NULL, last[400] = "";
-	size_t len = 0;
-	if (!read_file(logp, &text, &len)) {
-		while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
-			len--;
-		size_t s = len;
-		while (s && text[s - 1] != '\n')
-			s--;
-		snprintf(last, sizeof(last), "%.*s", (int)(len - s), text + s);
-		free(text);
-	}
-	if (!len)
-		unlink(logp);
+	char last[400];
+	last_log_line(logp, last, sizeof(last));
 	struct stat st;
 	int ok = !killed && rc == 0 && !stat(tmp, &st) && st.st_size > 0;
 	if (ok && rename(tmp, path)) {
@@ -954,17 +984,7 @@ static void record_probe_one(runner_t *r, const char *file, const char *ld_path,
 		unlink(tmp);
 	snprintf(pstatus, slen, "%s",
 		 ok ? "ok" : timed_out ? "timeout" : killed ? "interrupted" : "fail");
-	if (ok)
-		snprintf(message, mlen, "%s", last);
-	else if (timed_out)
-		snprintf(message, mlen,
-			 "efab_probe --json ran over %g s (EFAB_SWEEP_PROBE_TIMEOUT) and was stopped%s%s",
-			 r->probe_limit, last[0] ? "; it said: " : "", last);
-	else if (killed)
-		snprintf(message, mlen, "stopped by signal %d", (int)got_signal);
-	else
-		snprintf(message, mlen, "efab_probe --json exit %d%s%s", rc,
-			 last[0] ? ": " : " (no message; empty output)", last);
+	probe_message(r, &end, ok, last, message, mlen);
 	if (!ok && (timed_out || !killed))
 		efab_log_error("no %s (%s); the sweep goes on", file, message);
 }

@@ -37,6 +37,113 @@ void efab_config_free(efab_config_t *cfg)
 	cfg->nsec = 0;
 }
 
+/* The next line of text into line (NUL-terminated, not trimmed); 0, or -1
+ * with "path:line: reason" in err. */
+static int next_line(const char *text, size_t len, size_t *pos, char *line, size_t size,
+		     const char *path, int lineno, char *err, size_t errlen)
+{
+	size_t end = *pos;
+	while (end < len && text[end] != '\n')
+		end++;
+	size_t n = end - *pos;
+	if (n >= size) {
+		snprintf(err, errlen, "%s:%d: line too long (%zu characters at most)", path, lineno,
+			 size - 1);
+		return -1;
+	}
+	memcpy(line, text + *pos, n);
+	line[n] = '\0';
+	*pos = end + 1;
+	if (memchr(line, '\0', n)) {
+		snprintf(err, errlen, "%s:%d: NUL byte in line", path, lineno);
+		return -1;
+	}
+	return 0;
+}
+
+/* Room for element n of *arr (n elements of size each so far), zeroed. */
+static int grow(void **arr, size_t n, size_t size, const char *path, char *err, size_t errlen)
+{
+	char *bigger = realloc(*arr, (n + 1) * size);
+	if (!bigger) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	memset(bigger + n * size, 0, size);
+	*arr = bigger;
+	return 0;
+}
+
+/* '[name]' (s trimmed) opens a new section; names are unique. */
+static int add_section(efab_config_t *cfg, const char *path, char *s, int lineno, char *err,
+		       size_t errlen)
+{
+	char *close = strchr(s, ']');
+	if (!close || *trim(close + 1)) {
+		snprintf(err, errlen, "%s:%d: malformed section header '%s'", path, lineno, s);
+		return -1;
+	}
+	*close = '\0';
+	char *name = trim(s + 1);
+	if (!valid_name(name) || strlen(name) >= EFAB_CFG_KEY) {
+		snprintf(err, errlen, "%s:%d: section name '%s' must be letters, digits, '-', '_', '.'",
+			 path, lineno, name);
+		return -1;
+	}
+	for (size_t i = 0; i < cfg->nsec; i++)
+		if (!strcmp(cfg->sec[i].name, name)) {
+			snprintf(err, errlen, "%s:%d: section [%s] already defined at line %d", path,
+				 lineno, name, cfg->sec[i].line);
+			return -1;
+		}
+	if (grow((void **)&cfg->sec, cfg->nsec, sizeof(*cfg->sec), path, err, errlen))
+		return -1;
+	snprintf(cfg->sec[cfg->nsec].name, EFAB_CFG_KEY, "%s", name);
+	cfg->sec[cfg->nsec].line = lineno;
+	cfg->nsec++;
+	return 0;
+}
+
+/* 'key = value' (s trimmed) joins the last section; keys are unique in it. */
+static int add_key(efab_config_t *cfg, const char *path, char *s, int lineno, char *err,
+		   size_t errlen)
+{
+	char *eq = strchr(s, '=');
+	if (!eq) {
+		snprintf(err, errlen, "%s:%d: expected 'key = value' or '[section]', got '%s'", path,
+			 lineno, s);
+		return -1;
+	}
+	*eq = '\0';
+	char *key = trim(s), *value = trim(eq + 1);
+	if (!valid_name(key) || strlen(key) >= EFAB_CFG_KEY) {
+		snprintf(err, errlen, "%s:%d: invalid key '%s'", path, lineno, key);
+		return -1;
+	}
+	if (strlen(value) >= EFAB_CFG_VAL) {
+		snprintf(err, errlen, "%s:%d: value of '%s' too long", path, lineno, key);
+		return -1;
+	}
+	if (cfg->nsec == 0) {
+		snprintf(err, errlen, "%s:%d: key '%s' before any [section]", path, lineno, key);
+		return -1;
+	}
+	efab_section_t *sec = &cfg->sec[cfg->nsec - 1];
+	for (size_t i = 0; i < sec->nkv; i++)
+		if (!strcmp(sec->kv[i].key, key)) {
+			snprintf(err, errlen, "%s:%d: key '%s' repeated in [%s] (first at line %d)", path,
+				 lineno, key, sec->name, sec->kv[i].line);
+			return -1;
+		}
+	if (grow((void **)&sec->kv, sec->nkv, sizeof(*sec->kv), path, err, errlen))
+		return -1;
+	efab_kv_t *kv = &sec->kv[sec->nkv++];
+	snprintf(kv->key, sizeof(kv->key), "%s", key);
+	snprintf(kv->value, sizeof(kv->value), "%s", value);
+	kv->line = lineno;
+	return 0;
+}
+
 int efab_config_parse(const char *text, size_t len, const char *path, efab_config_t *out,
 		      char *err, size_t errlen)
 {
@@ -48,96 +155,14 @@ int efab_config_parse(const char *text, size_t len, const char *path, efab_confi
 	char line[1024];
 
 	while (pos < len) {
-		size_t end = pos;
-		while (end < len && text[end] != '\n')
-			end++;
-		lineno++;
-		size_t n = end - pos;
-		if (n >= sizeof(line)) {
-			snprintf(err, errlen, "%s:%d: line too long (%zu characters at most)", path,
-				 lineno, sizeof(line) - 1);
+		if (next_line(text, len, &pos, line, sizeof(line), path, ++lineno, err, errlen))
 			goto fail;
-		}
-		memcpy(line, text + pos, n);
-		line[n] = '\0';
-		pos = end + 1;
-		if (memchr(line, '\0', n)) {
-			snprintf(err, errlen, "%s:%d: NUL byte in line", path, lineno);
-			goto fail;
-		}
 		char *s = trim(line);
 		if (!*s || *s == '#' || *s == ';')
 			continue;
-		if (*s == '[') {
-			char *close = strchr(s, ']');
-			if (!close || *trim(close + 1)) {
-				snprintf(err, errlen, "%s:%d: malformed section header '%s'", path,
-					 lineno, s);
-				goto fail;
-			}
-			*close = '\0';
-			char *name = trim(s + 1);
-			if (!valid_name(name) || strlen(name) >= EFAB_CFG_KEY) {
-				snprintf(err, errlen,
-					 "%s:%d: section name '%s' must be letters, digits, '-', '_', '.'",
-					 path, lineno, name);
-				goto fail;
-			}
-			for (size_t i = 0; i < cfg.nsec; i++)
-				if (!strcmp(cfg.sec[i].name, name)) {
-					snprintf(err, errlen, "%s:%d: section [%s] already defined at line %d",
-						 path, lineno, name, cfg.sec[i].line);
-					goto fail;
-				}
-			efab_section_t *ns = realloc(cfg.sec, (cfg.nsec + 1) * sizeof(*ns));
-			if (!ns) {
-				snprintf(err, errlen, "%s: out of memory", path);
-				goto fail;
-			}
-			cfg.sec = ns;
-			memset(&cfg.sec[cfg.nsec], 0, sizeof(cfg.sec[0]));
-			snprintf(cfg.sec[cfg.nsec].name, EFAB_CFG_KEY, "%s", name);
-			cfg.sec[cfg.nsec].line = lineno;
-			cfg.nsec++;
-			continue;
-		}
-		char *eq = strchr(s, '=');
-		if (!eq) {
-			snprintf(err, errlen, "%s:%d: expected 'key = value' or '[section]', got '%s'",
-				 path, lineno, s);
+		if (*s == '[' ? add_section(&cfg, path, s, lineno, err, errlen)
+			      : add_key(&cfg, path, s, lineno, err, errlen))
 			goto fail;
-		}
-		*eq = '\0';
-		char *key = trim(s), *value = trim(eq + 1);
-		if (!valid_name(key) || strlen(key) >= EFAB_CFG_KEY) {
-			snprintf(err, errlen, "%s:%d: invalid key '%s'", path, lineno, key);
-			goto fail;
-		}
-		if (strlen(value) >= EFAB_CFG_VAL) {
-			snprintf(err, errlen, "%s:%d: value of '%s' too long", path, lineno, key);
-			goto fail;
-		}
-		if (cfg.nsec == 0) {
-			snprintf(err, errlen, "%s:%d: key '%s' before any [section]", path, lineno, key);
-			goto fail;
-		}
-		efab_section_t *sec = &cfg.sec[cfg.nsec - 1];
-		for (size_t i = 0; i < sec->nkv; i++)
-			if (!strcmp(sec->kv[i].key, key)) {
-				snprintf(err, errlen, "%s:%d: key '%s' repeated in [%s] (first at line %d)",
-					 path, lineno, key, sec->name, sec->kv[i].line);
-				goto fail;
-			}
-		efab_kv_t *nk = realloc(sec->kv, (sec->nkv + 1) * sizeof(*nk));
-		if (!nk) {
-			snprintf(err, errlen, "%s: out of memory", path);
-			goto fail;
-		}
-		sec->kv = nk;
-		efab_kv_t *kv = &sec->kv[sec->nkv++];
-		snprintf(kv->key, sizeof(kv->key), "%s", key);
-		snprintf(kv->value, sizeof(kv->value), "%s", value);
-		kv->line = lineno;
 	}
 	if (cfg.nsec == 0) {
 		snprintf(err, errlen, "%s: no sections: a config needs at least one job", path);

@@ -401,144 +401,180 @@ const efab_bench_row_t *efab_bench_row_find(const efab_bench_row_t *rows, size_t
 	return NULL;
 }
 
+/* One setter per option type: the value v (never NULL unless the type is a
+ * flag or a count) into the option's field, or EFAB_EUSAGE with the reason. */
+
+static int set_str(const efab_optdef_t *d, char *field, const char *v, char *err, size_t errlen)
+{
+	if (strlen(v) >= d->size) {
+		snprintf(err, errlen, "value for --%s is too long (%zu characters at most)", d->name,
+			 d->size - 1);
+		return EFAB_EUSAGE;
+	}
+	strcpy(field, v);
+	return EFAB_OK;
+}
+
+static int set_u64(const efab_optdef_t *d, char *field, const char *v, char *err, size_t errlen)
+{
+	uint64_t x;
+	int rc = parse_u64(v, &x);
+	if (rc == -1) {
+		snprintf(err, errlen, "invalid value '%s' for --%s: expected a non-negative integer", v,
+			 d->name);
+		return EFAB_EUSAGE;
+	}
+	if (rc == -2 || (double)x < d->min || (double)x > d->max) {
+		snprintf(err, errlen, "value '%s' for --%s out of range [%.0f, %.0f]", v, d->name,
+			 d->min, d->max);
+		return EFAB_EUSAGE;
+	}
+	*(uint64_t *)field = x;
+	return EFAB_OK;
+}
+
+static int set_double(const efab_optdef_t *d, char *field, const char *v, char *err, size_t errlen)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (*end || end == v || errno == ERANGE || !isfinite(x) || isspace((unsigned char)*v)) {
+		snprintf(err, errlen, "invalid value '%s' for --%s: expected a number", v, d->name);
+		return EFAB_EUSAGE;
+	}
+	if (x < d->min || x > d->max) {
+		snprintf(err, errlen, "value '%s' for --%s out of range [%g, %g]", v, d->name, d->min,
+			 d->max);
+		return EFAB_EUSAGE;
+	}
+	*(double *)field = x;
+	return EFAB_OK;
+}
+
+static int set_flag(const efab_optdef_t *d, char *field, const char *v, char *err, size_t errlen)
+{
+	int b;
+	if (parse_bool(v, &b)) {
+		snprintf(err, errlen, "invalid value '%s' for --%s: expected true or false", v, d->name);
+		return EFAB_EUSAGE;
+	}
+	*(int *)field = b;
+	return EFAB_OK;
+}
+
+/* Without a value (-v -v) a count goes up by one; with one it is set. */
+static int set_count(const efab_optdef_t *d, char *field, const char *v, char *err, size_t errlen)
+{
+	uint64_t x;
+	if (!v) {
+		(*(int *)field)++;
+		return EFAB_OK;
+	}
+	if (parse_u64(v, &x) || x > 9) {
+		snprintf(err, errlen, "invalid value '%s' for --%s: expected 0..9", v, d->name);
+		return EFAB_EUSAGE;
+	}
+	*(int *)field = (int)x;
+	return EFAB_OK;
+}
+
+static int set_choice(const efab_optdef_t *d, char *field, const char *v, char *err, size_t errlen)
+{
+	int i = choice_index(d->choices, v);
+	if (i < 0) {
+		char names[256];
+		choices_str(d->choices, names, sizeof(names));
+		snprintf(err, errlen, "invalid value '%s' for --%s: expected one of %s", v, d->name,
+			 names);
+		return EFAB_EUSAGE;
+	}
+	/* --op names skip the internal "default" entry. */
+	*(int *)field = d->choices == op_choices ? i + 1 : i;
+	return EFAB_OK;
+}
+
+/* A size or a size range; a range given by the user replaces the row's own
+ * default sizes (sizes_given). */
+static int set_sizes(efab_opts_t *o, const efab_optdef_t *d, char *field, const char *v, char *err,
+		     size_t errlen)
+{
+	char e2[200];
+	int rc = d->type == EFAB_OT_SIZE ? efab_size_parse(v, (uint64_t *)field, e2, sizeof(e2))
+					 : efab_sizes_parse(v, (efab_sizes_t *)field, e2, sizeof(e2));
+	if (rc) {
+		snprintf(err, errlen, "--%s: %s", d->name, e2);
+		return EFAB_EUSAGE;
+	}
+	if (d->type == EFAB_OT_SIZES)
+		o->sizes_given = 1;
+	return EFAB_OK;
+}
+
+/* LOCAL[:REMOTE]; REMOTE defaults to LOCAL. */
+static int parse_mem_pair(const char *v, int *local, int *remote)
+{
+	char tmp[256];
+	if (strlen(v) >= sizeof(tmp))
+		return -1;
+	strcpy(tmp, v);
+	char *colon = strchr(tmp, ':');
+	if (colon)
+		*colon = '\0';
+	if (parse_mem_kind(tmp, local))
+		return -1;
+	*remote = *local;
+	return colon ? parse_mem_kind(colon + 1, remote) : 0;
+}
+
+static int set_mem(efab_opts_t *o, const char *v, char *err, size_t errlen)
+{
+	int l, r;
+	if (parse_mem_pair(v, &l, &r)) {
+		snprintf(err, errlen,
+			 "invalid value '%s' for --mem: expected LOCAL[:REMOTE] with kinds host, "
+			 "host-huge, cuda, cuda-host", v);
+		return EFAB_EUSAGE;
+	}
+	o->mem_local = l;
+	o->mem_remote = r;
+	return EFAB_OK;
+}
+
+static int set_gpu(const efab_optdef_t *d, char *field, const char *v, char *err, size_t errlen)
+{
+	uint64_t x;
+	if (!strcmp(v, "auto")) {
+		*(int *)field = -1;
+		return EFAB_OK;
+	}
+	if (parse_u64(v, &x) || x > (uint64_t)d->max) {
+		snprintf(err, errlen, "invalid value '%s' for --gpu: expected auto or 0..%.0f", v,
+			 d->max);
+		return EFAB_EUSAGE;
+	}
+	*(int *)field = (int)x;
+	return EFAB_OK;
+}
+
 static int set_def(efab_opts_t *o, const efab_optdef_t *d, const char *v, char *err, size_t errlen)
 {
 	char *field = (char *)o + d->offset;
-	char tmp[256];
 
 	if (d->type != EFAB_OT_FLAG && d->type != EFAB_OT_COUNT && (!v || !*v)) {
 		snprintf(err, errlen, "option --%s needs a value (%s)", d->name, d->metavar);
 		return EFAB_EUSAGE;
 	}
 	switch (d->type) {
-	case EFAB_OT_STR:
-		if (strlen(v) >= d->size) {
-			snprintf(err, errlen, "value for --%s is too long (%zu characters at most)", d->name,
-				 d->size - 1);
-			return EFAB_EUSAGE;
-		}
-		strcpy(field, v);
-		return EFAB_OK;
-	case EFAB_OT_U64: {
-		uint64_t x;
-		int rc = parse_u64(v, &x);
-		if (rc == -1) {
-			snprintf(err, errlen, "invalid value '%s' for --%s: expected a non-negative integer",
-				 v, d->name);
-			return EFAB_EUSAGE;
-		}
-		if (rc == -2 || (double)x < d->min || (double)x > d->max) {
-			snprintf(err, errlen, "value '%s' for --%s out of range [%.0f, %.0f]", v, d->name,
-				 d->min, d->max);
-			return EFAB_EUSAGE;
-		}
-		*(uint64_t *)field = x;
-		return EFAB_OK;
-	}
-	case EFAB_OT_DOUBLE: {
-		char *end;
-		errno = 0;
-		double x = strtod(v, &end);
-		if (*end || end == v || errno == ERANGE || !isfinite(x) || isspace((unsigned char)*v)) {
-			snprintf(err, errlen, "invalid value '%s' for --%s: expected a number", v, d->name);
-			return EFAB_EUSAGE;
-		}
-		if (x < d->min || x > d->max) {
-			snprintf(err, errlen, "value '%s' for --%s out of range [%g, %g]", v, d->name, d->min,
-				 d->max);
-			return EFAB_EUSAGE;
-		}
-		*(double *)field = x;
-		return EFAB_OK;
-	}
-	case EFAB_OT_FLAG: {
-		int b;
-		if (parse_bool(v, &b)) {
-			snprintf(err, errlen, "invalid value '%s' for --%s: expected true or false", v,
-				 d->name);
-			return EFAB_EUSAGE;
-		}
-		*(int *)field = b;
-		return EFAB_OK;
-	}
-	case EFAB_OT_COUNT: {
-		uint64_t x;
-		if (!v) {
-			(*(int *)field)++;
-			return EFAB_OK;
-		}
-		if (parse_u64(v, &x) || x > 9) {
-			snprintf(err, errlen, "invalid value '%s' for --%s: expected 0..9", v, d->name);
-			return EFAB_EUSAGE;
-		}
-		*(int *)field = (int)x;
-		return EFAB_OK;
-	}
-	case EFAB_OT_CHOICE: {
-		int i = choice_index(d->choices, v);
-		if (i < 0) {
-			choices_str(d->choices, tmp, sizeof(tmp));
-			snprintf(err, errlen, "invalid value '%s' for --%s: expected one of %s", v, d->name,
-				 tmp);
-			return EFAB_EUSAGE;
-		}
-		/* --op names skip the internal "default" entry. */
-		*(int *)field = d->choices == op_choices ? i + 1 : i;
-		return EFAB_OK;
-	}
-	case EFAB_OT_SIZE: {
-		char e2[200];
-		if (efab_size_parse(v, (uint64_t *)field, e2, sizeof(e2))) {
-			snprintf(err, errlen, "--%s: %s", d->name, e2);
-			return EFAB_EUSAGE;
-		}
-		return EFAB_OK;
-	}
-	case EFAB_OT_SIZES: {
-		char e2[200];
-		if (efab_sizes_parse(v, (efab_sizes_t *)field, e2, sizeof(e2))) {
-			snprintf(err, errlen, "--%s: %s", d->name, e2);
-			return EFAB_EUSAGE;
-		}
-		o->sizes_given = 1;
-		return EFAB_OK;
-	}
-	case EFAB_OT_MEM: {
-		if (strlen(v) >= sizeof(tmp))
-			goto bad_mem;
-		strcpy(tmp, v);
-		char *colon = strchr(tmp, ':');
-		if (colon)
-			*colon = '\0';
-		int l, r;
-		if (parse_mem_kind(tmp, &l))
-			goto bad_mem;
-		r = l;
-		if (colon && parse_mem_kind(colon + 1, &r))
-			goto bad_mem;
-		o->mem_local = l;
-		o->mem_remote = r;
-		return EFAB_OK;
-bad_mem:
-		snprintf(err, errlen,
-			 "invalid value '%s' for --mem: expected LOCAL[:REMOTE] with kinds host, "
-			 "host-huge, cuda, cuda-host", v);
-		return EFAB_EUSAGE;
-	}
-	case EFAB_OT_GPU: {
-		uint64_t x;
-		if (!strcmp(v, "auto")) {
-			*(int *)field = -1;
-			return EFAB_OK;
-		}
-		if (parse_u64(v, &x) || x > (uint64_t)d->max) {
-			snprintf(err, errlen, "invalid value '%s' for --gpu: expected auto or 0..%.0f", v,
-				 d->max);
-			return EFAB_EUSAGE;
-		}
-		*(int *)field = (int)x;
-		return EFAB_OK;
-	}
+	case EFAB_OT_STR: return set_str(d, field, v, err, errlen);
+	case EFAB_OT_U64: return set_u64(d, field, v, err, errlen);
+	case EFAB_OT_DOUBLE: return set_double(d, field, v, err, errlen);
+	case EFAB_OT_FLAG: return set_flag(d, field, v, err, errlen);
+	case EFAB_OT_COUNT: return set_count(d, field, v, err, errlen);
+	case EFAB_OT_CHOICE: return set_choice(d, field, v, err, errlen);
+	case EFAB_OT_SIZE:
+	case EFAB_OT_SIZES: return set_sizes(o, d, field, v, err, errlen);
+	case EFAB_OT_MEM: return set_mem(o, v, err, errlen);
+	case EFAB_OT_GPU: return set_gpu(d, field, v, err, errlen);
 	}
 	snprintf(err, errlen, "internal error: option type %d", d->type);
 	return EFAB_EUSAGE;

@@ -191,26 +191,10 @@ static const char *rx_cq_data_required(const struct fi_info *col, uint64_t caps)
 
 #define RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 
-static void describe(column_t *col)
+/* What the fabric requires: "yes" = it drops out when asked without the bit.
+ * Returns whether it requires FI_MR_LOCAL. */
+static int describe_requirements(column_t *col, const struct fi_info *rma)
 {
-	struct fi_info *rma = query_caps(col->info, RMA_CAPS, 0);
-	struct fi_info *atom = query_caps(col->info, FI_ATOMIC | FI_READ | FI_WRITE, 0);
-	struct fi_info *hmem = query_caps(col->info, RMA_CAPS, 1);
-	/* requirements as they stand when efabench asks for RMA */
-	const struct fi_info *i = rma ? rma : col->info;
-	uint32_t v = fi_version(), pv = i->fabric_attr->prov_version;
-	char buf[256];
-
-	add(col, "provider", "%s", i->fabric_attr->prov_name);
-	add(col, "fabric", "%s", i->fabric_attr->name);
-	add(col, "domain", "%s", i->domain_attr->name);
-	add(col, "provider_version", "%u.%u", FI_MAJOR(pv), FI_MINOR(pv));
-	add(col, "api_version", "%u.%u", FI_MAJOR(v), FI_MINOR(v));
-	add(col, "simulated", "%s", efab_info_simulated(i) ? "yes (efasim: not EFA hardware)" : "no");
-	/* requirements: "yes" = the fabric drops out when asked without the bit */
-	add(col, "mode_FI_CONTEXT", "%s", required(col->info, rma, RMA_CAPS, FI_CONTEXT, 0));
-	add(col, "mode_FI_CONTEXT2", "%s", required(col->info, rma, RMA_CAPS, FI_CONTEXT2, 0));
-	add(col, "mode_FI_RX_CQ_DATA", "%s", rx_cq_data_required(col->info, RMA_CAPS));
 	static const struct {
 		uint64_t bit;
 		const char *row;
@@ -219,22 +203,22 @@ static void describe(column_t *col)
 		       {FI_MR_ENDPOINT, "mr_FI_MR_ENDPOINT"},   {FI_MR_HMEM, "mr_FI_MR_HMEM"},
 		       {FI_MR_RAW, "mr_FI_MR_RAW"}};
 	int need_mr_local = 0;
+	add(col, "mode_FI_CONTEXT", "%s", required(col->info, rma, RMA_CAPS, FI_CONTEXT, 0));
+	add(col, "mode_FI_CONTEXT2", "%s", required(col->info, rma, RMA_CAPS, FI_CONTEXT2, 0));
+	add(col, "mode_FI_RX_CQ_DATA", "%s", rx_cq_data_required(col->info, RMA_CAPS));
 	for (size_t k = 0; k < EFAB_ARRAY_SIZE(mr_rows); k++) {
 		const char *r = required(col->info, rma, RMA_CAPS, 0, mr_rows[k].bit);
 		add(col, mr_rows[k].row, "%s", r);
 		if (mr_rows[k].bit == FI_MR_LOCAL)
 			need_mr_local = !strcmp(r, "yes");
 	}
-	add(col, "rma_read", "%s", yesno(rma && (rma->caps & FI_READ)));
-	add(col, "rma_write", "%s", yesno(rma && (rma->caps & FI_WRITE)));
-	if (i->domain_attr->cq_data_size)
-		add(col, "remote_cq_data", "yes (%zu B)", i->domain_attr->cq_data_size);
-	else
-		add(col, "remote_cq_data", "no");
-	add(col, "atomic", "%s", yesno(atom != NULL));
-	add(col, "hmem", "%s", yesno(hmem != NULL));
-	add(col, "msg", "%s", yesno((col->info->caps | i->caps) & FI_MSG));
-	add(col, "tagged", "%s", yesno((col->info->caps | i->caps) & FI_TAGGED));
+	return need_mr_local;
+}
+
+/* Sizes, queue depths, progress, ordering, link speed and the NIC. */
+static void describe_limits(column_t *col, const struct fi_info *i)
+{
+	char buf[256];
 	add(col, "inject_size", "%zu", i->tx_attr->inject_size);
 	add(col, "max_msg_size", "%zu", i->ep_attr->max_msg_size);
 	/* the endpoint's own RMA limits (FI_OPT_*_RMA_SIZE, libfabric >= 2.0):
@@ -270,9 +254,12 @@ static void describe(column_t *col)
 	} else {
 		add(col, "pci_bus_id", "-");
 	}
-	int nops = probe_atomics(col, atom);
+}
 
-	/* The verdict: what efabench (and an application) can do here. */
+/* The verdict: what efabench (and an application) can do here. */
+static void describe_verdict(column_t *col, const struct fi_info *i, const struct fi_info *rma,
+			     int nops, int need_mr_local, int hmem)
+{
 	int rma_ok = rma && (rma->caps & FI_READ) && (rma->caps & FI_WRITE);
 	size_t n = (size_t)snprintf(col->verdict, sizeof(col->verdict), "%s: RMA %s, atomics %s",
 				    i->fabric_attr->name, yesno(rma_ok),
@@ -285,9 +272,40 @@ static void describe(column_t *col)
 				      : "unregistered local buffers accepted");
 	n += (size_t)snprintf(col->verdict + n, sizeof(col->verdict) - n,
 			      ", remote CQ data %s, GPU memory %s, %s progress",
-			      yesno(i->domain_attr->cq_data_size >= 4), yesno(hmem != NULL),
+			      yesno(i->domain_attr->cq_data_size >= 4), yesno(hmem),
 			      efab_progress_name(efab_info_progress(i)));
 	add(col, "verdict", "%s", col->verdict);
+}
+
+static void describe(column_t *col)
+{
+	struct fi_info *rma = query_caps(col->info, RMA_CAPS, 0);
+	struct fi_info *atom = query_caps(col->info, FI_ATOMIC | FI_READ | FI_WRITE, 0);
+	struct fi_info *hmem = query_caps(col->info, RMA_CAPS, 1);
+	/* requirements as they stand when efabench asks for RMA */
+	const struct fi_info *i = rma ? rma : col->info;
+	uint32_t v = fi_version(), pv = i->fabric_attr->prov_version;
+
+	add(col, "provider", "%s", i->fabric_attr->prov_name);
+	add(col, "fabric", "%s", i->fabric_attr->name);
+	add(col, "domain", "%s", i->domain_attr->name);
+	add(col, "provider_version", "%u.%u", FI_MAJOR(pv), FI_MINOR(pv));
+	add(col, "api_version", "%u.%u", FI_MAJOR(v), FI_MINOR(v));
+	add(col, "simulated", "%s", efab_info_simulated(i) ? "yes (efasim: not EFA hardware)" : "no");
+	int need_mr_local = describe_requirements(col, rma);
+	add(col, "rma_read", "%s", yesno(rma && (rma->caps & FI_READ)));
+	add(col, "rma_write", "%s", yesno(rma && (rma->caps & FI_WRITE)));
+	if (i->domain_attr->cq_data_size)
+		add(col, "remote_cq_data", "yes (%zu B)", i->domain_attr->cq_data_size);
+	else
+		add(col, "remote_cq_data", "no");
+	add(col, "atomic", "%s", yesno(atom != NULL));
+	add(col, "hmem", "%s", yesno(hmem != NULL));
+	add(col, "msg", "%s", yesno((col->info->caps | i->caps) & FI_MSG));
+	add(col, "tagged", "%s", yesno((col->info->caps | i->caps) & FI_TAGGED));
+	describe_limits(col, i);
+	int nops = probe_atomics(col, atom);
+	describe_verdict(col, i, rma, nops, need_mr_local, hmem != NULL);
 	fi_freeinfo(rma);
 	fi_freeinfo(atom);
 	fi_freeinfo(hmem);
@@ -299,185 +317,265 @@ enum { LIVE_PUT, LIVE_PUT_UNREG, LIVE_WRITEDATA, LIVE_READ, LIVE_ATOMIC, LIVE_N 
 static const char *const live_names[] = {"live_put_registered", "live_put_unregistered",
 					 "live_writedata", "live_read", "live_atomic_fadd_u64"};
 
+/* One live test's state, shared by its steps and its teardown. stage counts
+ * the steps passed: 1 fabric open, 2 memory registered, 3 keys exchanged,
+ * 4 the operation ran. */
+typedef struct live {
+	efab_rt_t *rt;
+	const struct fi_info *col;
+	int which;
+	int stage;
+	double ok, all_ok; /* this rank's verdict, and every rank's */
+	efab_fabric_t fab;
+	efab_mr_t mr;
+	efab_rkey_t rk[2];
+	uint64_t *buf;
+	efab_waitfor_t w;
+	char err[400];     /* what the library logged (efab_log_capture) */
+	char skipped[200]; /* why the test was not run */
+	char refused[400]; /* rank 0's refused post, in its own words */
+} live_t;
+
+/* Every rank's verdict on a collective step: whether all may go on. */
+static int live_agree(live_t *lv, int rc)
+{
+	lv->ok = rc == 0;
+	lv->rt->allreduce(lv->rt, &lv->ok, &lv->all_ok, 1, EFAB_RT_MIN);
+	return lv->all_ok != 0;
+}
+
+static int live_open(live_t *lv, double timeout)
+{
+	const struct fi_info *col = lv->col;
+	efab_fabric_req_t req = {
+		.provider = col->fabric_attr->prov_name,
+		.fabric = col->fabric_attr->name,
+		.domain = col->domain_attr->name,
+		.caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
+		.cq_data = lv->which == LIVE_WRITEDATA,
+	};
+	if (lv->which == LIVE_ATOMIC)
+		req.caps = FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	struct fi_info *info = NULL;
+	int rc;
+	/* The unregistered put asks without FI_MR_LOCAL, as an application with an
+	 * unregistered buffer would; a fabric that requires it (efa-direct) drops
+	 * out, and then the put runs with it in force, to record what the provider
+	 * says to a missing descriptor. */
+	if (lv->which == LIVE_PUT_UNREG) {
+		req.mr_mode_off = FI_MR_LOCAL;
+		rc = efab_fabric_select(&req, &info);
+		if (rc == EFAB_SKIP) {
+			req.mr_mode_off = 0;
+			lv->err[0] = '\0';
+			rc = efab_fabric_select(&req, &info);
+		}
+	} else {
+		rc = efab_fabric_select(&req, &info);
+	}
+	if (rc) {
+		fi_freeinfo(info);
+		return rc;
+	}
+	lv->stage = 1;
+	return efab_fabric_open(info, lv->rt, timeout, &lv->fab);
+}
+
+static int live_register(live_t *lv)
+{
+	lv->buf = aligned_alloc(4096, 4096);
+	memset(lv->buf, 0, 4096);
+	/* layout: [0,64) source, [64,128) destination, [128,136) atomic word, [256,264) result.
+	 * The sources are filled before the key exchange (collective): rank 0's read of
+	 * rank 1's [0,64) may land as soon as it has the key (before, a read could find
+	 * zeros: "the data read differ", seen on efasim 2.6.0's efa-direct). */
+	for (int k = 0; k < 64; k++)
+		((uint8_t *)lv->buf)[k] = (uint8_t)(lv->rt->rank == 1 ? 0xa0 + k : 0x10 + k);
+	return efab_mr_register(&lv->fab, lv->buf, 4096, FI_HMEM_SYSTEM, 0,
+				FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &lv->mr);
+}
+
+/* libfabric < 2.4's efa-direct dereferences a NULL descriptor (an assert
+ * compiled out in release builds, efa_rma.c) instead of refusing it. */
+static int live_unsafe(live_t *lv)
+{
+	if (lv->which != LIVE_PUT_UNREG || !efab_prov_matches("efa", lv->col->fabric_attr->prov_name) ||
+	    !(lv->fab.info->domain_attr->mr_mode & FI_MR_LOCAL) || fi_version() >= FI_VERSION(2, 4))
+		return 0;
+	snprintf(lv->skipped, sizeof(lv->skipped),
+		 "skipped: libfabric %u.%u's efa provider dereferences the NULL "
+		 "descriptor of an unregistered source under FI_MR_LOCAL (checked from 2.4 on)",
+		 FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
+	return 1;
+}
+
+static int live_post_op(live_t *lv)
+{
+	uint8_t *b = (uint8_t *)lv->buf;
+	efab_rkey_t *peer = &lv->rk[1];
+	switch (lv->which) {
+	case LIVE_PUT:
+	case LIVE_PUT_UNREG:
+	case LIVE_WRITEDATA:
+		return efab_post_write(&lv->fab, 1, b, 64, lv->which == LIVE_PUT_UNREG ? NULL : lv->mr.desc,
+				       peer->base + 64, peer->key, 7,
+				       lv->which == LIVE_WRITEDATA ? FI_REMOTE_CQ_DATA : 0, &lv->w);
+	case LIVE_READ:
+		return efab_post_read(&lv->fab, 1, b + 64, 64, lv->mr.desc, peer->base, peer->key, &lv->w);
+	default: {
+		uint64_t one = 1;
+		memcpy(b, &one, 8);
+		return efab_post_atomic(&lv->fab, 1, EFAB_ATOMIC_FETCH, b, 1, lv->mr.desc, NULL, NULL,
+					b + 256, lv->mr.desc, peer->base + 128, peer->key, FI_UINT64,
+					FI_SUM, &lv->w);
+	}
+	}
+}
+
+/* Rank 0: post, and wait for its completion. */
+static int live_initiate(live_t *lv)
+{
+	/* the provider's own words for a refused post (warn level) */
+	efab_provider_log_capture(1, "FI_MR_LOCAL", NULL, 0);
+	int rc = live_post_op(lv);
+	char said[400];
+	efab_provider_log_capture(0, NULL, said, sizeof(said));
+	if (rc) { /* the post's own words: what follows (the peer's wait) must not replace them */
+		snprintf(lv->refused, sizeof(lv->refused), "%s%s%s", lv->err,
+			 said[0] ? " | provider: " : "", said);
+		return rc;
+	}
+	return efab_wait_tx(&lv->fab, lv->fab.tx_posted, &lv->w);
+}
+
+/* Rank 1 waits for the data itself: a local completion at the initiator may
+ * only mean "sent" (tcp), not "placed". */
+static int live_await(live_t *lv)
+{
+	uint8_t *b = (uint8_t *)lv->buf;
+	if (lv->which == LIVE_PUT || lv->which == LIVE_PUT_UNREG) {
+		lv->w.what = "the written data";
+		return efab_wait_byte(&lv->fab, b + 64 + 63, (uint8_t)(0x10 + 63), &lv->w);
+	}
+	if (lv->which == LIVE_WRITEDATA) {
+		lv->w.what = "the remote CQ data";
+		return efab_wait_rxdata(&lv->fab, 1, &lv->w);
+	}
+	return 0;
+}
+
+/* Whether the 64 bytes at p count up from first. */
+static int counts_up(const uint8_t *p, uint8_t first)
+{
+	for (int k = 0; k < 64; k++)
+		if (p[k] != (uint8_t)(first + k))
+			return 0;
+	return 1;
+}
+
+/* The data where it landed; on a mismatch, err says what differs. */
+static int live_data_ok(live_t *lv)
+{
+	const uint8_t *b = (const uint8_t *)lv->buf;
+	int rank = lv->rt->rank, which = lv->which;
+	if (rank == 1 && which <= LIVE_WRITEDATA && !counts_up(b + 64, 0x10)) {
+		snprintf(lv->err, sizeof(lv->err), "completed, but the data at the target differ");
+		return 0;
+	}
+	if (rank == 1 && which == LIVE_WRITEDATA && lv->fab.rx_data_count != 1) {
+		snprintf(lv->err, sizeof(lv->err), "completed, but no remote CQ data arrived");
+		return 0;
+	}
+	if (rank == 0 && which == LIVE_READ && !counts_up(b + 64, 0xa0)) {
+		snprintf(lv->err, sizeof(lv->err), "completed, but the data read differ");
+		return 0;
+	}
+	if (rank == 1 && which == LIVE_ATOMIC && lv->buf[16] != 1) {
+		snprintf(lv->err, sizeof(lv->err), "completed, but the target word is %llu, not 1",
+			 (unsigned long long)lv->buf[16]);
+		return 0;
+	}
+	return 1;
+}
+
+/* The operation from rank 0 to rank 1, then both ranks' verdict. */
+static void live_run(live_t *lv)
+{
+	if (lv->rt->rank == 0)
+		lv->ok = live_initiate(lv) == 0;
+	if (lv->rt->rank == 1 && live_await(lv))
+		lv->ok = 0;
+	lv->w.what = "the other rank";
+	if (efab_barrier_progress(&lv->fab, &lv->w))
+		lv->ok = 0;
+	if (lv->ok && !live_data_ok(lv))
+		lv->ok = 0;
+	lv->rt->allreduce(lv->rt, &lv->ok, &lv->all_ok, 1, EFAB_RT_MIN);
+}
+
+/* Rank 0 reports; if only rank 1 saw the failure, its words travel. */
+static void live_result(live_t *lv, char *result, size_t rlen)
+{
+	struct {
+		double ok; /* this rank's own verdict */
+		char err[400];
+	} mine, both[2];
+	mine.ok = lv->ok;
+	snprintf(mine.err, sizeof(mine.err), "%s", lv->err[0] ? lv->err : "failed without a message");
+	lv->rt->allgather(lv->rt, &mine, both, sizeof(mine));
+	if (lv->skipped[0])
+		snprintf(result, rlen, "%s", lv->skipped);
+	else if (lv->refused[0]) /* rank 0's post was refused: rank 1 only timed out waiting for it */
+		snprintf(result, rlen, "%s", lv->refused);
+	else if (both[0].ok && both[1].ok && (lv->stage < 4 || lv->all_ok))
+		snprintf(result, rlen, lv->stage == 4 ? "OK" : "failed during setup");
+	else if (!both[0].ok)
+		snprintf(result, rlen, "%s", both[0].err);
+	else
+		snprintf(result, rlen, "rank 1: %s", both[1].err);
+}
+
+static void live_close(live_t *lv)
+{
+	if (lv->stage >= 3)
+		efab_rkeys_release(&lv->fab, lv->rk, 2);
+	efab_mr_dereg(&lv->mr);
+	if (lv->fab.ep)
+		efab_fabric_close(&lv->fab);
+	free(lv->buf);
+}
+
 /* One operation from rank 0 to rank 1 on a fresh endpoint; the result is
  * "OK" or the first error, word for word. Every rank reaches the same
  * verdict before the next step, so a failure never leaves a rank waiting. */
 static void live_one(efab_rt_t *rt, const struct fi_info *col, int which, double timeout,
 		     char *result, size_t rlen)
 {
-	efab_fabric_req_t req = {
-		.provider = col->fabric_attr->prov_name,
-		.fabric = col->fabric_attr->name,
-		.domain = col->domain_attr->name,
-		.caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
-		.cq_data = which == LIVE_WRITEDATA,
-	};
-	if (which == LIVE_ATOMIC)
-		req.caps = FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-	char err[400], skipped[200] = "", refused[400] = "";
-	struct fi_info *info = NULL;
-	efab_fabric_t fab;
-	efab_mr_t mr;
-	efab_rkey_t rk[2];
-	uint64_t *buf = NULL;
-	int rc, stage = 0;
-	double ok = 1, all_ok = 0;
-	efab_waitfor_t w = {"live test completion", live_names[which], 64, 1, 0};
-
-	memset(&fab, 0, sizeof(fab));
-	memset(&mr, 0, sizeof(mr));
-	efab_log_capture(err, sizeof(err));
-	/* The unregistered put asks without FI_MR_LOCAL, as an application with an
-	 * unregistered buffer would; a fabric that requires it (efa-direct) drops
-	 * out, and then the put runs with it in force, to record what the provider
-	 * says to a missing descriptor. */
-	if (which == LIVE_PUT_UNREG) {
-		req.mr_mode_off = FI_MR_LOCAL;
-		rc = efab_fabric_select(&req, &info);
-		if (rc == EFAB_SKIP) {
-			req.mr_mode_off = 0;
-			err[0] = '\0';
-			rc = efab_fabric_select(&req, &info);
-		}
-	} else {
-		rc = efab_fabric_select(&req, &info);
+	live_t lv;
+	memset(&lv, 0, sizeof(lv));
+	lv.rt = rt;
+	lv.col = col;
+	lv.which = which;
+	lv.ok = 1;
+	lv.w = (efab_waitfor_t){"live test completion", live_names[which], 64, 1, 0};
+	efab_log_capture(lv.err, sizeof(lv.err));
+	/* collective steps only while every rank is still fine */
+	int go_on = live_agree(&lv, live_open(&lv, timeout));
+	if (go_on) {
+		lv.stage = 2;
+		go_on = live_agree(&lv, live_register(&lv)) && !efab_mr_exchange(&lv.fab, &lv.mr, lv.rk);
 	}
-	if (!rc) {
-		stage = 1;
-		rc = efab_fabric_open(info, rt, timeout, &fab);
-		info = NULL;
+	if (go_on) {
+		lv.stage = 3;
+		go_on = !live_unsafe(&lv);
 	}
-	/* Collective steps only while every rank is still fine. */
-	ok = rc == 0;
-	rt->allreduce(rt, &ok, &all_ok, 1, EFAB_RT_MIN);
-	if (!all_ok)
-		goto out;
-	stage = 2;
-	buf = aligned_alloc(4096, 4096);
-	memset(buf, 0, 4096);
-	/* layout: [0,64) source, [64,128) destination, [128,136) atomic word, [256,264) result.
-	 * The sources are filled before the key exchange (collective): rank 0's read of
-	 * rank 1's [0,64) may land as soon as it has the key (before, a read could find
-	 * zeros: "the data read differ", seen on efasim 2.6.0's efa-direct). */
-	for (int k = 0; k < 64; k++)
-		((uint8_t *)buf)[k] = (uint8_t)(rt->rank == 1 ? 0xa0 + k : 0x10 + k);
-	rc = efab_mr_register(&fab, buf, 4096, FI_HMEM_SYSTEM, 0,
-			      FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &mr);
-	ok = rc == 0;
-	rt->allreduce(rt, &ok, &all_ok, 1, EFAB_RT_MIN);
-	if (!all_ok || efab_mr_exchange(&fab, &mr, rk))
-		goto out;
-	stage = 3;
-	uint8_t *b = (uint8_t *)buf;
-	/* libfabric < 2.4's efa-direct dereferences a NULL descriptor (an assert
-	 * compiled out in release builds, efa_rma.c) instead of refusing it */
-	if (which == LIVE_PUT_UNREG && efab_prov_matches("efa", col->fabric_attr->prov_name) &&
-	    (fab.info->domain_attr->mr_mode & FI_MR_LOCAL) && fi_version() < FI_VERSION(2, 4)) {
-		snprintf(skipped, sizeof(skipped),
-			 "skipped: libfabric %u.%u's efa provider dereferences the NULL "
-			 "descriptor of an unregistered source under FI_MR_LOCAL (checked from 2.4 on)",
-			 FI_MAJOR(fi_version()), FI_MINOR(fi_version()));
-		goto out;
+	if (go_on) {
+		live_run(&lv);
+		lv.stage = 4;
 	}
-	if (rt->rank == 0) {
-		rc = EFAB_OK;
-		/* the provider's own words for a refused post (warn level) */
-		efab_provider_log_capture(1, "FI_MR_LOCAL", NULL, 0);
-		switch (which) {
-		case LIVE_PUT:
-		case LIVE_PUT_UNREG:
-		case LIVE_WRITEDATA:
-			rc = efab_post_write(&fab, 1, b, 64, which == LIVE_PUT_UNREG ? NULL : mr.desc,
-					     rk[1].base + 64, rk[1].key, 7,
-					     which == LIVE_WRITEDATA ? FI_REMOTE_CQ_DATA : 0, &w);
-			break;
-		case LIVE_READ:
-			rc = efab_post_read(&fab, 1, b + 64, 64, mr.desc, rk[1].base, rk[1].key, &w);
-			break;
-		default: {
-			uint64_t one = 1;
-			memcpy(b, &one, 8);
-			rc = efab_post_atomic(&fab, 1, EFAB_ATOMIC_FETCH, b, 1, mr.desc, NULL, NULL,
-					      b + 256, mr.desc, rk[1].base + 128, rk[1].key, FI_UINT64,
-					      FI_SUM, &w);
-		}
-		}
-		char said[400];
-		efab_provider_log_capture(0, NULL, said, sizeof(said));
-		if (rc) { /* the post's own words: what follows (the peer's wait) must not replace them */
-			snprintf(refused, sizeof(refused), "%s%s%s", err, said[0] ? " | provider: " : "", said);
-		} else {
-			rc = efab_wait_tx(&fab, fab.tx_posted, &w);
-		}
-		ok = rc == 0;
-	}
-	/* The target waits for the data itself: a local completion at the
-	 * initiator may only mean "sent" (tcp), not "placed". */
-	if (rt->rank == 1 && (which == LIVE_PUT || which == LIVE_PUT_UNREG)) {
-		w.what = "the written data";
-		if (efab_wait_byte(&fab, b + 64 + 63, (uint8_t)(0x10 + 63), &w))
-			ok = 0;
-	} else if (rt->rank == 1 && which == LIVE_WRITEDATA) {
-		w.what = "the remote CQ data";
-		if (efab_wait_rxdata(&fab, 1, &w))
-			ok = 0;
-	}
-	w.what = "the other rank";
-	if (efab_barrier_progress(&fab, &w))
-		ok = 0;
-	/* Check the data where it landed. */
-	if (ok && rt->rank == 1 && which <= LIVE_WRITEDATA)
-		for (int k = 0; k < 64; k++)
-			if (b[64 + k] != (uint8_t)(0x10 + k)) {
-				snprintf(err, sizeof(err), "completed, but the data at the target differ");
-				ok = 0;
-				break;
-			}
-	if (ok && rt->rank == 1 && which == LIVE_WRITEDATA && fab.rx_data_count != 1) {
-		snprintf(err, sizeof(err), "completed, but no remote CQ data arrived");
-		ok = 0;
-	}
-	if (ok && rt->rank == 0 && which == LIVE_READ)
-		for (int k = 0; k < 64; k++)
-			if (b[64 + k] != (uint8_t)(0xa0 + k)) {
-				snprintf(err, sizeof(err), "completed, but the data read differ");
-				ok = 0;
-				break;
-			}
-	if (ok && rt->rank == 1 && which == LIVE_ATOMIC && buf[16] != 1) {
-		snprintf(err, sizeof(err), "completed, but the target word is %llu, not 1",
-			 (unsigned long long)buf[16]);
-		ok = 0;
-	}
-	rt->allreduce(rt, &ok, &all_ok, 1, EFAB_RT_MIN);
-	stage = 4;
-out:
 	efab_log_capture(NULL, 0);
-	/* Rank 0 reports; if only rank 1 saw the failure, its words travel. */
-	struct {
-		double ok; /* this rank's own verdict */
-		char err[400];
-	} mine, both[2];
-	mine.ok = ok;
-	snprintf(mine.err, sizeof(mine.err), "%s", err[0] ? err : "failed without a message");
-	rt->allgather(rt, &mine, both, sizeof(mine));
-	if (skipped[0])
-		snprintf(result, rlen, "%s", skipped);
-	else if (refused[0]) /* rank 0's post was refused: rank 1 only timed out waiting for it */
-		snprintf(result, rlen, "%s", refused);
-	else if (both[0].ok && both[1].ok && (stage < 4 || all_ok))
-		snprintf(result, rlen, stage == 4 ? "OK" : "failed during setup");
-	else if (!both[0].ok)
-		snprintf(result, rlen, "%s", both[0].err);
-	else
-		snprintf(result, rlen, "rank 1: %s", both[1].err);
-	if (stage >= 3)
-		efab_rkeys_release(&fab, rk, 2);
-	efab_mr_dereg(&mr);
-	if (fab.ep)
-		efab_fabric_close(&fab);
-	fi_freeinfo(info);
-	free(buf);
+	live_result(&lv, result, rlen);
+	live_close(&lv);
 }
 
 /* ---- writers ---- */
@@ -802,6 +900,76 @@ static int hex4(const char *p, unsigned *out)
 	return 0;
 }
 
+/* Code point u as UTF-8 into enc (4 bytes of room); returns its length. */
+static size_t utf8_encode(unsigned u, char *enc)
+{
+	if (u < 0x80) {
+		enc[0] = (char)u;
+		return 1;
+	}
+	if (u < 0x800) {
+		enc[0] = (char)(0xc0 | u >> 6);
+		enc[1] = (char)(0x80 | (u & 0x3f));
+		return 2;
+	}
+	if (u < 0x10000) {
+		enc[0] = (char)(0xe0 | u >> 12);
+		enc[1] = (char)(0x80 | (u >> 6 & 0x3f));
+		enc[2] = (char)(0x80 | (u & 0x3f));
+		return 3;
+	}
+	enc[0] = (char)(0xf0 | u >> 18);
+	enc[1] = (char)(0x80 | (u >> 12 & 0x3f));
+	enc[2] = (char)(0x80 | (u >> 6 & 0x3f));
+	enc[3] = (char)(0x80 | (u & 0x3f));
+	return 4;
+}
+
+/* The code point of a \u escape (j->s past the 'u'), a surrogate pair
+ * joined; NULL, or what is wrong with it. */
+static const char *junicode(jcur_t *j, unsigned *u)
+{
+	unsigned lo;
+	if (j->end - j->s < 4 || hex4(j->s, u))
+		return "bad \\u escape";
+	j->s += 4;
+	if (*u >= 0xd800 && *u < 0xdc00) {
+		if (j->end - j->s < 6 || j->s[0] != '\\' || j->s[1] != 'u' || hex4(j->s + 2, &lo) ||
+		    lo < 0xdc00 || lo > 0xdfff)
+			return "unpaired surrogate in a \\u escape";
+		j->s += 6;
+		*u = 0x10000 + ((*u - 0xd800) << 10) + (lo - 0xdc00);
+	} else if (*u >= 0xdc00 && *u < 0xe000) {
+		return "unpaired surrogate in a \\u escape";
+	} else if (*u == 0) {
+		return "\\u0000 inside a string";
+	}
+	return NULL;
+}
+
+/* The escape after a backslash (j->s at its letter), decoded into enc and
+ * its length into *k; NULL, or what is wrong with it. */
+static const char *jescape(jcur_t *j, char *enc, size_t *k)
+{
+	static const char letters[] = "\"\\/bfnrt", chars[] = "\"\\/\b\f\n\r\t";
+	if (j->s >= j->end)
+		return "unterminated string";
+	char e = *j->s++;
+	const char *hit = e ? strchr(letters, e) : NULL;
+	if (hit) {
+		enc[0] = chars[hit - letters];
+		*k = 1;
+		return NULL;
+	}
+	if (e != 'u')
+		return "unknown escape in a string";
+	unsigned u;
+	const char *bad = junicode(j, &u);
+	if (!bad)
+		*k = utf8_encode(u, enc);
+	return bad;
+}
+
 /* A string, decoded to UTF-8 into *out (malloc'd) unless out is NULL. */
 static int jstring(jcur_t *j, char **out)
 {
@@ -824,63 +992,10 @@ static int jstring(jcur_t *j, char **out)
 			bad = "control character inside a string";
 			break;
 		}
-		if (ch != '\\') {
+		if (ch != '\\')
 			enc[k++] = (char)ch;
-		} else if (j->s >= j->end) {
-			bad = "unterminated string";
+		else if ((bad = jescape(j, enc, &k)))
 			break;
-		} else {
-			char e = *j->s++;
-			unsigned u, lo;
-			switch (e) {
-			case '"': case '\\': case '/': enc[k++] = e; break;
-			case 'b': enc[k++] = '\b'; break;
-			case 'f': enc[k++] = '\f'; break;
-			case 'n': enc[k++] = '\n'; break;
-			case 'r': enc[k++] = '\r'; break;
-			case 't': enc[k++] = '\t'; break;
-			case 'u':
-				if (j->end - j->s < 4 || hex4(j->s, &u)) {
-					bad = "bad \\u escape";
-					break;
-				}
-				j->s += 4;
-				if (u >= 0xd800 && u < 0xdc00) {
-					if (j->end - j->s < 6 || j->s[0] != '\\' || j->s[1] != 'u' ||
-					    hex4(j->s + 2, &lo) || lo < 0xdc00 || lo > 0xdfff) {
-						bad = "unpaired surrogate in a \\u escape";
-						break;
-					}
-					j->s += 6;
-					u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
-				} else if (u >= 0xdc00 && u < 0xe000) {
-					bad = "unpaired surrogate in a \\u escape";
-					break;
-				} else if (u == 0) {
-					bad = "\\u0000 inside a string";
-					break;
-				}
-				if (u < 0x80) {
-					enc[k++] = (char)u;
-				} else if (u < 0x800) {
-					enc[k++] = (char)(0xc0 | u >> 6);
-					enc[k++] = (char)(0x80 | (u & 0x3f));
-				} else if (u < 0x10000) {
-					enc[k++] = (char)(0xe0 | u >> 12);
-					enc[k++] = (char)(0x80 | (u >> 6 & 0x3f));
-					enc[k++] = (char)(0x80 | (u & 0x3f));
-				} else {
-					enc[k++] = (char)(0xf0 | u >> 18);
-					enc[k++] = (char)(0x80 | (u >> 12 & 0x3f));
-					enc[k++] = (char)(0x80 | (u >> 6 & 0x3f));
-					enc[k++] = (char)(0x80 | (u & 0x3f));
-				}
-				break;
-			default: bad = "unknown escape in a string"; break;
-			}
-			if (bad)
-				break;
-		}
 		if (out && dbuf_add(&b, enc, k)) {
 			free(b.s);
 			return diff_fail(j->side, 0, "out of memory");
@@ -1079,101 +1194,138 @@ static int parse_json(dside_t *s, const char *buf, size_t len)
 
 static const char csv_header[] = "provider,fabric,domain,property,value";
 
+/* Where the CSV reader stands: line counts raw newlines, quoted ones too. */
+typedef struct ccur {
+	const char *p, *end;
+	long line;
+	dside_t *side;
+} ccur_t;
+
+/* A quoted field (c->p at its opening quote; "" is one quote) into b. */
+static int csv_quoted(ccur_t *c, long rline, dbuf_t *b)
+{
+	for (c->p++;; c->p++) {
+		if (c->p >= c->end)
+			return diff_fail(c->side, rline, "unterminated quoted field");
+		if (*c->p == '"' && !(c->p + 1 < c->end && c->p[1] == '"'))
+			break;
+		c->p += *c->p == '"';
+		c->line += *c->p == '\n';
+		if (dbuf_add(b, c->p, 1))
+			return diff_fail(c->side, 0, "out of memory");
+	}
+	if (++c->p < c->end && *c->p != ',' && *c->p != '\n' && *c->p != '\r')
+		return diff_fail(c->side, c->line, "text after the closing quote of a field");
+	return 0;
+}
+
+/* One field, quoted or not, into *out (malloc'd). */
+static int csv_field(ccur_t *c, long rline, char **out)
+{
+	dbuf_t b = {0};
+	int rc = 0;
+	if (c->p < c->end && *c->p == '"') {
+		rc = csv_quoted(c, rline, &b);
+	} else {
+		const char *q = c->p;
+		while (c->p < c->end && *c->p != ',' && *c->p != '\n' && *c->p != '\r')
+			c->p++;
+		if (dbuf_add(&b, q, (size_t)(c->p - q)))
+			rc = diff_fail(c->side, 0, "out of memory");
+	}
+	*out = rc ? NULL : dbuf_take(&b);
+	free(b.s);
+	if (!rc && !*out)
+		rc = diff_fail(c->side, 0, "out of memory");
+	return rc;
+}
+
+/* One record and its line end: the first five fields into f (the caller
+ * frees them), how many there were into *nf. */
+static int csv_record(ccur_t *c, long rline, char *f[5], int *nf)
+{
+	for (;;) {
+		char *field;
+		if (csv_field(c, rline, &field))
+			return -1;
+		if (*nf < 5)
+			f[*nf] = field;
+		else
+			free(field);
+		(*nf)++;
+		if (c->p >= c->end || *c->p != ',')
+			break;
+		c->p++;
+	}
+	c->p += c->p < c->end && *c->p == '\r';
+	if (c->p < c->end && *c->p == '\n') {
+		c->p++;
+		c->line++;
+	}
+	return 0;
+}
+
+static int same_column(const dcol_t *c, char *const f[3])
+{
+	return !strcmp(c->key[0], f[0]) && !strcmp(c->key[1], f[1]) && !strcmp(c->key[2], f[2]);
+}
+
+/* The column of provider/fabric/domain f[0..2]: the previous record's (rows
+ * come grouped), an earlier one, or a new one that takes over the keys. */
+static dcol_t *csv_column(dside_t *s, char *f[5], long last)
+{
+	if (last >= 0 && same_column(&s->c[last], f))
+		return &s->c[last];
+	for (size_t i = 0; i < s->n; i++)
+		if (same_column(&s->c[i], f))
+			return &s->c[i];
+	dcol_t *c = col_new(s);
+	for (int k = 0; c && k < 3; k++) {
+		c->key[k] = f[k];
+		f[k] = NULL;
+	}
+	return c;
+}
+
+/* A record's property into its column (f[3], f[4] taken over). */
+static int csv_put(dside_t *s, char *f[5], long rline, long *last)
+{
+	dcol_t *c = csv_column(s, f, *last);
+	if (!c)
+		return -1;
+	*last = c - s->c;
+	char dup[64];
+	snprintf(dup, sizeof(dup), "%s", f[3]);
+	int rc = col_put(s, c, f[3], f[4]);
+	f[3] = f[4] = NULL;
+	if (rc > 0)
+		rc = diff_fail(s, rline, "property '%s' of %s appears twice", dup, col_key(c));
+	return rc;
+}
+
 static int parse_csv(dside_t *s, const char *buf, size_t len)
 {
-	const char *p = buf, *end = buf + len;
+	ccur_t c = {buf, buf + len, 2, s};
 	size_t hl = strlen(csv_header);
-	long line = 2, last = -1;
-	if (len < hl || memcmp(p, csv_header, hl) || (len > hl && p[hl] != '\n' && p[hl] != '\r'))
+	long last = -1;
+	if (len < hl || memcmp(buf, csv_header, hl) || (len > hl && buf[hl] != '\n' && buf[hl] != '\r'))
 		return diff_fail(s, 1, "expected the header '%s'", csv_header);
-	p += hl;
-	p += p < end && *p == '\r';
-	p += p < end && *p == '\n';
-	while (p < end) {
-		long rline = line;
+	c.p += hl;
+	c.p += c.p < c.end && *c.p == '\r';
+	c.p += c.p < c.end && *c.p == '\n';
+	while (c.p < c.end) {
+		long rline = c.line;
 		char *f[5] = {0};
-		int nf = 0, rc = 0;
-		if (*p == '\n' || *p == '\r') { /* a blank line */
-			line += *p++ == '\n';
+		int nf = 0;
+		if (*c.p == '\n' || *c.p == '\r') { /* a blank line */
+			c.line += *c.p++ == '\n';
 			continue;
 		}
-		for (;;) {
-			dbuf_t b = {0};
-			if (p < end && *p == '"') {
-				for (p++;; p++) {
-					if (p >= end) {
-						rc = diff_fail(s, rline, "unterminated quoted field");
-						break;
-					}
-					if (*p == '"' && !(p + 1 < end && p[1] == '"'))
-						break;
-					p += *p == '"';
-					line += *p == '\n';
-					if (dbuf_add(&b, p, 1)) {
-						rc = diff_fail(s, 0, "out of memory");
-						break;
-					}
-				}
-				if (!rc && ++p < end && *p != ',' && *p != '\n' && *p != '\r')
-					rc = diff_fail(s, line, "text after the closing quote of a field");
-			} else {
-				const char *q = p;
-				while (p < end && *p != ',' && *p != '\n' && *p != '\r')
-					p++;
-				if (dbuf_add(&b, q, (size_t)(p - q)))
-					rc = diff_fail(s, 0, "out of memory");
-			}
-			char *field = rc ? NULL : dbuf_take(&b);
-			free(b.s);
-			if (!rc && !field)
-				rc = diff_fail(s, 0, "out of memory");
-			if (rc)
-				break;
-			if (nf < 5)
-				f[nf] = field;
-			else
-				free(field);
-			nf++;
-			if (p < end && *p == ',') {
-				p++;
-				continue;
-			}
-			p += p < end && *p == '\r';
-			if (p < end && *p == '\n') {
-				p++;
-				line++;
-			}
-			break;
-		}
+		int rc = csv_record(&c, rline, f, &nf);
 		if (!rc && nf != 5)
 			rc = diff_fail(s, rline, "%d fields, expected 5 (%s)", nf, csv_header);
-		dcol_t *c = NULL;
-		if (!rc) {
-			if (last >= 0 && !strcmp(s->c[last].key[0], f[0]) &&
-			    !strcmp(s->c[last].key[1], f[1]) && !strcmp(s->c[last].key[2], f[2]))
-				c = &s->c[last];
-			for (size_t i = 0; !c && i < s->n; i++)
-				if (!strcmp(s->c[i].key[0], f[0]) && !strcmp(s->c[i].key[1], f[1]) &&
-				    !strcmp(s->c[i].key[2], f[2]))
-					c = &s->c[i];
-			if (!c && (c = col_new(s))) {
-				for (int k = 0; k < 3; k++) {
-					c->key[k] = f[k];
-					f[k] = NULL;
-				}
-			}
-			if (!c)
-				rc = -1;
-		}
-		if (!rc) {
-			last = c - s->c;
-			char dup[64];
-			snprintf(dup, sizeof(dup), "%s", f[3]);
-			rc = col_put(s, c, f[3], f[4]);
-			f[3] = f[4] = NULL;
-			if (rc > 0)
-				rc = diff_fail(s, rline, "property '%s' of %s appears twice", dup, col_key(c));
-		}
+		if (!rc)
+			rc = csv_put(s, f, rline, &last);
 		for (int k = 0; k < 5; k++)
 			free(f[k]);
 		if (rc)
@@ -1618,14 +1770,77 @@ static int probe_diff_main(int argc, char **argv)
 	return rc;
 }
 
+/* fi_getinfo may list a provider/fabric/domain more than once; its first
+ * entry is its column. */
+static int same_fabric(const struct fi_info *a, const struct fi_info *b)
+{
+	return !strcmp(a->fabric_attr->prov_name, b->fabric_attr->prov_name) &&
+	       !strcmp(a->fabric_attr->name, b->fabric_attr->name) &&
+	       !strcmp(a->domain_attr->name, b->domain_attr->name);
+}
+
+/* One column per provider/fabric/domain that the options select. */
+static int collect_columns(struct fi_info *all, const efab_opts_t *o, column_t *cols, size_t *n)
+{
+	efab_fabric_req_t filter = {.provider = o->provider, .fabric = o->fabric, .domain = o->domain};
+	for (struct fi_info *i = all; i && *n < MAX_COLS; i = i->next) {
+		if (efab_info_match(i, &filter) != i)
+			continue;
+		int dup = 0;
+		for (size_t c = 0; c < *n; c++)
+			dup |= same_fabric(cols[c].info, i);
+		if (dup)
+			continue;
+		memset(&cols[*n], 0, sizeof(cols[*n]));
+		cols[*n].info = fi_dupinfo(i);
+		if (!cols[*n].info) {
+			efab_log_error("fi_dupinfo: out of memory");
+			return EFAB_ERR;
+		}
+		(*n)++;
+	}
+	return EFAB_OK;
+}
+
+static int no_fabric_matches(const efab_rt_t *rt, const efab_opts_t *o)
+{
+	char err[512];
+	efab_fabric_list(err, sizeof(err));
+	if (rt->rank == 0)
+		efab_log_error("no RDM fabric matches provider '%s' fabric '%s' domain '%s'; "
+			       "available here: %s", o->provider[0] ? o->provider : "*",
+			       o->fabric[0] ? o->fabric : "*", o->domain[0] ? o->domain : "*", err);
+	return EFAB_EUSAGE;
+}
+
+/* Describe every column, run the live tests if asked, and report (rank 0). */
+static int probe_columns(efab_rt_t *rt, const efab_opts_t *o, column_t *cols, size_t n)
+{
+	for (size_t c = 0; c < n; c++)
+		describe(&cols[c]);
+	for (size_t c = 0; o->live && c < n; c++)
+		for (int k = 0; k < LIVE_N; k++) {
+			char res[512];
+			live_one(rt, cols[c].info, k, o->timeout_s < 10 ? o->timeout_s : 10, res,
+				 sizeof(res));
+			add(&cols[c], live_names[k], "%s", res);
+		}
+	if (rt->rank != 0)
+		return EFAB_OK;
+	if (o->json)
+		print_json(stdout, cols, n);
+	else
+		print_table(cols, n);
+	return o->csv[0] ? write_csv(o->csv, cols, n) : EFAB_OK;
+}
+
 int efab_probe_main(int argc, char **argv)
 {
 	efab_opts_t o;
-	char err[512];
 	struct fi_info *all = NULL;
 	static column_t cols[MAX_COLS];
 	size_t n = 0;
-	int rc = EFAB_OK;
+	int rc;
 	efab_runtime_t run;
 	const efab_bench_row_t *row = efab_row("efab_probe");
 
@@ -1640,72 +1855,24 @@ int efab_probe_main(int argc, char **argv)
 			    &argv))
 		return EFAB_ERR;
 	efab_rt_t *rt = run.rt;
-	rc = EFAB_OK;
 	if (o.live && rt->size != 2) {
 		if (rt->rank == 0)
 			efab_log_error("--live needs exactly 2 ranks (mpirun -np 2), got %d",
 				       rt->size);
-		rc = EFAB_EUSAGE;
-		goto finalize;
+		return efab_runtime_down(&run, EFAB_EUSAGE);
 	}
 	int ret = efab_getinfo_all(&all);
 	if (ret && ret != -FI_ENODATA) {
 		efab_log_fi("fi_getinfo", ret);
-		rc = EFAB_ERR;
-		goto finalize;
+		return efab_runtime_down(&run, EFAB_ERR);
 	}
-	efab_fabric_req_t filter = {.provider = o.provider, .fabric = o.fabric, .domain = o.domain};
-	for (struct fi_info *i = all; i && n < MAX_COLS; i = i->next) {
-		if (efab_info_match(i, &filter) != i)
-			continue;
-		int dup = 0;
-		for (size_t c = 0; c < n; c++)
-			dup |= !strcmp(cols[c].info->fabric_attr->prov_name, i->fabric_attr->prov_name) &&
-			       !strcmp(cols[c].info->fabric_attr->name, i->fabric_attr->name) &&
-			       !strcmp(cols[c].info->domain_attr->name, i->domain_attr->name);
-		if (dup)
-			continue;
-		memset(&cols[n], 0, sizeof(cols[n]));
-		cols[n].info = fi_dupinfo(i);
-		if (!cols[n].info) {
-			efab_log_error("fi_dupinfo: out of memory");
-			rc = EFAB_ERR;
-			goto free_cols;
-		}
-		n++;
-	}
-	if (n == 0) {
-		efab_fabric_list(err, sizeof(err));
-		if (rt->rank == 0)
-			efab_log_error("no RDM fabric matches provider '%s' fabric '%s' domain '%s'; "
-				       "available here: %s", o.provider[0] ? o.provider : "*",
-				       o.fabric[0] ? o.fabric : "*", o.domain[0] ? o.domain : "*", err);
-		rc = EFAB_EUSAGE;
-		goto free_cols;
-	}
-	for (size_t c = 0; c < n; c++)
-		describe(&cols[c]);
-	if (o.live) {
-		for (size_t c = 0; c < n; c++)
-			for (int k = 0; k < LIVE_N; k++) {
-				char res[512];
-				live_one(rt, cols[c].info, k, o.timeout_s < 10 ? o.timeout_s : 10,
-					 res, sizeof(res));
-				add(&cols[c], live_names[k], "%s", res);
-			}
-	}
-	if (rt->rank == 0) {
-		if (o.json)
-			print_json(stdout, cols, n);
-		else
-			print_table(cols, n);
-		if (o.csv[0])
-			rc = write_csv(o.csv, cols, n);
-	}
-free_cols:
+	rc = collect_columns(all, &o, cols, &n);
+	if (!rc && n == 0)
+		rc = no_fabric_matches(rt, &o);
+	if (!rc)
+		rc = probe_columns(rt, &o, cols, n);
 	for (size_t c = 0; c < n; c++)
 		fi_freeinfo(cols[c].info);
 	fi_freeinfo(all);
-finalize:
 	return efab_runtime_down(&run, rc);
 }

@@ -316,6 +316,184 @@ static const char *launcher_kind(const char *word)
 	return "";
 }
 
+/* The words of one job's command as they are built; push() says in err why
+ * one could not be added. */
+typedef struct words {
+	char **argv;
+	int argc, max;
+	const efab_job_t *j;
+	char *err;
+	size_t errlen;
+} words_t;
+
+static int push(words_t *w, const char *word)
+{
+	if (push_word(w->argv, &w->argc, w->max, word)) {
+		snprintf(w->err, w->errlen, "job [%s]: too many words or out of memory",
+			 w->j->section);
+		return -1;
+	}
+	return 0;
+}
+
+/* {env_flags}: Open MPI's -x NAME for each of the job's variables. */
+static int push_env_flags(words_t *w)
+{
+	for (int e = 0; e < w->j->nenv; e++) {
+		char name[EFAB_CFG_VAL];
+		snprintf(name, sizeof(name), "%s", w->j->env[e]);
+		name[strcspn(name, "=")] = '\0';
+		if (push(w, "-x") || push(w, name))
+			return -1;
+	}
+	return 0;
+}
+
+/* The value of placeholder {name} (len characters, braces excluded). */
+static int placeholder_value(const efab_job_t *j, const char *name, size_t len, int *val)
+{
+	if (len == 2 && !strncmp(name, "np", 2))
+		*val = j->np;
+	else if (len == 3 && !strncmp(name, "ppn", 3))
+		*val = j->ppn ? j->ppn : j->np;
+	else if (len == 5 && !strncmp(name, "nodes", 5))
+		*val = j->nodes;
+	else
+		return -1;
+	return 0;
+}
+
+/* One launcher word with {np}, {ppn} and {nodes} filled in. */
+static int fill_placeholders(words_t *w, const char *word, char *out, size_t outlen)
+{
+	size_t o = 0;
+	for (const char *p = word; *p && o + 16 < outlen; p++) {
+		if (*p != '{') {
+			out[o++] = *p;
+			continue;
+		}
+		const char *close = strchr(p, '}');
+		if (!close) {
+			snprintf(w->err, w->errlen, "launcher of [%s]: unterminated '{' in '%s'",
+				 w->j->section, word);
+			return -1;
+		}
+		size_t kl = (size_t)(close - p - 1);
+		int val;
+		if (placeholder_value(w->j, p + 1, kl, &val)) {
+			snprintf(w->err, w->errlen,
+				 "launcher of [%s]: unknown placeholder '%.*s' (known: {np} "
+				 "{ppn} {nodes} {env_flags})", w->j->section, (int)kl + 2, p);
+			return -1;
+		}
+		o += (size_t)snprintf(out + o, outlen - o, "%d", val);
+		p = close;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/* srun's own --export word carries the install's LD_LIBRARY_PATH too. */
+static int push_export_with_ld_path(words_t *w, const char *export, const install_t *in)
+{
+	char *x = malloc(strlen(export) + strlen(in->ld_path) + 32);
+	if (!x)
+		return -1;
+	sprintf(x, "%s,LD_LIBRARY_PATH=%s", export, in->ld_path);
+	int rc = push(w, x);
+	free(x);
+	return rc;
+}
+
+/* The launcher's words, placeholders filled; *forwarded is set once a word
+ * forwards LD_LIBRARY_PATH to the ranks. */
+static int push_launcher(words_t *w, const install_t *in, int *forwarded)
+{
+	char tmp[EFAB_CFG_VAL];
+	snprintf(tmp, sizeof(tmp), "%s", w->j->launcher);
+	for (char *sv = NULL, *word = strtok_r(tmp, " \t", &sv); word;
+	     word = strtok_r(NULL, " \t", &sv)) {
+		if (!strcmp(word, "{env_flags}")) {
+			if (push_env_flags(w))
+				return -1;
+			continue;
+		}
+		char out[EFAB_CFG_VAL] = "";
+		if (fill_placeholders(w, word, out, sizeof(out)))
+			return -1;
+		int srun_export = !strncmp(out, "--export", 8) &&
+				  !strcmp(launcher_kind(w->argv[0] ? w->argv[0] : ""), "srun");
+		if (!*forwarded && srun_export) {
+			if (push_export_with_ld_path(w, out, in))
+				return -1;
+			*forwarded = 1;
+			continue;
+		}
+		if (push(w, out))
+			return -1;
+	}
+	return 0;
+}
+
+/* A launcher whose words do not forward LD_LIBRARY_PATH gets, right after
+ * its program, -x LD_LIBRARY_PATH (mpirun) or --export=ALL,... (srun). */
+static int insert_ld_path_forward(words_t *w, const install_t *in)
+{
+	const char *kind = launcher_kind(w->argv[0]);
+	char *x = NULL;
+	if (!strcmp(kind, "mpirun")) {
+		x = strdup("LD_LIBRARY_PATH");
+	} else if (!strcmp(kind, "srun")) {
+		x = malloc(strlen(in->ld_path) + 40);
+		if (x)
+			sprintf(x, "--export=ALL,LD_LIBRARY_PATH=%s", in->ld_path);
+	} else {
+		snprintf(w->err, w->errlen,
+			 "launcher of [%s]: key 'libfabric' needs LD_LIBRARY_PATH on every "
+			 "rank, and '%s' is neither mpirun nor srun: forward it in the "
+			 "launcher (a word naming LD_LIBRARY_PATH)", w->j->section, w->argv[0]);
+		return -1;
+	}
+	if (!x || w->argc + 2 >= w->max) {
+		free(x);
+		snprintf(w->err, w->errlen, "job [%s]: too many words", w->j->section);
+		return -1;
+	}
+	int add = !strcmp(kind, "mpirun") ? 2 : 1;
+	memmove(w->argv + 1 + add, w->argv + 1, (size_t)w->argc * sizeof(*w->argv));
+	if (add == 2) {
+		w->argv[1] = strdup("-x");
+		w->argv[2] = x;
+	} else {
+		w->argv[1] = x;
+	}
+	w->argc += add;
+	w->argv[w->argc] = NULL;
+	return 0;
+}
+
+/* The benchmark, its options, and where it writes its rows (and, for a
+ * benchmark that reports them, every node's facts, into meta.json). */
+static int push_bench(runner_t *r, size_t i, words_t *w)
+{
+	const efab_job_t *j = w->j;
+	const char *dir = r->dry_run ? "RUNDIR" : r->dir;
+	char buf[PATH_MAX + 64];
+	snprintf(buf, sizeof(buf), "%s/%s", r->bindir, j->bench);
+	if (push(w, buf))
+		return -1;
+	for (int a = 0; a < j->argc; a++)
+		if (push(w, j->argv[a]))
+			return -1;
+	snprintf(buf, sizeof(buf), "%s/jobs/%03zu.csv", dir, i + 1);
+	if (push(w, "--csv") || push(w, buf))
+		return -1;
+	if (!efab_opts_find(j->row->options, "nodes-json"))
+		return 0;
+	snprintf(buf, sizeof(buf), "%s/jobs/%03zu.nodes.json", dir, i + 1);
+	return push(w, "--nodes-json") || push(w, buf) ? -1 : 0;
+}
+
 /* argv of a job (every word its own allocation: runner_free frees them):
  * launcher words (placeholders filled; with an install, LD_LIBRARY_PATH
  * forwarded to every rank: -x for mpirun, --export for srun), the benchmark,
@@ -324,123 +502,18 @@ static int build_argv(runner_t *r, size_t i, char **argv, int max, char *err, si
 {
 	efab_job_t *j = &r->jobs[i];
 	install_t *in = install_of(r, j);
-	int argc = 0;
+	words_t w = {argv, 0, max, j, err, errlen};
 	argv[0] = NULL;
-#define PUSH(w)                                                                              \
-	do {                                                                                 \
-		if (push_word(argv, &argc, max, (w))) {                                      \
-			snprintf(err, errlen, "job [%s]: too many words or out of memory",   \
-				 j->section);                                                \
-			return -1;                                                           \
-		}                                                                            \
-	} while (0)
 	if (j->mpi) {
-		char tmp[EFAB_CFG_VAL];
-		snprintf(tmp, sizeof(tmp), "%s", j->launcher);
 		int forwarded = !in || strstr(j->launcher, "LD_LIBRARY_PATH") != NULL;
-		for (char *sv = NULL, *w = strtok_r(tmp, " \t", &sv); w; w = strtok_r(NULL, " \t", &sv)) {
-			if (!strcmp(w, "{env_flags}")) { /* Open MPI: -x NAME per variable */
-				for (int e = 0; e < j->nenv; e++) {
-					char name[EFAB_CFG_VAL];
-					snprintf(name, sizeof(name), "%s", j->env[e]);
-					name[strcspn(name, "=")] = '\0';
-					PUSH("-x");
-					PUSH(name);
-				}
-				continue;
-			}
-			char out[EFAB_CFG_VAL] = "";
-			size_t o = 0;
-			for (const char *p = w; *p && o + 16 < sizeof(out); p++) {
-				if (*p != '{') {
-					out[o++] = *p;
-					continue;
-				}
-				const char *close = strchr(p, '}');
-				if (!close) {
-					snprintf(err, errlen, "launcher of [%s]: unterminated '{' in '%s'",
-						 j->section, w);
-					return -1;
-				}
-				size_t kl = (size_t)(close - p - 1);
-				int val;
-				if (kl == 2 && !strncmp(p + 1, "np", 2))
-					val = j->np;
-				else if (kl == 3 && !strncmp(p + 1, "ppn", 3))
-					val = j->ppn ? j->ppn : j->np;
-				else if (kl == 5 && !strncmp(p + 1, "nodes", 5))
-					val = j->nodes;
-				else {
-					snprintf(err, errlen,
-						 "launcher of [%s]: unknown placeholder '%.*s' (known: {np} "
-						 "{ppn} {nodes} {env_flags})", j->section, (int)kl + 2, p);
-					return -1;
-				}
-				o += (size_t)snprintf(out + o, sizeof(out) - o, "%d", val);
-				p = close;
-			}
-			out[o] = '\0';
-			if (!forwarded && !strncmp(out, "--export", 8) && !strcmp(launcher_kind(argv[0] ? argv[0] : ""), "srun")) {
-				char *x = malloc(strlen(out) + strlen(in->ld_path) + 32);
-				if (!x)
-					return -1;
-				sprintf(x, "%s,LD_LIBRARY_PATH=%s", out, in->ld_path);
-				PUSH(x);
-				free(x);
-				forwarded = 1;
-				continue;
-			}
-			PUSH(out);
-		}
-		if (!forwarded && argc > 0) {
-			const char *kind = launcher_kind(argv[0]);
-			char *x = NULL;
-			if (!strcmp(kind, "mpirun")) {
-				x = strdup("LD_LIBRARY_PATH");
-			} else if (!strcmp(kind, "srun")) {
-				x = malloc(strlen(in->ld_path) + 40);
-				if (x)
-					sprintf(x, "--export=ALL,LD_LIBRARY_PATH=%s", in->ld_path);
-			} else {
-				snprintf(err, errlen,
-					 "launcher of [%s]: key 'libfabric' needs LD_LIBRARY_PATH on every "
-					 "rank, and '%s' is neither mpirun nor srun: forward it in the "
-					 "launcher (a word naming LD_LIBRARY_PATH)", j->section, argv[0]);
-				return -1;
-			}
-			if (!x || argc + 2 >= max) {
-				free(x);
-				snprintf(err, errlen, "job [%s]: too many words", j->section);
-				return -1;
-			}
-			int add = !strcmp(kind, "mpirun") ? 2 : 1;
-			memmove(argv + 1 + add, argv + 1, (size_t)argc * sizeof(*argv));
-			if (add == 2) {
-				argv[1] = strdup("-x");
-				argv[2] = x;
-			} else {
-				argv[1] = x;
-			}
-			argc += add;
-			argv[argc] = NULL;
-		}
+		if (push_launcher(&w, in, &forwarded))
+			return -1;
+		if (!forwarded && w.argc > 0 && insert_ld_path_forward(&w, in))
+			return -1;
 	}
-	char buf[PATH_MAX + 64];
-	snprintf(buf, sizeof(buf), "%s/%s", r->bindir, j->bench);
-	PUSH(buf);
-	for (int a = 0; a < j->argc; a++)
-		PUSH(j->argv[a]);
-	snprintf(buf, sizeof(buf), "%s/jobs/%03zu.csv", r->dry_run ? "RUNDIR" : r->dir, i + 1);
-	PUSH("--csv");
-	PUSH(buf);
-	if (efab_opts_find(j->row->options, "nodes-json")) { /* every node's facts, into meta.json */
-		snprintf(buf, sizeof(buf), "%s/jobs/%03zu.nodes.json", r->dry_run ? "RUNDIR" : r->dir,
-			 i + 1);
-		PUSH("--nodes-json");
-		PUSH(buf);
-	}
-#undef PUSH
-	return argc;
+	if (push_bench(r, i, &w))
+		return -1;
+	return w.argc;
 }
 
 static char *cmdline(efab_job_t *j, const install_t *in, char **argv)
@@ -493,20 +566,13 @@ static char *job_nodes(runner_t *r, size_t i)
 	return text;
 }
 
-static void write_meta(runner_t *r, int complete)
+/* This host: kernel, CPU, libfabric, EFA, GPUs, MPI, topology, clock. */
+static void write_meta_host(FILE *f)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 8], buf[4096];
-	snprintf(path, sizeof(path), "%s/meta.json", r->dir);
-	FILE *f = open_atomic(path, tmp, sizeof(tmp));
-	if (!f)
-		return;
+	char buf[4096];
 	struct utsname u;
 	uname(&u);
 	uint32_t v = fi_version();
-	fprintf(f, "{\n  \"efabench\": \"%s\",\n  \"schema\": %d", EFAB_VERSION, EFAB_CSV_SCHEMA);
-	json_field(f, "config", r->config_path);
-	json_field(f, "label", r->label);
-	fprintf(f, ",\n  \"complete\": %s", complete ? "true" : "false");
 	json_field(f, "hostname", u.nodename);
 	snprintf(buf, sizeof(buf), "%s %s %s", u.sysname, u.release, u.machine);
 	json_field(f, "kernel", buf);
@@ -545,6 +611,12 @@ static void write_meta(runner_t *r, int complete)
 	efab_clock_init(); /* the clock the benchmarks of this host time with */
 	efab_clock_describe(buf, sizeof(buf));
 	json_field(f, "clock", buf);
+}
+
+/* "probe" (one object, older readers: the first install's) and, key
+ * 'libfabric', every install the jobs ran against, with its probe. */
+static void write_meta_probes(FILE *f, const runner_t *r)
+{
 	efab_json_kv(f, ",\n  \"probe\": {", "status", r->probe_status);
 	efab_json_kv(f, ", ", "file",
 		     !strcmp(r->probe_status, "ok") || !strcmp(r->probe_status, "kept")
@@ -553,7 +625,6 @@ static void write_meta(runner_t *r, int complete)
 	fprintf(f, ", \"seconds\": %.2f, \"timeout_s\": %g", r->probe_secs, r->probe_limit);
 	efab_json_kv(f, ", ", "message", r->probe_msg);
 	fprintf(f, "}");
-	/* key 'libfabric': every install the jobs ran against, with its probe */
 	fprintf(f, ",\n  \"libfabric_installs\": [");
 	for (size_t k = 0; k < r->ninst; k++) {
 		const install_t *in = &r->inst[k];
@@ -573,19 +644,31 @@ static void write_meta(runner_t *r, int complete)
 		fprintf(f, "}}");
 	}
 	fprintf(f, "%s]", r->ninst ? "\n  " : "");
-	fprintf(f, ",\n  \"environment\": {");
+}
+
+/* The variables that steer libfabric, NCCL, NVSHMEM, Open MPI and CUDA. */
+static void write_meta_environment(FILE *f)
+{
 	extern char **environ;
 	int first = 1;
-	for (char **e = environ; *e; e++)
-		if (!strncmp(*e, "FI_", 3) || !strncmp(*e, "NCCL_", 5) || !strncmp(*e, "NVSHMEM_", 8) ||
-		    !strncmp(*e, "OMPI_MCA_", 9) || !strncmp(*e, "CUDA_VISIBLE", 12)) {
-			char name[256];
-			snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
-			efab_json_kv(f, first ? "\n    " : ",\n    ", name, *e + strlen(name) + 1);
-			first = 0;
-		}
+	fprintf(f, ",\n  \"environment\": {");
+	for (char **e = environ; *e; e++) {
+		if (strncmp(*e, "FI_", 3) && strncmp(*e, "NCCL_", 5) && strncmp(*e, "NVSHMEM_", 8) &&
+		    strncmp(*e, "OMPI_MCA_", 9) && strncmp(*e, "CUDA_VISIBLE", 12))
+			continue;
+		char name[256];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
+		efab_json_kv(f, first ? "\n    " : ",\n    ", name, *e + strlen(name) + 1);
+		first = 0;
+	}
+	fprintf(f, "\n  }");
+}
+
+/* Every job as it stands; returns how many saw their nodes differ. */
+static int write_meta_jobs(FILE *f, runner_t *r)
+{
 	int mismatch = 0;
-	fprintf(f, "\n  },\n  \"jobs\": [");
+	fprintf(f, ",\n  \"jobs\": [");
 	for (size_t i = 0; i < r->njobs; i++) {
 		fprintf(f, "%s\n    {\"index\": %zu", i ? "," : "", i + 1);
 		efab_json_kv(f, ", ", "name", r->jobs[i].name);
@@ -604,7 +687,26 @@ static void write_meta(runner_t *r, int complete)
 		}
 		fprintf(f, "}");
 	}
-	fprintf(f, "\n  ],\n  \"node_mismatch_jobs\": %d\n}\n", mismatch);
+	fprintf(f, "\n  ]");
+	return mismatch;
+}
+
+static void write_meta(runner_t *r, int complete)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	snprintf(path, sizeof(path), "%s/meta.json", r->dir);
+	FILE *f = open_atomic(path, tmp, sizeof(tmp));
+	if (!f)
+		return;
+	fprintf(f, "{\n  \"efabench\": \"%s\",\n  \"schema\": %d", EFAB_VERSION, EFAB_CSV_SCHEMA);
+	json_field(f, "config", r->config_path);
+	json_field(f, "label", r->label);
+	fprintf(f, ",\n  \"complete\": %s", complete ? "true" : "false");
+	write_meta_host(f);
+	write_meta_probes(f, r);
+	write_meta_environment(f);
+	int mismatch = write_meta_jobs(f, r);
+	fprintf(f, ",\n  \"node_mismatch_jobs\": %d\n}\n", mismatch);
 	close_atomic(f, tmp, path);
 }
 
@@ -782,6 +884,64 @@ static int run_job(runner_t *r, size_t i, char **argv)
 	return 0;
 }
 
+/* The probe's child: stdout into tmp, stderr into logp, then efab_probe --json. */
+static void exec_probe(const char *exe, const char *tmp, const char *logp, const char *ld_path)
+{
+	setpgid(0, 0);
+	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int err = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (out < 0 || err < 0)
+		_exit(126);
+	dup2(out, 1);
+	dup2(err, 2);
+	close(out);
+	close(err);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if (ld_path)
+		setenv("LD_LIBRARY_PATH", ld_path, 1);
+	execl(exe, exe, "--json", (char *)NULL);
+	fprintf(stderr, "efab_sweep: cannot run %s: %s\n", exe, strerror(errno));
+	_exit(127);
+}
+
+/* The last line the probe said on stderr into last ("" if none); a log
+ * with nothing in it is removed. */
+static void last_log_line(const char *logp, char *last, size_t size)
+{
+	char *text = NULL;
+	size_t len = 0;
+	last[0] = '\0';
+	if (!read_file(logp, &text, &len)) {
+		while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+			len--;
+		size_t s = len;
+		while (s && text[s - 1] != '\n')
+			s--;
+		snprintf(last, size, "%.*s", (int)(len - s), text + s);
+		free(text);
+	}
+	if (!len)
+		unlink(logp);
+}
+
+/* What meta.json says about the probe: its last words, or how it ended. */
+static void probe_message(const runner_t *r, const child_end_t *end, int ok, const char *last,
+			  char *message, size_t mlen)
+{
+	if (ok)
+		snprintf(message, mlen, "%s", last);
+	else if (end->timed_out)
+		snprintf(message, mlen,
+			 "efab_probe --json ran over %g s (EFAB_SWEEP_PROBE_TIMEOUT) and was stopped%s%s",
+			 r->probe_limit, last[0] ? "; it said: " : "", last);
+	else if (end->killed)
+		snprintf(message, mlen, "stopped by signal %d", (int)got_signal);
+	else
+		snprintf(message, mlen, "efab_probe --json exit %d%s%s", end->rc,
+			 last[0] ? ": " : " (no message; empty output)", last);
+}
+
 /* The capability matrix of the install this sweep runs on: efab_probe --json
  * (the one beside efab_sweep) into probe.json, so that two sweeps can be
  * compared with efab_probe --diff. Bounded by EFAB_SWEEP_PROBE_TIMEOUT seconds
@@ -806,42 +966,14 @@ static void record_probe_one(runner_t *r, const char *file, const char *ld_path,
 		snprintf(message, mlen, "fork: %s", strerror(errno));
 		return;
 	}
-	if (pid == 0) {
-		setpgid(0, 0);
-		int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int err = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (out < 0 || err < 0)
-			_exit(126);
-		dup2(out, 1);
-		dup2(err, 2);
-		close(out);
-		close(err);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (ld_path)
-			setenv("LD_LIBRARY_PATH", ld_path, 1);
-		execl(exe, exe, "--json", (char *)NULL);
-		fprintf(stderr, "efab_sweep: cannot run %s: %s\n", exe, strerror(errno));
-		_exit(127);
-	}
+	if (pid == 0)
+		exec_probe(exe, tmp, logp, ld_path);
 	setpgid(pid, pid);
 	child_end_t end = wait_child(pid, r->probe_limit);
 	int timed_out = end.timed_out, killed = end.killed, rc = end.rc;
 	*secs = end.secs;
-	/* the last line the probe said on stderr */
-	char *text = NULL, last[400] = "";
-	size_t len = 0;
-	if (!read_file(logp, &text, &len)) {
-		while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
-			len--;
-		size_t s = len;
-		while (s && text[s - 1] != '\n')
-			s--;
-		snprintf(last, sizeof(last), "%.*s", (int)(len - s), text + s);
-		free(text);
-	}
-	if (!len)
-		unlink(logp);
+	char last[400];
+	last_log_line(logp, last, sizeof(last));
 	struct stat st;
 	int ok = !killed && rc == 0 && !stat(tmp, &st) && st.st_size > 0;
 	if (ok && rename(tmp, path)) {
@@ -852,17 +984,7 @@ static void record_probe_one(runner_t *r, const char *file, const char *ld_path,
 		unlink(tmp);
 	snprintf(pstatus, slen, "%s",
 		 ok ? "ok" : timed_out ? "timeout" : killed ? "interrupted" : "fail");
-	if (ok)
-		snprintf(message, mlen, "%s", last);
-	else if (timed_out)
-		snprintf(message, mlen,
-			 "efab_probe --json ran over %g s (EFAB_SWEEP_PROBE_TIMEOUT) and was stopped%s%s",
-			 r->probe_limit, last[0] ? "; it said: " : "", last);
-	else if (killed)
-		snprintf(message, mlen, "stopped by signal %d", (int)got_signal);
-	else
-		snprintf(message, mlen, "efab_probe --json exit %d%s%s", rc,
-			 last[0] ? ": " : " (no message; empty output)", last);
+	probe_message(r, &end, ok, last, message, mlen);
 	if (!ok && (timed_out || !killed))
 		efab_log_error("no %s (%s); the sweep goes on", file, message);
 }
@@ -918,11 +1040,16 @@ static void runner_free(runner_t *r)
 	r->secs = NULL;
 }
 
-int efab_sweep_main(int argc, char **argv)
+/* Every command is built (and checked) before anything runs. */
+#define EFAB_SWEEP_MAX_JOBS 4096
+#define EFAB_JOB_WORDS (EFAB_JOB_MAXARGS * 2 + 8)
+static char *job_argvs[EFAB_SWEEP_MAX_JOBS][EFAB_JOB_WORDS];
+
+/* parse_args's answer when the sweep goes on (anything else is an exit status). */
+#define SWEEP_GO_ON (-1)
+
+static int parse_args(runner_t *r, int argc, char **argv)
 {
-	static runner_t R;
-	runner_t *r = &R;
-	char err[1024];
 	static const struct option lo[] = {{"output", required_argument, 0, 'o'},
 					   {"label", required_argument, 0, 'l'},
 					   {"dry-run", no_argument, 0, 'n'},
@@ -931,7 +1058,6 @@ int efab_sweep_main(int argc, char **argv)
 					   {"version", no_argument, 0, 'V'},
 					   {0, 0, 0, 0}};
 	int c;
-	efab_log_set_prefix("efab_sweep");
 	snprintf(r->outbase, sizeof(r->outbase), "results");
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:l:nr:hV", lo, NULL)) != -1) {
@@ -960,149 +1086,199 @@ int efab_sweep_main(int argc, char **argv)
 			efab_log_error("--label '%s': letters, digits, '-', '_' and '.' only", r->label);
 			return EFAB_EUSAGE;
 		}
-	char *text;
-	size_t len;
-	if (read_file(r->config_path, &text, &len)) {
+	return SWEEP_GO_ON;
+}
+
+/* The config's text (kept for config.conf) and its jobs. */
+static int load_config(runner_t *r, char **text, size_t *len, efab_config_t *cfg)
+{
+	char err[1024];
+	if (read_file(r->config_path, text, len)) {
 		efab_log_error("cannot read config '%s': %s", r->config_path, strerror(errno));
 		return EFAB_EUSAGE;
 	}
-	efab_config_t cfg;
-	int rc = efab_config_parse(text, len, r->config_path, &cfg, err, sizeof(err));
+	int rc = efab_config_parse(*text, *len, r->config_path, cfg, err, sizeof(err));
 	if (!rc) {
-		cfg.runner = "efab_sweep";
-		rc = efab_config_expand(&cfg, efab_bench_rows, efab_n_bench_rows, &r->jobs, &r->njobs,
+		cfg->runner = "efab_sweep";
+		rc = efab_config_expand(cfg, efab_bench_rows, efab_n_bench_rows, &r->jobs, &r->njobs,
 					err, sizeof(err));
 	}
 	if (rc) {
 		efab_log_error("%s", err);
-		free(text);
-		efab_config_free(&cfg);
 		return EFAB_EUSAGE;
 	}
-	if (!r->label[0]) {
-		const char *b = strrchr(r->config_path, '/');
-		snprintf(r->label, sizeof(r->label), "%s", b ? b + 1 : r->config_path);
-		char *dot = strrchr(r->label, '.');
-		if (dot)
-			*dot = '\0';
-	}
-	/* the executables live beside efab_sweep */
+	return EFAB_OK;
+}
+
+/* Without --label, the config's file name without its extension. */
+static void default_label(runner_t *r)
+{
+	if (r->label[0])
+		return;
+	const char *b = strrchr(r->config_path, '/');
+	snprintf(r->label, sizeof(r->label), "%s", b ? b + 1 : r->config_path);
+	char *dot = strrchr(r->label, '.');
+	if (dot)
+		*dot = '\0';
+}
+
+/* The executables live beside efab_sweep. */
+static void find_bindir(runner_t *r)
+{
 	ssize_t n = readlink("/proc/self/exe", r->bindir, sizeof(r->bindir) - 1);
-	if (n > 0) {
-		r->bindir[n] = '\0';
-		char *slash = strrchr(r->bindir, '/');
-		if (slash)
-			*slash = '\0';
-	} else {
+	if (n <= 0) {
 		snprintf(r->bindir, sizeof(r->bindir), ".");
+		return;
 	}
-	const char *plim = getenv("EFAB_SWEEP_PROBE_TIMEOUT");
-	r->probe_limit = plim && atof(plim) > 0 ? atof(plim) : 120;
-	snprintf(r->probe_cmd, sizeof(r->probe_cmd), "%s/efab_probe --json", r->bindir);
-	snprintf(r->probe_status, sizeof(r->probe_status), "pending");
+	r->bindir[n] = '\0';
+	char *slash = strrchr(r->bindir, '/');
+	if (slash)
+		*slash = '\0';
+}
+
+static int runner_alloc(runner_t *r)
+{
 	r->status = calloc(r->njobs, sizeof(*r->status));
 	r->rcs = calloc(r->njobs, sizeof(int));
 	r->secs = calloc(r->njobs, sizeof(double));
 	r->cmdlines = calloc(r->njobs, sizeof(char *));
-	if (!r->status || !r->rcs || !r->secs || !r->cmdlines) {
+	return r->status && r->rcs && r->secs && r->cmdlines ? 0 : -1;
+}
+
+/* A new run's directory: OUTBASE/<YYYYmmdd-HHMMSS>-<host>-<label>. */
+static void name_run_dir(runner_t *r)
+{
+	char host[64] = "host", ts[32];
+	gethostname(host, sizeof(host) - 1);
+	host[strcspn(host, ".")] = '\0';
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
+	snprintf(r->dir, sizeof(r->dir), "%s/%s-%s-%s", r->outbase, ts, host, r->label);
+}
+
+static int build_commands(runner_t *r)
+{
+	char err[1024];
+	for (size_t i = 0; i < r->njobs; i++) {
+		if (build_argv(r, i, job_argvs[i], EFAB_JOB_WORDS, err, sizeof(err)) < 0) {
+			efab_log_error("%s: %s", r->config_path, err);
+			return EFAB_EUSAGE;
+		}
+		r->cmdlines[i] = cmdline(&r->jobs[i], install_of(r, &r->jobs[i]), job_argvs[i]);
+		snprintf(r->status[i], 16, "pending");
+	}
+	return EFAB_OK;
+}
+
+/* Everything decided before anything runs: label, paths, installs, commands. */
+static int plan_sweep(runner_t *r)
+{
+	char err[1024];
+	default_label(r);
+	find_bindir(r);
+	const char *plim = getenv("EFAB_SWEEP_PROBE_TIMEOUT");
+	r->probe_limit = plim && atof(plim) > 0 ? atof(plim) : 120;
+	snprintf(r->probe_cmd, sizeof(r->probe_cmd), "%s/efab_probe --json", r->bindir);
+	snprintf(r->probe_status, sizeof(r->probe_status), "pending");
+	if (runner_alloc(r)) {
 		efab_log_error("out of memory");
-		rc = EFAB_ERR;
-		goto out;
+		return EFAB_ERR;
 	}
 	if (r->resume[0])
 		snprintf(r->dir, sizeof(r->dir), "%s", r->resume);
-	/* every command is built (and checked) before anything runs */
-	static char *argvs[4096][EFAB_JOB_MAXARGS * 2 + 8];
-	if (r->njobs > 4096) {
+	if (r->njobs > EFAB_SWEEP_MAX_JOBS) {
 		efab_log_error("%s: %zu jobs; at most 4096", r->config_path, r->njobs);
-		rc = EFAB_EUSAGE;
-		goto out;
+		return EFAB_EUSAGE;
 	}
-	if (!r->dry_run && !r->resume[0]) {
-		char host[64] = "host", ts[32];
-		gethostname(host, sizeof(host) - 1);
-		host[strcspn(host, ".")] = '\0';
-		time_t now = time(NULL);
-		struct tm tm;
-		localtime_r(&now, &tm);
-		strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", &tm);
-		snprintf(r->dir, sizeof(r->dir), "%s/%s-%s-%s", r->outbase, ts, host, r->label);
-	}
+	if (!r->dry_run && !r->resume[0])
+		name_run_dir(r);
 	if (resolve_installs(r, err, sizeof(err))) {
 		efab_log_error("%s", err);
-		rc = EFAB_EUSAGE;
-		goto out;
+		return EFAB_EUSAGE;
 	}
-	for (size_t i = 0; i < r->njobs; i++) {
-		if (build_argv(r, i, argvs[i], EFAB_JOB_MAXARGS * 2 + 8, err, sizeof(err)) < 0) {
-			efab_log_error("%s: %s", r->config_path, err);
-			rc = EFAB_EUSAGE;
-			goto out;
-		}
-		r->cmdlines[i] = cmdline(&r->jobs[i], install_of(r, &r->jobs[i]), argvs[i]);
-		snprintf(r->status[i], 16, "pending");
-	}
-	if (r->dry_run) {
-		printf("# %s: %zu jobs (label %s)\n", r->config_path, r->njobs, r->label);
-		if (!r->ninst)
-			printf("# probe: %s > RUNDIR/probe.json (at most %g s)\n", r->probe_cmd,
-			       r->probe_limit);
-		for (size_t k = 0; k < r->ninst; k++)
-			printf("# libfabric %zu: %s (%s%s%s%s%s); probe: LD_LIBRARY_PATH=%s %s > RUNDIR/%s\n",
-			       k + 1, r->inst[k].given, r->inst[k].library,
-			       r->inst[k].version[0] ? ", version " : "", r->inst[k].version,
-			       r->inst[k].efa_installer[0] ? ", EFA installer " : "",
-			       r->inst[k].efa_installer, r->inst[k].ld_path, r->probe_cmd,
-			       r->inst[k].probe_file);
-		for (size_t i = 0; i < r->njobs; i++)
-			printf("# [%zu/%zu] %s\n%s\n", i + 1, r->njobs, r->jobs[i].name, r->cmdlines[i]);
-		rc = EFAB_OK;
-		goto out;
-	}
-	char sub[PATH_MAX + 16];
-	snprintf(sub, sizeof(sub), "%s/logs", r->dir);
-	if (r->resume[0]) {
-		struct stat st;
-		if (stat(r->dir, &st) || !S_ISDIR(st.st_mode)) {
-			efab_log_error("--resume: '%s' is not a results directory", r->dir);
-			rc = EFAB_EUSAGE;
-			goto out;
-		}
-		read_resume(r);
-	}
-	if (mkdirs(sub)) {
-		efab_log_error("cannot create results directory '%s': %s", r->dir, strerror(errno));
-		rc = EFAB_EUSAGE;
-		goto out;
-	}
-	snprintf(sub, sizeof(sub), "%s/jobs", r->dir);
-	mkdirs(sub);
-	snprintf(sub, sizeof(sub), "%s/INCOMPLETE", r->dir);
-	FILE *inc = fopen(sub, "w");
+	return build_commands(r);
+}
+
+/* --dry-run: the plan and the exact commands. */
+static void print_plan(const runner_t *r)
+{
+	printf("# %s: %zu jobs (label %s)\n", r->config_path, r->njobs, r->label);
+	if (!r->ninst)
+		printf("# probe: %s > RUNDIR/probe.json (at most %g s)\n", r->probe_cmd,
+		       r->probe_limit);
+	for (size_t k = 0; k < r->ninst; k++)
+		printf("# libfabric %zu: %s (%s%s%s%s%s); probe: LD_LIBRARY_PATH=%s %s > RUNDIR/%s\n",
+		       k + 1, r->inst[k].given, r->inst[k].library,
+		       r->inst[k].version[0] ? ", version " : "", r->inst[k].version,
+		       r->inst[k].efa_installer[0] ? ", EFA installer " : "",
+		       r->inst[k].efa_installer, r->inst[k].ld_path, r->probe_cmd,
+		       r->inst[k].probe_file);
+	for (size_t i = 0; i < r->njobs; i++)
+		printf("# [%zu/%zu] %s\n%s\n", i + 1, r->njobs, r->jobs[i].name, r->cmdlines[i]);
+}
+
+/* INCOMPLETE stays until every job has been attempted; it says how to resume. */
+static int mark_incomplete(const runner_t *r)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/INCOMPLETE", r->dir);
+	FILE *inc = fopen(path, "w");
 	if (!inc) {
 		efab_log_error("cannot write to results directory '%s': %s", r->dir, strerror(errno));
-		rc = EFAB_EUSAGE;
-		goto out;
+		return EFAB_EUSAGE;
 	}
 	fprintf(inc, "sweep in progress or interrupted; resume with: efab_sweep %s --resume %s\n",
 		r->config_path, r->dir);
 	fclose(inc);
+	return EFAB_OK;
+}
+
+/* The results directory (an existing one under --resume, its state read
+ * back), its logs/ and jobs/, INCOMPLETE and the config as run. */
+static int prepare_run_dir(runner_t *r, const char *text, size_t len)
+{
+	char sub[PATH_MAX + 16];
+	if (r->resume[0]) {
+		struct stat st;
+		if (stat(r->dir, &st) || !S_ISDIR(st.st_mode)) {
+			efab_log_error("--resume: '%s' is not a results directory", r->dir);
+			return EFAB_EUSAGE;
+		}
+		read_resume(r);
+	}
+	snprintf(sub, sizeof(sub), "%s/logs", r->dir);
+	if (mkdirs(sub)) {
+		efab_log_error("cannot create results directory '%s': %s", r->dir, strerror(errno));
+		return EFAB_EUSAGE;
+	}
+	snprintf(sub, sizeof(sub), "%s/jobs", r->dir);
+	mkdirs(sub);
+	if (mark_incomplete(r))
+		return EFAB_EUSAGE;
 	snprintf(sub, sizeof(sub), "%s/config.conf", r->dir);
 	FILE *cf = fopen(sub, "w");
 	if (cf) {
 		fwrite(text, 1, len, cf);
 		fclose(cf);
 	}
-	write_meta(r, 0);
-	write_jobs_tsv(r);
+	return EFAB_OK;
+}
 
+/* SIGINT and SIGTERM end the sweep between jobs (run_job ends the running one). */
+static void catch_signals(void)
+{
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	record_probe(r);
-	write_meta(r, 0);
+}
+
+/* The jobs still pending, in order, with progress and an ETA on stderr. */
+static void run_pending_jobs(runner_t *r)
+{
 	int tty = isatty(2);
 	efab_stopwatch_t sw = efab_stopwatch_start();
 	size_t ran = 0, todo = 0;
@@ -1114,12 +1290,18 @@ int efab_sweep_main(int argc, char **argv)
 		double el = efab_stopwatch_elapsed_s(sw);
 		progress(i + 1, r->njobs, r->jobs[i].name, el, ran ? el / (double)ran * (double)(todo - ran) : -1,
 			 tty);
-		run_job(r, i, argvs[i]);
+		run_job(r, i, job_argvs[i]);
 		ran++;
 		write_jobs_tsv(r);
 	}
 	if (tty)
 		fprintf(stderr, "\n");
+}
+
+/* The final meta.json and summary; a complete run loses INCOMPLETE and jobs/. */
+static int finish_sweep(runner_t *r)
+{
+	char sub[PATH_MAX + 16];
 	size_t nok = 0, nskip = 0, nfail = 0, nint = 0;
 	for (size_t i = 0; i < r->njobs; i++) {
 		nok += !strcmp(r->status[i], "ok");
@@ -1141,10 +1323,44 @@ int efab_sweep_main(int argc, char **argv)
 		if (!strcmp(r->status[i], "fail") || !strcmp(r->status[i], "timeout"))
 			fprintf(stderr, "efab_sweep: job %zu %s: %s (exit %d), log in %s/logs/\n", i + 1,
 				r->jobs[i].name, r->status[i], r->rcs[i], r->dir);
-	rc = (nfail || !complete) ? EFAB_ERR : EFAB_OK;
-out:
-	for (size_t i = 0; i < r->njobs && i < 4096; i++)
-		for (char **a = argvs[i]; *a; a++)
+	return (nfail || !complete) ? EFAB_ERR : EFAB_OK;
+}
+
+static int run_sweep(runner_t *r, const char *text, size_t len)
+{
+	int rc = prepare_run_dir(r, text, len);
+	if (rc)
+		return rc;
+	write_meta(r, 0);
+	write_jobs_tsv(r);
+	catch_signals();
+	record_probe(r);
+	write_meta(r, 0);
+	run_pending_jobs(r);
+	return finish_sweep(r);
+}
+
+int efab_sweep_main(int argc, char **argv)
+{
+	static runner_t R;
+	runner_t *r = &R;
+	efab_log_set_prefix("efab_sweep");
+	int rc = parse_args(r, argc, argv);
+	if (rc != SWEEP_GO_ON)
+		return rc;
+	char *text = NULL;
+	size_t len = 0;
+	efab_config_t cfg;
+	memset(&cfg, 0, sizeof(cfg)); /* efab_config_parse leaves it untouched on failure */
+	rc = load_config(r, &text, &len, &cfg);
+	if (!rc)
+		rc = plan_sweep(r);
+	if (!rc && r->dry_run)
+		print_plan(r);
+	else if (!rc)
+		rc = run_sweep(r, text, len);
+	for (size_t i = 0; i < r->njobs && i < EFAB_SWEEP_MAX_JOBS; i++)
+		for (char **a = job_argvs[i]; *a; a++)
 			free(*a);
 	runner_free(r);
 	free(text);

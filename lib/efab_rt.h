@@ -37,6 +37,9 @@ efab_rt_t *efab_rt_single(void);
  * EFAB_ERR when the reduction itself fails. */
 int efab_rt_agree(efab_rt_t *rt, int rc);
 
+/* SIGINT and SIGTERM call handler (which asks the program to stop). */
+void efab_catch_stop_signals(void (*handler)(int));
+
 #ifdef __cplusplus
 }
 #endif

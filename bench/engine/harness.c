@@ -368,11 +368,7 @@ static void on_signal(int sig)
  * MPI_Abort; between sizes the loop stops cleanly. */
 static void install_signals(void)
 {
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	efab_catch_stop_signals(on_signal);
 	efab_set_stop_flag(&stop_signal);
 }
 

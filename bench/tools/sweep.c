@@ -35,6 +35,7 @@
 #include "efab_clock.h"
 #include "efab_config.h"
 #include "efab_json.h"
+#include "efab_rt.h"
 #include "efab_opts.h"
 #include "efab_topo.h"
 #include "rows.h"
@@ -1269,11 +1270,7 @@ static int prepare_run_dir(runner_t *r, const char *text, size_t len)
 /* SIGINT and SIGTERM end the sweep between jobs (run_job ends the running one). */
 static void catch_signals(void)
 {
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	efab_catch_stop_signals(on_signal);
 }
 
 /* The jobs still pending, in order, with progress and an ETA on stderr. */

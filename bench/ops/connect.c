@@ -111,6 +111,78 @@ static int op_call(void *arg)
 	return rc ? rc : efab_wait_tx(a->ne, a->ne->tx_posted, a->w);
 }
 
+/* The new endpoints' names are known: rank 0 inserts its p peers' in one
+ * timed fi_av_insert (*av_us), each peer inserts rank 0's. */
+static int insert_addresses(efab_ctx_t *c, efab_fabric_t *ne, int p, const slot_t *all,
+			    double *av_us)
+{
+	if (c->rt->rank) {
+		if (fi_av_insert(ne->av, all[0].name, 1, &ne->peers[0], 0, NULL) == 1)
+			return EFAB_OK;
+		efab_log_error("fi_av_insert of rank 0's new endpoint failed");
+		return EFAB_ERR;
+	}
+	fi_addr_t *addrs = calloc((size_t)p, sizeof(*addrs));
+	char *names = calloc((size_t)p, EFAB_ADDR_MAX);
+	int rc = EFAB_OK;
+	if (!addrs || !names) {
+		efab_log_error("out of memory");
+		rc = EFAB_ERR;
+		goto out;
+	}
+	/* the p names back to back, as fi_av_insert takes them */
+	size_t len = all[1].len;
+	for (int j = 1; j <= p; j++)
+		memcpy(names + (size_t)(j - 1) * len, all[j].name, len);
+	struct av_call a = {ne, names, (size_t)p, addrs, 0};
+	efab_time_once(av_insert_call, &a, av_us);
+	if (a.ret != p) {
+		efab_log_fi("fi_av_insert", a.ret < 0 ? a.ret : -FI_EINVAL);
+		rc = EFAB_ERR;
+	}
+	for (int j = 1; j <= p; j++)
+		ne->peers[j] = addrs[j - 1];
+out:
+	free(addrs);
+	free(names);
+	return rc;
+}
+
+/* Rank 0: the first and second operation to each peer, each timed; the
+ * peers drive progress on their new endpoint until rank 0 is done, ranks
+ * outside this round wait without one. */
+static void first_contacts(efab_ctx_t *c, efab_fabric_t *ne, int p, uint64_t size, double *first,
+			   double *second)
+{
+	efab_waitfor_t w = {"first operation", efab_op_name(c->op), size, 0, 0};
+	int rc = EFAB_OK;
+	if (c->rt->rank == 0) {
+		for (int j = 1; j <= p && !rc; j++) {
+			w.peer = j;
+			struct op_call a = {c, ne, j, size, &w};
+			for (int k = 0; k < 2 && !rc; k++)
+				rc = efab_time_once(op_call, &a, &(k ? second : first)[j - 1]);
+		}
+		if (rc)
+			efab_fail(c);
+	}
+	w.what = "rank 0 to finish its first operations";
+	if (c->rt->rank <= p) {
+		if (efab_barrier_progress(ne, &w))
+			efab_fail(c);
+	} else if (efab_mpi_idle_barrier(c->rt, c->o.timeout_s)) { /* an Ibarrier, like theirs */
+		efab_log_error("timeout waiting for rank 0's first operations");
+		efab_fail(c);
+	}
+}
+
+/* Every rank: false when any rank failed. */
+static int all_ok(efab_rt_t *rt, int rc)
+{
+	double bad = rc, anybad = 0;
+	return !rt->allreduce(rt, &bad, &anybad, 1, EFAB_RT_MAX) && !anybad;
+}
+
 /* One round with p peers: fills first[0..p), second[0..p), *av_us, *open_us
  * (rank 0). Collective over every rank. */
 static int round_once(efab_ctx_t *c, int p, uint64_t size, double *first, double *second,
@@ -120,12 +192,10 @@ static int round_once(efab_ctx_t *c, int p, uint64_t size, double *first, double
 	int me = rt->rank, in = me <= p;
 	efab_fabric_t ne;
 	slot_t mine, *all = calloc((size_t)rt->size, sizeof(*all));
-	fi_addr_t *addrs = calloc((size_t)p, sizeof(*addrs));
-	char *names = calloc((size_t)p, EFAB_ADDR_MAX);
 	int rc = EFAB_OK;
 	memset(&ne, 0, sizeof(ne));
 	memset(&mine, 0, sizeof(mine));
-	if (!all || !addrs || !names) {
+	if (!all) {
 		efab_log_error("out of memory");
 		rc = EFAB_ERR;
 	}
@@ -137,64 +207,21 @@ static int round_once(efab_ctx_t *c, int p, uint64_t size, double *first, double
 		if (me == 0)
 			*open_us = us;
 	}
-	double bad = rc, anybad = 0;
-	if (rt->allreduce(rt, &bad, &anybad, 1, EFAB_RT_MAX) || anybad ||
-	    rt->allgather(rt, &mine, all, sizeof(mine))) {
+	if (!all_ok(rt, rc) || rt->allgather(rt, &mine, all, sizeof(mine))) {
 		rc = EFAB_ERR;
 		goto out;
 	}
-	if (in && me == 0) {
-		/* the p names back to back, as fi_av_insert takes them */
-		size_t len = all[1].len;
-		for (int j = 1; j <= p; j++)
-			memcpy(names + (size_t)(j - 1) * len, all[j].name, len);
-		struct av_call a = {&ne, names, (size_t)p, addrs, 0};
-		efab_time_once(av_insert_call, &a, av_us);
-		int ret = a.ret;
-		if (ret != p) {
-			efab_log_fi("fi_av_insert", ret < 0 ? ret : -FI_EINVAL);
-			rc = EFAB_ERR;
-		}
-		for (int j = 1; j <= p; j++)
-			ne.peers[j] = addrs[j - 1];
-	} else if (in) {
-		if (fi_av_insert(ne.av, all[0].name, 1, &ne.peers[0], 0, NULL) != 1) {
-			efab_log_error("fi_av_insert of rank 0's new endpoint failed");
-			rc = EFAB_ERR;
-		}
-	}
-	bad = rc;
-	if (rt->allreduce(rt, &bad, &anybad, 1, EFAB_RT_MAX) || anybad) {
+	if (in)
+		rc = insert_addresses(c, &ne, p, all, av_us);
+	if (!all_ok(rt, rc)) {
 		rc = EFAB_ERR;
 		goto out;
 	}
-	efab_waitfor_t w = {"first operation", efab_op_name(c->op), size, 0, 0};
-	if (me == 0) {
-		for (int j = 1; j <= p && !rc; j++) {
-			w.peer = j;
-			struct op_call a = {c, &ne, j, size, &w};
-			for (int k = 0; k < 2 && !rc; k++)
-				rc = efab_time_once(op_call, &a, &(k ? second : first)[j - 1]);
-		}
-		if (rc)
-			efab_fail(c);
-	}
-	/* peers drive progress on their new endpoint until rank 0 is done;
-	 * ranks outside this round wait without one */
-	w.what = "rank 0 to finish its first operations";
-	if (in) {
-		if (efab_barrier_progress(&ne, &w))
-			efab_fail(c);
-	} else if (efab_mpi_idle_barrier(rt, c->o.timeout_s)) { /* an Ibarrier, like theirs */
-		efab_log_error("timeout waiting for rank 0's first operations");
-		efab_fail(c);
-	}
+	first_contacts(c, &ne, p, size, first, second);
 out:
 	if (in)
 		efab_ep_close(&ne);
 	free(all);
-	free(addrs);
-	free(names);
 	return rc;
 }
 

@@ -647,70 +647,51 @@ static void close_domains(reg_ctx_t *r)
 	r->ndoms = 0;
 }
 
-int efab_mr_reg_main(int argc, char **argv)
+/* Fabric selected and opened (and --domains' further ones), the GPU. */
+static int bring_up(reg_ctx_t *r, const efab_bench_row_t *row, struct fi_info **info,
+		    char *note3, size_t len)
 {
-	static reg_ctx_t R;
-	reg_ctx_t *r = &R;
-	static efab_runtime_t run;
-	const efab_bench_row_t *row = efab_row("efab_mr_reg");
-	int rc;
-
-	if ((rc = efab_opts_main(&r->o, row->options, row->name, row->summary, argc, argv)) >= 0)
-		return rc;
-	rc = EFAB_OK;
-	if (!r->o.sizes_given)
-		r->o.sizes = (efab_sizes_t){4096, 1ull << 30, 2};
-	r->kind = r->o.mem_local;
-	if (r->o.dmabuf && r->kind != EFAB_MEM_CUDA) {
-		efab_log_error("--dmabuf registers cuda memory: add --mem cuda");
-		return EFAB_EUSAGE;
-	}
-	efab_mr_cache_env(r->o.mr_cache); /* before libfabric reads its environment */
-	if (efab_runtime_up(&run, EFAB_RUNTIME_AUTO, row->name, &argc, &argv))
-		return EFAB_ERR;
-	r->rt = run.rt;
-	r->csv.fd = -1;
-	r->ops = mr_ops;
-	r->nops = EFAB_ARRAY_SIZE(mr_ops);
-	r->component_note = "CUDA only, no NIC";
-	r->access = FI_READ | FI_WRITE | (r->o.access ? 0 : FI_REMOTE_READ | FI_REMOTE_WRITE);
-
 	efab_fabric_req_t req = {.provider = r->o.provider, .fabric = r->o.fabric,
 				 .domain = r->o.domain,
 				 .caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
 				 .hmem = efab_mem_is_gpu(r->kind)};
-	struct fi_info *info = NULL;
-	rc = efab_fabric_select(&req, &info);
+	int rc = efab_fabric_select(&req, info);
 	if (rc)
-		goto finalize;
-	efab_run_info_fabric(&r->ri, info, &r->o);
-	r->cache_na = efab_mr_cache_scope(info);
+		return rc;
+	efab_run_info_fabric(&r->ri, *info, &r->o);
+	r->cache_na = efab_mr_cache_scope(*info);
 	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "%s", efab_mem_name(r->kind));
 	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
 	efab_reg_columns(&r->ri);
 	efab_run_info_begin(&r->ri, row->csv_name, r->rt->size);
-	r->nic_work = nic_provider(info->fabric_attr->prov_name) ? "yes" : "no";
-	rc = efab_fabric_open(info, r->rt, r->o.timeout_s, &r->fab);
-	if (rc)
-		goto finalize;
+	r->nic_work = nic_provider((*info)->fabric_attr->prov_name) ? "yes" : "no";
+	if ((rc = efab_fabric_open(*info, r->rt, r->o.timeout_s, &r->fab)))
+		return rc;
 	efab_clock_init(); /* before the first timed call */
-	char note3[1024] = "";
 	r->doms[0] = &r->fab;
 	r->ndoms = 1;
-	if (r->o.domains[0] && (rc = open_domains(r, &req, note3, sizeof(note3))))
-		goto close;
+	if (r->o.domains[0] && (rc = open_domains(r, &req, note3, len)))
+		return rc;
 	r->gpu = -1;
-	if (efab_mem_is_gpu(r->kind) && (rc = efab_gpu_pick(r->o.gpu, r->rt->local_rank, &r->gpu)))
-		goto close;
-	/* rank 0 writes the header; the others append whole rows after it */
+	if (efab_mem_is_gpu(r->kind))
+		rc = efab_gpu_pick(r->o.gpu, r->rt->local_rank, &r->gpu);
+	return rc;
+}
+
+/* rank 0 writes the CSV header; the others append whole rows after it */
+static int open_csv(reg_ctx_t *r)
+{
+	int rc = EFAB_OK;
 	if (r->o.csv[0] && r->rt->rank == 0)
 		rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
 	rc = efab_rt_agree(r->rt, rc); /* rank 0's verdict for all: none waits alone */
 	if (!rc && r->o.csv[0] && r->rt->rank)
 		rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
-	if (rc)
-		goto close;
+	return rc;
+}
 
+static void print_header(const reg_ctx_t *r, const struct fi_info *info, const char *note3)
+{
 	char mrm[256], note1[1024], note2[256];
 	efab_mr_mode_str(info->domain_attr->mr_mode, mrm, sizeof(mrm));
 	snprintf(note1, sizeof(note1),
@@ -728,10 +709,15 @@ int efab_mr_reg_main(int argc, char **argv)
 				       : "no NIC here: registration is software bookkeeping");
 	const char *notes[] = {note1, note2, note3};
 	efab_table_begin(stdout, &r->ri, notes, note3[0] ? 3 : 2, 1, 0);
+}
 
+/* Every regime (registrations through a dmabuf are rows of their own: op
+ * fresh_dmabuf), with --domains for k = 1, 2, 4, ... and K; then the
+ * components. */
+static int run_regimes(reg_ctx_t *r)
+{
 	static const char *const regimes[] = {"fresh", "same", "accumulate"};
-	/* registrations through a dmabuf are rows of their own: op fresh_dmabuf;
-	 * with --domains every regime runs for k = 1, 2, 4, ... and K */
+	int rc = EFAB_OK;
 	for (size_t k = 1; k <= r->ndoms && !rc; k = k * 2 > r->ndoms && k < r->ndoms ? r->ndoms : k * 2) {
 		r->k = k;
 		for (int g = 1; g <= 3 && !rc; g++)
@@ -746,13 +732,48 @@ int efab_mr_reg_main(int argc, char **argv)
 		else if (r->kind == EFAB_MEM_HOST || r->kind == EFAB_MEM_HOST_HUGE)
 			rc = efab_reg_run_regime(r, "cuMemHostRegister");
 	}
-	efab_csv_close(&r->csv);
-close:
+	return rc;
+}
+
+int efab_mr_reg_main(int argc, char **argv)
+{
+	static reg_ctx_t R;
+	reg_ctx_t *r = &R;
+	static efab_runtime_t run;
+	const efab_bench_row_t *row = efab_row("efab_mr_reg");
+	struct fi_info *info = NULL;
+	char note3[1024] = "";
+	int rc;
+
+	if ((rc = efab_opts_main(&r->o, row->options, row->name, row->summary, argc, argv)) >= 0)
+		return rc;
+	if (!r->o.sizes_given)
+		r->o.sizes = (efab_sizes_t){4096, 1ull << 30, 2};
+	r->kind = r->o.mem_local;
+	if (r->o.dmabuf && r->kind != EFAB_MEM_CUDA) {
+		efab_log_error("--dmabuf registers cuda memory: add --mem cuda");
+		return EFAB_EUSAGE;
+	}
+	efab_mr_cache_env(r->o.mr_cache); /* before libfabric reads its environment */
+	if (efab_runtime_up(&run, EFAB_RUNTIME_AUTO, row->name, &argc, &argv))
+		return EFAB_ERR;
+	r->rt = run.rt;
+	r->csv.fd = -1;
+	r->ops = mr_ops;
+	r->nops = EFAB_ARRAY_SIZE(mr_ops);
+	r->component_note = "CUDA only, no NIC";
+	r->access = FI_READ | FI_WRITE | (r->o.access ? 0 : FI_REMOTE_READ | FI_REMOTE_WRITE);
+	rc = bring_up(r, row, &info, note3, sizeof(note3));
+	if (!rc && !(rc = open_csv(r))) {
+		print_header(r, info, note3);
+		rc = run_regimes(r);
+		efab_csv_close(&r->csv);
+	}
 	close_domains(r);
-	efab_fabric_close(&r->fab);
-	info = NULL;
-finalize:
-	fi_freeinfo(info);
+	if (r->fab.ep)
+		efab_fabric_close(&r->fab); /* frees info */
+	else
+		fi_freeinfo(info);
 	free(r->reg);
 	free(r->dereg);
 	return efab_runtime_down(&run, rc);

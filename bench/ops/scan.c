@@ -92,31 +92,19 @@ static int list_nics(const efab_fabric_req_t *req, char (*names)[NIC_LEN], int m
 
 /* Nodes from hostnames (in order of their first rank), this rank's NIC
  * index among its node's ranks, and its domain. */
-static int scan_plan(efab_ctx_t *c, efab_fabric_req_t *req)
+/* Nodes in order of their first rank, this rank's node and NIC index, and
+ * every node's rank count (the same everywhere: one rank per NIC). */
+static int layout_nodes(efab_ctx_t *c)
 {
 	scan_state_t *scan = c->priv;
 	efab_rt_t *rt = c->rt;
-	scan_rank_t me;
-	memset(&me, 0, sizeof(me));
-	gethostname(me.host, sizeof(me.host) - 1);
-	scan->ranks = calloc((size_t)rt->size, sizeof(*scan->ranks));
-	int *node_of = calloc((size_t)rt->size, sizeof(int));
-	int *count = calloc((size_t)rt->size, sizeof(int));
-	if (!scan->ranks || !node_of || !count) {
-		free(node_of);
-		free(count);
+	int *first = calloc((size_t)rt->size, sizeof(int)), *count = calloc((size_t)rt->size, sizeof(int));
+	int rc = EFAB_OK;
+	if (!first || !count) {
 		efab_log_error("out of memory");
-		return EFAB_ERR;
+		rc = EFAB_ERR;
+		goto out;
 	}
-	if (rt->allgather(rt, &me, scan->ranks, sizeof(me))) {
-		free(node_of);
-		free(count);
-		return EFAB_ERR;
-	}
-	/* nodes in order of their first rank; node_of[n] is reused as node n's first rank */
-	int *first = node_of;
-	scan->nodes = 0;
-	scan->nic = 0;
 	for (int r = 0; r < rt->size; r++) {
 		int n = 0;
 		while (n < scan->nodes && strcmp(scan->ranks[first[n]].host, scan->ranks[r].host))
@@ -129,15 +117,14 @@ static int scan_plan(efab_ctx_t *c, efab_fabric_req_t *req)
 		}
 		count[n]++;
 	}
-	int per_node = count[0], rc = EFAB_OK;
-	for (int n = 1; n < scan->nodes; n++)
-		if (count[n] != per_node) {
+	scan->nics = count[0];
+	for (int n = 1; n < scan->nodes && !rc; n++)
+		if (count[n] != scan->nics) {
 			if (rt->rank == 0)
 				efab_log_error("every node needs the same number of ranks (one per NIC): "
-					       "%s has %d, %s has %d", scan->ranks[first[0]].host, per_node,
+					       "%s has %d, %s has %d", scan->ranks[first[0]].host, scan->nics,
 					       scan->ranks[first[n]].host, count[n]);
 			rc = EFAB_EUSAGE;
-			break;
 		}
 	if (!rc && scan->nodes < 2) {
 		if (rt->rank == 0)
@@ -145,39 +132,65 @@ static int scan_plan(efab_ctx_t *c, efab_fabric_req_t *req)
 				       scan->ranks[0].host);
 		rc = EFAB_EUSAGE;
 	}
-	scan->nics = per_node;
-	char names[64][NIC_LEN];
-	int have = rc ? 0 : list_nics(req, names, 64);
-	if (!rc && have < 0)
-		rc = EFAB_ERR;
-	if (!rc) {
-		int want = c->o.nics ? (int)c->o.nics : have;
-		if (have == 0) {
-			efab_log_error("%s: no NIC of %s%s%s offers RMA", me.host,
-				       req->provider && *req->provider ? req->provider : "any provider",
-				       req->fabric && *req->fabric ? " fabric " : "",
-				       req->fabric && *req->fabric ? req->fabric : "");
-			rc = EFAB_SKIP;
-		} else if (want > have) {
-			efab_log_error("--nics %d: %s lists only %d NIC%s for this fabric", want,
-				       me.host, have, have == 1 ? "" : "s");
-			rc = EFAB_EUSAGE;
-		} else if (per_node != want) {
-			if (rt->rank == 0)
-				efab_log_error("%d NIC%s per node to scan but %d rank%s per node: run "
-					       "one rank per NIC (mpirun --map-by ppr:%d:node, srun "
-					       "--ntasks-per-node=%d)%s",
-					       want, want == 1 ? "" : "s", per_node, per_node == 1 ? "" : "s",
-					       want, want, c->o.nics ? "" : ", or --nics K");
-			rc = EFAB_EUSAGE;
-		} else {
-			snprintf(scan->domain, sizeof(scan->domain), "%s", names[scan->nic]);
-			req->domain = scan->domain;
-		}
-	}
-	free(node_of);
+out:
+	free(first);
 	free(count);
-	if (rc)
+	return rc;
+}
+
+/* This rank's NIC: the nic-th of the fabric's, with one rank per NIC. */
+static int pick_nic(efab_ctx_t *c, efab_fabric_req_t *req, const char *host)
+{
+	scan_state_t *scan = c->priv;
+	char names[64][NIC_LEN];
+	int have = list_nics(req, names, 64), per_node = scan->nics;
+	int want = c->o.nics ? (int)c->o.nics : have;
+	if (have < 0)
+		return EFAB_ERR;
+	if (have == 0) {
+		efab_log_error("%s: no NIC of %s%s%s offers RMA", host,
+			       req->provider && *req->provider ? req->provider : "any provider",
+			       req->fabric && *req->fabric ? " fabric " : "",
+			       req->fabric && *req->fabric ? req->fabric : "");
+		return EFAB_SKIP;
+	}
+	if (want > have) {
+		efab_log_error("--nics %d: %s lists only %d NIC%s for this fabric", want, host, have,
+			       have == 1 ? "" : "s");
+		return EFAB_EUSAGE;
+	}
+	if (per_node != want) {
+		if (c->rt->rank == 0)
+			efab_log_error("%d NIC%s per node to scan but %d rank%s per node: run one rank "
+				       "per NIC (mpirun --map-by ppr:%d:node, srun "
+				       "--ntasks-per-node=%d)%s",
+				       want, want == 1 ? "" : "s", per_node, per_node == 1 ? "" : "s", want,
+				       want, c->o.nics ? "" : ", or --nics K");
+		return EFAB_EUSAGE;
+	}
+	snprintf(scan->domain, sizeof(scan->domain), "%s", names[scan->nic]);
+	req->domain = scan->domain;
+	return EFAB_OK;
+}
+
+/* Collective, before selection: every rank's host, the node layout, this
+ * rank's NIC; the sizes cover the ping-pong and the windows. */
+static int scan_plan(efab_ctx_t *c, efab_fabric_req_t *req)
+{
+	scan_state_t *scan = c->priv;
+	efab_rt_t *rt = c->rt;
+	scan_rank_t me;
+	memset(&me, 0, sizeof(me));
+	gethostname(me.host, sizeof(me.host) - 1);
+	scan->ranks = calloc((size_t)rt->size, sizeof(*scan->ranks));
+	if (!scan->ranks) {
+		efab_log_error("out of memory");
+		return EFAB_ERR;
+	}
+	if (rt->allgather(rt, &me, scan->ranks, sizeof(me)))
+		return EFAB_ERR;
+	int rc = layout_nodes(c);
+	if (rc || (rc = pick_nic(c, req, me.host)))
 		return rc;
 	/* buffers: the ping-pong's 4 slots and a window's 2 at the larger size */
 	uint64_t lo = c->o.lat_size < c->o.bw_size ? c->o.lat_size : c->o.bw_size;
@@ -551,28 +564,118 @@ static void print_report(const efab_ctx_t *c, const double *bw, const double *la
 	fflush(stdout);
 }
 
+/* Rank 0's figures: per pass [pass * cells + at(scan, a, b, i)] bandwidth
+ * and latency; p99 latency; the medians over passes the verdict gets. */
+typedef struct figures {
+	size_t cells, pcells;
+	int passes;
+	double *block, *bw_p, *lat_p, *lat99, *bw, *lat;
+	double errors;
+} figures_t;
+
+static int figures_alloc(const scan_state_t *scan, int passes, figures_t *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->passes = passes;
+	f->cells = (size_t)scan->nodes * (size_t)scan->nodes * (size_t)scan->nics;
+	f->pcells = f->cells * (size_t)passes;
+	f->block = malloc((2 * f->pcells + 3 * f->cells) * sizeof(double));
+	if (!f->block)
+		return EFAB_ERR;
+	f->bw_p = f->block;
+	f->lat_p = f->bw_p + f->pcells;
+	f->lat99 = f->lat_p + f->pcells;
+	f->bw = f->lat99 + f->cells;
+	f->lat = f->bw + f->cells;
+	for (size_t k = 0; k < f->pcells; k++)
+		f->bw_p[k] = f->lat_p[k] = NAN;
+	return EFAB_OK;
+}
+
+/* Every rank's report of pass p into the matrices (rank 0). */
+static void record_round(const scan_state_t *scan, figures_t *f, int p, const scan_report_t *all,
+			 int nranks)
+{
+	double *bwp = f->bw_p + (size_t)p * f->cells, *latp = f->lat_p + (size_t)p * f->cells;
+	for (int q = 0; q < nranks; q++) {
+		const scan_report_t *s = &all[q];
+		int a = -1, i = 0;
+		for (int k = 0; k < scan->nodes * scan->nics && a < 0; k++)
+			if (scan->rank_of[k] == q)
+				a = k / scan->nics, i = k % scan->nics;
+		if (s->partner < 0 || a < 0)
+			continue;
+		f->errors += s->errors;
+		bwp[at(scan, a, s->partner, i)] = s->bw_sent;
+		if (isfinite(s->lat_p50)) {
+			latp[at(scan, a, s->partner, i)] = latp[at(scan, s->partner, a, i)] = s->lat_p50;
+			f->lat99[at(scan, a, s->partner, i)] = f->lat99[at(scan, s->partner, a, i)] =
+				s->lat_p99;
+		}
+	}
+}
+
+static void progress(int p, int passes, int r, int rounds, double secs, double left)
+{
+	if (passes > 1)
+		fprintf(stderr, "efab_scan: pass %d/%d round %d/%d done in %.1f s (about %.0f s "
+				"left)\n", p + 1, passes, r + 1, rounds, secs, left);
+	else
+		fprintf(stderr, "efab_scan: round %d/%d done in %.1f s (about %.0f s left)\n", r + 1,
+			rounds, secs, left);
+}
+
+/* Rank 0: each figure the median over the passes, the report, the verdict;
+ * EFAB_ERR when a node or NIC is flagged or data did not validate. */
+static int conclude(efab_ctx_t *c, figures_t *f, efab_stopwatch_t sw)
+{
+	const scan_state_t *scan = c->priv;
+	int rc;
+	for (size_t k = 0; k < f->cells; k++) {
+		double vb[1000], vl[1000];
+		for (int p = 0; p < f->passes; p++) {
+			vb[p] = f->bw_p[(size_t)p * f->cells + k];
+			vl[p] = f->lat_p[(size_t)p * f->cells + k];
+		}
+		f->bw[k] = efab_scan_median(vb, (size_t)f->passes);
+		f->lat[k] = efab_scan_median(vl, (size_t)f->passes);
+	}
+	efab_scan_data_t d = {scan->nodes, scan->nics, (const char *const *)scan->node_names,
+			      (const char *const *)scan->nic_names, f->bw, f->lat};
+	efab_scan_limits_t lim = {c->o.threshold, c->o.min_bw, c->o.max_lat};
+	efab_scan_verdict_t v;
+	if (efab_scan_verdict(&d, &lim, &v)) {
+		efab_log_error("out of memory for the verdict");
+		rc = EFAB_ERR;
+	} else {
+		print_report(c, f->bw, f->lat, &v);
+		printf("scan wall time %.1f s\n", efab_stopwatch_elapsed_s(sw));
+		rc = v.nflags ? EFAB_ERR : EFAB_OK;
+		efab_scan_verdict_free(&v);
+	}
+	if (f->errors) {
+		efab_log_error("validation failed: %.0f errors (see the errors column)", f->errors);
+		rc = EFAB_ERR;
+	}
+	return rc;
+}
+
+/* Every pass's rounds; rank 0 gathers the reports, writes the CSV rows and
+ * the progress, then concludes. */
 static int scan_drive(efab_ctx_t *c)
 {
 	scan_state_t *scan = c->priv;
 	efab_rt_t *rt = c->rt;
 	int rounds = efab_scan_rounds(scan->nodes), me = rt->rank == 0, rc = EFAB_OK;
 	int passes = (int)c->o.passes;
-	size_t cells = (size_t)scan->nodes * (size_t)scan->nodes * (size_t)scan->nics;
-	size_t pcells = cells * (size_t)passes;
 	scan_report_t *all = calloc((size_t)rt->size, sizeof(*all));
-	/* per pass: [pass * cells + at(scan, a, b, i)]; the verdict gets the medians */
-	/* per pass: bandwidth, latency; over passes: p99 latency, the medians */
-	double *block = malloc((2 * pcells + 3 * cells) * sizeof(double));
-	double *bw_p = block, *lat_p = bw_p + pcells, *lat99 = lat_p + pcells;
-	double *bw = lat99 + cells, *lat = bw + cells;
 	efab_csv_t csv = {.fd = -1};
-	if (!all || !block) {
+	figures_t f;
+	if (figures_alloc(scan, passes, &f) || !all) {
 		efab_log_error("out of memory");
 		rc = EFAB_ERR;
 		goto out;
 	}
-	for (size_t k = 0; k < pcells; k++)
-		bw_p[k] = lat_p[k] = NAN;
 	if (me && c->o.csv[0] && efab_csv_open_with_header(c->o.csv, CSV_HEADER, &csv))
 		rc = EFAB_EUSAGE;
 	if ((rc = efab_rt_agree(rt, rc)))
@@ -580,7 +683,6 @@ static int scan_drive(efab_ctx_t *c)
 	if (me)
 		print_header(c, rounds);
 	efab_stopwatch_t scan_sw = efab_stopwatch_start();
-	double errors = 0;
 	for (int step = 0; step < passes * rounds; step++) {
 		int p = step / rounds, r = step % rounds;
 		efab_stopwatch_t round_sw = efab_stopwatch_start();
@@ -598,68 +700,19 @@ static int scan_drive(efab_ctx_t *c)
 		}
 		if (!me)
 			continue;
-		double *bwp = bw_p + (size_t)p * cells, *latp = lat_p + (size_t)p * cells;
-		for (int q = 0; q < rt->size; q++) {
-			const scan_report_t *s = &all[q];
-			int a = -1, i = 0;
-			for (int k = 0; k < scan->nodes * scan->nics && a < 0; k++)
-				if (scan->rank_of[k] == q)
-					a = k / scan->nics, i = k % scan->nics;
-			if (s->partner < 0 || a < 0)
-				continue;
-			errors += s->errors;
-			bwp[at(scan, a, s->partner, i)] = s->bw_sent;
-			if (isfinite(s->lat_p50)) {
-				latp[at(scan, a, s->partner, i)] = latp[at(scan, s->partner, a, i)] = s->lat_p50;
-				lat99[at(scan, a, s->partner, i)] = lat99[at(scan, s->partner, a, i)] = s->lat_p99;
-			}
-		}
-		if (csv.fd >= 0 && csv_rows(c, &csv, p, r, all, lat99))
+		record_round(scan, &f, p, all, rt->size);
+		if (csv.fd >= 0 && csv_rows(c, &csv, p, r, all, f.lat99))
 			efab_csv_close(&csv); /* said why; the scan goes on without its CSV */
-		double secs = efab_stopwatch_elapsed_s(round_sw);
-		double left = efab_stopwatch_elapsed_s(scan_sw) / (step + 1) *
-			      (passes * rounds - step - 1);
-		if (passes > 1)
-			fprintf(stderr, "efab_scan: pass %d/%d round %d/%d done in %.1f s (about %.0f s "
-					"left)\n", p + 1, passes, r + 1, rounds, secs, left);
-		else
-			fprintf(stderr, "efab_scan: round %d/%d done in %.1f s (about %.0f s left)\n",
-				r + 1, rounds, secs, left);
+		progress(p, passes, r, rounds, efab_stopwatch_elapsed_s(round_sw),
+			 efab_stopwatch_elapsed_s(scan_sw) / (step + 1) * (passes * rounds - step - 1));
 	}
-	if (me) /* each figure: the median over the passes */
-		for (size_t k = 0; k < cells; k++) {
-			double vb[1000], vl[1000];
-			for (int p = 0; p < passes; p++) {
-				vb[p] = bw_p[(size_t)p * cells + k];
-				vl[p] = lat_p[(size_t)p * cells + k];
-			}
-			bw[k] = efab_scan_median(vb, (size_t)passes);
-			lat[k] = efab_scan_median(vl, (size_t)passes);
-		}
-	if (me) {
-		efab_scan_data_t d = {scan->nodes, scan->nics, (const char *const *)scan->node_names,
-				      (const char *const *)scan->nic_names, bw, lat};
-		efab_scan_limits_t lim = {c->o.threshold, c->o.min_bw, c->o.max_lat};
-		efab_scan_verdict_t v;
-		if (efab_scan_verdict(&d, &lim, &v)) {
-			efab_log_error("out of memory for the verdict");
-			rc = EFAB_ERR;
-		} else {
-			print_report(c, bw, lat, &v);
-			printf("scan wall time %.1f s\n", efab_stopwatch_elapsed_s(scan_sw));
-			rc = v.nflags ? EFAB_ERR : EFAB_OK;
-			efab_scan_verdict_free(&v);
-		}
-		if (errors) {
-			efab_log_error("validation failed: %.0f errors (see the errors column)", errors);
-			rc = EFAB_ERR;
-		}
-	}
+	if (me)
+		rc = conclude(c, &f, scan_sw);
 	rc = efab_rt_agree(rt, rc);
 out:
 	efab_csv_close(&csv);
 	free(all);
-	free(block);
+	free(f.block);
 	return rc;
 }
 

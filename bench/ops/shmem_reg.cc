@@ -67,6 +67,72 @@ static const efab_regop_t ops[] = {
 	{"nvshmem_malloc", malloc_cb, free_cb, 0, -1, 1},
 };
 
+/* NVSHMEM up through the unique-id bootstrap over MPI, the host library
+ * alone (no device code, so no device link step), with a symmetric heap
+ * for the largest size. */
+static int nvshmem_up(reg_ctx_t *r)
+{
+	efab_rt_t &rt = *r->rt;
+	char heap[64];
+	int rc = EFAB_OK;
+	uint64_t want = 2 * r->o.sizes.max + (256ull << 20);
+	snprintf(heap, sizeof(heap), "%llu",
+		 (unsigned long long)(want < (1ull << 30) ? (1ull << 30) : want));
+	setenv("NVSHMEM_SYMMETRIC_SIZE", heap, 0); /* a user's setting wins */
+	nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
+	if (rt.rank == 0 && nvshmemx_get_uniqueid(&id)) {
+		efab_log_error("nvshmemx_get_uniqueid failed");
+		rc = EFAB_ERR;
+	}
+	MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+	nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+	nvshmemx_set_attr_uniqueid_args(rt.rank, rt.size, &id, &attr);
+	if (!rc && nvshmemx_hostlib_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr)) {
+		efab_log_error("nvshmemx_hostlib_init_attr (unique-id bootstrap) failed");
+		rc = EFAB_ERR;
+	}
+	return rc;
+}
+
+/* Run info, the CSV (rank 0's verdict for every rank, before any
+ * collective), the header, then every op of the table. */
+static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
+{
+	efab_rt_t &rt = *r->rt;
+	int maj = 0, min = 0, rc = EFAB_OK;
+	nvshmem_info_get_version(&maj, &min);
+	char name[NVSHMEM_MAX_NAME_LEN] = "";
+	nvshmem_info_get_name(name);
+	char gpu_name[16];
+	snprintf(gpu_name, sizeof(gpu_name), "gpu%d", r->gpu);
+	const char *transport = getenv("NVSHMEM_REMOTE_TRANSPORT");
+	efab_run_info_ran_on(&r->ri, "nvshmem", transport ? transport : "default", gpu_name, name);
+	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "cuda+host");
+	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
+	efab_reg_columns(&r->ri);
+	efab_run_info_begin(&r->ri, row->csv_name, rt.size);
+	if (r->o.csv[0] && rt.rank == 0)
+		rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
+	rc = efab_rt_agree(&rt, rc);
+	if (!rc && r->o.csv[0] && rt.rank)
+		rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
+	char note1[256], note2[256];
+	snprintf(note1, sizeof(note1), "NVSHMEM %d.%d (%s), %d PEs, GPU %d, symmetric heap %s B", maj,
+		 min, name, rt.size, r->gpu, getenv("NVSHMEM_SYMMETRIC_SIZE"));
+	snprintf(note2, sizeof(note2),
+		 "lat_us_* = register (or nvshmem_malloc) time, dereg_us_* = unregister (or "
+		 "nvshmem_free) time, microseconds");
+	const char *notes[] = {note1, note2};
+	if (!rc && rt.rank == 0)
+		efab_table_begin(stdout, &r->ri, notes, 2, 1, 0);
+	for (size_t i = 0; i < r->nops && !rc; i++) {
+		r->kind = ops[i].kind >= 0 ? ops[i].kind : EFAB_MEM_CUDA;
+		rc = efab_reg_run_regime(r, ops[i].name);
+	}
+	efab_csv_close(&r->csv);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static reg_ctx_t R;
@@ -76,79 +142,21 @@ int main(int argc, char **argv)
 	int rc = efab_opts_main(&r->o, row->options, row->name, row->summary, argc, argv);
 	if (rc >= 0)
 		return rc;
-	rc = EFAB_OK;
 	if (!r->o.sizes_given)
 		r->o.sizes = efab_sizes_t{4096, 1ull << 30, 2};
 	/* MPI even alone: NVSHMEM's unique-id bootstrap goes over it */
 	if (efab_runtime_up(&run, EFAB_RUNTIME_MPI, row->name, &argc, &argv))
 		return EFAB_ERR;
-	efab_rt_t &rt = *run.rt;
 	r->rt = run.rt;
 	r->csv.fd = -1;
 	r->ops = ops;
 	r->nops = sizeof(ops) / sizeof(ops[0]);
 	r->nic_work = "no";
 	r->component_note = "NVSHMEM; registers with its remote transport when one is in use";
-	if ((rc = efab_gpu_pick(r->o.gpu, rt.local_rank, &r->gpu)) ||
-	    (rc = efab_cuda_set_device(r->gpu)))
-		goto finalize;
-	{
-		char heap[64];
-		uint64_t want = 2 * r->o.sizes.max + (256ull << 20);
-		snprintf(heap, sizeof(heap), "%llu", (unsigned long long)(want < (1ull << 30) ? (1ull << 30) : want));
-		setenv("NVSHMEM_SYMMETRIC_SIZE", heap, 0); /* a user's setting wins */
-		nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
-		if (rt.rank == 0 && nvshmemx_get_uniqueid(&id)) {
-			efab_log_error("nvshmemx_get_uniqueid failed");
-			rc = EFAB_ERR;
-		}
-		MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
-		nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
-		nvshmemx_set_attr_uniqueid_args(rt.rank, rt.size, &id, &attr);
-		/* the host library alone: no device code, so no device link step */
-		if (!rc && nvshmemx_hostlib_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr)) {
-			efab_log_error("nvshmemx_hostlib_init_attr (unique-id bootstrap) failed");
-			rc = EFAB_ERR;
-		}
+	if (!(rc = efab_gpu_pick(r->o.gpu, r->rt->local_rank, &r->gpu)) &&
+	    !(rc = efab_cuda_set_device(r->gpu)) && !(rc = nvshmem_up(r))) {
+		rc = run_ops(r, row);
+		nvshmemx_hostlib_finalize();
 	}
-	if (rc)
-		goto finalize;
-	{
-		int maj = 0, min = 0;
-		nvshmem_info_get_version(&maj, &min);
-		char name[NVSHMEM_MAX_NAME_LEN] = "";
-		nvshmem_info_get_name(name);
-		char gpu_name[16];
-		snprintf(gpu_name, sizeof(gpu_name), "gpu%d", r->gpu);
-		const char *transport = getenv("NVSHMEM_REMOTE_TRANSPORT");
-		efab_run_info_ran_on(&r->ri, "nvshmem", transport ? transport : "default", gpu_name,
-				     name);
-		snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "cuda+host");
-		snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
-		efab_reg_columns(&r->ri);
-		efab_run_info_begin(&r->ri, row->csv_name, rt.size);
-		if (r->o.csv[0] && rt.rank == 0)
-			rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
-		/* rank 0's verdict for every rank, before any collective below */
-		rc = efab_rt_agree(&rt, rc);
-		if (!rc && r->o.csv[0] && rt.rank)
-			rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
-		char note1[256], note2[256];
-		snprintf(note1, sizeof(note1), "NVSHMEM %d.%d (%s), %d PEs, GPU %d, symmetric heap %s B",
-			 maj, min, name, rt.size, r->gpu, getenv("NVSHMEM_SYMMETRIC_SIZE"));
-		snprintf(note2, sizeof(note2),
-			 "lat_us_* = register (or nvshmem_malloc) time, dereg_us_* = unregister (or "
-			 "nvshmem_free) time, microseconds");
-		const char *notes[] = {note1, note2};
-		if (!rc && rt.rank == 0)
-			efab_table_begin(stdout, &r->ri, notes, 2, 1, 0);
-		for (size_t i = 0; i < r->nops && !rc; i++) {
-			r->kind = ops[i].kind >= 0 ? ops[i].kind : EFAB_MEM_CUDA;
-			rc = efab_reg_run_regime(r, ops[i].name);
-		}
-		efab_csv_close(&r->csv);
-	}
-	nvshmemx_hostlib_finalize();
-finalize:
 	return efab_runtime_down(&run, rc);
 }

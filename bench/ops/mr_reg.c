@@ -678,8 +678,31 @@ static int bring_up(reg_ctx_t *r, const efab_bench_row_t *row, struct fi_info **
 	return rc;
 }
 
-/* rank 0 writes the CSV header; the others append whole rows after it */
-static int open_csv(reg_ctx_t *r)
+reg_ctx_t *efab_reg_start(const char *name, int argc, char **argv, int *rc)
+{
+	static reg_ctx_t ctx;
+	reg_ctx_t *r = &ctx;
+	r->row = efab_row(name);
+	*rc = efab_opts_main(&r->o, r->row->options, r->row->name, r->row->summary, argc, argv);
+	if (*rc >= 0)
+		return NULL;
+	if (!r->o.sizes_given)
+		r->o.sizes = (efab_sizes_t){4096, 1ull << 30, 2};
+	return r;
+}
+
+void efab_reg_init(reg_ctx_t *r, efab_rt_t *rt, const efab_regop_t *ops, size_t nops,
+		   const char *nic_work, const char *component_note)
+{
+	r->rt = rt;
+	r->csv.fd = -1;
+	r->ops = ops;
+	r->nops = nops;
+	r->nic_work = nic_work;
+	r->component_note = component_note;
+}
+
+int efab_reg_open_csv(reg_ctx_t *r)
 {
 	int rc = EFAB_OK;
 	if (r->o.csv[0] && r->rt->rank == 0)
@@ -737,34 +760,25 @@ static int run_regimes(reg_ctx_t *r)
 
 int efab_mr_reg_main(int argc, char **argv)
 {
-	static reg_ctx_t R;
-	reg_ctx_t *r = &R;
-	static efab_runtime_t run;
-	const efab_bench_row_t *row = efab_row("efab_mr_reg");
 	struct fi_info *info = NULL;
 	char note3[1024] = "";
 	int rc;
-
-	if ((rc = efab_opts_main(&r->o, row->options, row->name, row->summary, argc, argv)) >= 0)
+	reg_ctx_t *r = efab_reg_start("efab_mr_reg", argc, argv, &rc);
+	if (!r)
 		return rc;
-	if (!r->o.sizes_given)
-		r->o.sizes = (efab_sizes_t){4096, 1ull << 30, 2};
 	r->kind = r->o.mem_local;
 	if (r->o.dmabuf && r->kind != EFAB_MEM_CUDA) {
 		efab_log_error("--dmabuf registers cuda memory: add --mem cuda");
 		return EFAB_EUSAGE;
 	}
 	efab_mr_cache_env(r->o.mr_cache); /* before libfabric reads its environment */
-	if (efab_runtime_up(&run, EFAB_RUNTIME_AUTO, row->name, &argc, &argv))
+	if (efab_runtime_up(&r->run, EFAB_RUNTIME_AUTO, r->row->name, &argc, &argv))
 		return EFAB_ERR;
-	r->rt = run.rt;
-	r->csv.fd = -1;
-	r->ops = mr_ops;
-	r->nops = EFAB_ARRAY_SIZE(mr_ops);
-	r->component_note = "CUDA only, no NIC";
+	/* nic_work follows the provider (bring_up) */
+	efab_reg_init(r, r->run.rt, mr_ops, EFAB_ARRAY_SIZE(mr_ops), "no", "CUDA only, no NIC");
 	r->access = FI_READ | FI_WRITE | (r->o.access ? 0 : FI_REMOTE_READ | FI_REMOTE_WRITE);
-	rc = bring_up(r, row, &info, note3, sizeof(note3));
-	if (!rc && !(rc = open_csv(r))) {
+	rc = bring_up(r, r->row, &info, note3, sizeof(note3));
+	if (!rc && !(rc = efab_reg_open_csv(r))) {
 		print_header(r, info, note3);
 		rc = run_regimes(r);
 		efab_csv_close(&r->csv);
@@ -776,5 +790,5 @@ int efab_mr_reg_main(int argc, char **argv)
 		fi_freeinfo(info);
 	free(r->reg);
 	free(r->dereg);
-	return efab_runtime_down(&run, rc);
+	return efab_runtime_down(&r->run, rc);
 }

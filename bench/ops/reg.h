@@ -5,6 +5,7 @@
 
 #include "efab_endpoint.h"
 #include "harness.h"
+#include "runtime.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +27,8 @@ typedef struct efab_regop {
 } efab_regop_t;
 
 struct reg_ctx {
+	const efab_bench_row_t *row;
+	efab_runtime_t run;
 	efab_opts_t o;
 	efab_rt_t *rt;
 	efab_fabric_t fab;
@@ -48,6 +51,17 @@ struct reg_ctx {
 	size_t k;
 };
 
+/* The run's context (one per process) with the options of executable name
+ * parsed (default sizes 4K:1G); NULL when the program ends here with *rc
+ * (help, version, a usage error said). */
+reg_ctx_t *efab_reg_start(const char *name, int argc, char **argv, int *rc);
+/* The context of a run: its runtime, the ops it may time, what the rows say
+ * of NIC work and of component (non-libfabric) ops. */
+void efab_reg_init(reg_ctx_t *r, efab_rt_t *rt, const efab_regop_t *ops, size_t nops,
+		   const char *nic_work, const char *component_note);
+/* Collective: rank 0 writes the CSV header, the others append whole rows
+ * after it (rank 0's verdict for every rank, so none waits alone). */
+int efab_reg_open_csv(reg_ctx_t *r);
 /* The registration CSV columns after the schema-1 metrics. */
 void efab_reg_columns(efab_run_info_t *ri);
 const efab_regop_t *efab_regop_find(const reg_ctx_t *r, const char *name);

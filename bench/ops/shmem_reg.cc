@@ -99,7 +99,7 @@ static int nvshmem_up(reg_ctx_t *r)
 static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 {
 	efab_rt_t &rt = *r->rt;
-	int maj = 0, min = 0, rc = EFAB_OK;
+	int maj = 0, min = 0, rc;
 	nvshmem_info_get_version(&maj, &min);
 	char name[NVSHMEM_MAX_NAME_LEN] = "";
 	nvshmem_info_get_name(name);
@@ -111,11 +111,7 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
 	efab_reg_columns(&r->ri);
 	efab_run_info_begin(&r->ri, row->csv_name, rt.size);
-	if (r->o.csv[0] && rt.rank == 0)
-		rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
-	rc = efab_rt_agree(&rt, rc);
-	if (!rc && r->o.csv[0] && rt.rank)
-		rc = efab_csv_open(r->o.csv, &r->ri, &r->csv);
+	rc = efab_reg_open_csv(r);
 	char note1[256], note2[256];
 	snprintf(note1, sizeof(note1), "NVSHMEM %d.%d (%s), %d PEs, GPU %d, symmetric heap %s B", maj,
 		 min, name, rt.size, r->gpu, getenv("NVSHMEM_SYMMETRIC_SIZE"));
@@ -135,28 +131,19 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 
 int main(int argc, char **argv)
 {
-	static reg_ctx_t R;
-	reg_ctx_t *r = &R;
-	static efab_runtime_t run;
-	const efab_bench_row_t *row = efab_row("efab_shmem_reg");
-	int rc = efab_opts_main(&r->o, row->options, row->name, row->summary, argc, argv);
-	if (rc >= 0)
+	int rc;
+	reg_ctx_t *r = efab_reg_start("efab_shmem_reg", argc, argv, &rc);
+	if (!r)
 		return rc;
-	if (!r->o.sizes_given)
-		r->o.sizes = efab_sizes_t{4096, 1ull << 30, 2};
 	/* MPI even alone: NVSHMEM's unique-id bootstrap goes over it */
-	if (efab_runtime_up(&run, EFAB_RUNTIME_MPI, row->name, &argc, &argv))
+	if (efab_runtime_up(&r->run, EFAB_RUNTIME_MPI, r->row->name, &argc, &argv))
 		return EFAB_ERR;
-	r->rt = run.rt;
-	r->csv.fd = -1;
-	r->ops = ops;
-	r->nops = sizeof(ops) / sizeof(ops[0]);
-	r->nic_work = "no";
-	r->component_note = "NVSHMEM; registers with its remote transport when one is in use";
+	efab_reg_init(r, r->run.rt, ops, sizeof(ops) / sizeof(ops[0]), "no",
+		      "NVSHMEM; registers with its remote transport when one is in use");
 	if (!(rc = efab_gpu_pick(r->o.gpu, r->rt->local_rank, &r->gpu)) &&
 	    !(rc = efab_cuda_set_device(r->gpu)) && !(rc = nvshmem_up(r))) {
-		rc = run_ops(r, row);
+		rc = run_ops(r, r->row);
 		nvshmemx_hostlib_finalize();
 	}
-	return efab_runtime_down(&run, rc);
+	return efab_runtime_down(&r->run, rc);
 }

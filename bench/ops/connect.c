@@ -225,75 +225,87 @@ out:
 	return rc;
 }
 
+static void print_header(efab_ctx_t *c, int npeers, uint64_t rounds, uint64_t size)
+{
+	char mrm[256], line1[512], def[512];
+	efab_mr_mode_str(c->fab.info->domain_attr->mr_mode, mrm, sizeof(mrm));
+	snprintf(line1, sizeof(line1), "mr_mode %s; progress %s; av_type %s; %d peers", mrm,
+		 efab_progress_name(efab_info_progress(c->fab.info)),
+		 c->fab.info->domain_attr->av_type == FI_AV_MAP ? "FI_AV_MAP" : "FI_AV_TABLE", npeers);
+	snprintf(def, sizeof(def),
+		 "per peer count p and each of %llu rounds, on new endpoints: av_insert_us = "
+		 "one fi_av_insert of p addresses at rank 0 (p50 over rounds); lat_us_* = the "
+		 "first %s of %llu B to each peer, to its completion at rank 0 (first contact: "
+		 "efa's handshake, tcp's connect), over rounds x peers; second_us_p50 = the next "
+		 "one to the same peer; ep_open_us_p50 = CQ+AV+endpoint bring-up; microseconds",
+		 (unsigned long long)rounds, efab_op_name(c->op), (unsigned long long)size);
+	const char *notes[] = {line1, def};
+	efab_table_begin(stdout, &c->ri, notes, 2, 1, 0);
+}
+
+/* One peer count's figures: first and second contacts over rounds x peers
+ * (nf of them), AV insert and endpoint bring-up per round. */
+typedef struct peer_figures {
+	double *first, *second, *av, *op;
+	size_t nf;
+} peer_figures_t;
+
+/* Rank 0: the row of peer count p, to the table and the CSV. */
+static int peer_row(efab_ctx_t *c, efab_csv_t *csv, int p, uint64_t rounds, uint64_t size,
+		    const peer_figures_t *f)
+{
+	efab_row_t row;
+	memset(&row, 0, sizeof(row));
+	snprintf(row.op, sizeof(row.op), "%s", efab_op_name(c->op));
+	row.pairs = p;
+	row.size = size;
+	row.iters = rounds;
+	row.has_lat = 1;
+	efab_stats_compute(f->first, f->nf, &row.lat);
+	double avm = median(f->av, rounds);
+	snprintf(row.extra[X_PEERS], 40, "%d", p);
+	snprintf(row.extra[X_AV], 40, "%.3f", avm);
+	snprintf(row.extra[X_AV_PER], 40, "%.3f", avm / p);
+	snprintf(row.extra[X_SECOND], 40, "%.3f", median(f->second, f->nf));
+	snprintf(row.extra[X_EPOPEN], 40, "%.3f", median(f->op, rounds));
+	efab_table_row(stdout, &c->ri, &row, 1, 0);
+	return csv->fd >= 0 && efab_csv_write(csv, &c->ri, &row) ? EFAB_ERR : EFAB_OK;
+}
+
+/* Peer counts 1, 2, 4, ... and N-1, -n rounds each (default 5). */
 static int connect_drive(efab_ctx_t *c)
 {
 	efab_rt_t *rt = c->rt;
 	int npeers = rt->size - 1, rc = EFAB_OK;
 	uint64_t rounds = c->o.iters ? c->o.iters : 5, size = c->o.sizes_given ? c->o.sizes.min : 8;
 	efab_csv_t csv = {.fd = -1};
-	/* one block: first and second contacts over rounds x peers, AV insert
-	 * and endpoint bring-up per round, one round's first and second */
+	/* one block: the figures over rounds x peers, then one round's first
+	 * and second contacts */
 	size_t rp = rounds * (size_t)npeers;
 	double *block = calloc(2 * rp + 2 * rounds + 2 * (size_t)npeers, sizeof(double));
-	double *first = block, *second = first + rp, *av = second + rp, *op = av + rounds;
-	double *one_f = op + rounds, *one_s = one_f + npeers;
+	peer_figures_t f = {block, block + rp, block + 2 * rp, block + 2 * rp + rounds, 0};
+	double *one_f = f.op + rounds, *one_s = one_f + npeers;
 	if (!block) {
 		efab_log_error("out of memory");
 		rc = EFAB_ERR;
-		goto out;
-	}
-	if (rt->rank == 0 && c->o.csv[0])
+	} else if (rt->rank == 0 && c->o.csv[0]) {
 		rc = efab_csv_open(c->o.csv, &c->ri, &csv);
-	double bad = rc, anybad = 0;
-	if (rt->allreduce(rt, &bad, &anybad, 1, EFAB_RT_MAX) || anybad) {
-		rc = anybad ? (int)anybad : EFAB_ERR;
+	}
+	if ((rc = efab_rt_agree(rt, rc)))
 		goto out;
-	}
-	if (rt->rank == 0) {
-		char mrm[256], line1[512], def[512];
-		efab_mr_mode_str(c->fab.info->domain_attr->mr_mode, mrm, sizeof(mrm));
-		snprintf(line1, sizeof(line1), "mr_mode %s; progress %s; av_type %s; %d peers", mrm,
-			 efab_progress_name(efab_info_progress(c->fab.info)),
-			 c->fab.info->domain_attr->av_type == FI_AV_MAP ? "FI_AV_MAP" : "FI_AV_TABLE",
-			 npeers);
-		snprintf(def, sizeof(def),
-			 "per peer count p and each of %llu rounds, on new endpoints: av_insert_us = "
-			 "one fi_av_insert of p addresses at rank 0 (p50 over rounds); lat_us_* = the "
-			 "first %s of %llu B to each peer, to its completion at rank 0 (first contact: "
-			 "efa's handshake, tcp's connect), over rounds x peers; second_us_p50 = the next "
-			 "one to the same peer; ep_open_us_p50 = CQ+AV+endpoint bring-up; microseconds",
-			 (unsigned long long)rounds, efab_op_name(c->op), (unsigned long long)size);
-		const char *notes[] = {line1, def};
-		efab_table_begin(stdout, &c->ri, notes, 2, 1, 0);
-	}
+	if (rt->rank == 0)
+		print_header(c, npeers, rounds, size);
 	for (int p = 1; p <= npeers && !rc; p = p * 2 > npeers && p < npeers ? npeers : p * 2) {
-		size_t nf = 0;
+		f.nf = 0;
 		for (uint64_t r = 0; r < rounds && !rc; r++) {
-			rc = round_once(c, p, size, one_f, one_s, &av[r], &op[r]);
+			rc = round_once(c, p, size, one_f, one_s, &f.av[r], &f.op[r]);
 			for (int j = 0; j < p; j++) {
-				first[nf] = one_f[j];
-				second[nf++] = one_s[j];
+				f.first[f.nf] = one_f[j];
+				f.second[f.nf++] = one_s[j];
 			}
 		}
-		if (rc || rt->rank)
-			continue;
-		efab_row_t row;
-		memset(&row, 0, sizeof(row));
-		snprintf(row.op, sizeof(row.op), "%s", efab_op_name(c->op));
-		row.pairs = p;
-		row.size = size;
-		row.iters = rounds;
-		row.has_lat = 1;
-		efab_stats_compute(first, nf, &row.lat);
-		double avm = median(av, rounds);
-		snprintf(row.extra[X_PEERS], 40, "%d", p);
-		snprintf(row.extra[X_AV], 40, "%.3f", avm);
-		snprintf(row.extra[X_AV_PER], 40, "%.3f", avm / p);
-		snprintf(row.extra[X_SECOND], 40, "%.3f", median(second, nf));
-		snprintf(row.extra[X_EPOPEN], 40, "%.3f", median(op, rounds));
-		efab_table_row(stdout, &c->ri, &row, 1, 0);
-		if (csv.fd >= 0 && efab_csv_write(&csv, &c->ri, &row))
-			rc = EFAB_ERR;
+		if (!rc && rt->rank == 0)
+			rc = peer_row(c, &csv, p, rounds, size, &f);
 	}
 out:
 	efab_csv_close(&csv);

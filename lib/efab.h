@@ -39,16 +39,6 @@ void efab_log_capture(char *buf, size_t len);
 void efab_log_info(const char *fmt, ...) EFAB_PRINTF(1, 2);
 void efab_log_debug(const char *fmt, ...) EFAB_PRINTF(1, 2);
 
-/* Monotonic time in nanoseconds. Prefer what says why time is read
- * (efab_clock.h): efab_deadline_t for timeouts, efab_stopwatch_t for
- * progress reports, efab_ticks() for what a benchmark reports. */
-static inline uint64_t efab_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 #define EFAB_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #ifdef __cplusplus

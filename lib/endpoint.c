@@ -325,18 +325,11 @@ int efab_fabric_manual_progress(const efab_fabric_t *fab)
 void efab_fabric_close(efab_fabric_t *fab)
 {
 	efab_mr_dereg(&fab->rx_mr);
-	if (fab->ep)
-		fi_close(&fab->ep->fid);
-	if (fab->av)
-		fi_close(&fab->av->fid);
-	if (fab->cq)
-		fi_close(&fab->cq->fid);
+	close_endpoint(fab);
 	if (fab->domain)
 		fi_close(&fab->domain->fid);
 	if (fab->fabric)
 		fi_close(&fab->fabric->fid);
-	free(fab->peers);
-	free(fab->ctx);
 	free(fab->rx_buf);
 	free(fab->rx_free);
 	fi_freeinfo(fab->info);

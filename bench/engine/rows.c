@@ -16,6 +16,7 @@
 #define RMA_ACCESS (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 /* some providers check FI_SEND | FI_RECV for atomics */
 #define ATOMIC_ACCESS (RMA_ACCESS | FI_SEND | FI_RECV)
+#define COLS(a) .extra_cols = (a), .n_extra = EFAB_ARRAY_SIZE(a)
 #define LAT_COUNTS {.iters = 1000, .pivot = 65536, .floor = 20}
 #define BW_COUNTS {.iters = 200, .pivot = 8192, .floor = 10, .warmup_cap = 10}
 
@@ -41,7 +42,7 @@ static const char *const connect_cols[] = {"peers", "av_insert_us", "av_insert_u
 	.max_size_is_msg = 1, .default_op = EFAB_OP_ATOMIC, .ops = 1u << EFAB_OP_ATOMIC
 #define LAT_ROW .pattern = EFAB_PATTERN_PINGPONG, .show_lat = 1, .counts = LAT_COUNTS, .ranks = 2
 #define BW_ROW                                                                                 \
-	.pattern = EFAB_PATTERN_STREAM, .show_bw = 1, .extra_cols = bw_cols, .n_extra = 8,      \
+	.pattern = EFAB_PATTERN_STREAM, .show_bw = 1, COLS(bw_cols),      \
 	.ranks = EFAB_RANKS_PAIRS
 
 const efab_bench_row_t efab_bench_rows[] = {
@@ -58,7 +59,7 @@ const efab_bench_row_t efab_bench_rows[] = {
 		RMA_ROW, LAT_ROW,
 		.default_op = EFAB_OP_WRITE,
 		.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),
-		.extra_cols = put_lat_cols, .n_extra = 3,
+		COLS(put_lat_cols),
 	},
 	{
 		.name = "efab_get_lat",
@@ -70,8 +71,7 @@ const efab_bench_row_t efab_bench_rows[] = {
 		      "microseconds",
 		.options = TRAFFIC_OPTS | EFAB_OG_RMA_OP,
 		RMA_ROW, LAT_ROW,
-		.default_op = EFAB_OP_READ, .ops = 1u << EFAB_OP_READ, .extra_cols = lat_cols,
-		.n_extra = 2,
+		.default_op = EFAB_OP_READ, .ops = 1u << EFAB_OP_READ, COLS(lat_cols),
 	},
 	{
 		.name = "efab_put_bw",
@@ -110,7 +110,7 @@ const efab_bench_row_t efab_bench_rows[] = {
 		      "default completion), microseconds",
 		.options = TRAFFIC_OPTS | EFAB_OG_ATOMIC,
 		ATOMIC_ROW, LAT_ROW,
-		.extra_cols = lat_cols, .n_extra = 2,
+		COLS(lat_cols),
 	},
 	{
 		.name = "efab_atomic_bw",
@@ -137,7 +137,7 @@ const efab_bench_row_t efab_bench_rows[] = {
 		.mpi = 1, .family = EFAB_FAMILY_CONNECT, .default_op = EFAB_OP_WRITE,
 		.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_READ), .ranks = EFAB_RANKS_ANY,
 		.caps = RMA_CAPS, .access = RMA_ACCESS, .show_lat = 1,
-		.extra_cols = connect_cols, .n_extra = 5, .counts = LAT_COUNTS,
+		COLS(connect_cols), .counts = LAT_COUNTS,
 	},
 	{
 		.name = "efab_scan",

@@ -176,13 +176,6 @@ static void first_contacts(efab_ctx_t *c, efab_fabric_t *ne, int p, uint64_t siz
 	}
 }
 
-/* Every rank: false when any rank failed. */
-static int all_ok(efab_rt_t *rt, int rc)
-{
-	double bad = rc, anybad = 0;
-	return !rt->allreduce(rt, &bad, &anybad, 1, EFAB_RT_MAX) && !anybad;
-}
-
 /* One round with p peers: fills first[0..p), second[0..p), *av_us, *open_us
  * (rank 0). Collective over every rank. */
 static int round_once(efab_ctx_t *c, int p, uint64_t size, double *first, double *second,
@@ -207,13 +200,13 @@ static int round_once(efab_ctx_t *c, int p, uint64_t size, double *first, double
 		if (me == 0)
 			*open_us = us;
 	}
-	if (!all_ok(rt, rc) || rt->allgather(rt, &mine, all, sizeof(mine))) {
+	if (efab_rt_agree(rt, rc) || rt->allgather(rt, &mine, all, sizeof(mine))) {
 		rc = EFAB_ERR;
 		goto out;
 	}
 	if (in)
 		rc = insert_addresses(c, &ne, p, all, av_us);
-	if (!all_ok(rt, rc)) {
+	if (efab_rt_agree(rt, rc)) {
 		rc = EFAB_ERR;
 		goto out;
 	}

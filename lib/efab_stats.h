@@ -11,6 +11,9 @@ extern "C" {
 typedef struct efab_stats {
 	size_t n;
 	double min, p50, mean, p99, p999, max, stdev;
+	/* quartiles: the robust within-run spread (the interquartile range), which
+	 * a few preempted samples cannot inflate as they do stdev and p99 */
+	double p25, p75;
 } efab_stats_t;
 
 /* Sorts samples in place. Percentiles interpolate linearly between the closest

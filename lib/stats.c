@@ -45,7 +45,9 @@ void efab_stats_compute(double *samples, size_t n, efab_stats_t *out)
 	st.stdev = n > 1 ? sqrt(ss / (double)(n - 1)) : 0.0;
 	st.min = samples[0];
 	st.max = samples[n - 1];
+	st.p25 = efab_quantile_sorted(samples, n, 0.25);
 	st.p50 = efab_quantile_sorted(samples, n, 0.50);
+	st.p75 = efab_quantile_sorted(samples, n, 0.75);
 	st.p99 = efab_quantile_sorted(samples, n, 0.99);
 	st.p999 = efab_quantile_sorted(samples, n, 0.999);
 	*out = st;

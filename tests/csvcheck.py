@@ -15,15 +15,16 @@ BASE = ("schema,run_id,timestamp,bench,op,provider,fabric,domain,libfabric_versi
 
 # Columns appended to a bench's extra columns after tests were written
 # (issue 17: first_us, the batch latency, the bandwidth footprint, mr_reg's
-# domains and first call). A header may end with exactly these after --extra
-# when --extra does not name them; any other difference fails.
+# domains and first call; issue 26: the quartiles). A header may end with
+# those of these that --extra does not name, in this order; any other
+# difference fails.
 LATER = {
-    "put_lat": ["first_us", "lat_us_batch"],
-    "get_lat": ["first_us", "lat_us_batch"],
-    "atomic_lat": ["first_us", "lat_us_batch"],
-    "put_bw": ["first_us", "footprint"],
-    "get_bw": ["first_us", "footprint"],
-    "atomic_bw": ["first_us", "footprint"],
+    "put_lat": ["first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"],
+    "get_lat": ["first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"],
+    "atomic_lat": ["first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"],
+    "put_bw": ["first_us", "footprint", "window_us_p25", "window_us_p75"],
+    "get_bw": ["first_us", "footprint", "window_us_p25", "window_us_p75"],
+    "atomic_bw": ["first_us", "footprint", "window_us_p25", "window_us_p75"],
     "mr_reg": ["domains", "first_us"],
     "shmem_reg": ["domains", "first_us"],
 }
@@ -59,8 +60,8 @@ def main():
     header = rows[0]
     want = BASE + ([c for c in a.extra.split(",") if c])
     later = LATER.get(a.bench, [])
-    if header != want and later and not set(later) & set(want):
-        want = want + later
+    if header != want:
+        want = want + [c for c in later if c not in want]
     if header != want:
         fail(f"header differs:\n got  {header}\n want {want}")
     data = []
@@ -93,6 +94,9 @@ def main():
                 fail(f"size {d['size_bytes']}: min/p50/p99/max not ordered: {v}")
             if not (v[0] <= float(d["lat_us_mean"]) <= v[3]):
                 fail(f"size {d['size_bytes']}: mean outside [min, max]")
+            if d.get("lat_us_p25") and not (
+                    v[0] <= float(d["lat_us_p25"]) <= v[1] <= float(d["lat_us_p75"]) <= v[3]):
+                fail(f"size {d['size_bytes']}: p25/p50/p75 not ordered within [min, max]")
         if a.bw:
             if not (float(d["bw_MBps"]) > 0 and float(d["msg_rate_Mops"]) > 0):
                 fail(f"size {d['size_bytes']}: bandwidth or message rate not positive")

@@ -106,6 +106,10 @@ static int pingpong_report(efab_ctx_t *c, uint64_t size, const lat_share_t *mine
 	extra_set(c, row, "first_us", "%.3f", all[first].first_us);
 	if (all[first].batch_us > 0)
 		extra_set(c, row, "lat_us_batch", "%.3f", all[first].batch_us);
+	if (row->lat.n) {
+		extra_set(c, row, "lat_us_p25", "%.3f", row->lat.p25);
+		extra_set(c, row, "lat_us_p75", "%.3f", row->lat.p75);
+	}
 	if (c->o.contend) {
 		double rate = 0;
 		for (int r = 1; r < c->rt->size; r++)
@@ -284,7 +288,7 @@ static int windows_for_time(efab_ctx_t *c, stream_state_t *st, uint64_t *out, ef
 }
 
 typedef struct bw_share {
-	double active, bw, mops, p50, p99, link, first;
+	double active, bw, mops, p25, p50, p75, p99, link, first;
 	char host[64], domain[64];
 } bw_share_t;
 
@@ -300,6 +304,8 @@ static void fill_bw_row(efab_ctx_t *c, efab_row_t *row, uint64_t n, const bw_sha
 	if (!c->o.no_window_stats && r->p50 > 0) {
 		extra_set(c, row, "window_us_p50", "%.3f", r->p50);
 		extra_set(c, row, "window_us_p99", "%.3f", r->p99);
+		extra_set(c, row, "window_us_p25", "%.3f", r->p25);
+		extra_set(c, row, "window_us_p75", "%.3f", r->p75);
 	}
 	extra_set(c, row, "inject", "%s", c->use_inject ? "yes" : "no");
 	if (links > 0) {
@@ -354,7 +360,9 @@ static int stream_report(efab_ctx_t *c, const stream_state_t *st, uint64_t n, ef
 		mine.bw = ops * (double)st->size / total_us;
 		mine.mops = ops / total_us;
 		efab_stats_compute(c->samples, st->ns, &ws);
+		mine.p25 = ws.p25;
 		mine.p50 = ws.p50;
+		mine.p75 = ws.p75;
 		mine.p99 = ws.p99;
 		mine.link = efab_info_link_gbps(c->fab.info);
 		mine.first = st->first_us;
@@ -388,7 +396,9 @@ static int stream_report(efab_ctx_t *c, const stream_state_t *st, uint64_t n, ef
 			links += all[r].link;
 	}
 	if (first >= 0) { /* window times of the first initiating rank */
+		agg.p25 = all[first].p25;
 		agg.p50 = all[first].p50;
+		agg.p75 = all[first].p75;
 		agg.p99 = all[first].p99;
 	}
 	fill_bw_row(c, row, n, &agg, links, "all", footprint);

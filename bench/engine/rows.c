@@ -22,11 +22,16 @@
 
 /* Columns are only ever appended (readers and tests/csvcheck.py know each
  * bench's later additions). first_us: iteration 0 of the size, alone;
- * lat_us_batch: one batch of n iterations timed as a whole / n. */
-static const char *const put_lat_cols[] = {"inject", "first_us", "lat_us_batch"};
-static const char *const lat_cols[] = {"first_us", "lat_us_batch"};
-static const char *const bw_cols[] = {"pair", "window_us_p50", "window_us_p99", "inject",
-				      "link_Gbps", "pct_of_link", "first_us", "footprint"};
+ * lat_us_batch: one batch of n iterations timed as a whole / n; lat_us_p25/p75
+ * (window_us_p25/p75): the quartiles of the samples (windows), the robust
+ * within-run spread efab_plot compares with. */
+static const char *const put_lat_cols[] = {"inject", "first_us", "lat_us_batch", "lat_us_p25",
+					   "lat_us_p75"};
+static const char *const lat_cols[] = {"first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"};
+static const char *const bw_cols[] = {"pair",	    "window_us_p50", "window_us_p99",
+				      "inject",	    "link_Gbps",     "pct_of_link",
+				      "first_us",   "footprint",     "window_us_p25",
+				      "window_us_p75"};
 static const char *const connect_cols[] = {"peers", "av_insert_us", "av_insert_us_per_peer",
 					   "second_us_p50", "ep_open_us_p50"};
 

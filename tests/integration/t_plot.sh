@@ -101,3 +101,27 @@ assert "10^6 B/s" in m.caption_text("put_bw") and "first call" in m.caption_text
 assert "p99" in m.caption_text("atomic_lat") and "1/y²" in m.caption_text("mr_reg")
 PY
 }
+
+# Issue 26: every drawn point in its axis' units. A bandwidth run with its
+# first windows: the figures pass plotcheck's units check, and the same
+# figures with the old first-window marker (first_us, microseconds, drawn on
+# the MB/s axis) fail it.
+t_plot_units_first_window() {
+	mkdir -p "$WORK/r"
+	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm -m 8:2M:x16 -n 10 --csv "$WORK/r/put_bw.csv"
+	expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p shm -m 8:4K:x8 -n 100 --csv "$WORK/r/put_lat.csv"
+	python3 tests/plotcheck.py --units "$WORK/r" >"$WORK/u.out" 2>&1 || { cat "$WORK/u.out"; die "units check"; }
+	cat >"$WORK/old_marker" <<'PY'
+# efab_plot as it was before issue 26: the first window's first_us on every panel
+import importlib.machinery, importlib.util, os
+_l = importlib.machinery.SourceFileLoader("efab_plot_real", os.path.join(os.getcwd(), "plot/efab_plot"))
+_m = importlib.util.module_from_spec(importlib.util.spec_from_loader("efab_plot_real", _l))
+_l.exec_module(_m)
+_m.first_value = lambda pt, pcol: pt.median("first_us")
+main = _m.main
+PY
+	if python3 tests/plotcheck.py --units --plotter "$WORK/old_marker" "$WORK/r" >"$WORK/u2.out" 2>&1; then
+		die "the units check passed first_us drawn on the MB/s axis"
+	fi
+	grep -q "plotcheck: put_bw: .* on the axis 'bandwidth (MB/s" "$WORK/u2.out" || { cat "$WORK/u2.out"; die "message"; }
+}

@@ -41,7 +41,7 @@ static void fill(efab_run_info_t *ri, efab_row_t *r)
 	r->size = 4096;
 	r->iters = 1000;
 	r->has_lat = 1;
-	r->lat = (efab_stats_t){1000, 1.5, 2.25, 2.5, 9.125, 10, 12.0625, 0.5};
+	r->lat = (efab_stats_t){1000, 1.5, 2.25, 2.5, 9.125, 10, 12.0625, 0.5, 2.0, 2.5};
 	r->errors = 3;
 	snprintf(r->extra[0], sizeof(r->extra[0]), "yes");
 }

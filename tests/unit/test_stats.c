@@ -25,6 +25,8 @@ static void test_known(void **state)
 	NEAR(s.mean, 50.5);
 	NEAR(s.p50, 50.5);
 	NEAR(s.p99, 99.01);
+	NEAR(s.p25, 25.75); /* numpy: percentile(1..100, 25) = 25.75, 75 -> 75.25 */
+	NEAR(s.p75, 75.25);
 	NEAR(s.p999, 99.901);
 	NEAR(s.stdev, 29.011491975882016); /* numpy.std(ddof=1) */
 }

@@ -11,7 +11,7 @@
 extern "C" {
 #endif
 
-#define EFAB_MAX_EXTRA 20 /* mr_reg and shmem_reg use 17 */
+#define EFAB_MAX_EXTRA 20 /* mr_reg and shmem_reg use 19 */
 
 /* What is constant across the rows of one run. */
 typedef struct efab_run_info {

@@ -25,8 +25,8 @@ LATER = {
     "put_bw": ["first_us", "footprint", "window_us_p25", "window_us_p75"],
     "get_bw": ["first_us", "footprint", "window_us_p25", "window_us_p75"],
     "atomic_bw": ["first_us", "footprint", "window_us_p25", "window_us_p75"],
-    "mr_reg": ["domains", "first_us"],
-    "shmem_reg": ["domains", "first_us"],
+    "mr_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75"],
+    "shmem_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75"],
 }
 
 

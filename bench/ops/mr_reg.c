@@ -38,13 +38,14 @@
 /* The fit columns' 95 % intervals come after fit_r2 so that older columns
  * keep their places. */
 enum { C_RANK, C_DEREG50, C_DEREG99, C_REGBEFORE, C_CACHE, C_ACCESS, C_NIC, C_FITX, C_FIXED,
-       C_SLOPE, C_R2, C_FIXED_LO, C_FIXED_HI, C_SLOPE_LO, C_SLOPE_HI, C_DOMAINS, C_FIRST, C_N };
+       C_SLOPE, C_R2, C_FIXED_LO, C_FIXED_HI, C_SLOPE_LO, C_SLOPE_HI, C_DOMAINS, C_FIRST, C_P25, C_P75, C_N };
 static const char *const cols[C_N] = {"rank", "dereg_us_p50", "dereg_us_p99",
 				      "registered_before_MiB", "mr_cache", "access",
 				      "includes_nic_work", "fit_x", "fit_fixed_us",
 				      "fit_us_per_MiB", "fit_r2", "fit_fixed_us_lo",
 				      "fit_fixed_us_hi", "fit_us_per_MiB_lo",
-				      "fit_us_per_MiB_hi", "domains", "first_us"};
+				      "fit_us_per_MiB_hi", "domains", "first_us",
+				      "lat_us_p25", "lat_us_p75"};
 _Static_assert(C_N <= EFAB_MAX_EXTRA, "registration columns exceed EFAB_MAX_EXTRA");
 
 static int nic_provider(const char *prov)
@@ -416,6 +417,10 @@ static void emit(reg_ctx_t *r, const meas_t *m, const efab_fit_t *fit, const cha
 	else
 		snprintf(row.extra[C_DOMAINS], 40, "%zu", k_of(r));
 	snprintf(row.extra[C_FIRST], 40, "%.3f", m->first_us);
+	if (m->reg.n) { /* the quartiles: the robust spread efab_plot compares with */
+		snprintf(row.extra[C_P25], 40, "%.3f", m->reg.p25);
+		snprintf(row.extra[C_P75], 40, "%.3f", m->reg.p75);
+	}
 	if (fit) {
 		snprintf(row.extra[C_FITX], 40, "%s", fit_x);
 		snprintf(row.extra[C_FIXED], 40, "%.4f", fit->intercept);

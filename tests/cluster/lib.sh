@@ -9,6 +9,11 @@
 #               /etc/hosts bound from /etc/netns/nodeI/hosts (every node listed).
 #   bridge      br0 in its own network namespace "efabbr"; each node's eth0 is a veth
 #               whose peer vI sits on br0. Nothing is added to the root namespace.
+#   management  eth1 = 10.78.0.(I+1)/24, a veth whose peer mI sits on bridge br1 (same
+#               namespace): the network Open MPI's own traffic (oob, btl) uses, as a
+#               cluster's management network (ENA) beside its fabric (EFA). eth0 is the
+#               fabric the benchmarks measure, so rate-limiting it or taking it down
+#               (tests/cluster/scan --slow, --down) leaves the job's control traffic alone.
 #   state       /run/efab-cluster: size, nodeI.pid (holder), nodeI.env (per-node env),
 #               nodeI.log (holder's stderr), flags for dirs that up created.
 # The names node<digits> and efabbr (network namespaces, /etc/netns entries) belong to
@@ -20,6 +25,9 @@ CLUSTER_BRNS=efabbr
 # shellcheck disable=SC2034 # used by the scripts that source this
 CLUSTER_IFACE=eth0
 CLUSTER_NET=10.77.0
+# shellcheck disable=SC2034
+CLUSTER_MGMT_IFACE=eth1
+CLUSTER_MGMT_NET=10.78.0
 CLUSTER_MAX=250
 
 cl_die() { echo "cluster: $*" >&2; exit 1; }

@@ -36,6 +36,9 @@ void efab_log_error(const char *fmt, ...) EFAB_PRINTF(1, 2);
 /* While buf is set, error messages are stored there (the last one wins)
  * instead of printed: the probe records exact error strings this way. */
 void efab_log_capture(char *buf, size_t len);
+/* The text of the last efab_log_error (printed or captured), "" before any:
+ * the evidence efab_scan keeps for a pair that failed. */
+const char *efab_log_last_error(void);
 void efab_log_info(const char *fmt, ...) EFAB_PRINTF(1, 2);
 void efab_log_debug(const char *fmt, ...) EFAB_PRINTF(1, 2);
 

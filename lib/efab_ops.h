@@ -39,6 +39,17 @@ int efab_wait_byte(efab_fabric_t *fab, volatile uint8_t *p, uint8_t v, const efa
  * size with this before any blocking collective. */
 int efab_barrier_progress(efab_fabric_t *fab, const efab_waitfor_t *w);
 
+/* The same closing barrier for a measurement allowed to fail (efab_scan): every
+ * rank calls it once whatever happened before, so the ranks' collective calls
+ * stay in step. Unless *failed, this rank's own operations are waited for
+ * (bounded by the timeout) and progress is driven while the barrier is
+ * pending; a fabric failure (timeout, completion error) sets *failed and ends
+ * this rank's fabric work, never the wait for the barrier, which ends when
+ * every rank has arrived: each arrives, since every wait before it is
+ * bounded. 0, or -1 when the barrier itself failed or did not complete
+ * within 4 x the timeout + 60 s (a rank that never arrives: a bug). */
+int efab_barrier_settle(efab_fabric_t *fab, const efab_waitfor_t *w, int *failed);
+
 /* Post one RMA op; retries -FI_EAGAIN while driving progress, bounded by the
  * timeout. flags: FI_INJECT (no completion is generated), FI_REMOTE_CQ_DATA. */
 int efab_post_write(efab_fabric_t *fab, int peer, const void *buf, size_t len, void *desc,

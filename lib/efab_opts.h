@@ -113,6 +113,7 @@ typedef struct efab_opts {
 	uint64_t iters; /* 0 = scaled default */
 	uint64_t warmup;
 	uint64_t window;
+	int window_given; /* -W was given (efab_scan has its own default) */
 	int op;
 	int mem_local, mem_remote;
 	int gpu; /* -1 = auto */

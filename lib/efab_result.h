@@ -51,6 +51,7 @@ typedef struct efab_row {
 	double bw_MBps;       /* 10^6 bytes per second */
 	double msg_rate_Mops; /* 10^6 operations per second */
 	uint64_t errors;
+	int failed; /* a rank's fabric failed during it (efab_scan's tolerant runs only) */
 	char extra[EFAB_MAX_EXTRA][40]; /* "" = empty cell */
 } efab_row_t;
 

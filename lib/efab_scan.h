@@ -17,6 +17,9 @@ int efab_scan_rounds(int nodes);
 int efab_scan_partner(int nodes, int round, int node);
 
 enum { EFAB_SCAN_SEND = 0, EFAB_SCAN_RECV, EFAB_SCAN_LAT, EFAB_SCAN_NMETRIC };
+/* Findings that are not a figure: a unit that made no progress with any peer
+ * it met, and a node pair's NIC that failed without such a unit to explain it. */
+enum { EFAB_SCAN_UNREACHABLE = EFAB_SCAN_NMETRIC, EFAB_SCAN_PAIR_FAILED };
 
 /* Figures of one scan; NAN where nothing was measured. Indexing:
  * [(a * nodes + b) * nics + i] for node a, node b, NIC index i. */
@@ -26,6 +29,11 @@ typedef struct efab_scan_data {
 	const char *const *nic_names;  /* nodes * nics: node a's NIC i at [a * nics + i] */
 	const double *bw;  /* 10^6 B/s written from a's NIC i to b's NIC i (directed) */
 	const double *lat; /* half round trip p50, microseconds (symmetric) */
+	/* pairs that failed (no progress within the timeout, or an error
+	 * completion), symmetric, and why (a phase and the error, "" if unknown);
+	 * NULL: none failed */
+	const unsigned char *failed;
+	const char *const *why;
 } efab_scan_data_t;
 
 /* A figure is flagged when it is both beyond rel of the cluster median and
@@ -66,8 +74,13 @@ const char *efab_scan_metric_name(int metric);
 /* Median of the finite values among v[0..n) (NAN if none); v is not changed. */
 double efab_scan_median(const double *v, size_t n);
 
-/* Flag (node, NIC) units whose median over their peers is below the
- * thresholds, worst first; once a unit is flagged its pairs no longer count
+/* First the failures: a (node, NIC) unit whose every measured pair failed
+ * while each of those peers succeeded with another unit is unreachable ("no
+ * progress with any peer", with every failed pair as evidence; with 2 nodes
+ * both ends are named, as nothing tells them apart); a node whose NICs are
+ * more than half unreachable is reported as the node; every other failed pair
+ * is a finding of its own. Then flag (node, NIC) units whose median over
+ * their peers is below the thresholds, worst first; once a unit is flagged its pairs no longer count
  * for its peers (a slow sender does not make its receivers look slow). A
  * node whose NICs are more than half flagged for a metric is reported as the
  * node. EFAB_OK, or EFAB_ERR when out of memory. Free with

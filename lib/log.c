@@ -7,6 +7,12 @@ static char log_prefix[128] = "efab";
 static int log_verbose;
 static char *capture_buf;
 static size_t capture_len;
+static char last_error[512];
+
+const char *efab_log_last_error(void)
+{
+	return last_error;
+}
 
 void efab_log_capture(char *buf, size_t len)
 {
@@ -54,6 +60,9 @@ static void log_emit(FILE *f, const char *fmt, va_list ap)
 void efab_log_error(const char *fmt, ...)
 {
 	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
 	if (capture_buf) {
 		va_start(ap, fmt);
 		vsnprintf(capture_buf, capture_len, fmt, ap);

@@ -1,6 +1,7 @@
 /* Operations and waits: CQ progress, completion and byte waits with their
  * timeouts, the progress-driving barrier, RMA and atomic posts. */
 #include <string.h>
+#include <unistd.h>
 
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_domain.h>
@@ -300,4 +301,38 @@ int efab_post_atomic(efab_fabric_t *fab, int peer, int kind, const void *buf, si
 	}
 	fab->tx_posted++;
 	return EFAB_OK;
+}
+
+int efab_barrier_settle(efab_fabric_t *fab, const efab_waitfor_t *w, int *failed)
+{
+	void *req;
+	int done = 0;
+	if (!*failed && efab_wait_tx(fab, fab->tx_posted, w))
+		*failed = 1;
+	if (fab->rt->ibarrier(fab->rt, &req)) {
+		efab_log_error("barrier failed");
+		return -1;
+	}
+	efab_deadline_t deadline = efab_deadline_in(4 * fab->timeout_s + 60);
+	for (unsigned spins = 1;; spins++) {
+		if (!*failed && efab_progress(fab) < 0)
+			*failed = 1;
+		if (spins % 16)
+			continue;
+		if (fab->rt->ibarrier_test(fab->rt, req, &done)) {
+			efab_log_error("barrier failed");
+			return -1;
+		}
+		if (done)
+			return 0;
+		if (stop_flag && *stop_flag)
+			return -1;
+		if (spins % 256 == 0 && efab_deadline_passed(deadline)) {
+			efab_log_error("%.0f s waiting for the other ranks at the barrier after %s: a rank "
+				       "never arrived", 4 * fab->timeout_s + 60, w->what);
+			return -1;
+		}
+		if (*failed && spins % 4096 == 0)
+			usleep(100); /* nothing of ours to drive: do not spin a shared core */
+	}
 }

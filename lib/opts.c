@@ -42,7 +42,7 @@ const efab_optdef_t efab_optdefs[] = {
 	{"warmup", 'w', EFAB_OT_U64, OFF(warmup), SZ(warmup), "N",
 	 "unmeasured warmup iterations per size (default 50)", EFAB_OG_WARMUP, 0, 1e9, NULL},
 	{"window", 'W', EFAB_OT_U64, OFF(window), SZ(window), "N",
-	 "operations in flight per window (default 64)", EFAB_OG_WINDOW, 1, 65536, NULL},
+	 "operations in flight per window (default 64; efab_scan: 4)", EFAB_OG_WINDOW, 1, 65536, NULL},
 	{"op", 'o', EFAB_OT_CHOICE, OFF(op), SZ(op), "write|writedata|read",
 	 "RMA operation (put benchmarks: write or writedata; get: read)", EFAB_OG_RMA_OP, 0, 0, op_choices},
 	{"mem", 0, EFAB_OT_MEM, OFF(mem_local), SZ(mem_local), "LOCAL[:REMOTE]",
@@ -566,7 +566,10 @@ static int set_def(efab_opts_t *o, const efab_optdef_t *d, const char *v, char *
 	}
 	switch (d->type) {
 	case EFAB_OT_STR: return set_str(d, field, v, err, errlen);
-	case EFAB_OT_U64: return set_u64(d, field, v, err, errlen);
+	case EFAB_OT_U64:
+		if (field == (char *)&o->window)
+			o->window_given = 1; /* efab_scan's own default applies otherwise */
+		return set_u64(d, field, v, err, errlen);
 	case EFAB_OT_DOUBLE: return set_double(d, field, v, err, errlen);
 	case EFAB_OT_FLAG: return set_flag(d, field, v, err, errlen);
 	case EFAB_OT_COUNT: return set_count(d, field, v, err, errlen);

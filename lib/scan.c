@@ -34,6 +34,8 @@ const char *efab_scan_metric_name(int metric)
 	case EFAB_SCAN_SEND: return "send bandwidth";
 	case EFAB_SCAN_RECV: return "receive bandwidth";
 	case EFAB_SCAN_LAT: return "latency";
+	case EFAB_SCAN_UNREACHABLE: return "reachability";
+	case EFAB_SCAN_PAIR_FAILED: return "failed pair";
 	default: return "?";
 	}
 }
@@ -255,6 +257,136 @@ static void fold_nodes(const efab_scan_data_t *d, efab_scan_verdict_t *v)
 	qsort(v->flags, v->nflags, sizeof(*v->flags), cmp_flag);
 }
 
+static int cell_failed(const efab_scan_data_t *d, int a, int b, int i)
+{
+	return d->failed && (d->failed[at(d, a, b, i)] || d->failed[at(d, b, a, i)]);
+}
+
+static int cell_measured(const efab_scan_data_t *d, int a, int b, int i)
+{
+	return !cell_failed(d, a, b, i) &&
+	       (isfinite(d->bw[at(d, a, b, i)]) || isfinite(d->bw[at(d, b, a, i)]) ||
+		isfinite(d->lat[at(d, a, b, i)]));
+}
+
+static const char *why_of(const efab_scan_data_t *d, int a, int b, int i)
+{
+	const char *w = d->why ? d->why[at(d, a, b, i)] : NULL;
+	if ((!w || !*w) && d->why)
+		w = d->why[at(d, b, a, i)];
+	return w && *w ? w : "no detail";
+}
+
+static int add_flag(efab_scan_verdict_t *v, const efab_scan_flag_t *f)
+{
+	efab_scan_flag_t *grown = realloc(v->flags, (v->nflags + 1) * sizeof(*grown));
+	if (!grown)
+		return EFAB_ERR;
+	v->flags = grown;
+	v->flags[v->nflags++] = *f;
+	return EFAB_OK;
+}
+
+/* Evidence of unit (a, i)'s failed pairs: "with nodeB (why), ...". */
+static size_t failed_evidence(const efab_scan_data_t *d, int a, int i, char *buf, size_t len)
+{
+	size_t n = 0;
+	for (int b = 0, first = 1; b < d->nodes && n < len; b++) {
+		if (b == a || !cell_failed(d, a, b, i))
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%swith %s NIC %s (%s)", first ? "" : "; ",
+				      d->node_names[b], d->nic_names[b * d->nics + i], why_of(d, a, b, i));
+		first = 0;
+	}
+	return n < len ? n : len - 1;
+}
+
+/* The failures' findings (efab_scan_verdict's first step); unreach[u] marks
+ * the unreachable units. */
+static int failure_flags(const efab_scan_data_t *d, efab_scan_verdict_t *v, unsigned char *unreach)
+{
+	int units = d->nodes * d->nics;
+	if (!d->failed)
+		return EFAB_OK;
+	/* candidates: units whose every pair (at least one) failed */
+	for (int u = 0; u < units; u++) {
+		int a = u / d->nics, i = u % d->nics, tried = 0, fails = 0;
+		for (int b = 0; b < d->nodes; b++) {
+			if (b == a)
+				continue;
+			fails += cell_failed(d, a, b, i);
+			tried += cell_failed(d, a, b, i) || cell_measured(d, a, b, i);
+		}
+		unreach[u] = tried > 0 && fails == tried;
+	}
+	/* confirmed when every peer it failed with succeeded elsewhere (or is a
+	 * candidate itself: then both are); with 2 nodes, both ends */
+	unsigned char *confirmed = calloc((size_t)units, 1);
+	if (!confirmed)
+		return EFAB_ERR;
+	for (int u = 0; u < units; u++) {
+		int a = u / d->nics, i = u % d->nics, ok = unreach[u];
+		for (int b = 0; ok && b < d->nodes && d->nodes > 2; b++) {
+			if (b == a || !cell_failed(d, a, b, i) || unreach[b * d->nics + i])
+				continue;
+			int elsewhere = 0;
+			for (int x = 0; x < d->nodes; x++)
+				elsewhere |= x != b && x != a && cell_measured(d, b, x, i);
+			ok = elsewhere;
+		}
+		confirmed[u] = (unsigned char)ok;
+	}
+	memcpy(unreach, confirmed, (size_t)units);
+	free(confirmed);
+	for (int a = 0; a < d->nodes; a++) {
+		int count = 0;
+		for (int i = 0; i < d->nics; i++)
+			count += unreach[a * d->nics + i];
+		if (!count)
+			continue;
+		if (count * 2 > d->nics) { /* the node as a whole */
+			efab_scan_flag_t f = {.node = a, .nic = -1, .metric = EFAB_SCAN_UNREACHABLE,
+					      .value = NAN, .ref = NAN, .ratio = 0};
+			size_t n = (size_t)snprintf(f.evidence, sizeof(f.evidence),
+						    "no progress with any peer (%d of %d NICs)%s: ", count,
+						    d->nics, d->nodes == 2 ? ", or its only peer's fault" : "");
+			for (int i = 0; i < d->nics && n < sizeof(f.evidence); i++)
+				if (unreach[a * d->nics + i])
+					n += failed_evidence(d, a, i, f.evidence + n, sizeof(f.evidence) - n);
+			if (add_flag(v, &f))
+				return EFAB_ERR;
+			continue;
+		}
+		for (int i = 0; i < d->nics; i++) {
+			if (!unreach[a * d->nics + i])
+				continue;
+			efab_scan_flag_t f = {.node = a, .nic = i, .metric = EFAB_SCAN_UNREACHABLE,
+					      .value = NAN, .ref = NAN, .ratio = 0};
+			size_t n = (size_t)snprintf(f.evidence, sizeof(f.evidence),
+						    "no progress with any peer%s: ",
+						    d->nodes == 2 ? ", or its only peer's fault" : "");
+			failed_evidence(d, a, i, f.evidence + n, sizeof(f.evidence) - n);
+			if (add_flag(v, &f))
+				return EFAB_ERR;
+		}
+	}
+	/* failed pairs that no unreachable unit explains, once each (lower node) */
+	for (int a = 0; a < d->nodes; a++)
+		for (int b = a + 1; b < d->nodes; b++)
+			for (int i = 0; i < d->nics; i++) {
+				if (!cell_failed(d, a, b, i) || unreach[a * d->nics + i] ||
+				    unreach[b * d->nics + i])
+					continue;
+				efab_scan_flag_t f = {.node = a, .nic = i, .metric = EFAB_SCAN_PAIR_FAILED,
+						      .value = NAN, .ref = NAN, .ratio = 0};
+				snprintf(f.evidence, sizeof(f.evidence), "the pair with %s NIC %s failed (%s)",
+					 d->node_names[b], d->nic_names[b * d->nics + i], why_of(d, a, b, i));
+				if (add_flag(v, &f))
+					return EFAB_ERR;
+			}
+	return EFAB_OK;
+}
+
 int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 		      efab_scan_verdict_t *out)
 {
@@ -318,6 +450,31 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 	free(flagged);
 	free(tmp);
 	fold_nodes(d, out);
+	/* the failures come first: they are the worst news */
+	efab_scan_verdict_t fails = {0};
+	unsigned char *unreach = calloc((size_t)units, 1);
+	if (!unreach || failure_flags(d, &fails, unreach)) {
+		free(unreach);
+		free(fails.flags);
+		efab_scan_verdict_free(out);
+		return EFAB_ERR;
+	}
+	free(unreach);
+	if (fails.nflags) {
+		efab_scan_flag_t *all = realloc(fails.flags, (fails.nflags + out->nflags + 1) * sizeof(*all));
+		if (!all) {
+			free(fails.flags);
+			efab_scan_verdict_free(out);
+			return EFAB_ERR;
+		}
+		if (out->nflags)
+			memcpy(all + fails.nflags, out->flags, out->nflags * sizeof(*all));
+		free(out->flags);
+		out->flags = all;
+		out->nflags += fails.nflags;
+	} else {
+		free(fails.flags);
+	}
 	return EFAB_OK;
 }
 

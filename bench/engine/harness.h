@@ -71,6 +71,14 @@ struct efab_ctx {
 	int use_inject;     /* per size, set by the family's begin */
 	double *samples;    /* the pattern's, this size */
 	uint64_t planned;   /* stream: windows every initiator posts this size (0: not known) */
+	/* efab_scan: a fabric failure (timeout, completion error) ends the
+	 * measurement on this rank, never the job (tolerate): the pattern stops
+	 * its operations, still joins every collective of the size, and the row
+	 * says failed. failed: it happened here; set before a pattern runs it
+	 * means this rank must not post (its pair failed already). budget:
+	 * --time is a deadline for the size's windows (posting stops once it has
+	 * passed), not a calibrated count. */
+	int tolerate, failed, budget;
 	size_t max_samples;
 	efab_run_info_t ri;
 	efab_topo_t topo;

@@ -84,7 +84,7 @@ static uint64_t pingpong_warmup(const efab_ctx_t *c, uint64_t size)
 typedef struct lat_share {
 	efab_stats_t st;
 	double first_us, batch_us;
-	int initiator;
+	int initiator, failed;
 } lat_share_t;
 
 /* Every rank gets the first initiating rank's figures (rank 0 prints; with
@@ -103,6 +103,8 @@ static int pingpong_report(efab_ctx_t *c, uint64_t size, const lat_share_t *mine
 		first++;
 	row->lat = all[first].st;
 	row->has_lat = 1;
+	for (int r = 0; r < c->rt->size; r++)
+		row->failed |= all[r].failed;
 	extra_set(c, row, "first_us", "%.3f", all[first].first_us);
 	if (all[first].batch_us > 0)
 		extra_set(c, row, "lat_us_batch", "%.3f", all[first].batch_us);
@@ -122,11 +124,41 @@ static int pingpong_report(efab_ctx_t *c, uint64_t size, const lat_share_t *mine
 	return EFAB_OK;
 }
 
+/* A failure inside a pattern's loop: the end of the run, or with
+ * c->tolerate (efab_scan) the end of this rank's operations for the size. */
+static int loop_failed(efab_ctx_t *c)
+{
+	if (!c->tolerate)
+		return EFAB_ERR;
+	c->failed = 1;
+	return EFAB_OK;
+}
+
+/* The closing barrier. Under c->tolerate the tolerant one
+ * (efab_barrier_settle), then every rank learns whether any rank failed
+ * (*any), so that the `end` callbacks, which may be collective, are skipped
+ * alike everywhere; c->failed stays this rank's own. */
+static int closing_barrier(efab_ctx_t *c, efab_waitfor_t *w, int *any)
+{
+	*any = 0;
+	if (!c->tolerate)
+		return efab_barrier_progress(&c->fab, w);
+	double mine, most = 0;
+	if (efab_barrier_settle(&c->fab, w, &c->failed))
+		return EFAB_ERR;
+	mine = c->failed;
+	if (c->rt->allreduce(c->rt, &mine, &most, 1, EFAB_RT_MAX))
+		return EFAB_ERR;
+	*any = most > 0;
+	return EFAB_OK;
+}
+
 int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, efab_row_t *row)
 {
 	uint64_t n = efab_pingpong_iters(c, size), warm = pingpong_warmup(c, size), nb = n;
 	uint64_t end = warm + n + nb, tb0 = 0, tb1 = 0;
-	int works = c->initiator || ops->respond; /* this rank takes part in iterations */
+	/* this rank takes part in iterations (not when its pair failed already) */
+	int works = (c->initiator || ops->respond) && !c->failed;
 	efab_waitfor_t w = {ops->closing, efab_op_name(c->op), size, c->peer, 0};
 	lat_share_t mine;
 	size_t ns = 0;
@@ -139,13 +171,19 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 	for (uint64_t i = 0; works && i < end; i++) {
 		if (c->initiator && i == warm + n)
 			tb0 = efab_ticks();
-		if (ops->prepare && ops->prepare(c, size, i))
-			return EFAB_ERR;
+		if (ops->prepare && ops->prepare(c, size, i)) {
+			if (loop_failed(c))
+				return EFAB_ERR;
+			break;
+		}
 		if (c->initiator) {
 			int single = i < warm + n; /* the batch reads no clock inside */
 			uint64_t t0 = single ? efab_ticks() : 0;
-			if (ops->ping(c, size, i))
-				return EFAB_ERR;
+			if (ops->ping(c, size, i)) {
+				if (loop_failed(c))
+					return EFAB_ERR;
+				break;
+			}
 			if (single) {
 				uint64_t t1 = efab_ticks();
 				if (i >= warm)
@@ -156,15 +194,18 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 				tb1 = efab_ticks();
 			}
 		} else if (ops->respond(c, size, i)) {
-			return EFAB_ERR;
+			if (loop_failed(c))
+				return EFAB_ERR;
+			break;
 		}
 		if (ops->after)
 			row->errors += ops->after(c, size, i);
 	}
 	w.iter = n;
-	if (efab_barrier_progress(&c->fab, &w))
+	int any_failed;
+	if (closing_barrier(c, &w, &any_failed))
 		return EFAB_ERR;
-	if (ops->end) {
+	if (ops->end && !any_failed) {
 		uint64_t e = ops->end(c, size, end);
 		if (e == UINT64_MAX)
 			return EFAB_ERR;
@@ -173,6 +214,7 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 	if (nb && tb1 > tb0)
 		mine.batch_us = efab_ticks_us(tb1 - tb0) / ops->per_sample / (double)nb;
 	efab_stats_compute(c->samples, ns, &mine.st);
+	mine.failed = c->failed;
 	row->iters = n;
 	extra_set(c, row, "inject", "%s", c->use_inject ? "yes" : "no");
 	return pingpong_report(c, size, &mine, row);
@@ -217,7 +259,7 @@ static int timed_window(efab_ctx_t *c, stream_state_t *st, int measured, efab_wa
 		st->first_us = efab_ticks_us(dt);
 	else if (measured) {
 		st->total_ticks += dt;
-		if (!c->o.no_window_stats)
+		if (!c->o.no_window_stats && st->ns < c->max_samples) /* budget: the first 2^20 */
 			c->samples[st->ns++] = efab_ticks_us(dt);
 	}
 	return EFAB_OK;
@@ -288,7 +330,7 @@ static int windows_for_time(efab_ctx_t *c, stream_state_t *st, uint64_t *out, ef
 }
 
 typedef struct bw_share {
-	double active, bw, mops, p25, p50, p75, p99, link, first;
+	double active, bw, mops, p25, p50, p75, p99, link, first, failed;
 	char host[64], domain[64];
 } bw_share_t;
 
@@ -369,6 +411,7 @@ static int stream_report(efab_ctx_t *c, const stream_state_t *st, uint64_t n, ef
 		gethostname(mine.host, sizeof(mine.host) - 1);
 		snprintf(mine.domain, sizeof(mine.domain), "%s", c->fab.info->domain_attr->name);
 	}
+	mine.failed = c->failed;
 	c->own_bw_MBps = mine.bw;
 	c->own_Mops = mine.mops;
 	bw_share_t *all = calloc((size_t)c->rt->size, sizeof(*all));
@@ -380,6 +423,7 @@ static int stream_report(efab_ctx_t *c, const stream_state_t *st, uint64_t n, ef
 	double links = 0;
 	int first = -1;
 	for (int r = 0; r < c->rt->size; r++) {
+		row->failed |= all[r].failed > 0;
 		if (!all[r].active)
 			continue;
 		if (first < 0)
@@ -409,30 +453,79 @@ static int stream_report(efab_ctx_t *c, const stream_state_t *st, uint64_t n, ef
 	return rc;
 }
 
+/* --time as a deadline (c->budget, efab_scan): window 0 and the warmup
+ * while a quarter of the time is left unspent, then measured windows until
+ * the time has passed, at least one: a slow NIC moves what it moves in the
+ * time and that is its figure, whatever the calibration would have said.
+ * Lockstep (-c) ranks stop together (the first to see the deadline decides).
+ * *n: this rank's measured windows. */
+static int budget_windows(efab_ctx_t *c, stream_state_t *st, uint64_t warm, uint64_t *n,
+			  efab_row_t *row, efab_waitfor_t *w)
+{
+	int lockstep = st->ops->lockstep && c->o.check;
+	efab_deadline_t end = efab_deadline_in(c->o.time_s), warm_end = efab_deadline_in(c->o.time_s / 4);
+	*n = 0;
+	if (!lockstep && !st->active)
+		return EFAB_OK;
+	for (uint64_t i = 0;; i++) {
+		int measured = i >= warm;
+		if (one_window(c, st, measured, row, w)) {
+			if (loop_failed(c))
+				return EFAB_ERR;
+			return EFAB_OK;
+		}
+		*n += (uint64_t)measured;
+		double stop = efab_deadline_passed(measured ? end : warm_end) ? 1 : 0;
+		if (!measured && stop) { /* the warmup is over early: measure from the next */
+			warm = i + 1;
+			stop = 0;
+		}
+		if (lockstep) {
+			double any = 0;
+			if (c->rt->allreduce(c->rt, &stop, &any, 1, EFAB_RT_MAX))
+				return EFAB_ERR;
+			stop = any;
+		}
+		if (measured && stop)
+			return EFAB_OK;
+	}
+}
+
 int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab_row_t *row)
 {
 	stream_state_t st = {.ops = ops, .size = size, .first_us = -1};
 	uint64_t n = efab_stream_windows(c, size), warm = stream_warmup(c, size);
 	efab_waitfor_t w = {"window completions", efab_op_name(c->op), size, c->peer, 0};
+	int budget = c->budget && c->o.time_s > 0;
 
-	st.active = c->initiator || c->o.bidir;
+	/* a rank whose pair failed already posts nothing (tolerant runs) */
+	st.active = (c->initiator || c->o.bidir) && !c->failed;
 	c->planned = 0;
 	efab_clock_init();
 	if (ops->begin && ops->begin(c, size))
 		return EFAB_ERR;
-	if (c->o.time_s > 0 && windows_for_time(c, &st, &n, row))
+	if (!budget && c->o.time_s > 0 && windows_for_time(c, &st, &n, row))
 		return EFAB_ERR;
-	if (ensure_samples(c, n))
+	if (ensure_samples(c, budget ? 1u << 20 : n))
 		return EFAB_ERR;
-	/* --time: each rank calibrated its own number of windows */
-	c->planned = c->o.time_s > 0 ? 0 : warm + n;
-	for (uint64_t i = 0; i < warm + n; i++)
-		if (one_window(c, &st, i >= warm, row, &w))
+	if (budget) {
+		if (budget_windows(c, &st, warm, &n, row, &w))
 			return EFAB_ERR;
+	} else {
+		/* --time: each rank calibrated its own number of windows */
+		c->planned = c->o.time_s > 0 ? 0 : warm + n;
+		for (uint64_t i = 0; i < warm + n; i++)
+			if (one_window(c, &st, i >= warm, row, &w)) {
+				if (loop_failed(c))
+					return EFAB_ERR;
+				break;
+			}
+	}
 	w.what = "the other ranks after the last window";
-	if (efab_barrier_progress(&c->fab, &w))
+	int any_failed;
+	if (closing_barrier(c, &w, &any_failed))
 		return EFAB_ERR;
-	if (ops->end) {
+	if (ops->end && !any_failed) {
 		uint64_t e = ops->end(c, size, st.next);
 		if (e == UINT64_MAX)
 			return EFAB_ERR;

@@ -160,7 +160,10 @@ const efab_bench_row_t efab_bench_rows[] = {
 		"unless -n or --time is given.",
 		.mpi = 1, .family = EFAB_FAMILY_SCAN, .default_op = EFAB_OP_WRITE,
 		.ops = 1u << EFAB_OP_WRITE, .ranks = EFAB_RANKS_ANY, .caps = RMA_CAPS,
-		.access = RMA_ACCESS, .counts = LAT_COUNTS,
+		/* 200 timed ping-pongs per NIC pair: a p50 well known, and with
+		 * 16 NICs measured one after the other a round's latency stays
+		 * well under a second */
+		.access = RMA_ACCESS, .counts = {.iters = 200, .pivot = 65536, .floor = 20},
 	},
 	{
 		.name = "efab_mr_reg",

@@ -10,7 +10,13 @@
  *   latency   = half the round trip of a write ping-pong (efab_put_lat), p50,
  *               one NIC at a time (the pair's other ranks wait asleep);
  *   bandwidth = bytes / sum of window times (efab_put_bw), every NIC at once,
- *               each direction in turn: a->b, then b->a.
+ *               each direction in turn: a->b, then b->a, each for --time
+ *               (a deadline: a slow NIC moves what it moves in the time).
+ * Each pair measures on endpoints of its own, opened for the pair and closed
+ * after it, and the patterns run tolerant (c->tolerate): a pair that makes no
+ * progress within --timeout, or gets an error completion, is a failed pair --
+ * recorded with its phase and error, its endpoints and what they left in
+ * flight closed -- and the scan goes on; only a dead process ends the job.
  * Rank 0 gathers every round's figures, writes them as CSV rows as they come,
  * and at the end prints the node x node matrices, the per-NIC table and the
  * verdict (lib/scan.c): exit 0 when nothing is flagged, 1 otherwise. */
@@ -37,12 +43,16 @@ typedef struct scan_rank {
 	char nic[NIC_LEN];
 } scan_rank_t;
 
+#define WHY_LEN 200
+
 /* What a rank reports after a round. */
 typedef struct scan_report {
 	int partner;   /* node, -1: sat out */
 	double lat_p50, lat_p99; /* as the ping-pong's initiator (the lower node), else NAN */
-	double bw_sent;           /* its own bandwidth as the writer, 10^6 B/s */
+	double bw_sent;           /* its own bandwidth as the writer, 10^6 B/s, NAN if none */
 	double errors;
+	int failed;        /* this rank's NIC pair failed (either end) */
+	char why[WHY_LEN]; /* "phase: error" of the first failure this rank saw, "" */
 } scan_report_t;
 
 typedef struct scan_state {
@@ -53,6 +63,7 @@ typedef struct scan_state {
 	char domain[NIC_LEN];
 	char **node_names;   /* nodes */
 	char **nic_names;    /* nodes * nics */
+	int world_size;
 } scan_state_t;
 
 
@@ -233,11 +244,19 @@ static int scan_setup(efab_ctx_t *c)
 		scan->nic_names[n * scan->nics + i] = scan->ranks[r].nic;
 	}
 	free(seen);
+	scan->world_size = rt->size;
 	c->npairs = scan->nodes / 2 * scan->nics;
 	return efab_rma_stream_setup(c);
 }
 
 /* The scan's state lives in c->priv from the first callback to teardown. */
+/* A window of the bandwidth phase when -W is not given: 4 x --bw-size (4 MiB
+ * in flight, about 8x the bandwidth-delay product of a 200 Gb/s EFA NIC at a
+ * 20 us round trip) keeps the NIC busy, and bounds what a slow NIC adds to a
+ * direction, whose --time is a deadline: its first window and one measured,
+ * 2 x 4 MiB, fit in the default 0.5 s down to 17 MB/s. */
+#define SCAN_WINDOW 4
+
 static int scan_check_opts(efab_ctx_t *c)
 {
 	c->priv = calloc(1, sizeof(scan_state_t));
@@ -245,6 +264,10 @@ static int scan_check_opts(efab_ctx_t *c)
 		efab_log_error("out of memory");
 		return EFAB_ERR;
 	}
+	c->tolerate = 1; /* a failed pair is a finding, not the end of the scan */
+	c->budget = 1;   /* --time per direction is a deadline */
+	if (!c->o.window_given)
+		c->o.window = SCAN_WINDOW;
 	return EFAB_OK;
 }
 
@@ -282,19 +305,31 @@ static int flush_writes(efab_ctx_t *c)
 #endif
 	size_t off = 4 * c->o.sizes.max - 1; /* the last byte of the send area, never written remotely */
 	efab_waitfor_t w = {"the read that flushes the windows' writes", "read", 1, c->peer, 0};
-	if (c->initiator && (c->fab.info->tx_attr->msg_order & raw) &&
+	if (!c->failed && c->initiator && (c->fab.info->tx_attr->msg_order & raw) &&
 	    (efab_post_read(&c->fab, c->peer, efab_local(c, off), 1, c->ldesc,
 			    efab_raddr(c, c->peer, off), c->rkeys[c->peer].key, &w) ||
 	     efab_wait_tx(&c->fab, c->fab.tx_posted, &w)))
-		return EFAB_ERR;
+		c->failed = 1;
 	w.what = "the pair after the flush";
-	return efab_barrier_progress(&c->fab, &w);
+	/* every rank of the pair arrives here, failed or not (tolerant barrier) */
+	return efab_barrier_settle(&c->fab, &w, &c->failed) ? EFAB_ERR : EFAB_OK;
+}
+
+/* Record this rank's first failure: the phase and the error it logged. */
+static void note_failure(efab_ctx_t *c, scan_report_t *rep, const char *phase)
+{
+	if (!c->failed)
+		return;
+	if (!rep->failed)
+		snprintf(rep->why, sizeof(rep->why), "%s: %s", phase, efab_log_last_error());
+	rep->failed = 1;
 }
 
 /* The ping-pong, one NIC at a time: NIC i's two ranks on their own
  * sub-runtime while the pair's other ranks wait asleep, so that a latency
  * figure never includes the node's other NICs' traffic (or, on nodes that
- * share cores, their spinning). */
+ * share cores, their spinning). A NIC pair whose ping-pong failed is failed
+ * at both ends (the row says so) and measures no bandwidth. */
 static int measure_latency(efab_ctx_t *c, scan_report_t *rep)
 {
 	scan_state_t *scan = c->priv;
@@ -310,7 +345,12 @@ static int measure_latency(efab_ctx_t *c, scan_report_t *rep)
 			c->rt = c->fab.rt = &nic_rt;
 			rc = efab_pingpong(c, &efab_put_pingpong, c->o.lat_size, &row);
 			c->rt = c->fab.rt = pair_rt;
-			if (c->initiator) {
+			note_failure(c, rep, "latency");
+			if (row.failed && !rep->failed) {
+				snprintf(rep->why, sizeof(rep->why), "latency: the peer's end failed");
+				rep->failed = 1;
+			}
+			if (c->initiator && !rep->failed) {
 				rep->lat_p50 = row.lat.p50;
 				rep->lat_p99 = row.lat.p99;
 			}
@@ -323,32 +363,126 @@ static int measure_latency(efab_ctx_t *c, scan_report_t *rep)
 	return rc;
 }
 
-/* This rank's pair measurement: latency with its partner (one NIC at a
- * time), then bandwidth in both directions (every NIC at once), among the
- * ranks of the two nodes only (c->rt is their sub-runtime). */
-static int measure_pair(efab_ctx_t *c, int partner, scan_report_t *rep)
+/* The pair's own endpoint (same domain, MRs and keys), with only the partner
+ * in its AV: what a failed pair leaves in flight is closed with it, and the
+ * next pair starts clean. Collective over the pair's ranks (c->rt). The
+ * main endpoint is kept in *saved and comes back with pair_ep_close.
+ * Providers that bind MRs to endpoints (FI_MR_ENDPOINT) keep the main one. */
+typedef struct pair_addr {
+	int world;
+	size_t len;
+	char name[EFAB_ADDR_MAX];
+} pair_addr_t;
+
+static int pair_ep_open(efab_ctx_t *c, efab_fabric_t *saved, int *own)
 {
 	scan_state_t *scan = c->priv;
-	efab_row_t row;
+	*own = 0;
+	if (c->fab.info->domain_attr->mr_mode & FI_MR_ENDPOINT)
+		return EFAB_OK;
+	pair_addr_t mine, *all = calloc((size_t)c->rt->size, sizeof(*all));
+	efab_fabric_t e;
+	int rc = EFAB_OK, ret;
+	memset(&mine, 0, sizeof(mine));
+	mine.world = scan->rank_of[scan->node * scan->nics + scan->nic];
+	mine.len = sizeof(mine.name);
+	if (!all)
+		rc = EFAB_ERR;
+	else if (efab_ep_open(&c->fab, 1, &e, mine.name, &mine.len))
+		rc = EFAB_ERR;
+	else {
+		free(e.peers); /* indexed by world rank, as the main endpoint's */
+		e.peers = calloc((size_t)scan->world_size, sizeof(*e.peers));
+		if (!e.peers)
+			rc = EFAB_ERR;
+	}
+	/* the exchange is collective: a rank that failed above still joins it */
+	if (rc)
+		mine.len = 0;
+	if (c->rt->allgather(c->rt, &mine, all, sizeof(mine)))
+		rc = EFAB_ERR;
+	for (int r = 0; !rc && r < c->rt->size; r++) {
+		if (all[r].world != c->peer)
+			continue;
+		if (!all[r].len) {
+			efab_log_error("the partner's pair endpoint did not open");
+			rc = EFAB_ERR;
+		} else if ((ret = fi_av_insert(e.av, all[r].name, 1, &e.peers[c->peer], 0, NULL)) != 1) {
+			efab_log_fi("fi_av_insert (the pair's partner)", ret < 0 ? ret : -FI_EINVAL);
+			rc = EFAB_ERR;
+		}
+	}
+	free(all);
+	if (rc) {
+		if (e.ep)
+			efab_ep_close(&e);
+		return rc;
+	}
+	*saved = c->fab;
+	c->fab = e;
+	c->fab.rt = saved->rt;
+	*own = 1;
+	return EFAB_OK;
+}
+
+static void pair_ep_close(efab_ctx_t *c, efab_fabric_t *saved, int own)
+{
+	if (!own)
+		return;
+	efab_ep_close(&c->fab);
+	c->fab = *saved;
+}
+
+/* This rank's pair measurement, in two phases among the ranks of the two
+ * nodes only (c->rt is their sub-runtime), on the pair's own endpoints:
+ * pair_latency (the endpoints, then latency one NIC at a time) and, once
+ * every pair of the group is done with it, pair_bandwidth (both directions,
+ * every NIC at once, then the endpoints closed): no latency figure includes
+ * another pair's bandwidth traffic. A fabric failure fails the NIC pair, not
+ * the scan. */
+typedef struct pair_eps {
+	efab_fabric_t saved;
+	int own;
+} pair_eps_t;
+
+static int pair_latency(efab_ctx_t *c, int partner, scan_report_t *rep, pair_eps_t *pe)
+{
+	scan_state_t *scan = c->priv;
 	rep->partner = partner;
 	c->peer = scan->rank_of[partner * scan->nics + scan->nic];
+	c->failed = 0;
+	pe->own = 0;
 	/* the ping-pong detects arrival by a non-zero tag in its receive slots:
 	 * clear what earlier partners left there before the partner may write */
 	memset(efab_local(c, 0), 0, 2 * c->o.sizes.max);
-	if (c->rt->barrier(c->rt))
+	if (c->rt->barrier(c->rt) || pair_ep_open(c, &pe->saved, &pe->own))
 		return EFAB_ERR;
-	if (measure_latency(c, rep))
-		return EFAB_ERR;
+	return measure_latency(c, rep);
+}
+
+static int pair_bandwidth(efab_ctx_t *c, int partner, scan_report_t *rep, pair_eps_t *pe)
+{
+	static const char *const dirs[2] = {"bandwidth a->b", "bandwidth b->a"};
+	scan_state_t *scan = c->priv;
+	efab_row_t row;
+	int rc = EFAB_OK;
 	for (int dir = 0; dir < 2; dir++) {
 		memset(&row, 0, sizeof(row));
 		c->initiator = dir == 0 ? scan->node < partner : scan->node > partner;
-		if (efab_stream(c, &efab_rma_stream, c->o.bw_size, &row) || flush_writes(c))
-			return EFAB_ERR;
-		if (c->initiator)
+		c->failed = rep->failed; /* a failed NIC pair posts nothing */
+		if (efab_stream(c, &efab_rma_stream, c->o.bw_size, &row) || flush_writes(c)) {
+			rc = EFAB_ERR;
+			break;
+		}
+		if (!rep->failed)
+			note_failure(c, rep, dirs[dir]);
+		if (c->initiator && !rep->failed)
 			rep->bw_sent = c->own_bw_MBps;
 		rep->errors += (double)row.errors;
 	}
-	return EFAB_OK;
+	pair_ep_close(c, &pe->saved, pe->own);
+	c->failed = 0;
+	return rc;
 }
 
 /* One round: its node pairs in groups of --concurrent (default all at once),
@@ -371,23 +505,32 @@ static int scan_round(efab_ctx_t *c, int round, scan_report_t *rep)
 	}
 	memset(rep, 0, sizeof(*rep));
 	rep->partner = -1;
-	rep->lat_p50 = rep->lat_p99 = NAN;
+	rep->lat_p50 = rep->lat_p99 = rep->bw_sent = NAN;
 	for (int g = 0; g * per < npairs; g++) {
 		int active = my_pair >= g * per && my_pair < (g + 1) * per;
 		efab_rt_t sub;
 		if (efab_mpi_rt_sub(world, active ? my_pair : -1, &sub))
 			return EFAB_ERR;
 		int rc = EFAB_OK;
-		if (active) {
-			c->rt = c->fab.rt = &sub;
-			rc = measure_pair(c, partner, rep);
-			c->rt = c->fab.rt = world;
+		pair_eps_t pe = {.own = 0};
+		for (int phase = 0; phase < 2 && !rc; phase++) {
+			efab_stopwatch_t sw = efab_stopwatch_start();
+			if (active) {
+				c->rt = c->fab.rt = &sub;
+				rc = phase ? pair_bandwidth(c, partner, rep, &pe)
+					   : pair_latency(c, partner, rep, &pe);
+				c->rt = c->fab.rt = world;
+			}
+			/* the group's latencies end before any of its bandwidth starts */
+			if (!rc && efab_mpi_idle_barrier(world, 600 + 100 * c->o.timeout_s))
+				rc = EFAB_ERR;
+			if (world->rank == 0)
+				efab_log_debug("round %d group %d: %s phase %.3f s", round + 1, g + 1,
+					       phase ? "bandwidth" : "latency", efab_stopwatch_elapsed_s(sw));
 		}
 		efab_mpi_rt_sub_free(&sub);
 		if (rc)
 			return rc;
-		if (efab_mpi_idle_barrier(world, 600 + 100 * c->o.timeout_s))
-			return EFAB_ERR;
 	}
 	/* the same message numbers everywhere from here on */
 	double s = (double)c->seq, most = 0;
@@ -400,7 +543,7 @@ static int scan_round(efab_ctx_t *c, int round, scan_report_t *rep)
 #define CSV_HEADER                                                                         \
 	"schema,run_id,timestamp,bench,provider,fabric,libfabric_version,provider_version,pass," \
 	"round,node_a,node_b,nic_index,nic_a,nic_b,lat_size_bytes,lat_iters,lat_us_p50,"        \
-	"lat_us_p99,bw_size_bytes,window,bw_MBps,bw_rev_MBps,errors"
+	"lat_us_p99,bw_size_bytes,window,bw_MBps,bw_rev_MBps,errors,status,error"
 
 static void fmt_num(char *buf, size_t len, double v, const char *fmt)
 {
@@ -439,12 +582,15 @@ static int csv_rows(efab_ctx_t *c, efab_csv_t *csv, int pass, int round,
 			snprintf(bsize, sizeof(bsize), "%llu", (unsigned long long)c->o.bw_size);
 			snprintf(window, sizeof(window), "%llu", (unsigned long long)c->o.window);
 			snprintf(errors, sizeof(errors), "%.0f", ra->errors + rb->errors);
+			int failed = ra->failed || rb->failed;
+			const char *why = !failed ? "" : ra->why[0] ? ra->why : rb->why;
 			const char *cells[] = { /* the order of CSV_HEADER */
 				"1", c->ri.run_id, c->ri.timestamp, "scan", c->ri.provider,
 				c->ri.fabric, c->ri.libfabric_version, c->ri.provider_version, pass_s,
 				round_s, scan->node_names[a], scan->node_names[bn], nic_s,
 				scan->nic_names[a * scan->nics + i], scan->nic_names[bn * scan->nics + i],
 				lsize, liters, l50, l99, bsize, window, bw, bwr, errors,
+				failed ? "failed" : "ok", why,
 			};
 			if (efab_csv_write_cells(csv, cells, EFAB_ARRAY_SIZE(cells)))
 				return EFAB_ERR;
@@ -472,9 +618,14 @@ static void print_header(efab_ctx_t *c, int rounds)
 		       (unsigned long long)c->o.passes, (unsigned long long)c->o.passes);
 	printf("# latency = half the round trip of a %llu-byte write ping-pong (efab_put_lat), p50, "
 	       "microseconds, one NIC at a time; bandwidth = %llu-byte writes, windows of %llu, bytes / sum of window "
-	       "times (efab_put_bw), 10^6 B/s, every NIC at once, each direction in turn\n",
+	       "times (efab_put_bw), 10^6 B/s, every NIC at once, each direction in turn%s\n",
 	       (unsigned long long)c->o.lat_size, (unsigned long long)c->o.bw_size,
-	       (unsigned long long)c->o.window);
+	       (unsigned long long)c->o.window,
+	       c->o.time_s > 0 ? ", for --time per direction (a deadline: what a slow NIC moves in it "
+				 "is its figure)" : "");
+	printf("# a pair with no progress within --timeout (%.0f s) or with an error completion is "
+	       "a failed pair: recorded (phase, error), its endpoints closed, the scan goes on\n",
+	       c->o.timeout_s);
 	printf("# verdict: a NIC is flagged when the median over its peers is below %.2f x the "
 	       "cluster median (bandwidth) or above median / %.2f (latency) and further from it "
 	       "than %.0f x its noise (robust spread of the pair figures without that node, for a "
@@ -487,12 +638,22 @@ static void print_header(efab_ctx_t *c, int rounds)
 	if (groups > 1)
 		printf("# --concurrent %d: %d groups of node pairs per round, one after the other\n",
 		       per, groups);
+	double window_MB = (double)c->o.window * (double)c->o.bw_size / 1e6;
+	/* the ping-pongs of a pair: warmup, the timed ones and the batch, NIC
+	 * after NIC, at 20 us a round trip (about) and 1 ms (at most: ranks
+	 * that share a core wait for it) */
+	double pp = (double)scan->nics * (double)(50 + 2 * efab_pingpong_iters(c, c->o.lat_size));
+	double steps = (double)c->o.passes * rounds * groups;
 	if (c->o.time_s > 0)
-		printf("# estimate: %llu x %d rounds x %d group%s x (%llu ping-pongs + 2 x ~%.2f s "
-		       "of bandwidth) = about %.0f s plus the ping-pongs\n",
-		       (unsigned long long)c->o.passes, rounds, groups, groups == 1 ? "" : "s",
-		       (unsigned long long)efab_pingpong_iters(c, c->o.lat_size), c->o.time_s,
-		       (double)c->o.passes * rounds * groups * 2 * (c->o.time_s * 1.1 + 0.05));
+		printf("# estimate: %llu x %d rounds x %d group%s x (%.0f ping-pongs + 2 x %.2f s of "
+		       "bandwidth) = about %.0f s, at most %.0f s while every NIC moves a window "
+		       "(%.1f MB) in %.2f s (%.0f MB/s; a slower NIC adds up to 2 windows at its rate "
+		       "per direction); each pair that stalls adds up to --timeout per phase (latency, "
+		       "each bandwidth direction)\n",
+		       (unsigned long long)c->o.passes, rounds, groups, groups == 1 ? "" : "s", pp,
+		       c->o.time_s, steps * (pp * 20e-6 + 2 * c->o.time_s * 1.1 + 0.1),
+		       steps * (pp * 1e-3 + 2 * c->o.time_s * 1.5 + 1.0), window_MB, c->o.time_s / 4,
+		       window_MB / (c->o.time_s / 4));
 	else
 		printf("# estimate: %llu x %d rounds x %d group%s x (%llu ping-pongs + 2 x %llu "
 		       "windows); the first round's time gives the rest\n",
@@ -537,11 +698,19 @@ static void print_report(const efab_ctx_t *c, const double *bw, const double *la
 	for (int a = 0; a < scan->nodes; a++)
 		for (int i = 0; i < scan->nics; i++) {
 			const double *u = &v->unit[(size_t)(a * scan->nics + i) * EFAB_SCAN_NMETRIC];
-			printf("%-14.14s %-16.16s %12.1f %6.2f %12.1f %6.2f %10.2f %6.2f\n",
-			       scan->node_names[a], scan->nic_names[a * scan->nics + i],
-			       u[EFAB_SCAN_SEND], u[EFAB_SCAN_SEND] / v->ref[EFAB_SCAN_SEND],
-			       u[EFAB_SCAN_RECV], u[EFAB_SCAN_RECV] / v->ref[EFAB_SCAN_RECV],
-			       u[EFAB_SCAN_LAT], u[EFAB_SCAN_LAT] / v->ref[EFAB_SCAN_LAT]);
+			char cell[6][24];
+			const double vals[6] = {u[EFAB_SCAN_SEND], u[EFAB_SCAN_SEND] / v->ref[EFAB_SCAN_SEND],
+						u[EFAB_SCAN_RECV], u[EFAB_SCAN_RECV] / v->ref[EFAB_SCAN_RECV],
+						u[EFAB_SCAN_LAT], u[EFAB_SCAN_LAT] / v->ref[EFAB_SCAN_LAT]};
+			for (int k = 0; k < 6; k++) /* nothing measured (failed pairs): "-" */
+				if (isfinite(vals[k]))
+					snprintf(cell[k], sizeof(cell[k]), k == 4 ? "%.2f" : k % 2 ? "%.2f" : "%.1f",
+						 vals[k]);
+				else
+					snprintf(cell[k], sizeof(cell[k]), "-");
+			printf("%-14.14s %-16.16s %12s %6s %12s %6s %10s %6s\n", scan->node_names[a],
+			       scan->nic_names[a * scan->nics + i], cell[0], cell[1], cell[2], cell[3],
+			       cell[4], cell[5]);
 		}
 	printf("cluster median: send %.1f MB/s, receive %.1f MB/s, latency %.2f us\n",
 	       v->ref[EFAB_SCAN_SEND], v->ref[EFAB_SCAN_RECV], v->ref[EFAB_SCAN_LAT]);
@@ -571,6 +740,10 @@ typedef struct figures {
 	int passes;
 	double *block, *bw_p, *lat_p, *lat99, *bw, *lat;
 	double errors;
+	unsigned char *failed; /* [cell]: the pair failed in some pass (symmetric) */
+	char (*why)[WHY_LEN];  /* [cell]: the first failure's phase and error */
+	const char **whyp;     /* [cell] -> why, for the verdict */
+	size_t nfailed;        /* failed pairs and NICs over all passes */
 } figures_t;
 
 static int figures_alloc(const scan_state_t *scan, int passes, figures_t *f)
@@ -589,7 +762,22 @@ static int figures_alloc(const scan_state_t *scan, int passes, figures_t *f)
 	f->lat = f->bw + f->cells;
 	for (size_t k = 0; k < f->pcells; k++)
 		f->bw_p[k] = f->lat_p[k] = NAN;
+	f->failed = calloc(f->cells, 1);
+	f->why = calloc(f->cells, sizeof(*f->why));
+	f->whyp = calloc(f->cells, sizeof(*f->whyp));
+	if (!f->failed || !f->why || !f->whyp)
+		return EFAB_ERR;
+	for (size_t k = 0; k < f->cells; k++)
+		f->whyp[k] = f->why[k];
 	return EFAB_OK;
+}
+
+static void figures_free(figures_t *f)
+{
+	free(f->block);
+	free(f->failed);
+	free(f->why);
+	free(f->whyp);
 }
 
 /* Every rank's report of pass p into the matrices (rank 0). */
@@ -606,6 +794,14 @@ static void record_round(const scan_state_t *scan, figures_t *f, int p, const sc
 		if (s->partner < 0 || a < 0)
 			continue;
 		f->errors += s->errors;
+		if (s->failed) {
+			size_t k = at(scan, a, s->partner, i), k2 = at(scan, s->partner, a, i);
+			f->nfailed += !f->failed[k];
+			f->failed[k] = f->failed[k2] = 1;
+			if (!f->why[k][0] && s->why[0])
+				snprintf(f->why[k], WHY_LEN, "%s", s->why);
+			continue;
+		}
 		bwp[at(scan, a, s->partner, i)] = s->bw_sent;
 		if (isfinite(s->lat_p50)) {
 			latp[at(scan, a, s->partner, i)] = latp[at(scan, s->partner, a, i)] = s->lat_p50;
@@ -615,14 +811,17 @@ static void record_round(const scan_state_t *scan, figures_t *f, int p, const sc
 	}
 }
 
-static void progress(int p, int passes, int r, int rounds, double secs, double left)
+static void progress(int p, int passes, int r, int rounds, double secs, double left, int nfail)
 {
+	char failed[64] = "";
+	if (nfail)
+		snprintf(failed, sizeof(failed), ", %d NIC pair%s failed", nfail, nfail == 1 ? "" : "s");
 	if (passes > 1)
 		fprintf(stderr, "efab_scan: pass %d/%d round %d/%d done in %.1f s (about %.0f s "
-				"left)\n", p + 1, passes, r + 1, rounds, secs, left);
+				"left%s)\n", p + 1, passes, r + 1, rounds, secs, left, failed);
 	else
-		fprintf(stderr, "efab_scan: round %d/%d done in %.1f s (about %.0f s left)\n", r + 1,
-			rounds, secs, left);
+		fprintf(stderr, "efab_scan: round %d/%d done in %.1f s (about %.0f s left%s)\n", r + 1,
+			rounds, secs, left, failed);
 }
 
 /* Rank 0: each figure the median over the passes, the report, the verdict;
@@ -641,7 +840,8 @@ static int conclude(efab_ctx_t *c, figures_t *f, efab_stopwatch_t sw)
 		f->lat[k] = efab_scan_median(vl, (size_t)f->passes);
 	}
 	efab_scan_data_t d = {scan->nodes, scan->nics, (const char *const *)scan->node_names,
-			      (const char *const *)scan->nic_names, f->bw, f->lat};
+			      (const char *const *)scan->nic_names, f->bw, f->lat, f->failed,
+			      (const char *const *)f->whyp};
 	efab_scan_limits_t lim = {c->o.threshold, c->o.min_bw, c->o.max_lat};
 	efab_scan_verdict_t v;
 	if (efab_scan_verdict(&d, &lim, &v)) {
@@ -700,11 +900,14 @@ static int scan_drive(efab_ctx_t *c)
 		}
 		if (!me)
 			continue;
+		size_t failed_before = f.nfailed;
 		record_round(scan, &f, p, all, rt->size);
+		int nfail = (int)(f.nfailed - failed_before);
 		if (csv.fd >= 0 && csv_rows(c, &csv, p, r, all, f.lat99))
 			efab_csv_close(&csv); /* said why; the scan goes on without its CSV */
 		progress(p, passes, r, rounds, efab_stopwatch_elapsed_s(round_sw),
-			 efab_stopwatch_elapsed_s(scan_sw) / (step + 1) * (passes * rounds - step - 1));
+			 efab_stopwatch_elapsed_s(scan_sw) / (step + 1) * (passes * rounds - step - 1),
+			 nfail);
 	}
 	if (me)
 		rc = conclude(c, &f, scan_sw);
@@ -712,7 +915,7 @@ static int scan_drive(efab_ctx_t *c)
 out:
 	efab_csv_close(&csv);
 	free(all);
-	free(f.block);
+	figures_free(&f);
 	return rc;
 }
 

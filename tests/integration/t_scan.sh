@@ -45,6 +45,7 @@ for r in rows:
     for c in ("lat_us_p50", "bw_MBps", "bw_rev_MBps"):
         assert float(r[c]) > 0, (c, r)
     assert r["errors"] == "0", r
+    assert r.get("status", "ok") == "ok" and not r.get("error"), r
 nodes = [f"node{i}" for i in range(n)]
 passes = max(int(r["pass"]) for r in rows)
 want = {(frozenset(p), i, q) for p in itertools.combinations(nodes, 2) for i in range(k)
@@ -185,4 +186,64 @@ for r in csv.DictReader(open(sys.argv[1])):
 	[ "$lines" = "node1 $nic1" ] || die "flagged '$lines', expected node1 $nic1 alone"
 	grep -q "^  node node1:" "$WORK/last.out" && die "node1 flagged as a whole for one slow NIC of two"
 	scan_csv_complete "$WORK/sim.csv" 4 2
+}
+
+# Issue 27: the scan survives what it exists to find. With the default
+# measurement parameters (sizes, window, --time as a deadline; --threshold
+# 0.5 as everywhere on these shared-core nodes, see the top), node2 at
+# 200 Mbit/s is flagged alone, exit 1 and no abort, within the estimate's
+# "at most" printed before the first round. Three clean scans with the same
+# parameters flag nothing; they take the median of 3 passes (--passes 3):
+# a single pass's tcp figure here can sit at 0.46x for one pair under load
+# (seen while other builds ran), which is these nodes' shared cores, not a
+# NIC.
+t_scan_defaults_slow_node_and_clean() {
+	cluster_need 4
+	local k most wall
+	for k in 1 2 3; do
+		scan_run 0 -- -p tcp --threshold 0.5 --passes 3 --csv "$WORK/clean$k.csv"
+		scan_csv_complete "$WORK/clean$k.csv" 4 1
+	done
+	scan_run 1 --slow node2:200mbit -- -p tcp --threshold 0.5 --csv "$WORK/slow.csv"
+	said "MPI_ABORT" && die "the scan aborted"
+	[ "$(scan_flagged)" = "node2 " ] || die "flagged '$(scan_flagged)', expected node2 alone"
+	grep -q "^  node node2: 1 of 1 NICs: eth0 .* send bandwidth median" "$WORK/last.out" ||
+		die "node2 not flagged for its send bandwidth"
+	scan_csv_complete "$WORK/slow.csv" 4 1
+	most=$(sed -n 's/^# estimate: .*, at most \([0-9]*\) s while.*/\1/p' "$WORK/last.out")
+	wall=$(sed -n 's/^scan wall time \([0-9]*\).*/\1/p' "$WORK/last.out")
+	[ -n "$most" ] && [ -n "$wall" ] || die "no estimate or no wall time"
+	echo "slow-node scan: wall time $wall s, estimate at most $most s"
+	[ "$wall" -le "$most" ] || die "scan wall time $wall s beyond its estimate's $most s"
+}
+
+# A node whose fabric (eth0) goes down mid-scan, no process dying: every pair
+# with it fails after --timeout (5 s here, to keep make check short; the
+# default is 30 s), the verdict names it unreachable with the failed pairs as
+# evidence, the other nodes' pairs are all measured, the CSV says which rows
+# failed and why, and the scan ends, bounded, with exit 1 and no abort.
+t_scan_fabric_down_unreachable() {
+	cluster_need 4
+	local t0 secs
+	t0=$(date +%s)
+	scan_run 1 --down node2:2 -- -p tcp --threshold 0.5 -t 5 --csv "$WORK/down.csv"
+	secs=$(($(date +%s) - t0))
+	echo "scan with node2's eth0 down: $secs s"
+	said "MPI_ABORT" && die "the scan aborted"
+	grep -q "^  node node2: no progress with any peer (1 of 1 NICs): with node" "$WORK/last.out" ||
+		die "node2 not named unreachable"
+	[ "$(scan_flagged)" = "node2 " ] || die "flagged '$(scan_flagged)', expected node2 alone"
+	[ "$secs" -le 60 ] || die "took $secs s (3 rounds x --timeout 5 s and the rest)"
+	python3 - "$WORK/down.csv" <<'EOF' || die "CSV"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+others = [r for r in rows if "node2" not in (r["node_a"], r["node_b"])]
+assert len(others) == 3, others  # node0-node1, node0-node3, node1-node3
+for r in others:
+    assert r["status"] == "ok" and float(r["bw_MBps"]) > 0 and float(r["lat_us_p50"]) > 0, r
+failed = [r for r in rows if r["status"] == "failed"]
+assert failed and all("node2" in (r["node_a"], r["node_b"]) for r in failed), failed
+assert all(r["error"] for r in failed), failed
+print(f"{len(others)} pairs without node2 complete, {len(failed)} with it failed")
+EOF
 }

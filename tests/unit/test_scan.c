@@ -100,7 +100,7 @@ static void cluster_init_jitter(cluster_t *c, int nodes, int nics, double jitter
 				c->lat[k] = a == b ? NAN : 20 / j;
 			}
 	}
-	c->d = (efab_scan_data_t){nodes, nics, c->np, c->nicp, c->bw, c->lat};
+	c->d = (efab_scan_data_t){nodes, nics, c->np, c->nicp, c->bw, c->lat, NULL, NULL};
 }
 
 static size_t idx(const cluster_t *c, int a, int b, int i)
@@ -266,6 +266,115 @@ static void test_noise(void **state)
 	cluster_free(&c);
 }
 
+/* Failed pairs: failed[] and why[] set symmetric for (a, b, NIC i), the
+ * figures gone as the scan leaves them (NAN). */
+typedef struct failures {
+	unsigned char failed[16 * 16 * 4];
+	char why[16 * 16 * 4][32];
+	const char *whyp[16 * 16 * 4];
+} failures_t;
+
+static void fail_pair(cluster_t *c, failures_t *f, int a, int b, int i, const char *why)
+{
+	size_t k = idx(c, a, b, i), k2 = idx(c, b, a, i);
+	f->failed[k] = f->failed[k2] = 1;
+	snprintf(f->why[k], sizeof(f->why[k]), "%s", why);
+	c->bw[k] = c->bw[k2] = c->lat[k] = c->lat[k2] = NAN;
+}
+
+static void failures_attach(cluster_t *c, failures_t *f)
+{
+	for (size_t k = 0; k < EFAB_ARRAY_SIZE(f->whyp); k++)
+		f->whyp[k] = f->why[k];
+	c->d.failed = f->failed;
+	c->d.why = f->whyp;
+}
+
+/* 4 nodes, 2 NICs: every pair of node2 failed on both NICs while the others
+ * succeeded among themselves: node2 alone, as a node, unreachable, with the
+ * failed pairs and their errors as evidence; nothing else (its NAN figures
+ * flag no bandwidth or latency). */
+static void test_unreachable_node(void **state)
+{
+	(void)state;
+	cluster_t c;
+	static failures_t f;
+	memset(&f, 0, sizeof(f));
+	cluster_init(&c, 4, 2);
+	for (int b = 0; b < 4; b++)
+		for (int i = 0; i < 2 && b != 2; i++)
+			fail_pair(&c, &f, 2, b, i, "latency: timeout");
+	failures_attach(&c, &f);
+	efab_scan_verdict_t v;
+	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+	assert_int_equal(v.nflags, 1);
+	assert_int_equal(v.flags[0].node, 2);
+	assert_int_equal(v.flags[0].nic, -1);
+	assert_int_equal(v.flags[0].metric, EFAB_SCAN_UNREACHABLE);
+	assert_non_null(strstr(v.flags[0].evidence, "no progress with any peer (2 of 2 NICs)"));
+	assert_non_null(strstr(v.flags[0].evidence, "with node0 NIC nic0 (latency: timeout)"));
+	assert_non_null(strstr(v.flags[0].evidence, "with node3 NIC nic1"));
+	efab_scan_verdict_free(&v);
+	/* one NIC of node2 only: that NIC, not the node */
+	cluster_free(&c);
+	memset(&f, 0, sizeof(f));
+	cluster_init(&c, 4, 2);
+	for (int b = 0; b < 4; b++)
+		if (b != 2)
+			fail_pair(&c, &f, 2, b, 1, "bandwidth a->b: timeout");
+	failures_attach(&c, &f);
+	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+	assert_int_equal(v.nflags, 1);
+	assert_int_equal(v.flags[0].node, 2);
+	assert_int_equal(v.flags[0].nic, 1);
+	assert_int_equal(v.flags[0].metric, EFAB_SCAN_UNREACHABLE);
+	efab_scan_verdict_free(&v);
+	cluster_free(&c);
+}
+
+/* 2 nodes whose only pair failed: nothing tells the ends apart, both named. */
+static void test_unreachable_two_nodes(void **state)
+{
+	(void)state;
+	cluster_t c;
+	static failures_t f;
+	memset(&f, 0, sizeof(f));
+	cluster_init(&c, 2, 1);
+	fail_pair(&c, &f, 0, 1, 0, "latency: timeout");
+	failures_attach(&c, &f);
+	efab_scan_verdict_t v;
+	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+	assert_int_equal(v.nflags, 2);
+	for (size_t k = 0; k < 2; k++) {
+		assert_int_equal(v.flags[k].metric, EFAB_SCAN_UNREACHABLE);
+		assert_non_null(strstr(v.flags[k].evidence, "or its only peer's fault"));
+	}
+	assert_int_not_equal(v.flags[0].node, v.flags[1].node);
+	efab_scan_verdict_free(&v);
+	cluster_free(&c);
+}
+
+/* One failed pair between nodes that succeed with others: not an
+ * unreachable unit; the pair itself is the finding, once. */
+static void test_one_failed_pair(void **state)
+{
+	(void)state;
+	cluster_t c;
+	static failures_t f;
+	memset(&f, 0, sizeof(f));
+	cluster_init(&c, 4, 1);
+	fail_pair(&c, &f, 1, 3, 0, "bandwidth b->a: completion error");
+	failures_attach(&c, &f);
+	efab_scan_verdict_t v;
+	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+	assert_int_equal(v.nflags, 1);
+	assert_int_equal(v.flags[0].metric, EFAB_SCAN_PAIR_FAILED);
+	assert_int_equal(v.flags[0].node, 1);
+	assert_non_null(strstr(v.flags[0].evidence, "the pair with node3 NIC nic0 failed (bandwidth b->a"));
+	efab_scan_verdict_free(&v);
+	cluster_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +382,8 @@ int main(void)
 		cmocka_unit_test(test_no_fault),   cmocka_unit_test(test_slow_node),
 		cmocka_unit_test(test_slow_nic),   cmocka_unit_test(test_thresholds),
 		cmocka_unit_test(test_noise),
+		cmocka_unit_test(test_unreachable_node), cmocka_unit_test(test_unreachable_two_nodes),
+		cmocka_unit_test(test_one_failed_pair),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -184,3 +184,25 @@ t_slurm_scan() {
 	[ $secs -le 60 ] || die "ended $secs s after the kill (SlurmdTimeout 10 s + the scan's 10 s)"
 	grep -q "node2" "$WORK/last.out" "$WORK/last.err" || die "the output does not name node2"
 }
+
+# up then down leaves nothing: no Slurm or munge daemon, no state, no node
+# namespaces, no /etc/netns entries; and the machine's own munge key untouched.
+t_slurm_leaves_nothing() {
+	local key_before=""
+	[ -r /etc/munge/munge.key ] && key_before=$(sha256sum </etc/munge/munge.key)
+	slurm_need 2
+	# ours by their command lines (a machine's own Slurm or munge is left alone)
+	local ours='slurmctld -D -i|slurmd -D -N node[0-9]|munged --socket=/run/efab-cluster'
+	[ "$(pgrep -fc -E "$ours")" -ge 4 ] || die "daemons not running while up"
+	expect_rc 0 timeout 60 "$ROOT/tests/cluster/slurm" down
+	trap - EXIT
+	pgrep -fa -E "$ours" && die "daemons still running after down"
+	pgrep -fa 'slurmstepd: \[' | grep -q . && die "job steps still running after down"
+	[ -e /run/efab-cluster ] && die "/run/efab-cluster left behind"
+	ip netns list 2>/dev/null | grep -Eq '^(node[0-9]+|efabbr)( |$)' && die "namespaces left behind"
+	compgen -G '/etc/netns/node[0-9]*' >/dev/null && die "/etc/netns entries left behind"
+	if [ -n "$key_before" ]; then
+		[ "$(sha256sum </etc/munge/munge.key)" = "$key_before" ] || die "the machine's munge key changed"
+	fi
+	true
+}

@@ -193,10 +193,10 @@ t_slurm_leaves_nothing() {
 	slurm_need 2
 	# ours by their command lines (a machine's own Slurm or munge is left alone)
 	local ours='slurmctld -D -i|slurmd -D -N node[0-9]|munged --socket=/run/efab-cluster'
-	[ "$(pgrep -fc -E "$ours")" -ge 4 ] || die "daemons not running while up"
+	[ "$(pgrep -fc "$ours")" -ge 4 ] || die "daemons not running while up"
 	expect_rc 0 timeout 60 "$ROOT/tests/cluster/slurm" down
 	trap - EXIT
-	pgrep -fa -E "$ours" && die "daemons still running after down"
+	pgrep -fa "$ours" && die "daemons still running after down"
 	pgrep -fa 'slurmstepd: \[' | grep -q . && die "job steps still running after down"
 	[ -e /run/efab-cluster ] && die "/run/efab-cluster left behind"
 	ip netns list 2>/dev/null | grep -Eq '^(node[0-9]+|efabbr)( |$)' && die "namespaces left behind"

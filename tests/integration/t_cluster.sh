@@ -5,15 +5,21 @@
 # EFA NICs (efasim keys its NICs by hostname, so every node is its own host).
 # Needs root and `ip netns`; otherwise the tests skip with the reason.
 
-cluster_need() {
+# Skip (77) where test nodes cannot exist: not root, no ip/unshare; and in
+# SAN builds (the plain make check runs them). WHAT names the tests.
+multinode_possible() { # WHAT
 	if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null 2>&1 || ! command -v unshare >/dev/null 2>&1; then
-		echo "multi-node tests need root, ip (iproute2) and unshare"
+		echo "$1 need root, ip (iproute2) and unshare"
 		exit 77
 	fi
 	if [ "${EFAB_SAN:-0}" = 1 ]; then
-		echo "multi-node tests run in the plain make check"
+		echo "$1 run in the plain make check"
 		exit 77
 	fi
+}
+
+cluster_need() {
+	multinode_possible "multi-node tests"
 	timeout 60 "$ROOT/tests/cluster/up" "$1" >"$WORK/up.log" 2>&1 || { cat "$WORK/up.log"; die "cluster up $1"; }
 	trap 'timeout 60 "$ROOT/tests/cluster/down" >/dev/null 2>&1' EXIT
 }

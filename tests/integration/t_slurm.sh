@@ -7,14 +7,7 @@
 # otherwise the tests skip with the reason.
 
 slurm_need() { # N [up options]
-	if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null 2>&1 || ! command -v unshare >/dev/null 2>&1; then
-		echo "Slurm tests need root, ip (iproute2) and unshare"
-		exit 77
-	fi
-	if [ "${EFAB_SAN:-0}" = 1 ]; then
-		echo "Slurm tests run in the plain make check"
-		exit 77
-	fi
+	multinode_possible "Slurm tests"
 	local rc=0
 	timeout 120 "$ROOT/tests/cluster/slurm" up "$@" >"$WORK/up.log" 2>&1 || rc=$?
 	[ $rc = 77 ] && { tail -n 1 "$WORK/up.log"; exit 77; }

@@ -126,7 +126,7 @@ struct efasim_rqe {
 };
 
 #pragma GCC visibility push(default)
-/* Internal API shared by libibverbs.so.1 (efasim.c) and libefa.so.1 (efadv.c). */
+/* Internal API shared by libibverbs.so.1 (the section files, sim.h) and libefa.so.1 (efadv.c). */
 int efasim_efadv_query_device(struct ibv_context *ctx, struct efadv_device_attr *attr, uint32_t inlen);
 int efasim_efadv_query_ah(struct ibv_ah *ah, struct efadv_ah_attr *attr, uint32_t inlen);
 struct ibv_qp *efasim_efadv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,

@@ -165,7 +165,12 @@ void wr_set_inline_data_list(struct ibv_qp_ex *x, size_t n, const struct ibv_dat
 	w->inl_len = total;
 	size_t off = 0;
 	for (size_t i = 0; i < n; i++) {
-		memcpy(w->inl + off, l[i].addr, l[i].length);
+		struct mk_ref d = {MK_HOST, sim.pid, (uintptr_t)(w->inl + off), -1};
+		struct mk_ref src = {mk_kind_local(l[i].addr), sim.pid, (uintptr_t)l[i].addr, -1};
+		if (mk_copy(d, src, l[i].length)) {
+			q->batch_err = EFAULT;
+			return;
+		}
 		off += l[i].length;
 	}
 	w->nsge = 0;
@@ -192,12 +197,11 @@ void wr_abort(struct ibv_qp_ex *x)
 }
 
 /* Local SGEs must be covered by this process's MRs on this NIC and PD. */
-static int local_iov(struct sim_qp *q, const struct sim_wr *w, struct iovec *iov, size_t *total)
+static int local_iov(struct sim_qp *q, const struct sim_wr *w, struct sim_seg *seg, size_t *total)
 {
 	*total = 0;
 	if (w->inl) {
-		iov[0].iov_base = w->inl;
-		iov[0].iov_len = w->inl_len;
+		seg[0] = (struct sim_seg){(uintptr_t)w->inl, w->inl_len, MK_HOST, -1};
 		*total = w->inl_len;
 		return 1;
 	}
@@ -208,62 +212,75 @@ static int local_iov(struct sim_qp *q, const struct sim_wr *w, struct iovec *iov
 		if (!m->used || m->key != s->lkey || m->pid != sim.pid || m->dev != q->ctx->dev->gdev ||
 		    m->pd_tag != q->pd->tag || s->addr < m->iova || s->addr + s->length > m->iova + m->len)
 			return -1;
-		iov[i].iov_base = (void *)(uintptr_t)(m->va + (s->addr - m->iova));
-		iov[i].iov_len = s->length;
+		seg[i] = (struct sim_seg){m->va + (s->addr - m->iova), s->length, m->mk.kind, (int)(s->lkey & 0xffff)};
 		*total += s->length;
 	}
 	return (int)w->nsge;
 }
 
-static ssize_t move_bytes(pid_t pid, int to_remote, struct iovec *l, int nl, struct iovec *r, int nr)
+/* Move bytes between l (this process) and r (process pid), to_remote: l -> r.
+ * Host memory of another process in one process_vm_readv/writev; anything
+ * else piece by piece through mk_copy (memkind.c). */
+static ssize_t move_bytes(pid_t pid, int to_remote, const struct sim_seg *l, int nl, const struct sim_seg *r,
+			  int nr)
 {
-	if (pid == sim.pid) {
-		/* same process: copy between the two scatter lists */
-		size_t li = 0, lo = 0, ri = 0, ro = 0, done = 0;
-		while ((int)li < nl && (int)ri < nr) {
-			size_t n = l[li].iov_len - lo;
-			if (r[ri].iov_len - ro < n)
-				n = r[ri].iov_len - ro;
-			char *lp = (char *)l[li].iov_base + lo, *rp = (char *)r[ri].iov_base + ro;
-			if (to_remote)
-				memmove(rp, lp, n);
-			else
-				memmove(lp, rp, n);
-			done += n;
-			lo += n;
-			ro += n;
-			if (lo == l[li].iov_len) {
-				li++;
-				lo = 0;
-			}
-			if (ro == r[ri].iov_len) {
-				ri++;
-				ro = 0;
-			}
-		}
-		return (ssize_t)done;
+	int host = pid != sim.pid;
+	for (int i = 0; i < nl; i++)
+		host &= l[i].kind == MK_HOST;
+	for (int i = 0; i < nr; i++)
+		host &= r[i].kind == MK_HOST;
+	if (host) {
+		struct iovec li[EFASIM_MAX_SGE + 1], ri[EFASIM_MAX_SGE + 1];
+		if (nl > EFASIM_MAX_SGE + 1 || nr > EFASIM_MAX_SGE + 1)
+			return -1;
+		for (int i = 0; i < nl; i++)
+			li[i] = (struct iovec){(void *)(uintptr_t)l[i].addr, l[i].len};
+		for (int i = 0; i < nr; i++)
+			ri[i] = (struct iovec){(void *)(uintptr_t)r[i].addr, r[i].len};
+		return to_remote ? process_vm_writev(pid, li, (unsigned long)nl, ri, (unsigned long)nr, 0)
+				 : process_vm_readv(pid, li, (unsigned long)nl, ri, (unsigned long)nr, 0);
 	}
-	return to_remote ? process_vm_writev(pid, l, (unsigned long)nl, r, (unsigned long)nr, 0)
-			 : process_vm_readv(pid, l, (unsigned long)nl, r, (unsigned long)nr, 0);
+	size_t li = 0, lo = 0, ri = 0, ro = 0, done = 0;
+	while ((int)li < nl && (int)ri < nr) {
+		size_t n = l[li].len - lo;
+		if (r[ri].len - ro < n)
+			n = r[ri].len - ro;
+		struct mk_ref a = {l[li].kind, sim.pid, l[li].addr + lo, l[li].mr};
+		struct mk_ref b = {r[ri].kind, pid, r[ri].addr + ro, r[ri].mr};
+		if (n && (to_remote ? mk_copy(b, a, n) : mk_copy(a, b, n)))
+			return done ? (ssize_t)done : -1;
+		done += n;
+		lo += n;
+		ro += n;
+		if (lo == l[li].len) {
+			li++;
+			lo = 0;
+		}
+		if (ro == r[ri].len) {
+			ri++;
+			ro = 0;
+		}
+	}
+	return (ssize_t)done;
 }
 
 /* A multi-MTU write placed in reverse MTU order (EFASIM_REORDER=1): SRD
  * delivers the packets of one write in any order. */
-static ssize_t write_reordered(pid_t pid, struct iovec *l, int nl, uint64_t dst, size_t total)
+static ssize_t write_reordered(pid_t pid, const struct sim_seg *l, int nl, const struct sim_seg *dst, size_t total)
 {
 	char *tmp = malloc(total);
 	if (!tmp)
 		return -1;
-	size_t off = 0;
-	for (int i = 0; i < nl; i++) {
-		memcpy(tmp + off, l[i].iov_base, l[i].iov_len);
-		off += l[i].iov_len;
+	struct sim_seg t = {(uintptr_t)tmp, total, MK_HOST, -1};
+	if (move_bytes(sim.pid, 0, &t, 1, l, nl) != (ssize_t)total) { /* gather the source */
+		free(tmp);
+		return -1;
 	}
 	size_t mtu = sim.prof->max_msg_sz;
 	size_t nchunks = (total + mtu - 1) / mtu;
 	for (size_t c = nchunks; c-- > 0;) {
 		size_t o = c * mtu, n = total - o < mtu ? total - o : mtu;
-		struct iovec a = {tmp + o, n}, b = {(void *)(uintptr_t)(dst + o), n};
+		struct sim_seg a = {(uintptr_t)(tmp + o), n, MK_HOST, -1}, b = {dst->addr + o, n, dst->kind, dst->mr};
 		if (move_bytes(pid, 1, &a, 1, &b, 1) != (ssize_t)n) {
 			free(tmp);
 			return -1;
@@ -316,7 +333,7 @@ enum { GRH_LEN = 40 }; /* UD: the receive buffer starts with the packet's GRH */
 
 /* A receive WQE's buffers, checked against the receiver's MRs as its NIC
  * would; nonzero: a bad lkey. */
-static int rqe_iov(const struct efasim_rqe *rqe, const struct efasim_qp_ent *tq, int dst_dev, struct iovec *riov,
+static int rqe_iov(const struct efasim_rqe *rqe, const struct efasim_qp_ent *tq, int dst_dev, struct sim_seg *riov,
 		   size_t *cap)
 {
 	struct efasim_registry *r = sim.reg;
@@ -331,8 +348,7 @@ static int rqe_iov(const struct efasim_rqe *rqe, const struct efasim_qp_ent *tq,
 			bad = 1;
 			break;
 		}
-		riov[i].iov_base = (void *)(uintptr_t)(m->va + (s->addr - m->iova));
-		riov[i].iov_len = s->length;
+		riov[i] = (struct sim_seg){m->va + (s->addr - m->iova), s->length, m->mk.kind, (int)(s->lkey & 0xffff)};
 		*cap += s->length;
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -353,7 +369,7 @@ static void execute_ud(struct sim_qp *q, struct sim_wr *w)
 	struct efasim_cqe rc = {.recv_side = 1, .src_qp = q->qpx.qp_base.qp_num, .src_dev = q->ctx->dev->gdev};
 	memcpy(rc.src_gid, q->ctx->dev->gid, 16);
 	uint8_t grh[GRH_LEN] = {0};
-	struct iovec liov[EFASIM_MAX_SGE + 1] = {{grh, GRH_LEN}};
+	struct sim_seg liov[EFASIM_MAX_SGE + 1] = {{(uintptr_t)grh, GRH_LEN, MK_HOST, -1}};
 	size_t len = 0;
 	int nl = local_iov(q, w, liov + 1, &len);
 	int status = ES_OK;
@@ -395,7 +411,7 @@ static void execute_ud(struct sim_qp *q, struct sim_wr *w)
 	grh[7] = 1;    /* hop limit */
 	memcpy(grh + 8, q->ctx->dev->gid, 16);
 	memcpy(grh + 24, r->devs[dst_dev].gid, 16);
-	struct iovec riov[EFASIM_MAX_SGE];
+	struct sim_seg riov[EFASIM_MAX_SGE];
 	size_t cap = 0;
 	if (rqe_iov(&rqe, &tq, dst_dev, riov, &cap))
 		rc.status = ES_LOCAL_INVALID_LKEY;
@@ -431,7 +447,7 @@ int execute(struct sim_qp *q, struct sim_wr *w)
 	struct efasim_cqe rc = {.recv_side = 1, .qp_slot = -1, .src_qp = q->qpx.qp_base.qp_num,
 				.src_dev = q->ctx->dev->gdev};
 	memcpy(rc.src_gid, q->ctx->dev->gid, 16);
-	struct iovec liov[EFASIM_MAX_SGE];
+	struct sim_seg liov[EFASIM_MAX_SGE];
 	size_t len = 0;
 	int nl = local_iov(q, w, liov, &len);
 	int dst_dev = -1;
@@ -513,7 +529,7 @@ int execute(struct sim_qp *q, struct sim_wr *w)
 		if (w->op == OP_WRITE_IMM)
 			goto rdma;
 		/* scatter into the receive buffers, checked against the receiver's MRs */
-		struct iovec riov[EFASIM_MAX_SGE];
+		struct sim_seg riov[EFASIM_MAX_SGE];
 		size_t cap = 0;
 		int bad = rqe_iov(&rqe, &tq, dst_dev, riov, &cap);
 		if (bad) {
@@ -549,19 +565,20 @@ rdma:
 			 m->pd_tag == tq.pd_tag && (m->access & need) && w->raddr >= m->iova &&
 			 w->raddr + len <= m->iova + m->len;
 		uint64_t va = ok ? m->va + (w->raddr - m->iova) : 0;
+		int kind = ok ? m->mk.kind : MK_HOST;
 		pthread_mutex_unlock(&r->lock);
 		if (!ok) {
 			status = ES_REMOTE_BAD_ADDRESS;
 			goto rdma_done;
 		}
-		struct iovec riov = {(void *)(uintptr_t)va, len};
+		struct sim_seg riov = {va, len, kind, (int)(w->rkey & 0xffff)};
 		ssize_t n;
 		if (!len)
 			n = 0;
 		else if (w->op == OP_READ)
 			n = move_bytes(tq.pid, 0, liov, nl, &riov, 1);
 		else if (sim.reorder && len > sim.prof->max_msg_sz)
-			n = write_reordered(tq.pid, liov, nl, va, len);
+			n = write_reordered(tq.pid, liov, nl, &riov, len);
 		else
 			n = move_bytes(tq.pid, 1, liov, nl, &riov, 1);
 		if (n != (ssize_t)len)

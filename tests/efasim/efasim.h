@@ -66,6 +66,17 @@ struct efasim_qp_ent {
 	uint8_t ud;              /* IBV_QPT_UD (the DGRAM endpoint); else SRD (fits the old padding) */
 };
 
+/* The kind of memory an MR covers (tests/efasim/memkind.c): host, or CUDA
+ * device memory with what another process needs to reach it. */
+struct efasim_mem_info {
+	uint8_t kind;            /* MK_HOST 0, MK_CUDA 1 */
+	uint8_t pad[3];
+	int cu_dev;              /* CUDA device ordinal in the registering process */
+	uint64_t alloc_base;     /* the CUDA allocation holding the range (cuMemGetAddressRange) */
+	uint64_t alloc_size;
+	uint8_t ipc[64];         /* CUipcMemHandle of alloc_base (legacy CUDA IPC) */
+};
+
 struct efasim_mr_ent {
 	int used;
 	pid_t pid;
@@ -76,6 +87,7 @@ struct efasim_mr_ent {
 	uint64_t len;
 	uint32_t key;
 	int access;
+	struct efasim_mem_info mk;
 };
 
 struct efasim_registry {

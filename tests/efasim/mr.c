@@ -108,7 +108,11 @@ static int range_pinnable(const void *addr, size_t len, int write)
 	return ok;
 }
 
-static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova, int access)
+/* dm: a dmabuf registration's memory (memkind.c checked it), else NULL: the
+ * range is pinned as host memory, or registered as CUDA memory when CUDA says
+ * it is device memory (GPUDirect RDMA: the nvidia peer-memory client). */
+static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova, int access,
+			     const struct efasim_mem_info *dm)
 {
 	struct sim_pd *p = container_of(pd, struct sim_pd, pd);
 	struct sim_ctx *c = to_ctx(pd->context);
@@ -131,7 +135,19 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 		return NULL;
 	}
 	const int writable = access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	if (!len || !range_pinnable(addr, len, writable)) {
+	struct efasim_mem_info mi = {.kind = MK_HOST};
+	if (dm)
+		mi = *dm;
+	else if (!len) {
+		errno = EFAULT;
+		return NULL;
+	} else if (!range_pinnable(addr, len, writable)) {
+		int err = mk_reg_device(addr, len, &mi);
+		if (err) {
+			errno = err;
+			return NULL;
+		}
+	} else if (mk_host_refused(addr)) {
 		errno = EFAULT;
 		return NULL;
 	}
@@ -165,6 +181,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 	e->va = (uint64_t)(uintptr_t)addr;
 	e->len = len;
 	e->access = access;
+	e->mk = mi;
 	e->key = (gen << 16) | (uint32_t)s;
 	e->used = 1;
 	pthread_mutex_unlock(&r->lock);
@@ -181,22 +198,32 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 
 EXPORT struct ibv_mr *(ibv_reg_mr)(struct ibv_pd *pd, void *addr, size_t len, int access)
 {
-	return reg_mr(pd, addr, len, (uintptr_t)addr, access);
+	return reg_mr(pd, addr, len, (uintptr_t)addr, access, NULL);
 }
 
 EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova,
 				       unsigned int access)
 {
-	return reg_mr(pd, addr, len, iova, (int)access);
+	return reg_mr(pd, addr, len, iova, (int)access, NULL);
 }
 
-/* dmabuf needs a device exporting the buffer (a GPU); there is none here. */
+/* A dma-buf of CUDA memory registers where the device has GPUDirect RDMA
+ * (memkind.c checks the fd, offset and length and finds the device range
+ * through the iova); anything else answers EOPNOTSUPP, as without P2P. As
+ * rdma-core does (verbs.c ibv_reg_dmabuf_mr), mr->addr is the offset. */
 EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t len, uint64_t iova, int fd,
 					int access)
 {
-	(void)pd, (void)offset, (void)len, (void)iova, (void)fd, (void)access;
-	errno = EOPNOTSUPP;
-	return NULL;
+	struct efasim_mem_info mi;
+	int err = mk_reg_dmabuf(fd, offset, len, iova, &mi);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	struct ibv_mr *mr = reg_mr(pd, (void *)(uintptr_t)iova, len, iova, access, &mi);
+	if (mr)
+		mr->addr = (void *)(uintptr_t)offset;
+	return mr;
 }
 
 EXPORT int ibv_dereg_mr(struct ibv_mr *mr)

@@ -97,6 +97,7 @@ struct sim_state {
 	pthread_cond_t retry_cond;     /* with lock: a WR was parked (CLOCK_MONOTONIC) */
 	pthread_cond_t idle_cond;      /* with lock: a retry pass let go of a QP */
 	int retry_thread;        /* the retry thread runs in this process */
+	int p2p;                 /* EFASIM_P2P (1): CUDA memory registers (GPUDirect RDMA) */
 	int log;
 };
 extern struct sim_state sim;
@@ -217,6 +218,35 @@ static inline struct sim_ctx *to_ctx(struct ibv_context *c)
 /* execute(): DONE, or RETRY on RNR with retries left */
 enum { DONE, RETRY };
 enum { RNR_RETRY_MIN_NS = 20000, RNR_RETRY_MAX_NS = 500000 }; /* the wait between RNR retries doubles */
+
+/* memkind.c: memory kinds and the one copy function of the data path. */
+enum { MK_HOST = 0, MK_CUDA = 1 };
+struct mk_ref {                  /* one end of a copy */
+	int kind;                /* MK_HOST, MK_CUDA */
+	pid_t pid;               /* the process whose address it is */
+	uint64_t addr;           /* host address, or CUDA device address, in that process */
+	int mr;                  /* registry slot of its MR (needed for another process's CUDA memory), or -1 */
+};
+/* A scatter/gather element of the data path: an address in the process that
+ * owns it, with its kind and MR. */
+struct sim_seg {
+	uint64_t addr;
+	size_t len;
+	int kind;
+	int mr;
+};
+int mk_p2p_enabled(void);
+/* A range the host pin refused: 0 if it is CUDA device memory (out filled),
+ * else the errno of the registration. */
+int mk_reg_device(const void *addr, size_t len, struct efasim_mem_info *out);
+/* A range the host pin accepted that the kernel's pin would refuse (CUDA
+ * managed memory): its errno, else 0. */
+int mk_host_refused(const void *addr);
+int mk_reg_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, struct efasim_mem_info *out);
+/* The kind of an address of this process that has no MR (inline data). */
+int mk_kind_local(const void *addr);
+/* Copy n bytes; 0 on success. Every byte the device moves goes through here. */
+int mk_copy(struct mk_ref dst, struct mk_ref src, size_t n);
 
 extern atomic_int npending; /* WRs of this process waiting for an RNR retry */
 

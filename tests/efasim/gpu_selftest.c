@@ -145,6 +145,19 @@ int main(void)
 	if (r) {
 		printf("skip dmabuf checks: cuMemGetHandleForAddressRange(DMA_BUF_FD) = %d on this driver\n", (int)r);
 	} else {
+		char path[64], info[512] = "";
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+		FILE *fi = fopen(path, "r");
+		if (fi) {
+			size_t k = fread(info, 1, sizeof(info) - 1, fi);
+			info[k] = 0;
+			fclose(fi);
+		}
+		char *x = strstr(info, "exp_name:");
+		if (x)
+			x[strcspn(x, "\n")] = 0;
+		printf("dma-buf of the 2 MiB allocation: %s, lseek(SEEK_END) %lld\n", x ? x : "(no exp_name in fdinfo)",
+		       (long long)lseek(fd, 0, SEEK_END));
 		errno = 0;
 		mr = ibv_reg_dmabuf_mr(pd, 12288, 65536, d + 12288, fd, acc);
 		if (p2p)

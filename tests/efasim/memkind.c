@@ -278,9 +278,10 @@ int mk_reg_device(const void *addr, size_t len, struct efasim_mem_info *out)
 	return export_range((CUdeviceptr)(uintptr_t)addr, len, out);
 }
 
-/* dma-buf files name their exporter in fdinfo ("exp_name:\tnvidia"); their
- * size is where lseek(SEEK_END) lands. */
-static int dmabuf_size(int fd, uint64_t *size, int *is_nvidia)
+/* dma-buf files name their exporter in fdinfo ("exp_name:"); their size is
+ * where lseek(SEEK_END) lands. Which exporter it is does not matter here:
+ * CUDA decides whether the iova is its device memory. */
+static int dmabuf_size(int fd, uint64_t *size)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
@@ -293,10 +294,11 @@ static int dmabuf_size(int fd, uint64_t *size, int *is_nvidia)
 	char *x = strstr(buf, "exp_name:");
 	if (!x)
 		return EINVAL; /* not a dma-buf (the kernel: dma_buf_get fails) */
-	*is_nvidia = strstr(x, "nvidia") != NULL;
 	off_t end = lseek(fd, 0, SEEK_END);
-	if (end < 0)
+	if (end <= 0) {
+		slog("GPU memory: dma-buf fd %d: lseek(SEEK_END) = %lld (%s)", fd, (long long)end, strerror(errno));
 		return EINVAL;
+	}
 	*size = (uint64_t)end;
 	return 0;
 }
@@ -311,17 +313,16 @@ int mk_reg_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, struct efa
 	if (!sim.p2p)
 		return EOPNOTSUPP;
 	uint64_t size = 0;
-	int nv = 0;
-	int e = dmabuf_size(fd, &size, &nv);
+	int e = dmabuf_size(fd, &size);
 	if (e)
 		return e;
-	if (!nv || !cu_up())
-		return EOPNOTSUPP; /* an exporter other than CUDA's */
+	if (!cu_in_process() || !cu_up())
+		return EOPNOTSUPP; /* no CUDA in this process: not a CUDA dma-buf */
 	if (!len || offset > size || len > size - offset)
 		return EINVAL; /* ib_umem_dmabuf_get: offset + len beyond the dma-buf */
 	e = export_range((CUdeviceptr)iova, len, out);
 	if (e)
-		return e;
+		return EOPNOTSUPP; /* the iova is no CUDA device memory: an exporter we do not model */
 	if (iova - offset < out->alloc_base)
 		return EINVAL; /* the dma-buf would start before its allocation */
 	return 0;

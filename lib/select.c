@@ -367,6 +367,23 @@ int efab_fabric_select(const efab_fabric_req_t *req, struct fi_info **out)
 	return rc;
 }
 
+int efab_efa_p2p(const struct fi_info *info)
+{
+	efab_fabric_req_t q = {.provider = "efa", .fabric = "efa-direct",
+			       .domain = info->domain_attr ? info->domain_attr->name : NULL,
+			       .caps = FI_RMA, .hmem = 1};
+	struct fi_info *o = NULL;
+	int rc = getinfo_match(&q, &o);
+	fi_freeinfo(o);
+	if (rc <= 0)
+		return rc == 0 ? 1 : -1;
+	o = NULL;
+	q.hmem = 0;
+	rc = getinfo_match(&q, &o);
+	fi_freeinfo(o);
+	return rc == 0 ? 0 : -1;
+}
+
 int efab_info_simulated(const struct fi_info *info)
 {
 	return info && info->nic && info->nic->device_attr && info->nic->device_attr->firmware &&

@@ -73,14 +73,19 @@ for r in rows:
 print("; ".join(out[:4] + (["..."] if len(out) > 8 else []) + out[-2:] if len(out) > 6 else out))
 EOF
 )
+	# what the benchmark said (its own line, not mpirun's)
 	local why=""
-	[ "$rc" = 77 ] && why=$(grep -v '^\s*$' "$log" | grep -iv 'mpirun\|^--\|warn' | tail -n 1 | cut -c1-200)
+	[ "$rc" != 0 ] && why=$(grep -m1 -E '^efab_[a-z_]+(\[rank [0-9]+\])?: ' "$log" | cut -c1-240)
+	if [ $ok = 1 ] && [ -n "${MUST_SAY:-}" ] && ! grep -q -- "$MUST_SAY" "$log"; then
+		ok=0
+		why="expected the words '$MUST_SAY'; $why"
+	fi
 	if [ $ok = 1 ]; then
 		pass=$((pass + 1))
 		echo "PASS $V $fab p2p=$p2p $name (rc $rc) ${why:+[$why] }${fig:+{$fig}}"
 	else
 		fail=$((fail + 1))
-		echo "FAIL $V $fab p2p=$p2p $name (rc $rc, expected $expect) see $log"
+		echo "FAIL $V $fab p2p=$p2p $name (rc $rc, expected $expect) ${why:+[$why] }see $log"
 		tail -n 6 "$log" | sed 's/^/    | /'
 	fi
 }
@@ -99,7 +104,7 @@ for F in efa-direct efa; do
 			case_run $exp 1 $F "put_lat writedata --mem $mem $dm" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem $mem $dm $LAT
 			case_run $exp 1 $F "put_lat write --mem $mem $dm" "$EBIN/efab_put_lat" -p efa -f $F -o write --mem $mem $dm $LAT
 			case_run $exp 1 $F "get_lat --mem $mem $dm" "$EBIN/efab_get_lat" -p efa -f $F --mem $mem $dm $LAT
-			case_run $exp 1 $F "put_bw --mem $mem $dm" "$EBIN/efab_put_bw" -p efa -f $F --mem $mem $dm $BW
+			case_run $exp 1 $F "put_bw writedata --mem $mem $dm" "$EBIN/efab_put_bw" -p efa -f $F -o writedata --mem $mem $dm $BW
 			case_run $exp 1 $F "get_bw --mem $mem $dm" "$EBIN/efab_get_bw" -p efa -f $F --mem $mem $dm $BW
 		done
 		aexp=0
@@ -119,11 +124,24 @@ for F in efa-direct efa; do
 	[ $F = efa-direct ] && nexp=77
 	case_run $nexp 0 $F "put_lat writedata --mem cuda (no P2P)" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem cuda $LAT
 	case_run $nexp 0 $F "get_bw --mem cuda (no P2P)" "$EBIN/efab_get_bw" -p efa -f $F --mem cuda $BW
-	for mem in cuda:host host:cuda; do
-		case_run $nexp/1 0 $F "put_lat writedata --mem $mem (no P2P)" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem $mem $LAT
-		case_run $nexp/1 0 $F "get_lat --mem $mem (no P2P)" "$EBIN/efab_get_lat" -p efa -f $F --mem $mem $LAT
-		case_run $nexp/1 0 $F "put_bw --mem $mem (no P2P)" "$EBIN/efab_put_bw" -p efa -f $F --mem $mem $BW
+	# efa without P2P: RDMA from a host buffer into the peer's CUDA buffer is refused up
+	# front (exit 77, efabench's efa_mixed_gpu_refused: the provider keys such a CUDA
+	# buffer itself); the directions that post only from CUDA memory run
+	for c in "put_lat writedata:cuda:host:77" "get_lat:cuda:host:0" "put_bw writedata:cuda:host:0" \
+		"put_lat writedata:host:cuda:77" "get_lat:host:cuda:77" "put_bw writedata:host:cuda:77"; do
+		IFS=: read -r b l r e <<<"$c"
+		[ $F = efa-direct ] && e=77
+		bn=${b%% *} op=""
+		[ "$bn" != "$b" ] && op="-o ${b#* }"
+		args=$LAT
+		[[ $bn == *bw ]] && args=$BW
+		say=""
+		[ $F = efa ] && [ $e = 77 ] && say="needs GPU peer-to-peer"
+		MUST_SAY=$say case_run $e 0 $F "$b --mem $l:$r (no P2P)" "$EBIN/efab_$bn" -p efa -f $F $op --mem $l:$r $args
 	done
+	# lat_us_batch vs p50: the same rows without -c (no per-iteration GPU fill/verify)
+	case_run 0 1 $F "put_lat writedata --mem cuda:host, no -c" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem cuda:host -m $S -n 30 -w 3
+	case_run $nexp 0 $F "put_lat writedata --mem cuda (no P2P), no -c" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem cuda -m $S -n 30 -w 3
 done
 # efab_probe (single process): FI_HMEM and FI_MR_HMEM per fabric, P2P on and off
 for p2p in 1 0; do

@@ -15,11 +15,12 @@
  *   the caller writes a completion; where the other side is another process's
  *   host memory, the bytes are staged through pinned host memory of this
  *   process (CUDA cannot reach another process's pageable memory).
- * CUDA is reached only through dlopen("libcuda.so.1"), and only once a device
- * pointer appears: a registration the host pin refused asks CUDA only when the
- * process has loaded libcuda itself (RTLD_NOLOAD); a remote CUDA range loads it.
- * Host-only runs never initialise CUDA, and a build without cuda.h models host
- * memory only. EFASIM_P2P=0 turns GPU registration off (the device of an
+ * CUDA is reached only through dlopen("libcuda.so.1"): a registration asks it
+ * only where the process has loaded libcuda itself (RTLD_NOLOAD; libfabric built
+ * with CUDA does, at fi_getinfo), whether the host pin refused the range (is it
+ * device memory?) or accepted it (is it managed memory?); a remote CUDA range
+ * makes the initiator load it. A process that never loads libcuda never touches
+ * CUDA, and a build without cuda.h models host memory only. EFASIM_P2P=0 turns GPU registration off (the device of an
  * instance without GPUDirect: a device pointer fails the pin with EFAULT and
  * dmabuf answers EOPNOTSUPP). Not modelled: VMM allocations (cuMemCreate) that
  * have no legacy IPC handle (EFAULT at registration, logged), several GPUs with

@@ -387,7 +387,16 @@ int efab_efa_p2p(const struct fi_info *info)
 	fi_freeinfo(o);
 	if (rc <= 0)
 		return rc == 0 ? 1 : -1;
+	/* the efa fabric must offer GPU memory at all (a libfabric with CUDA on a
+	 * host with a GPU), else efa-direct's lack of it says nothing about P2P */
 	o = NULL;
+	q.fabric = "efa";
+	rc = getinfo_match(&q, &o);
+	fi_freeinfo(o);
+	if (rc != 0)
+		return -1;
+	o = NULL;
+	q.fabric = "efa-direct";
 	q.hmem = 0;
 	rc = getinfo_match(&q, &o);
 	fi_freeinfo(o);

@@ -151,9 +151,11 @@ import json, sys
 d = json.load(open(sys.argv[1])); p2p = sys.argv[2] == "1"
 seen = {}
 for f in d["fabrics"]:
-    seen.setdefault(f["fabric"], (f.get("hmem"), f.get("mr_FI_MR_HMEM")))
-ok = seen.get("efa-direct", ("?",))[0] == ("yes" if p2p else "no") and seen.get("efa", ("?",))[0] == "yes"
-print("%s probe p2p=%d: %s" % ("PASS" if ok else "FAIL", p2p, ", ".join("%s FI_HMEM %s FI_MR_HMEM %s" % (k, v[0], v[1]) for k, v in seen.items())))
+    seen.setdefault(f["fabric"], (f.get("hmem"), f.get("hmem_mr_FI_MR_HMEM"), f.get("gpu_p2p", "?")))
+want = "yes" if p2p else "no"
+ok = (seen.get("efa-direct", ("?",))[0] == want and seen.get("efa", ("?",))[0] == "yes" and
+      all(v[2].startswith(want) for v in seen.values()))
+print("%s probe p2p=%d: %s" % ("PASS" if ok else "FAIL", p2p, "; ".join("%s FI_HMEM %s, FI_MR_HMEM %s, gpu_p2p %s" % (k, v[0], v[1], v[2]) for k, v in seen.items())))
 sys.exit(0 if ok else 1)
 EOF
 	if [ $? = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi

@@ -34,7 +34,7 @@ export FI_LOG_LEVEL=${FI_LOG_LEVEL:-warn}
 CUDA_LIB=${CUDA_HOME:-/usr/local/cuda}/lib64
 export LD_LIBRARY_PATH="$CUDA_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 TO=${EFASIM_GPU_TIMEOUT:-90}
-pass=0 fail=0 n=0
+pass=0 fail=0 n=0 nskip=0
 
 # case EXPECT P2P FABRIC NAME CMD...   (EXPECT: 0, 77, or 0/77)
 case_run() {
@@ -119,7 +119,17 @@ for F in efa-direct efa; do
 	[ $F = efa-direct ] && uexp=77 # FI_MR_LOCAL: the provider's own words, exit 77
 	case_run $uexp 1 $F "put_lat --src-unregistered --mem cuda" "$EBIN/efab_put_lat" -p efa -f $F --src-unregistered --mem cuda $LAT
 	case_run 0 1 $F "probe --live" "$EBIN/efab_probe" --live -p efa -f $F --json
-	# no GPUDirect RDMA: efa-direct refuses GPU memory, efa bounces through host memory
+	# no GPUDirect RDMA: efa-direct refuses GPU memory, efa bounces through host memory.
+	# libfabric 2.1 builds efa-direct's fi_info before its P2P probe (efa_device.c
+	# efa_prov_info_alloc runs before efa_prov.c efa_hmem_info_initialize), so it offers
+	# FI_HMEM on a device without P2P too and then fails (efa_rma_post_write segfaults on
+	# a CUDA buffer the NIC never registered; host:cuda RDMA gets RKEY errors): nothing
+	# can tell the two devices apart there, so the no-P2P cases start at 2.4.
+	case $V in 2.[0-3].*)
+		nskip=$((nskip + 1))
+		echo "SKIP $V $F p2p=0 (libfabric $V offers FI_HMEM on efa-direct without P2P: efa_prov_info_alloc before efa_hmem_info_initialize)"
+		continue ;;
+	esac
 	nexp=0
 	[ $F = efa-direct ] && nexp=77
 	case_run $nexp 0 $F "put_lat writedata --mem cuda (no P2P)" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem cuda $LAT
@@ -145,6 +155,7 @@ for F in efa-direct efa; do
 done
 # efab_probe (single process): FI_HMEM and FI_MR_HMEM per fabric, P2P on and off
 for p2p in 1 0; do
+	case $V:$p2p in 2.[0-3].*:0) echo "SKIP probe p2p=0 (libfabric $V: see above)"; continue ;; esac
 	EFASIM_DIR=$OUTD/probe-$p2p EFASIM_P2P=$p2p timeout 60 "$RUN" "$V" "$EBIN/efab_probe" -p efa --json >"$OUTD/probe-p2p$p2p.json" 2>"$OUTD/probe-p2p$p2p.err"
 	python3 - "$OUTD/probe-p2p$p2p.json" "$p2p" <<'EOF'
 import json, sys
@@ -160,5 +171,7 @@ sys.exit(0 if ok else 1)
 EOF
 	if [ $? = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
-echo "efasim-gpu $V: $pass pass, $fail fail (logs: $OUTD)"
+sk=""
+[ $nskip = 0 ] || sk=", $nskip groups skipped"
+echo "efasim-gpu $V: $pass pass, $fail fail$sk (logs: $OUTD)"
 [ $fail = 0 ]

@@ -148,7 +148,14 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/bench/engine/rows.o $(BU
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ -lcmocka $(LIBS)
 
+# Without cmocka (e.g. the GPU device machine) the unit tests are not built;
+# tests/run then reports them as one SKIP with the reason.
+CMOCKA_OK := $(or $(wildcard /usr/include/cmocka.h),$(shell pkg-config --exists cmocka 2>/dev/null && echo yes))
+ifeq ($(CMOCKA_OK),)
+  UNITS :=
+endif
 tests: all $(UNITS)
+	$(if $(CMOCKA_OK),,@echo "tests: no cmocka (cmocka.h): unit tests not built; install libcmocka-dev" >&2)
 
 # GPU checks (tests/gpu/*.c): run where a GPU and a CUDA-enabled libfabric are,
 # e.g. the H200 device: make gpu-check LIBFABRIC_HOME=... (exit 77 elsewhere).
@@ -157,9 +164,26 @@ $(BUILD)/tests/gpu_%: tests/gpu/%.c $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(LIB_CFLAGS) $< $(BUILD)/lib/libefab.a -o $@ $(LIBS)
+# Then, for each EFASIM_VERSIONS built by `make efasim V=...` (with CUDA), the
+# simulated device's GPU registration (tests/efasim/gpu_selftest, GPUDirect on and
+# EFASIM_P2P=0) and every GPU path of efabench on efa-direct and efa
+# (tests/gpu/efasim_matrix.sh; logs under $(BUILD)/gpu-check).
+EFASIM_BUILD ?= $(CURDIR)/build-efasim
+export EFASIM_BUILD
 .PHONY: gpu-check
 gpu-check: $(GPU_TESTS)
-	$(Q)rc=0; for t in $(GPU_TESTS); do echo "== $$t"; $$t; r=$$?; [ $$r = 0 ] || [ $$r = 77 ] || rc=1; done; exit $$rc
+	$(Q)rc=0; for t in $(GPU_TESTS); do echo "== $$t"; $$t; r=$$?; [ $$r = 0 ] || [ $$r = 77 ] || rc=1; done; \
+	for v in $(EFASIM_VERSIONS); do \
+		if [ ! -x "$(EFASIM_BUILD)/lf-$$v/efab/bin/efab_put_lat" ]; then \
+			echo "== efasim $$v: SKIP (not built: make efasim V=$$v)"; continue; fi; \
+		for p in 1 0; do echo "== efasim $$v: gpu_selftest EFASIM_P2P=$$p"; \
+			EFASIM_P2P=$$p EFASIM_DIR=$(BUILD)/gpu-check/sim-$$v-$$p tests/efasim/run $$v \
+				timeout 120 "$(EFASIM_BUILD)/sim/bin/gpu_selftest"; \
+			r=$$?; [ $$r = 0 ] || [ $$r = 77 ] || rc=1; done; \
+		echo "== efasim $$v: GPU paths of efabench (tests/gpu/efasim_matrix.sh)"; \
+		tests/gpu/efasim_matrix.sh $$v $(BUILD)/gpu-check/matrix-$$v; \
+		r=$$?; [ $$r = 0 ] || [ $$r = 77 ] || rc=1; \
+	done; exit $$rc
 
 # The two README commands. Both first make sure the dependencies are here
 # (installing them on a fresh Debian/Ubuntu machine, doing nothing otherwise).

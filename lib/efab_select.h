@@ -91,6 +91,12 @@ double efab_pct_of_link(double bw_MBps, double links_gbps);
 
 /* The NIC is efasim's simulated EFA device (its firmware string says so):
  * timings there measure the simulator, never EFA. */
+/* GPU peer-to-peer (GPUDirect RDMA) on this EFA NIC, as the efa provider
+ * decided it: efa-direct offers FI_HMEM on the domain only when its probe
+ * registered a CUDA buffer with the NIC (efa_prov_info.c). 1 yes, 0 no (the efa
+ * fabric offers FI_HMEM, efa-direct is there without it), -1 unknown (no GPU memory
+ * on the efa fabric at all, or no efa-direct: libfabric < 2.1). */
+int efab_efa_p2p(const struct fi_info *info);
 int efab_info_simulated(const struct fi_info *info);
 
 /* libfabric_version, _built, _api, _path and efa_installer of the running

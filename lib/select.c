@@ -256,7 +256,17 @@ void efab_explain_unsupported(const struct fi_info *info, const efab_fabric_req_
 		if (missing & cap_names[k].bit)
 			n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", n ? ", " : "",
 					      cap_names[k].name);
-	if (missing & FI_ATOMIC) {
+	/* an unregistered source on a fabric that requires FI_MR_LOCAL: that is the
+	 * reason, whatever else the listing (asked without FI_HMEM) lacks */
+	if ((req->mr_mode_off & FI_MR_LOCAL) && (info->domain_attr->mr_mode & FI_MR_LOCAL) &&
+	    !(missing & FI_ATOMIC)) {
+		snprintf(buf, len,
+			 "%s (provider %s) requires FI_MR_LOCAL: every local buffer must be registered "
+			 "(fi_mr_regattr) and its fi_mr_desc passed to each operation, so an unregistered "
+			 "source cannot be used there%s", fab, info->fabric_attr->prov_name,
+			 !strcmp(fab, "efa-direct") ? "; -f efa accepts one (registered or bounced by "
+						      "the provider)" : "");
+	} else if (missing & FI_ATOMIC) {
 		snprintf(buf, len, "%s provides no FI_ATOMIC%s", fab,
 			 !strcmp(fab, "efa-direct") ? "; use -f efa" : "");
 	} else if (missing & FI_HMEM) {
@@ -365,6 +375,32 @@ int efab_fabric_select(const efab_fabric_req_t *req, struct fi_info **out)
 	}
 	fi_freeinfo(all);
 	return rc;
+}
+
+int efab_efa_p2p(const struct fi_info *info)
+{
+	efab_fabric_req_t q = {.provider = "efa", .fabric = "efa-direct",
+			       .domain = info->domain_attr ? info->domain_attr->name : NULL,
+			       .caps = FI_RMA, .hmem = 1};
+	struct fi_info *o = NULL;
+	int rc = getinfo_match(&q, &o);
+	fi_freeinfo(o);
+	if (rc <= 0)
+		return rc == 0 ? 1 : -1;
+	/* the efa fabric must offer GPU memory at all (a libfabric with CUDA on a
+	 * host with a GPU), else efa-direct's lack of it says nothing about P2P */
+	o = NULL;
+	q.fabric = "efa";
+	rc = getinfo_match(&q, &o);
+	fi_freeinfo(o);
+	if (rc != 0)
+		return -1;
+	o = NULL;
+	q.fabric = "efa-direct";
+	q.hmem = 0;
+	rc = getinfo_match(&q, &o);
+	fi_freeinfo(o);
+	return rc == 0 ? 0 : -1;
 }
 
 int efab_info_simulated(const struct fi_info *info)

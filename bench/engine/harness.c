@@ -248,6 +248,40 @@ static int place(efab_ctx_t *c, efab_fabric_req_t *req)
 	return EFAB_OK;
 }
 
+/* The efa fabric on a NIC without GPU peer-to-peer cannot do RDMA between a
+ * host buffer and a CUDA buffer of the peer: the provider then gives a CUDA
+ * buffer a key of its own instead of registering it with the NIC (2.4:
+ * efa_mr.c efa_mr_reg_impl, 2.6: rdm/efa_rdm_mr.c efa_rdm_mr_reg_impl, "non p2p
+ * keygen"), while the rank posting from host memory picks device RDMA from its
+ * own buffer alone (rdm/efa_rdm_rma.c efa_rdm_rma_post_write/post_read:
+ * efa_rdm_ep_use_p2p(ep, txe->desc[0]); efa_rdm_rma.h
+ * efa_rdm_rma_should_write_using_rdma), so the NIC refuses the key at the first
+ * operation ("Remote memory registration is invalid"). Refused up front (exit
+ * 77) where some rank would post from host memory into the peer's CUDA memory:
+ * the initiator with host:cuda, and the responder of a put ping-pong with
+ * cuda:host. Atomics travel as messages and are not affected. */
+static int efa_mixed_gpu_refused(efab_ctx_t *c, const struct fi_info *info, uint64_t caps)
+{
+	int lg = efab_mem_is_gpu(c->o.mem_local), rg = efab_mem_is_gpu(c->o.mem_remote);
+	if (lg == rg || !(caps & FI_RMA) || (caps & FI_ATOMIC) || !info->fabric_attr ||
+	    !info->fabric_attr->prov_name || strcmp(info->fabric_attr->prov_name, "efa") ||
+	    !info->fabric_attr->name || strcmp(info->fabric_attr->name, "efa"))
+		return EFAB_OK;
+	int responder_puts = c->row->pattern == EFAB_PATTERN_PINGPONG && c->op != EFAB_OP_READ;
+	if (!(!lg && rg) && !(lg && !rg && responder_puts))
+		return EFAB_OK;
+	if (efab_efa_p2p(info) != 0)
+		return EFAB_OK;
+	efab_log_error("efa: --mem %s:%s needs GPU peer-to-peer on this EFA NIC, which it lacks (efa-direct "
+		       "offers no FI_HMEM here): without it the provider keys a CUDA buffer itself instead of "
+		       "registering it with the NIC (efa_rdm_mr_reg_impl, 2.4: efa_mr_reg_impl), and the rank "
+		       "posting from host memory uses device RDMA on its own buffer's word "
+		       "(efa_rdm_rma_post_write/post_read: efa_rdm_ep_use_p2p on the local descriptor), which "
+		       "the NIC refuses; use one memory kind on both sides, or a NIC with GPUDirect RDMA",
+		       efab_mem_name(c->o.mem_local), efab_mem_name(c->o.mem_remote));
+	return EFAB_SKIP;
+}
+
 static int open_fabric(efab_ctx_t *c, uint64_t caps)
 {
 	efab_fabric_req_t req = {
@@ -276,6 +310,16 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 	if (c->rt->rank)
 		efab_log_set_verbose(-1);
 	int rc = efab_fabric_select(&req, &info);
+	if (c->rt->rank)
+		efab_log_set_verbose(c->o.verbose);
+	rc = efab_rt_agree(c->rt, rc);
+	if (rc) {
+		fi_freeinfo(info);
+		return rc;
+	}
+	if (c->rt->rank)
+		efab_log_set_verbose(-1);
+	rc = efa_mixed_gpu_refused(c, info, caps);
 	if (c->rt->rank)
 		efab_log_set_verbose(c->o.verbose);
 	rc = efab_rt_agree(c->rt, rc);

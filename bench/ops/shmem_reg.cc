@@ -94,6 +94,36 @@ static int nvshmem_up(reg_ctx_t *r)
 	return rc;
 }
 
+/* The remote transport NVSHMEM really initialised, from what it loaded: its
+ * transport plugins (nvshmem_transport_<name>.so.N: libfabric, ibrc, ucx,
+ * ibgda, ...) mapped in this process after init, not what
+ * NVSHMEM_REMOTE_TRANSPORT asked for; "none" when no plugin was loaded (then
+ * registrations never reach a NIC). On a p5en node this says whether
+ * nvshmemx_buffer_register went through libfabric. */
+static void loaded_transport(char *out, size_t len)
+{
+	static const char tag[] = "nvshmem_transport_";
+	char line[4096];
+	size_t n = 0;
+	out[0] = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, tag);
+		if (!p)
+			continue;
+		p += sizeof(tag) - 1;
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(p, ".\n"), p);
+		if (!name[0] || strstr(out, name))
+			continue;
+		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? "+" : "", name);
+	}
+	if (f)
+		fclose(f);
+	if (!out[0])
+		snprintf(out, len, "none");
+}
+
 /* Run info, the CSV (rank 0's verdict for every rank, before any
  * collective), the header, then every op of the table. */
 static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
@@ -105,16 +135,27 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 	nvshmem_info_get_name(name);
 	char gpu_name[16];
 	snprintf(gpu_name, sizeof(gpu_name), "gpu%d", r->gpu);
-	const char *transport = getenv("NVSHMEM_REMOTE_TRANSPORT");
-	efab_run_info_ran_on(&r->ri, "nvshmem", transport ? transport : "default", gpu_name, name);
+	/* the fabric column: the remote transport NVSHMEM loaded, and what was asked
+	 * where that differs */
+	const char *asked = getenv("NVSHMEM_REMOTE_TRANSPORT");
+	char loaded[96], fabric[128];
+	loaded_transport(loaded, sizeof(loaded));
+	if (asked && *asked && strcmp(asked, loaded))
+		snprintf(fabric, sizeof(fabric), "%s (asked %s)", loaded, asked);
+	else
+		snprintf(fabric, sizeof(fabric), "%s", loaded);
+	efab_run_info_ran_on(&r->ri, "nvshmem", fabric, gpu_name, name);
 	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "cuda+host");
 	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
 	efab_reg_columns(&r->ri);
 	efab_run_info_begin(&r->ri, row->csv_name, rt.size);
 	rc = efab_reg_open_csv(r);
-	char note1[256], note2[256];
-	snprintf(note1, sizeof(note1), "NVSHMEM %d.%d (%s), %d PEs, GPU %d, symmetric heap %s B", maj,
-		 min, name, rt.size, r->gpu, getenv("NVSHMEM_SYMMETRIC_SIZE"));
+	char note1[512], note2[256];
+	snprintf(note1, sizeof(note1),
+		 "NVSHMEM %d.%d (%s), %d PEs, GPU %d, symmetric heap %s B; remote transport loaded: %s "
+		 "(NVSHMEM_REMOTE_TRANSPORT %s)",
+		 maj, min, name, rt.size, r->gpu, getenv("NVSHMEM_SYMMETRIC_SIZE"), loaded,
+		 asked && *asked ? asked : "unset");
 	snprintf(note2, sizeof(note2),
 		 "lat_us_* = register (or nvshmem_malloc) time, dereg_us_* = unregister (or "
 		 "nvshmem_free) time, microseconds");

@@ -277,6 +277,22 @@ static void describe_verdict(column_t *col, const struct fi_info *i, const struc
 	add(col, "verdict", "%s", col->verdict);
 }
 
+/* GPU peer-to-peer (GPUDirect RDMA) of an EFA NIC as the efa provider decided
+ * it (efab_efa_p2p); "-" for other providers. */
+static const char *gpu_p2p(const struct fi_info *i)
+{
+	if (!i->fabric_attr->prov_name || strcmp(i->fabric_attr->prov_name, "efa"))
+		return "-";
+	switch (efab_efa_p2p(i)) {
+	case 1:
+		return "yes (efa-direct offers FI_HMEM on this NIC)";
+	case 0:
+		return "no (efa-direct offers no FI_HMEM: efa bounces GPU memory, host<->CUDA RDMA refused)";
+	default:
+		return "unknown (no GPU memory on efa here, or no efa-direct: libfabric < 2.1)";
+	}
+}
+
 static void describe(column_t *col)
 {
 	struct fi_info *rma = query_caps(col->info, RMA_CAPS, 0);
@@ -301,6 +317,9 @@ static void describe(column_t *col)
 		add(col, "remote_cq_data", "no");
 	add(col, "atomic", "%s", yesno(atom != NULL));
 	add(col, "hmem", "%s", yesno(hmem != NULL));
+	/* mr_mode as it stands when GPU memory is asked (efa adds FI_MR_HMEM then) */
+	add(col, "hmem_mr_FI_MR_HMEM", "%s", hmem ? yesno(hmem->domain_attr->mr_mode & FI_MR_HMEM) : "-");
+	add(col, "gpu_p2p", "%s", gpu_p2p(i));
 	add(col, "msg", "%s", yesno((col->info->caps | i->caps) & FI_MSG));
 	add(col, "tagged", "%s", yesno((col->info->caps | i->caps) & FI_TAGGED));
 	describe_limits(col, i);

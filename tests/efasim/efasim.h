@@ -66,6 +66,17 @@ struct efasim_qp_ent {
 	uint8_t ud;              /* IBV_QPT_UD (the DGRAM endpoint); else SRD (fits the old padding) */
 };
 
+/* The kind of memory an MR covers (tests/efasim/memkind.c): host, or CUDA
+ * device memory with what another process needs to reach it. */
+struct efasim_mem_info {
+	uint8_t kind;            /* MK_HOST 0, MK_CUDA 1 */
+	uint8_t pad[3];
+	int cu_dev;              /* CUDA device ordinal in the registering process */
+	uint64_t alloc_base;     /* the CUDA allocation holding the range (cuMemGetAddressRange) */
+	uint64_t alloc_size;
+	uint8_t ipc[64];         /* CUipcMemHandle of alloc_base (legacy CUDA IPC) */
+};
+
 struct efasim_mr_ent {
 	int used;
 	pid_t pid;
@@ -76,6 +87,7 @@ struct efasim_mr_ent {
 	uint64_t len;
 	uint32_t key;
 	int access;
+	struct efasim_mem_info mk;
 };
 
 struct efasim_registry {
@@ -126,7 +138,7 @@ struct efasim_rqe {
 };
 
 #pragma GCC visibility push(default)
-/* Internal API shared by libibverbs.so.1 (efasim.c) and libefa.so.1 (efadv.c). */
+/* Internal API shared by libibverbs.so.1 (the section files, sim.h) and libefa.so.1 (efadv.c). */
 int efasim_efadv_query_device(struct ibv_context *ctx, struct efadv_device_attr *attr, uint32_t inlen);
 int efasim_efadv_query_ah(struct ibv_ah *ah, struct efadv_ah_attr *attr, uint32_t inlen);
 struct ibv_qp *efasim_efadv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,

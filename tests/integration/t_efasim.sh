@@ -264,3 +264,23 @@ for _v in $EFASIM_VERSIONS; do
 done
 t_efa260_reordered_writes() { efa_reordered_writes 2.6.0; }
 t_efa260_sweep_p5en_configs() { efa_sweep_p5en 2.6.0; }
+
+# The simulated device's GPU memory (tests/efasim/memkind.c) through the verbs
+# the efa provider calls: CUDA device memory and CUDA dmabufs register with
+# GPUDirect (EFASIM_P2P unset) and are refused as on a device without it
+# (EFASIM_P2P=0); managed memory and bad ranges fail as the kernel's pin does.
+# Without a GPU (CI) it skips with the reason; on the GPU device it runs.
+t_efasim_gpu_registration() {
+	local b=$EFASIM_BUILD_DIR/sim/bin/gpu_selftest rc
+	efasim_built 2.6.0
+	[ -x "$b" ] || { echo "$b not built: make efasim V=2.6.0"; exit 77; }
+	export EFASIM_DIR="$WORK/efasim"
+	"$ROOT/tests/efasim/run" 2.6.0 timeout 60 "$b" >"$WORK/p2p.out" 2>&1
+	rc=$?
+	cat "$WORK/p2p.out"
+	[ $rc = 77 ] && exit 77
+	[ $rc = 0 ] || die "gpu_selftest with GPUDirect: exit $rc"
+	grep -q '^ok   ibv_reg_mr on cuMemAlloc memory' "$WORK/p2p.out" || die "device memory did not register"
+	expect_rc 0 env EFASIM_P2P=0 "$ROOT/tests/efasim/run" 2.6.0 timeout 60 "$b"
+	grep -q '^ok   EFASIM_P2P=0: ibv_reg_mr on cuMemAlloc memory: EFAULT' "$WORK/last.out" || die "EFASIM_P2P=0 registered"
+}

@@ -177,6 +177,12 @@ static void test_explain(void **state)
 	efab_fabric_req_t gpu = {.provider = "efa", .caps = RMA_CAPS, .hmem = 1};
 	efab_explain_unsupported(direct, &gpu, msg, sizeof(msg));
 	assert_non_null(strstr(msg, "offers no FI_HMEM"));
+	/* --src-unregistered --mem cuda on efa-direct: FI_MR_LOCAL is the reason, not
+	 * the FI_HMEM the listing (asked without it) does not show (issue 23) */
+	efab_fabric_req_t gpu_unreg = {.provider = "efa", .caps = RMA_CAPS, .hmem = 1,
+				       .mr_mode_off = FI_MR_LOCAL};
+	efab_explain_unsupported(direct, &gpu_unreg, msg, sizeof(msg));
+	assert_non_null(strstr(msg, "efa-direct (provider efa) requires FI_MR_LOCAL"));
 	struct fi_info *tcp = add(NULL, "tcp;ofi_rxm", "127.0.0.1/32", "lo", FI_MSG, 0);
 	efab_fabric_req_t rma = {.caps = RMA_CAPS};
 	efab_explain_unsupported(tcp, &rma, msg, sizeof(msg));

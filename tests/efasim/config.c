@@ -1,0 +1,428 @@
+/* efasim: Configuration (profiles, environment knobs), the shared registry of every
+ * process's objects, the simulated sysfs tree and per-process initialisation. */
+#include "sim.h"
+
+/* Values: EFA_IO / efadv caps are documented per instance generation in AWS's
+ * EFA docs (RDMA read since p4d, RDMA write since p5/"EFA v3", unsolicited write
+ * receive on newer firmware) and libfabric's efa provider; the sizes below are
+ * what ibv_devinfo reports on those instances as far as public posts show, and
+ * are marked in README.md where they are assumed. */
+static const struct profile profiles[] = {
+	{"p5en", 0xefa3,
+	 EFADV_DEVICE_ATTR_CAPS_RDMA_READ | EFADV_DEVICE_ATTR_CAPS_RNR_RETRY | EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID |
+		 EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE | EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV,
+	 8928, 1u << 30, 32, 64, 2},
+	{"p5", 0xefa2,
+	 EFADV_DEVICE_ATTR_CAPS_RDMA_READ | EFADV_DEVICE_ATTR_CAPS_RNR_RETRY | EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID |
+		 EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE,
+	 8928, 1u << 30, 32, 32, 2},
+	{"p4d", 0xefa1,
+	 EFADV_DEVICE_ATTR_CAPS_RDMA_READ | EFADV_DEVICE_ATTR_CAPS_RNR_RETRY | EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID,
+	 8928, 1u << 30, 32, 32, 2},
+};
+
+struct sim_state sim = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER,
+	 .progress_lock = PTHREAD_MUTEX_INITIALIZER};
+
+void slog(const char *fmt, ...)
+{
+	if (!sim.log)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "efasim[%d]: ", (int)getpid());
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+void robust_lock(pthread_mutex_t *m)
+{
+	if (pthread_mutex_lock(m) == EOWNERDEAD)
+		pthread_mutex_consistent(m);
+}
+
+void robust_init(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+int pid_alive(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH);
+}
+
+static int mkdir_p(const char *path)
+{
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, 0755) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	char tmp[PATH_MAX + 32];
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	fclose(f);
+	return rename(tmp, path);
+}
+
+static int symlink_force(const char *target, const char *link)
+{
+	char tmp[PATH_MAX + 32];
+	snprintf(tmp, sizeof(tmp), "%s.%d", link, (int)getpid());
+	unlink(tmp);
+	if (symlink(target, tmp))
+		return -1;
+	return rename(tmp, link);
+}
+
+/* Map a shared file of `size` bytes (create = make it). */
+void *map_file(const char *path, size_t size, int create)
+{
+	int fd = open(path, create ? O_RDWR | O_CREAT : O_RDWR, 0600);
+	if (fd < 0)
+		return NULL;
+	if (create && ftruncate(fd, (off_t)size)) {
+		close(fd);
+		return NULL;
+	}
+	if (!create) {
+		struct stat st;
+		if (fstat(fd, &st) || (size_t)st.st_size < size) {
+			close(fd);
+			errno = ENOENT;
+			return NULL;
+		}
+	}
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* The registry is created atomically: built under a private name, then linked. */
+static struct efasim_registry *registry_open(void)
+{
+	char path[PATH_MAX + 16], tmp[PATH_MAX + 32];
+	snprintf(path, sizeof(path), "%s/registry", sim.dir);
+	struct efasim_registry *r = map_file(path, sizeof(*r), 0);
+	if (r && r->magic == EFASIM_MAGIC && r->size == sizeof(*r))
+		return r;
+	if (r) {
+		munmap(r, sizeof(*r));
+		slog("registry %s has another layout; set EFASIM_DIR or remove it", path);
+		return NULL;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/registry.%d", sim.dir, (int)getpid());
+	r = map_file(tmp, sizeof(*r), 1);
+	if (!r)
+		return NULL;
+	robust_init(&r->lock);
+	r->size = sizeof(*r);
+	r->magic = EFASIM_MAGIC;
+	msync(r, sizeof(*r), MS_SYNC);
+	if (link(tmp, path) && errno != EEXIST) {
+		unlink(tmp);
+		munmap(r, sizeof(*r));
+		return NULL;
+	}
+	unlink(tmp);
+	munmap(r, sizeof(*r));
+	r = map_file(path, sizeof(*r), 0);
+	return r && r->magic == EFASIM_MAGIC ? r : NULL;
+}
+
+/* Entries of processes that died without cleaning up (kill -9) are freed, and
+ * their ring files removed: a dead peer's QPs answer like a vanished QP. */
+void registry_gc_locked(void)
+{
+	struct efasim_registry *r = sim.reg;
+	for (int i = 0; i < EFASIM_MAX_QPS; i++) {
+		struct efasim_qp_ent *q = &r->qps[i];
+		if (q->used && !pid_alive(q->pid)) {
+			char p[PATH_MAX + 80];
+			snprintf(p, sizeof(p), "%s/%s", sim.dir, q->rq_file);
+			unlink(p);
+			q->used = 0;
+		}
+	}
+	for (int i = 0; i < EFASIM_MAX_MRS; i++)
+		if (r->mrs[i].used && !pid_alive(r->mrs[i].pid))
+			r->mrs[i].used = 0;
+	DIR *d = opendir(sim.dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		int pid;
+		char kind;
+		if (sscanf(e->d_name, "%c-%d-", &kind, &pid) == 2 && (kind == 'q' || kind == 'c' || kind == 'h') &&
+		    !pid_alive(pid)) {
+			char p[PATH_MAX + 300];
+			snprintf(p, sizeof(p), "%s/%s", sim.dir, e->d_name);
+			unlink(p);
+		}
+	}
+	closedir(d);
+}
+
+int find_dev_by_gid(const uint8_t gid[16])
+{
+	for (int i = 0; i < EFASIM_MAX_DEVS; i++)
+		if (sim.reg->devs[i].used && !memcmp(sim.reg->devs[i].gid, gid, 16))
+			return i;
+	return -1;
+}
+
+/* Per-NIC test knobs for this host: EFASIM_SLOW="nic:MBps:delay_us[,...]". */
+static void apply_slow_knobs(void)
+{
+	const char *s = getenv("EFASIM_SLOW");
+	for (int i = 0; i < sim.nnics; i++) {
+		struct efasim_dev_ent *d = &sim.reg->devs[sim.devs[i].gdev];
+		d->rate_MBps = 0;
+		d->delay_us = 0;
+	}
+	while (s && *s) {
+		int nic;
+		unsigned rate = 0, delay = 0;
+		if (sscanf(s, "%d:%u:%u", &nic, &rate, &delay) >= 2 && nic >= 0 && nic < sim.nnics) {
+			struct efasim_dev_ent *d = &sim.reg->devs[sim.devs[nic].gdev];
+			d->rate_MBps = rate;
+			d->delay_us = delay;
+		}
+		s = strchr(s, ',');
+		if (s)
+			s++;
+	}
+}
+
+static int parse_pci(const char *s, unsigned *dom, unsigned *bus, unsigned *dev, unsigned *fn)
+{
+	return sscanf(s, "%x:%x:%x.%x", dom, bus, dev, fn) == 4 ? 0 : -1;
+}
+
+static int build_sysfs(void)
+{
+	char p[PATH_MAX * 2], t[PATH_MAX * 2];
+	snprintf(p, sizeof(p), "%s/class/infiniband_verbs", sim.sysfs);
+	if (mkdir_p(p))
+		return -1;
+	snprintf(p, sizeof(p), "%s/class/infiniband_verbs/abi_version", sim.sysfs);
+	write_file(p, "6\n");
+	snprintf(p, sizeof(p), "%s/bus/pci/drivers/efa", sim.sysfs);
+	mkdir_p(p);
+	for (int i = 0; i < sim.nnics; i++) {
+		struct sim_device *d = &sim.devs[i];
+		snprintf(p, sizeof(p), "%s/devices/pci0000:00/%s", sim.sysfs, d->pci);
+		mkdir_p(p);
+		snprintf(p, sizeof(p), "%s/devices/pci0000:00/%s/driver", sim.sysfs, d->pci);
+		snprintf(t, sizeof(t), "../../../bus/pci/drivers/efa");
+		symlink_force(t, p);
+		snprintf(p, sizeof(p), "%s/class/infiniband/%s", sim.sysfs, d->ibdev.name);
+		mkdir_p(p);
+		snprintf(p, sizeof(p), "%s/class/infiniband/%s/device", sim.sysfs, d->ibdev.name);
+		snprintf(t, sizeof(t), "../../../devices/pci0000:00/%s", d->pci);
+		symlink_force(t, p);
+	}
+	return 0;
+}
+
+void locks_init(void)
+{
+	pthread_mutex_init(&sim.lock, NULL);
+	pthread_mutex_init(&sim.progress_lock, NULL);
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&sim.retry_cond, &a);
+	pthread_condattr_destroy(&a);
+	pthread_cond_init(&sim.idle_cond, NULL);
+}
+
+static void sim_init_once(void)
+{
+	sim.pid = getpid();
+	locks_init();
+	pthread_atfork(NULL, NULL, atfork_child);
+	sim.log = getenv("EFASIM_LOG") && atoi(getenv("EFASIM_LOG")) > 0;
+	/* EFASIM_P2P=0: a device without GPUDirect RDMA (GPU memory does not register) */
+	sim.p2p = !(getenv("EFASIM_P2P") && !strcmp(getenv("EFASIM_P2P"), "0"));
+	const char *dir = getenv("EFASIM_DIR");
+	if (dir && *dir)
+		snprintf(sim.dir, sizeof(sim.dir), "%s", dir);
+	else
+		snprintf(sim.dir, sizeof(sim.dir), "/tmp/efasim-%u", (unsigned)getuid());
+	/* EFASIM_HOST: the simulated host; "%r" makes every MPI rank its own host
+	 * (ranks of one machine then reach each other through the device, not shm). */
+	const char *host = getenv("EFASIM_HOST");
+	if (host && !strcmp(host, "%r")) {
+		const char *r = getenv("OMPI_COMM_WORLD_RANK");
+		if (!r)
+			r = getenv("PMI_RANK");
+		if (!r)
+			r = getenv("SLURM_PROCID");
+		snprintf(sim.host, sizeof(sim.host), "rank%s", r ? r : "0");
+	} else if (host && *host) {
+		snprintf(sim.host, sizeof(sim.host), "%s", host);
+	} else {
+		gethostname(sim.host, sizeof(sim.host));
+	}
+	const char *prof = getenv("EFASIM_PROFILE");
+	sim.prof = &profiles[0];
+	if (prof && *prof) {
+		sim.prof = NULL;
+		for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
+			if (!strcmp(prof, profiles[i].name))
+				sim.prof = &profiles[i];
+		if (!sim.prof) {
+			fprintf(stderr, "efasim: unknown EFASIM_PROFILE '%s' (p5en, p5, p4d)\n", prof);
+			return;
+		}
+	}
+	const char *n = getenv("EFASIM_NICS");
+	sim.nnics = n && *n ? atoi(n) : 2;
+	if (sim.nnics < 0 || sim.nnics > EFASIM_MAX_NICS) {
+		fprintf(stderr, "efasim: EFASIM_NICS must be 0..%d\n", EFASIM_MAX_NICS);
+		return;
+	}
+	sim.reorder = getenv("EFASIM_REORDER") && atoi(getenv("EFASIM_REORDER")) > 0;
+	const char *drop = getenv("EFASIM_DROP_HOST");
+	if (drop)
+		snprintf(sim.drop_host, sizeof(sim.drop_host), "%s", drop);
+	const char *sysfs = getenv("SYSFS_PATH");
+	/* A SYSFS_PATH that efasim set for another host (inherited from a parent
+	 * such as efab_sweep through a launcher into a test node) is not ours. */
+	const char *owner = getenv("EFASIM_SYSFS_HOST");
+	int foreign = sysfs && *sysfs && owner && strcmp(owner, sim.host);
+	if (foreign)
+		sysfs = NULL;
+	char hostdir[PATH_MAX];
+	snprintf(hostdir, sizeof(hostdir), "%s/sysfs-%s", sim.dir, sim.host);
+	snprintf(sim.sysfs, sizeof(sim.sysfs), "%s", sysfs && *sysfs ? sysfs : hostdir);
+
+	/* PCI addresses: EFASIM_PCI="0000:10:00.0,..." (e.g. to match an hwloc XML), default bus 0x10*(i+1). */
+	const char *pci = getenv("EFASIM_PCI");
+	uint32_t h = fnv1a(sim.host);
+	for (int i = 0; i < sim.nnics; i++) {
+		struct sim_device *d = &sim.devs[i];
+		unsigned dom = 0, bus = 0x10 * (unsigned)(i + 1), dv = 0, fn = 0;
+		if (pci && *pci) {
+			char one[32];
+			size_t len = strcspn(pci, ",");
+			snprintf(one, sizeof(one), "%.*s", (int)(len < 31 ? len : 31), pci);
+			if (parse_pci(one, &dom, &bus, &dv, &fn)) {
+				fprintf(stderr, "efasim: bad EFASIM_PCI entry '%s'\n", one);
+				return;
+			}
+			pci += len + (pci[len] == ',');
+		}
+		snprintf(d->pci, sizeof(d->pci), "%04x:%02x:%02x.%x", dom, bus, dv, fn);
+		d->nic = i;
+		d->ibdev.node_type = IBV_NODE_UNSPECIFIED;
+		d->ibdev.transport_type = IBV_TRANSPORT_UNSPECIFIED;
+		snprintf(d->ibdev.name, sizeof(d->ibdev.name), "rdmap%us%u", bus, dv);
+		snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "uverbs%d", i);
+		snprintf(d->ibdev.dev_path, sizeof(d->ibdev.dev_path), "%s/class/infiniband_verbs/uverbs%d", sim.sysfs, i);
+		snprintf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path), "%s/class/infiniband/%s", sim.sysfs,
+			 d->ibdev.name);
+		/* A GID per host and NIC: processes of one host share it (the provider
+		 * then reaches them through shm, as on a real node). */
+		d->gid[0] = 0xfe;
+		d->gid[1] = 0x80;
+		d->gid[8] = 0x0e;
+		d->gid[9] = 0xfa;
+		memcpy(d->gid + 10, &h, 4);
+		d->gid[14] = (uint8_t)(i >> 8);
+		d->gid[15] = (uint8_t)i;
+	}
+	if (strlen(sim.dir) > 160 || strlen(sim.sysfs) > 200) {
+		fprintf(stderr, "efasim: EFASIM_DIR/SYSFS_PATH too long (sysfs paths must fit 256 bytes)\n");
+		return;
+	}
+	if (mkdir_p(sim.dir)) {
+		fprintf(stderr, "efasim: cannot create %s: %s\n", sim.dir, strerror(errno));
+		return;
+	}
+	sim.reg = registry_open();
+	if (!sim.reg) {
+		fprintf(stderr, "efasim: cannot open registry in %s\n", sim.dir);
+		return;
+	}
+	if ((!sysfs || !*sysfs) && build_sysfs() == 0) {
+		setenv("SYSFS_PATH", sim.sysfs, foreign);
+		setenv("EFASIM_SYSFS_HOST", sim.host, 1);
+	}
+	robust_lock(&sim.reg->lock);
+	registry_gc_locked();
+	for (int i = 0; i < sim.nnics; i++) {
+		int g = find_dev_by_gid(sim.devs[i].gid);
+		if (g < 0)
+			for (g = 0; g < EFASIM_MAX_DEVS && sim.reg->devs[g].used; g++)
+				;
+		if (g >= EFASIM_MAX_DEVS) {
+			pthread_mutex_unlock(&sim.reg->lock);
+			fprintf(stderr, "efasim: more than %d simulated NICs\n", EFASIM_MAX_DEVS);
+			return;
+		}
+		struct efasim_dev_ent *e = &sim.reg->devs[g];
+		if (!e->used) {
+			memset(e, 0, sizeof(*e));
+			e->nic = i;
+			snprintf(e->host, sizeof(e->host), "%s", sim.host);
+			memcpy(e->gid, sim.devs[i].gid, 16);
+			e->used = 1;
+		}
+		sim.devs[i].gdev = g;
+	}
+	apply_slow_knobs();
+	pthread_mutex_unlock(&sim.reg->lock);
+	/* RDMA into this process comes from its peers' process_vm_writev. */
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	sim.ok = 1;
+}
+
+int sim_init(void)
+{
+	pthread_once(&sim.once, sim_init_once);
+	return sim.ok;
+}
+
+__attribute__((constructor)) static void efasim_ctor(void)
+{
+	/* SYSFS_PATH must be in place before the provider reads it. */
+	sim_init();
+}
+

@@ -1,0 +1,505 @@
+/* efasim: memory kinds. An EFA NIC with GPUDirect RDMA registers CUDA device
+ * memory (ibv_reg_mr on a device pointer through the nvidia peer-memory
+ * client, or ibv_reg_dmabuf_mr on a CUDA dmabuf) and moves bytes to and from
+ * it with no help from either process. The simulator does the same from the
+ * initiator's process:
+ * - registration records the range's kind; for CUDA memory it exports a legacy
+ *   CUDA IPC handle of the allocation (cuIpcGetMemHandle of its base, the
+ *   range's offset from cuMemGetAddressRange) into the shared registry;
+ * - an initiator that meets another process's CUDA range opens that handle
+ *   once (cuIpcOpenMemHandle) and keeps it in a cache;
+ * - every byte of the data path goes through mk_copy(), a copy between two
+ *   (kind, process, address) places: host to host stays memmove or
+ *   process_vm_readv/writev; anything with a CUDA side is a cuMemcpyAsync on a
+ *   private non-blocking stream of the memory's context, synchronised before
+ *   the caller writes a completion; where the other side is another process's
+ *   host memory, the bytes are staged through pinned host memory of this
+ *   process (CUDA cannot reach another process's pageable memory).
+ * CUDA is reached only through dlopen("libcuda.so.1"): a registration asks it
+ * only where the process has loaded libcuda itself (RTLD_NOLOAD; libfabric built
+ * with CUDA does, at fi_getinfo), whether the host pin refused the range (is it
+ * device memory?) or accepted it (is it managed memory?); a remote CUDA range
+ * makes the initiator load it. A process that never loads libcuda never touches
+ * CUDA, and a build without cuda.h models host memory only. EFASIM_P2P=0 turns GPU registration off (the device of an
+ * instance without GPUDirect: a device pointer fails the pin with EFAULT and
+ * dmabuf answers EOPNOTSUPP). Not modelled: VMM allocations (cuMemCreate) that
+ * have no legacy IPC handle (EFAULT at registration, logged), several GPUs with
+ * different ordinals per process (the handle is opened on the exporter's device
+ * ordinal), CUDA managed memory (refused with EFAULT, as the pin of the real
+ * driver refuses it). */
+#include "sim.h"
+
+#include <dlfcn.h>
+
+int mk_p2p_enabled(void)
+{
+	return sim.p2p;
+}
+
+#ifndef EFASIM_HAVE_CUDA
+
+int mk_reg_device(const void *addr, size_t len, struct efasim_mem_info *out)
+{
+	(void)addr, (void)len, (void)out;
+	return EFAULT;
+}
+
+int mk_host_refused(const void *addr)
+{
+	(void)addr;
+	return 0;
+}
+
+int mk_reg_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, struct efasim_mem_info *out)
+{
+	(void)fd, (void)offset, (void)len, (void)iova, (void)out;
+	return EOPNOTSUPP; /* built without cuda.h: no exporter known */
+}
+
+int mk_kind_local(const void *addr)
+{
+	(void)addr;
+	return MK_HOST;
+}
+
+static int host_copy(struct mk_ref dst, struct mk_ref src, size_t n);
+
+int mk_copy(struct mk_ref dst, struct mk_ref src, size_t n)
+{
+	if (dst.kind != MK_HOST || src.kind != MK_HOST)
+		return -1;
+	return host_copy(dst, src, n);
+}
+
+#else
+
+#include <cuda.h>
+
+static struct {
+	pthread_once_t once;
+	pthread_mutex_t lock; /* contexts, streams, IPC cache, staging buffer */
+	int ok;
+	CUresult (*Init)(unsigned);
+	CUresult (*PointerGetAttribute)(void *, CUpointer_attribute, CUdeviceptr);
+	CUresult (*MemGetAddressRange)(CUdeviceptr *, size_t *, CUdeviceptr);
+	CUresult (*IpcGetMemHandle)(CUipcMemHandle *, CUdeviceptr);
+	CUresult (*IpcOpenMemHandle)(CUdeviceptr *, CUipcMemHandle, unsigned);
+	CUresult (*CtxPushCurrent)(CUcontext);
+	CUresult (*CtxPopCurrent)(CUcontext *);
+	CUresult (*DeviceGet)(CUdevice *, int);
+	CUresult (*PrimaryCtxRetain)(CUcontext *, CUdevice);
+	CUresult (*StreamCreate)(CUstream *, unsigned);
+	CUresult (*StreamSynchronize)(CUstream);
+	CUresult (*MemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+	CUresult (*MemHostAlloc)(void **, size_t, unsigned);
+	CUresult (*GetErrorString)(CUresult, const char **);
+	struct {
+		CUcontext ctx;
+		CUstream stream;
+	} streams[16];
+	int nstreams;
+	CUcontext primary[16]; /* by device ordinal, for opened IPC handles */
+	void *stage;
+	size_t stage_len;
+} cu = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+enum { STAGE_BYTES = 4 << 20 };
+
+static const char *cu_str(CUresult r)
+{
+	const char *s = NULL;
+	if (cu.GetErrorString)
+		cu.GetErrorString(r, &s);
+	return s ? s : "unknown CUDA error";
+}
+
+static void cu_load(void)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		slog("GPU memory: dlopen(libcuda.so.1): %s", dlerror());
+		return;
+	}
+#define SYM(f, name)                                                                                       \
+	do {                                                                                               \
+		*(void **)&cu.f = dlsym(h, name);                                                          \
+		if (!cu.f) {                                                                               \
+			slog("GPU memory: libcuda.so.1 lacks %s", name);                                  \
+			return;                                                                            \
+		}                                                                                          \
+	} while (0)
+	SYM(Init, "cuInit");
+	SYM(PointerGetAttribute, "cuPointerGetAttribute");
+	SYM(MemGetAddressRange, "cuMemGetAddressRange_v2");
+	SYM(IpcGetMemHandle, "cuIpcGetMemHandle");
+	SYM(IpcOpenMemHandle, "cuIpcOpenMemHandle_v2");
+	SYM(CtxPushCurrent, "cuCtxPushCurrent_v2");
+	SYM(CtxPopCurrent, "cuCtxPopCurrent_v2");
+	SYM(DeviceGet, "cuDeviceGet");
+	SYM(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+	SYM(StreamCreate, "cuStreamCreate");
+	SYM(StreamSynchronize, "cuStreamSynchronize");
+	SYM(MemcpyAsync, "cuMemcpyAsync");
+	SYM(MemHostAlloc, "cuMemHostAlloc");
+	SYM(GetErrorString, "cuGetErrorString");
+#undef SYM
+	CUresult r = cu.Init(0);
+	if (r != CUDA_SUCCESS) {
+		slog("GPU memory: cuInit: %s", cu_str(r));
+		return;
+	}
+	cu.ok = 1;
+}
+
+/* CUDA for this process; 0 when it cannot be had. */
+static int cu_up(void)
+{
+	pthread_once(&cu.once, cu_load);
+	return cu.ok;
+}
+
+/* Is libcuda already in this process? (Only then can a pointer be CUDA's.) */
+static int cu_in_process(void)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	dlclose(h);
+	return 1;
+}
+
+/* A private non-blocking stream of ctx; with cu.lock held. */
+static CUstream stream_of(CUcontext ctx)
+{
+	for (int i = 0; i < cu.nstreams; i++)
+		if (cu.streams[i].ctx == ctx)
+			return cu.streams[i].stream;
+	if (cu.nstreams == (int)(sizeof(cu.streams) / sizeof(cu.streams[0])))
+		return NULL;
+	CUstream s = NULL;
+	if (cu.CtxPushCurrent(ctx) != CUDA_SUCCESS)
+		return NULL;
+	CUresult r = cu.StreamCreate(&s, CU_STREAM_NON_BLOCKING);
+	CUcontext dummy;
+	cu.CtxPopCurrent(&dummy);
+	if (r != CUDA_SUCCESS) {
+		slog("GPU memory: cuStreamCreate: %s", cu_str(r));
+		return NULL;
+	}
+	cu.streams[cu.nstreams].ctx = ctx;
+	cu.streams[cu.nstreams++].stream = s;
+	return s;
+}
+
+static CUcontext primary_of(int ordinal)
+{
+	if (ordinal < 0 || ordinal >= 16)
+		return NULL;
+	if (!cu.primary[ordinal]) {
+		CUdevice d;
+		if (cu.DeviceGet(&d, ordinal) != CUDA_SUCCESS || cu.PrimaryCtxRetain(&cu.primary[ordinal], d) != CUDA_SUCCESS)
+			return NULL;
+	}
+	return cu.primary[ordinal];
+}
+
+/* What the driver says of a device pointer: its context, device, allocation. */
+static int cu_describe(CUdeviceptr p, size_t len, CUcontext *ctx, int *ordinal, CUdeviceptr *base, size_t *size)
+{
+	unsigned mtype = 0, managed = 0;
+	if (cu.PointerGetAttribute(&mtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) != CUDA_SUCCESS ||
+	    mtype != CU_MEMORYTYPE_DEVICE)
+		return EFAULT; /* host, pinned host (the pin handles that) or unknown to CUDA */
+	if (cu.PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p) == CUDA_SUCCESS && managed)
+		return EFAULT; /* the GPU driver's pin refuses managed memory */
+	if (cu.PointerGetAttribute(ctx, CU_POINTER_ATTRIBUTE_CONTEXT, p) != CUDA_SUCCESS ||
+	    cu.PointerGetAttribute(ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) != CUDA_SUCCESS ||
+	    cu.MemGetAddressRange(base, size, p) != CUDA_SUCCESS)
+		return EFAULT;
+	if (p + len > *base + *size)
+		return EFAULT; /* the range runs past its allocation */
+	return 0;
+}
+
+static int export_range(CUdeviceptr p, size_t len, struct efasim_mem_info *out)
+{
+	CUcontext ctx = NULL;
+	int ordinal = -1;
+	CUdeviceptr base = 0;
+	size_t size = 0;
+	int e = cu_describe(p, len, &ctx, &ordinal, &base, &size);
+	if (e)
+		return e;
+	CUipcMemHandle h;
+	pthread_mutex_lock(&cu.lock);
+	CUresult r = cu.CtxPushCurrent(ctx);
+	if (r == CUDA_SUCCESS) {
+		r = cu.IpcGetMemHandle(&h, base);
+		CUcontext dummy;
+		cu.CtxPopCurrent(&dummy);
+	}
+	pthread_mutex_unlock(&cu.lock);
+	if (r != CUDA_SUCCESS) {
+		/* e.g. a VMM allocation (cuMemCreate) without a legacy handle */
+		slog("GPU memory: cuIpcGetMemHandle(%#llx): %s: not simulated, EFAULT", (unsigned long long)base,
+		     cu_str(r));
+		return EFAULT;
+	}
+	memset(out, 0, sizeof(*out));
+	out->kind = MK_CUDA;
+	out->cu_dev = ordinal;
+	out->alloc_base = base;
+	out->alloc_size = size;
+	_Static_assert(sizeof(h) == sizeof(out->ipc), "CUipcMemHandle is 64 bytes");
+	memcpy(out->ipc, &h, sizeof(h));
+	return 0;
+}
+
+/* Host pages the pin accepted, but the kernel's pin would not: CUDA managed
+ * memory (nvidia-uvm maps it VM_IO | VM_PFNMAP, which pin_user_pages refuses:
+ * EFAULT). Asked only where libcuda is in the process. */
+int mk_host_refused(const void *addr)
+{
+	if (!cu.ok && !cu_in_process())
+		return 0;
+	if (!cu_up())
+		return 0;
+	unsigned managed = 0;
+	if (cu.PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)(uintptr_t)addr) ==
+		    CUDA_SUCCESS &&
+	    managed)
+		return EFAULT;
+	return 0;
+}
+
+int mk_reg_device(const void *addr, size_t len, struct efasim_mem_info *out)
+{
+	if (!sim.p2p || !cu_in_process() || !cu_up())
+		return EFAULT; /* what the host pin said */
+	return export_range((CUdeviceptr)(uintptr_t)addr, len, out);
+}
+
+/* dma-buf files name their exporter in fdinfo ("exp_name:"); their size is
+ * where lseek(SEEK_END) lands. Which exporter it is does not matter here:
+ * CUDA decides whether the iova is its device memory. */
+static int dmabuf_size(int fd, uint64_t *size)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	int f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return EBADF;
+	ssize_t n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	buf[n > 0 ? n : 0] = 0;
+	char *x = strstr(buf, "exp_name:");
+	if (!x)
+		return EINVAL; /* not a dma-buf (the kernel: dma_buf_get fails) */
+	off_t end = lseek(fd, 0, SEEK_END);
+	if (end <= 0) {
+		slog("GPU memory: dma-buf fd %d: lseek(SEEK_END) = %lld (%s)", fd, (long long)end, strerror(errno));
+		return EINVAL;
+	}
+	*size = (uint64_t)end;
+	return 0;
+}
+
+/* ibv_reg_dmabuf_mr(pd, offset, len, iova, fd): the NIC maps [offset,
+ * offset + len) of the dma-buf. The buffer's device address is what the iova
+ * names: libfabric's efa provider passes the device address of the range
+ * (efa_mr.c: base_addr + offset, or the buffer's address; efa_hmem.c's probe:
+ * the cudaMalloc pointer), and a dma-buf fd does not say where it starts. */
+int mk_reg_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, struct efasim_mem_info *out)
+{
+	if (!sim.p2p)
+		return EOPNOTSUPP;
+	uint64_t size = 0;
+	int e = dmabuf_size(fd, &size);
+	if (e)
+		return e;
+	if (!cu_in_process() || !cu_up())
+		return EOPNOTSUPP; /* no CUDA in this process: not a CUDA dma-buf */
+	if (!len || offset > size || len > size - offset)
+		return EINVAL; /* ib_umem_dmabuf_get: offset + len beyond the dma-buf */
+	/* The dma-buf itself may start before the allocation (CUDA exports the
+	 * enclosing pages of its chunk; efabench aligns down to 64 KiB): only the
+	 * registered range must be the allocation's. */
+	e = export_range((CUdeviceptr)iova, len, out);
+	if (e)
+		return EOPNOTSUPP; /* the iova is no CUDA device memory: an exporter we do not model */
+	return 0;
+}
+
+int mk_kind_local(const void *addr)
+{
+	if (!cu.ok) /* no device pointer has been seen by this process */
+		return MK_HOST;
+	unsigned mtype = 0;
+	if (cu.PointerGetAttribute(&mtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)addr) ==
+		    CUDA_SUCCESS &&
+	    mtype == CU_MEMORYTYPE_DEVICE)
+		return MK_CUDA;
+	return MK_HOST;
+}
+
+/* Opened IPC handles of other processes: (pid, handle) -> address here. */
+struct ipc_open {
+	pid_t pid;
+	uint8_t h[64];
+	CUdeviceptr base;
+	struct ipc_open *next;
+};
+static struct ipc_open *ipc_cache;
+
+/* The address in this process of another process's CUDA range; with cu.lock. */
+static int resolve_remote(const struct mk_ref *r, CUdeviceptr *p, CUcontext *ctx)
+{
+	struct efasim_mem_info m;
+	robust_lock(&sim.reg->lock);
+	const struct efasim_mr_ent *e = r->mr >= 0 && r->mr < EFASIM_MAX_MRS ? &sim.reg->mrs[r->mr] : NULL;
+	int ok = e && e->used && e->pid == r->pid && e->mk.kind == MK_CUDA;
+	if (ok)
+		m = e->mk;
+	pthread_mutex_unlock(&sim.reg->lock);
+	if (!ok)
+		return -1;
+	*ctx = primary_of(m.cu_dev);
+	if (!*ctx)
+		return -1;
+	struct ipc_open *o;
+	for (o = ipc_cache; o; o = o->next)
+		if (o->pid == r->pid && !memcmp(o->h, m.ipc, sizeof(o->h)))
+			break;
+	if (!o) {
+		CUipcMemHandle h;
+		memcpy(&h, m.ipc, sizeof(h));
+		CUdeviceptr base = 0;
+		CUresult res = cu.CtxPushCurrent(*ctx);
+		if (res == CUDA_SUCCESS) {
+			res = cu.IpcOpenMemHandle(&base, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+			CUcontext dummy;
+			cu.CtxPopCurrent(&dummy);
+		}
+		if (res != CUDA_SUCCESS) {
+			slog("GPU memory: cuIpcOpenMemHandle (pid %d): %s", (int)r->pid, cu_str(res));
+			return -1;
+		}
+		o = calloc(1, sizeof(*o));
+		if (!o)
+			return -1;
+		o->pid = r->pid;
+		memcpy(o->h, m.ipc, sizeof(o->h));
+		o->base = base;
+		o->next = ipc_cache;
+		ipc_cache = o;
+	}
+	*p = o->base + (r->addr - m.alloc_base);
+	return 0;
+}
+
+/* A CUDA-reachable address for r; host memory of another process is not. */
+static int resolve(const struct mk_ref *r, CUdeviceptr *p, CUcontext *ctx)
+{
+	*ctx = NULL;
+	if (r->kind == MK_HOST) {
+		*p = r->addr; /* pageable or pinned host memory of this process */
+		return r->pid == sim.pid ? 0 : 1;
+	}
+	if (r->pid != sim.pid)
+		return resolve_remote(r, p, ctx);
+	*p = r->addr;
+	return cu.PointerGetAttribute(ctx, CU_POINTER_ATTRIBUTE_CONTEXT, r->addr) == CUDA_SUCCESS ? 0 : -1;
+}
+
+static int cu_memcpy(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+	CUstream s = stream_of(ctx);
+	if (!s || cu.CtxPushCurrent(ctx) != CUDA_SUCCESS)
+		return -1;
+	CUresult r = cu.MemcpyAsync(dst, src, n, s);
+	if (r == CUDA_SUCCESS)
+		r = cu.StreamSynchronize(s); /* before the caller writes the completion */
+	CUcontext dummy;
+	cu.CtxPopCurrent(&dummy);
+	if (r != CUDA_SUCCESS) {
+		slog("GPU memory: copy of %zu bytes %#llx -> %#llx: %s", n, (unsigned long long)src,
+		     (unsigned long long)dst, cu_str(r));
+		return -1;
+	}
+	return 0;
+}
+
+static int host_copy(struct mk_ref dst, struct mk_ref src, size_t n);
+
+int mk_copy(struct mk_ref dst, struct mk_ref src, size_t n)
+{
+	if (!n)
+		return 0;
+	if (dst.kind == MK_HOST && src.kind == MK_HOST)
+		return host_copy(dst, src, n);
+	if (!cu_up())
+		return -1;
+	pthread_mutex_lock(&cu.lock);
+	CUdeviceptr d = 0, s = 0;
+	CUcontext dctx = NULL, sctx = NULL;
+	int rd = resolve(&dst, &d, &dctx), rs = resolve(&src, &s, &sctx);
+	int ret = -1;
+	if (rd < 0 || rs < 0)
+		goto out;
+	CUcontext ctx = dctx ? dctx : sctx;
+	if (!rd && !rs) {
+		ret = cu_memcpy(ctx, d, s, n);
+		goto out;
+	}
+	/* one side is another process's host memory: stage through pinned memory */
+	if (!cu.stage) {
+		if (cu.CtxPushCurrent(ctx) != CUDA_SUCCESS)
+			goto out;
+		CUresult r = cu.MemHostAlloc(&cu.stage, STAGE_BYTES, CU_MEMHOSTALLOC_PORTABLE);
+		CUcontext dummy;
+		cu.CtxPopCurrent(&dummy);
+		if (r != CUDA_SUCCESS) {
+			slog("GPU memory: cuMemHostAlloc: %s", cu_str(r));
+			cu.stage = NULL;
+			goto out;
+		}
+		cu.stage_len = STAGE_BYTES;
+	}
+	for (size_t o = 0; o < n; o += cu.stage_len) {
+		size_t k = n - o < cu.stage_len ? n - o : cu.stage_len;
+		struct iovec l = {cu.stage, k};
+		if (rd) { /* device -> stage -> remote host */
+			struct iovec r = {(void *)(uintptr_t)(d + o), k};
+			if (cu_memcpy(ctx, (CUdeviceptr)(uintptr_t)cu.stage, s + o, k) ||
+			    process_vm_writev(dst.pid, &l, 1, &r, 1, 0) != (ssize_t)k)
+				goto out;
+		} else { /* remote host -> stage -> device */
+			struct iovec r = {(void *)(uintptr_t)(s + o), k};
+			if (process_vm_readv(src.pid, &l, 1, &r, 1, 0) != (ssize_t)k ||
+			    cu_memcpy(ctx, d + o, (CUdeviceptr)(uintptr_t)cu.stage, k))
+				goto out;
+		}
+	}
+	ret = 0;
+out:
+	pthread_mutex_unlock(&cu.lock);
+	return ret;
+}
+
+#endif /* EFASIM_HAVE_CUDA */
+
+/* Host to host: memmove here, process_vm_readv/writev to another process. */
+static int host_copy(struct mk_ref dst, struct mk_ref src, size_t n)
+{
+	if (dst.pid == sim.pid && src.pid == sim.pid) {
+		memmove((void *)(uintptr_t)dst.addr, (const void *)(uintptr_t)src.addr, n);
+		return 0;
+	}
+	struct iovec a = {(void *)(uintptr_t)(dst.pid == sim.pid ? dst.addr : src.addr), n};
+	struct iovec b = {(void *)(uintptr_t)(dst.pid == sim.pid ? src.addr : dst.addr), n};
+	if (dst.pid != sim.pid && src.pid != sim.pid)
+		return -1;
+	ssize_t k = dst.pid == sim.pid ? process_vm_readv(src.pid, &a, 1, &b, 1, 0)
+				       : process_vm_writev(dst.pid, &a, 1, &b, 1, 0);
+	return k == (ssize_t)n ? 0 : -1;
+}

@@ -1,0 +1,299 @@
+/* efasim: libibverbs.so.1 replacement presenting simulated EFA NICs.
+ *
+ * Model (what libfabric's efa provider relies on; see README.md):
+ * - K NICs per simulated host (EFASIM_NICS, default 2), named rdmap<bus>s0
+ *   after their PCI address, with a sysfs tree the provider reads.
+ * - SRD: reliable delivery between processes. QPs, MRs and AHs of every
+ *   process live in one shared registry ($EFASIM_DIR/registry); receive
+ *   queues and CQs are shared-memory rings, so the initiator's process does
+ *   everything a NIC does (key/bounds/access checks, moving bytes with
+ *   process_vm_readv/writev, writing both completions) without the target's
+ *   help, as an RDMA NIC needs no target CPU.
+ * - UD (the provider's DGRAM endpoint): unreliable sends with a 40-byte GRH
+ *   before the payload on the receive side; RNR retries of SRD sends run on a
+ *   per-process retry thread, as a NIC needs no host CPU for them.
+ * - Errors are the device's own completion codes (vendor_err) mapped to
+ *   ibv_wc_status as rdma-core's libefa maps them.
+ * - The direct (MMIO) data path queries answer EOPNOTSUPP, so the provider
+ *   uses the verbs function pointers.
+ * It is a functional model: timings measure the simulator, never EFA. */
+/* Internal header of the simulator's libibverbs.so.1: the types every section
+ * file shares (the process state `sim`, the verbs objects) and the functions
+ * one section calls in another. Sections: config.c (profiles, registry,
+ * sysfs, process init), rings.c, devices.c, mr.c (PDs, MRs, AHs), cq.c,
+ * qp.c, datapath.c, rnr.c (RNR retries, fork, the legacy post_send). */
+#ifndef EFASIM_SIM_H
+#define EFASIM_SIM_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "efasim.h"
+
+#include <dirent.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define container_of(p, t, m) ((t *)((char *)(p) - offsetof(t, m)))
+
+struct profile {
+	const char *name;
+	uint32_t vendor_part_id;
+	uint32_t caps;           /* EFADV_DEVICE_ATTR_CAPS_* */
+	uint32_t max_msg_sz;     /* port MTU: largest send */
+	uint32_t max_rdma_size;
+	uint16_t inline_size;
+	uint8_t speed, width;    /* ibv_port_attr active_speed/width: libfabric's ofi_vrb_speed */
+};
+
+enum { MAX_SQ_WR = 4096, MAX_RQ_WR = 32768, MAX_SQ_SGE = 2, MAX_RQ_SGE = 3, MAX_CQE = 1 << 22,
+       MAX_MR = 262144, MAX_AH = 1024, MAX_PD = 256 };
+
+struct sim_device {
+	struct ibv_device ibdev;
+	int nic;
+	int gdev;                /* registry index */
+	uint8_t gid[16];
+	char pci[16];
+};
+
+struct sim_state {
+	pthread_once_t once;
+	int ok;
+	char dir[PATH_MAX];
+	char sysfs[PATH_MAX];
+	char host[64];
+	const struct profile *prof;
+	int nnics;
+	int reorder;
+	char drop_host[64];
+	struct sim_device devs[EFASIM_MAX_NICS];
+	struct efasim_registry *reg;
+	pid_t pid;               /* this process: reset in a forked child (atfork_child) */
+	pthread_mutex_t lock;    /* process-local state below */
+	uint32_t pd_counter, file_counter;
+	struct sim_qp *qp_by_slot[EFASIM_MAX_QPS];
+	struct sim_qp *qps;      /* this process's QPs (the RNR retry pass walks them) */
+	pthread_mutex_t progress_lock; /* one RNR retry pass at a time */
+	pthread_cond_t retry_cond;     /* with lock: a WR was parked (CLOCK_MONOTONIC) */
+	pthread_cond_t idle_cond;      /* with lock: a retry pass let go of a QP */
+	int retry_thread;        /* the retry thread runs in this process */
+	int p2p;                 /* EFASIM_P2P (1): CUDA memory registers (GPUDirect RDMA) */
+	int log;
+};
+extern struct sim_state sim;
+
+/* ---------------------------------------------------------------- objects */
+
+
+struct sim_ah_ent {
+	uint8_t gid[16];
+	uint16_t ahn;
+	int refs;
+	int reg_slot;            /* registry record that this process knows the peer */
+};
+
+struct sim_ctx {
+	struct verbs_context vctx; /* ibv_context is its last member */
+	struct sim_device *dev;
+	pthread_mutex_t lock;
+	struct sim_ah_ent *ahs;
+	int nah, cap_ah;
+	uint16_t next_ahn;
+};
+
+struct sim_pd {
+	struct ibv_pd pd;
+	uint64_t tag;
+};
+
+/* Every object records the process that created it (owner): a forked child
+ * inherits its parent's objects as memory only, and destroying them there
+ * frees that memory without touching the parent's shared state. */
+struct sim_ah {
+	struct ibv_ah ah;
+	uint8_t gid[16];
+	uint16_t ahn;
+	pid_t owner;
+};
+
+struct sim_mr {
+	struct ibv_mr mr;
+	int slot;
+	pid_t owner;
+};
+
+struct sim_chan {
+	struct ibv_comp_channel ch;
+	pid_t owner;
+};
+
+struct sim_cq {
+	struct ibv_cq_ex cqx;    /* first: ibv_cq_ex_to_cq() is a cast */
+	struct efadv_cq dv;
+	struct sim_ctx *ctx;
+	char file[64];
+	struct efasim_ring_hdr *ring;
+	size_t map_size;
+	struct efasim_cqe cur;
+	uint32_t events_acked;
+	pid_t owner;
+};
+
+enum { OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ };
+
+struct sim_wr {
+	int op;
+	uint64_t wr_id;
+	unsigned flags;
+	uint32_t rkey;
+	uint64_t raddr;
+	uint32_t imm;
+	uint8_t dst_gid[16];
+	uint32_t dst_qpn, qkey;
+	int have_ah;
+	uint32_t nsge;
+	struct ibv_sge sge[EFASIM_MAX_SGE];
+	uint8_t *inl;
+	size_t inl_len;
+	int tries_left;          /* RNR: -1 = retry forever */
+	uint64_t next_try_ns;
+	uint64_t backoff_ns;     /* RNR: the wait before the next retry */
+	struct sim_wr *next;
+};
+
+struct sim_qp {
+	struct ibv_qp_ex qpx;    /* ibv_qp is its first member */
+	struct efadv_qp dv;
+	struct sim_ctx *ctx;
+	struct sim_pd *pd;
+	struct sim_cq *scq, *rcq;
+	int slot;
+	pid_t owner;
+	int ud;                  /* IBV_QPT_UD: unreliable datagrams, sends only */
+	char rq_file[64];
+	struct efasim_ring_hdr *rq;
+	size_t rq_map;
+	uint32_t sq_max, max_inline;
+	atomic_uint sq_out;      /* posted, completion not yet polled (the retry thread completes WRs too) */
+	int sig_all, unsolicited;
+	uint8_t rnr_retry;
+	uint64_t send_ops;
+	/* the batch between wr_start and wr_complete */
+	int in_batch, batch_err;
+	struct sim_wr *wrs;
+	size_t nwr, cap;
+	/* RNR retries, oldest first. pending, busy, dead and next_qp are under
+	 * sim.lock; a retry pass holds busy while it executes the QP's WRs, and
+	 * ibv_destroy_qp waits for it. */
+	struct sim_wr *pending;
+	int busy, dead;
+	struct sim_qp *next_qp;
+};
+
+static inline struct sim_ctx *to_ctx(struct ibv_context *c)
+{
+	return container_of(container_of(c, struct verbs_context, context), struct sim_ctx, vctx);
+}
+
+/* execute(): DONE, or RETRY on RNR with retries left */
+enum { DONE, RETRY };
+enum { RNR_RETRY_MIN_NS = 20000, RNR_RETRY_MAX_NS = 500000 }; /* the wait between RNR retries doubles */
+
+/* memkind.c: memory kinds and the one copy function of the data path. */
+enum { MK_HOST = 0, MK_CUDA = 1 };
+struct mk_ref {                  /* one end of a copy */
+	int kind;                /* MK_HOST, MK_CUDA */
+	pid_t pid;               /* the process whose address it is */
+	uint64_t addr;           /* host address, or CUDA device address, in that process */
+	int mr;                  /* registry slot of its MR (needed for another process's CUDA memory), or -1 */
+};
+/* A scatter/gather element of the data path: an address in the process that
+ * owns it, with its kind and MR. */
+struct sim_seg {
+	uint64_t addr;
+	size_t len;
+	int kind;
+	int mr;
+};
+int mk_p2p_enabled(void);
+/* A range the host pin refused: 0 if it is CUDA device memory (out filled),
+ * else the errno of the registration. */
+int mk_reg_device(const void *addr, size_t len, struct efasim_mem_info *out);
+/* A range the host pin accepted that the kernel's pin would refuse (CUDA
+ * managed memory): its errno, else 0. */
+int mk_host_refused(const void *addr);
+int mk_reg_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, struct efasim_mem_info *out);
+/* The kind of an address of this process that has no MR (inline data). */
+int mk_kind_local(const void *addr);
+/* Copy n bytes; 0 on success. Every byte the device moves goes through here. */
+int mk_copy(struct mk_ref dst, struct mk_ref src, size_t n);
+
+extern atomic_int npending; /* WRs of this process waiting for an RNR retry */
+
+/* config.c */
+void slog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t now_ns(void);
+void robust_lock(pthread_mutex_t *m);
+void robust_init(pthread_mutex_t *m);
+int pid_alive(pid_t pid);
+void *map_file(const char *path, size_t size, int create);
+void registry_gc_locked(void);
+int find_dev_by_gid(const uint8_t gid[16]);
+void locks_init(void);
+int sim_init(void);
+/* rings.c */
+struct efasim_ring_hdr *ring_create(const char *name, uint32_t want, uint32_t esize, size_t *map_size);
+void *ring_slot(struct efasim_ring_hdr *h, uint64_t i);
+struct efasim_ring_hdr *ring_get(const char *name);
+void cq_push(struct efasim_ring_hdr *h, const struct efasim_cqe *e);
+/* mr.c */
+int ah_known_by(pid_t pid, int dev, const uint8_t gid[16]);
+/* cq.c */
+struct ibv_cq_ex *sim_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
+int sim_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int sim_req_notify(struct ibv_cq *cq, int solicited);
+/* qp.c */
+struct ibv_qp *sim_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+int sim_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+/* datapath.c */
+void wr_start(struct ibv_qp_ex *qpx);
+void wr_send(struct ibv_qp_ex *x);
+void wr_send_imm(struct ibv_qp_ex *x, __be32 imm);
+void wr_rdma_read(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr);
+void wr_rdma_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr);
+void wr_rdma_write_imm(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr, __be32 imm);
+void wr_set_ud_addr(struct ibv_qp_ex *x, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey);
+void wr_set_sge_list(struct ibv_qp_ex *x, size_t n, const struct ibv_sge *l);
+void wr_set_sge(struct ibv_qp_ex *x, uint32_t lkey, uint64_t addr, uint32_t len);
+void wr_set_inline_data_list(struct ibv_qp_ex *x, size_t n, const struct ibv_data_buf *l);
+void wr_set_inline_data(struct ibv_qp_ex *x, void *addr, size_t len);
+void wr_set_processing_hints(struct efadv_qp *dv, uint32_t hints);
+void wr_abort(struct ibv_qp_ex *x);
+int execute(struct sim_qp *q, struct sim_wr *w);
+/* rnr.c */
+int wr_complete(struct ibv_qp_ex *x);
+void progress_pending(void);
+void atfork_child(void);
+int sim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+
+#endif

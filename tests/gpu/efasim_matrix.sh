@@ -1,0 +1,177 @@
+#!/bin/bash
+# Every GPU path of efabench through libfabric's efa provider on the SIMULATED
+# EFA device (tests/efasim; its GPU memory: memkind.c), for one libfabric
+# release V built by tests/efasim/build V (with CUDA). Run by `make gpu-check`
+# where a GPU is; without one it exits 77 with the reason.
+#   tests/gpu/efasim_matrix.sh V [OUTDIR]
+# Two ranks, each its own simulated host (so the efa fabric cannot use shm),
+# on the one GPU. Cases (each with -c: every payload of every size checked):
+#   put/get latency and bandwidth with --mem cuda, cuda:host, host:cuda,
+#   cuda-host, with and without --dmabuf (where a side is cuda); atomics;
+#   efab_mr_reg on cuda memory (all regimes, --domains all); efab_probe and
+#   --live; --src-unregistered --mem cuda; the same with EFASIM_P2P=0 (a device
+#   without GPUDirect RDMA): efa-direct must then refuse GPU memory (exit 77).
+# One line per case: PASS|FAIL V fabric p2p case (rc, expected), the latency
+# rows' p50 and lat_us_batch; last "efasim-gpu V: N pass, N fail". Exit 1 when
+# any case did not end as expected. Every figure is the simulator's.
+set -u
+V=${1:?usage: tests/gpu/efasim_matrix.sh VERSION [OUTDIR]}
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+B=${EFASIM_BUILD:-$top/build-efasim}
+OUTD=${2:-$(mktemp -d "${TMPDIR:-/tmp}/efasim-gpu-$V.XXXXXX")}
+mkdir -p "$OUTD"
+EBIN=$B/lf-$V/efab/bin
+RUN=$top/tests/efasim/run
+[ -x "$EBIN/efab_put_lat" ] || { echo "efasim-gpu: $EBIN not built: tests/efasim/build $V"; exit 77; }
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 ||
+	{ echo "efasim-gpu: no GPU here (nvidia-smi -L): the GPU paths need one"; exit 77; }
+grep -q -- '--with-cuda=/' "$B/lf-$V/.config" 2>/dev/null ||
+	{ echo "efasim-gpu: libfabric $V was built without CUDA ($B/lf-$V/.config)"; exit 77; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+export FI_LOG_LEVEL=${FI_LOG_LEVEL:-warn}
+CUDA_LIB=${CUDA_HOME:-/usr/local/cuda}/lib64
+export LD_LIBRARY_PATH="$CUDA_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+TO=${EFASIM_GPU_TIMEOUT:-90}
+pass=0 fail=0 n=0 nskip=0
+
+# case EXPECT P2P FABRIC NAME CMD...   (EXPECT: 0, 77, or 0/77)
+case_run() {
+	local expect=$1 p2p=$2 fab=$3 name=$4
+	shift 4
+	n=$((n + 1))
+	local log=$OUTD/$(printf '%03d' $n).log csv=$OUTD/$(printf '%03d' $n).csv rc
+	local csvarg=(--csv "$csv")
+	[[ $1 == *efab_probe ]] && csvarg=()
+	echo "$*" >"$log"
+	EFASIM_DIR=$OUTD/sim-$n EFASIM_P2P=$p2p timeout -k 5 "$TO" "$RUN" "$V" \
+		mpirun -np 2 -x EFASIM_HOST=%r -x EFASIM_DIR -x EFASIM_P2P -x LD_LIBRARY_PATH -x PATH -x FI_LOG_LEVEL \
+		"$@" "${csvarg[@]}" >>"$log" 2>&1
+	rc=$?
+	local ok=0 e
+	for e in ${expect//\// }; do [ "$rc" = "$e" ] && ok=1; done
+	# -c: the errors column must be 0 on every row
+	if [ $ok = 1 ] && [ "$rc" = 0 ] && [ -s "$csv" ]; then
+		python3 - "$csv" <<'EOF' || ok=0
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+bad = [r for r in rows if r.get("errors") not in ("0", "")]
+sys.exit(1 if bad or not rows else 0)
+EOF
+	fi
+	local fig=""
+	[ -s "$csv" ] && fig=$(python3 - "$csv" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+out = []
+for r in rows:
+    if r.get("lat_us_p50") and r.get("lat_us_batch"):
+        out.append("%sB p50 %s batch %s" % (r["size_bytes"], r["lat_us_p50"], r["lat_us_batch"]))
+    elif r.get("bw_MBps"):
+        out.append("%sB %s MB/s" % (r["size_bytes"], r["bw_MBps"]))
+print("; ".join(out[:4] + (["..."] if len(out) > 8 else []) + out[-2:] if len(out) > 6 else out))
+EOF
+)
+	# what the benchmark said (its own line, not mpirun's)
+	local why=""
+	[ "$rc" != 0 ] && why=$(grep -m1 -E '^efab_[a-z_]+(\[rank [0-9]+\])?: ' "$log" | cut -c1-240)
+	if [ $ok = 1 ] && [ -n "${MUST_SAY:-}" ] && ! grep -q -- "$MUST_SAY" "$log"; then
+		ok=0
+		why="expected the words '$MUST_SAY'; $why"
+	fi
+	if [ $ok = 1 ]; then
+		pass=$((pass + 1))
+		echo "PASS $V $fab p2p=$p2p $name (rc $rc) ${why:+[$why] }${fig:+{$fig}}"
+	else
+		fail=$((fail + 1))
+		echo "FAIL $V $fab p2p=$p2p $name (rc $rc, expected $expect) ${why:+[$why] }see $log"
+		tail -n 6 "$log" | sed 's/^/    | /'
+	fi
+}
+
+S=${EFASIM_GPU_SIZES:-1:1M:x8}
+LAT="-m $S -n 30 -w 3 -c"
+BW="-m $S -n 4 -W 8 -c"
+for F in efa-direct efa; do
+	for mem in cuda cuda:host host:cuda cuda-host; do
+		dms=("")
+		[[ $mem == *cuda:* || $mem == *:cuda || $mem == cuda ]] && dms=("" "--dmabuf")
+		for dm in "${dms[@]}"; do
+			exp=0
+			# efa: a host-memory side's RDMA into the other side's CUDA buffer
+			# (only ever a question without P2P; here P2P is on)
+			case_run $exp 1 $F "put_lat writedata --mem $mem $dm" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem $mem $dm $LAT
+			case_run $exp 1 $F "put_lat write --mem $mem $dm" "$EBIN/efab_put_lat" -p efa -f $F -o write --mem $mem $dm $LAT
+			case_run $exp 1 $F "get_lat --mem $mem $dm" "$EBIN/efab_get_lat" -p efa -f $F --mem $mem $dm $LAT
+			case_run $exp 1 $F "put_bw writedata --mem $mem $dm" "$EBIN/efab_put_bw" -p efa -f $F -o writedata --mem $mem $dm $BW
+			case_run $exp 1 $F "get_bw --mem $mem $dm" "$EBIN/efab_get_bw" -p efa -f $F --mem $mem $dm $BW
+		done
+		aexp=0
+		[ $F = efa-direct ] && aexp=77 # no FI_ATOMIC on efa-direct (fi_efa.7)
+		case_run $aexp 1 $F "atomic_lat --mem $mem" "$EBIN/efab_atomic_lat" -p efa -f $F --mem $mem -n 20 -w 2 -c
+		case_run $aexp 1 $F "atomic_bw --mem $mem" "$EBIN/efab_atomic_bw" -p efa -f $F --mem $mem -n 4 -W 8 -c
+	done
+	case_run 0 1 $F "mr_reg --mem cuda (all regimes)" "$EBIN/efab_mr_reg" -p efa -f $F --mem cuda -m 4K:4M:x16 -n 5
+	case_run 0 1 $F "mr_reg --mem cuda --dmabuf" "$EBIN/efab_mr_reg" -p efa -f $F --mem cuda --dmabuf -m 4K:4M:x16 -n 5
+	case_run 0 1 $F "mr_reg --mem cuda --domains all" "$EBIN/efab_mr_reg" -p efa -f $F --mem cuda --domains all -m 4K:1M:x16 -n 5
+	uexp=0
+	[ $F = efa-direct ] && uexp=77 # FI_MR_LOCAL: the provider's own words, exit 77
+	case_run $uexp 1 $F "put_lat --src-unregistered --mem cuda" "$EBIN/efab_put_lat" -p efa -f $F --src-unregistered --mem cuda $LAT
+	case_run 0 1 $F "probe --live" "$EBIN/efab_probe" --live -p efa -f $F --json
+	# no GPUDirect RDMA: efa-direct refuses GPU memory, efa bounces through host memory.
+	# libfabric 2.1 builds efa-direct's fi_info before its P2P probe (efa_device.c
+	# efa_prov_info_alloc runs before efa_prov.c efa_hmem_info_initialize), so it offers
+	# FI_HMEM on a device without P2P too and then fails (efa_rma_post_write segfaults on
+	# a CUDA buffer the NIC never registered; host:cuda RDMA gets RKEY errors): nothing
+	# can tell the two devices apart there, so the no-P2P cases start at 2.4.
+	case $V in 2.[0-3].*)
+		nskip=$((nskip + 1))
+		echo "SKIP $V $F p2p=0 (libfabric $V offers FI_HMEM on efa-direct without P2P: efa_prov_info_alloc before efa_hmem_info_initialize)"
+		continue ;;
+	esac
+	nexp=0
+	[ $F = efa-direct ] && nexp=77
+	case_run $nexp 0 $F "put_lat writedata --mem cuda (no P2P)" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem cuda $LAT
+	case_run $nexp 0 $F "get_bw --mem cuda (no P2P)" "$EBIN/efab_get_bw" -p efa -f $F --mem cuda $BW
+	# efa without P2P: RDMA from a host buffer into the peer's CUDA buffer is refused up
+	# front (exit 77, efabench's efa_mixed_gpu_refused: the provider keys such a CUDA
+	# buffer itself); the directions that post only from CUDA memory run
+	for c in "put_lat writedata:cuda:host:77" "get_lat:cuda:host:0" "put_bw writedata:cuda:host:0" \
+		"put_lat writedata:host:cuda:77" "get_lat:host:cuda:77" "put_bw writedata:host:cuda:77"; do
+		IFS=: read -r b l r e <<<"$c"
+		[ $F = efa-direct ] && e=77
+		bn=${b%% *} op=""
+		[ "$bn" != "$b" ] && op="-o ${b#* }"
+		args=$LAT
+		[[ $bn == *bw ]] && args=$BW
+		say=""
+		[ $F = efa ] && [ $e = 77 ] && say="needs GPU peer-to-peer"
+		MUST_SAY=$say case_run $e 0 $F "$b --mem $l:$r (no P2P)" "$EBIN/efab_$bn" -p efa -f $F $op --mem $l:$r $args
+	done
+	# lat_us_batch vs p50: the same rows without -c (no per-iteration GPU fill/verify)
+	case_run 0 1 $F "put_lat writedata --mem cuda:host, no -c" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem cuda:host -m $S -n 30 -w 3
+	case_run $nexp 0 $F "put_lat writedata --mem cuda (no P2P), no -c" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem cuda -m $S -n 30 -w 3
+done
+# efab_probe (single process): FI_HMEM and FI_MR_HMEM per fabric, P2P on and off
+for p2p in 1 0; do
+	case $V:$p2p in 2.[0-3].*:0) echo "SKIP probe p2p=0 (libfabric $V: see above)"; continue ;; esac
+	EFASIM_DIR=$OUTD/probe-$p2p EFASIM_P2P=$p2p timeout 60 "$RUN" "$V" "$EBIN/efab_probe" -p efa --json >"$OUTD/probe-p2p$p2p.json" 2>"$OUTD/probe-p2p$p2p.err"
+	python3 - "$OUTD/probe-p2p$p2p.json" "$p2p" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1])); p2p = sys.argv[2] == "1"
+seen = {}
+for f in d["fabrics"]:
+    seen.setdefault(f["fabric"], (f.get("hmem"), f.get("hmem_mr_FI_MR_HMEM"), f.get("gpu_p2p", "?")))
+want = "yes" if p2p else "no"
+ok = (seen.get("efa-direct", ("?",))[0] == want and seen.get("efa", ("?",))[0] == "yes" and
+      all(v[2].startswith(want) for v in seen.values()))
+print("%s probe p2p=%d: %s" % ("PASS" if ok else "FAIL", p2p, "; ".join("%s FI_HMEM %s, FI_MR_HMEM %s, gpu_p2p %s" % (k, v[0], v[1], v[2]) for k, v in seen.items())))
+sys.exit(0 if ok else 1)
+EOF
+	if [ $? = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+done
+sk=""
+[ $nskip = 0 ] || sk=", $nskip groups skipped"
+echo "efasim-gpu $V: $pass pass, $fail fail$sk (logs: $OUTD)"
+[ $fail = 0 ]

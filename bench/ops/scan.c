@@ -9,7 +9,8 @@
  * bench/ops/rma_bw.c):
  *   latency   = half the round trip of a write ping-pong (efab_put_lat), p50,
  *               one NIC at a time (the pair's other ranks wait asleep);
- *   bandwidth = bytes / sum of window times (efab_put_bw), every NIC at once,
+ *   bandwidth = bytes / elapsed time of the timed loop (efab_put_bw's bw_MBps),
+ *               every NIC at once,
  *               each direction in turn: a->b, then b->a.
  * Rank 0 gathers every round's figures, writes them as CSV rows as they come,
  * and at the end prints the node x node matrices, the per-NIC table and the
@@ -471,8 +472,8 @@ static void print_header(efab_ctx_t *c, int rounds)
 		printf("# --passes %llu: the whole round-robin %llu times\n",
 		       (unsigned long long)c->o.passes, (unsigned long long)c->o.passes);
 	printf("# latency = half the round trip of a %llu-byte write ping-pong (efab_put_lat), p50, "
-	       "microseconds, one NIC at a time; bandwidth = %llu-byte writes, windows of %llu, bytes / sum of window "
-	       "times (efab_put_bw), 10^6 B/s, every NIC at once, each direction in turn\n",
+	       "microseconds, one NIC at a time; bandwidth = %llu-byte writes, windows of %llu, bytes / elapsed "
+	       "time of the timed loop (efab_put_bw's bw_MBps), 10^6 B/s, every NIC at once, each direction in turn\n",
 	       (unsigned long long)c->o.lat_size, (unsigned long long)c->o.bw_size,
 	       (unsigned long long)c->o.window);
 	printf("# verdict: a NIC is flagged when the median over its peers is below %.2f x the "

@@ -8,6 +8,7 @@
 #include "efab.h"
 #include "efab_endpoint.h"
 #include "efab_mem.h"
+#include "efab_ops.h"
 #include "efab_opts.h"
 #include "efab_registration.h"
 #include "efab_result.h"
@@ -99,6 +100,11 @@ struct efab_ctx {
 	 * stream's confirm exchanges its end flags (rma.c) */
 	size_t confirm_off;
 	uint64_t rx_data_confirmed; /* remote CQ data counted up to the last confirmed end */
+	struct { /* the put ping-pong's per-size constants (rma.c put_begin) */
+		uint64_t flags;   /* FI_REMOTE_CQ_DATA, FI_INJECT */
+		int host;         /* the tag byte can be written by the CPU */
+		efab_waitfor_t w; /* what an iteration waits for */
+	} put;
 	/* rank 0: the nodes of the job and what differs between them ("" if nothing) */
 	int nnodes;
 	char nodes_summary[512];

@@ -57,14 +57,9 @@ static int src_free(efab_ctx_t *c, efab_waitfor_t *w)
 
 static int put_send(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_waitfor_t *w)
 {
-	uint64_t flags = 0;
-	if (c->op == EFAB_OP_WRITEDATA)
-		flags |= FI_REMOTE_CQ_DATA;
-	if (c->use_inject)
-		flags |= FI_INJECT;
 	return efab_post_write(&c->fab, c->peer, efab_local(c, TX(c, p)), size, c->ldesc,
 			       efab_raddr(c, c->peer, RX(c, p)), c->rkeys[c->peer].key,
-			       seq & 0xffffffffu, flags, w);
+			       seq & 0xffffffffu, c->put.flags, w);
 }
 
 static int put_arrival(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_waitfor_t *w)
@@ -88,6 +83,11 @@ static int put_begin(efab_ctx_t *c, uint64_t size)
 	/* per rank: both ranks send, each from its own memory kind */
 	c->use_inject = !c->o.no_inject && !c->o.src_unregistered &&
 			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value);
+	/* what every iteration would otherwise work out again */
+	c->put.flags = (c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0) |
+		       (c->use_inject ? FI_INJECT : 0);
+	c->put.host = efab_mem_host_accessible(c->mem.kind);
+	put_waitfor(c, &c->put.w, "", size, 0);
 	return EFAB_OK;
 }
 
@@ -97,13 +97,14 @@ static int put_prepare(efab_ctx_t *c, uint64_t size, uint64_t i)
 {
 	uint64_t seq = seq_of(c, i);
 	int p = (int)(seq & 1);
-	efab_waitfor_t w;
-	put_waitfor(c, &w, c->initiator ? "pong" : "ping", size, i);
-	if (src_free(c, &w))
+	efab_waitfor_t *w = &c->put.w;
+	w->what = c->initiator ? "pong" : "ping";
+	w->iter = i;
+	if (src_free(c, w))
 		return EFAB_ERR;
 	if (c->o.check)
 		return efab_fill(c, TX(c, p), size, seq);
-	if (efab_mem_host_accessible(c->mem.kind))
+	if (c->put.host)
 		efab_local(c, TX(c, p))[size - 1] = efab_tag(seq);
 	return EFAB_OK;
 }
@@ -114,12 +115,11 @@ static int put_leg(efab_ctx_t *c, uint64_t size, uint64_t i, int sends_first)
 {
 	uint64_t seq = seq_of(c, i);
 	int p = (int)(seq & 1), rc;
-	efab_waitfor_t w;
-	put_waitfor(c, &w, sends_first ? "pong" : "ping", size, i);
+	efab_waitfor_t *w = &c->put.w; /* put_prepare named it for this iteration */
 	if (sends_first)
-		rc = put_send(c, size, p, seq, &w) || put_arrival(c, size, p, seq, &w);
+		rc = put_send(c, size, p, seq, w) || put_arrival(c, size, p, seq, w);
 	else
-		rc = put_arrival(c, size, p, seq, &w) || put_send(c, size, p, seq, &w);
+		rc = put_arrival(c, size, p, seq, w) || put_send(c, size, p, seq, w);
 	return rc ? EFAB_ERR : EFAB_OK;
 }
 
@@ -254,29 +254,34 @@ static int bw_prepare(efab_ctx_t *c, uint64_t size, uint64_t i)
 	return EFAB_OK;
 }
 
+/* The per-operation work is the post alone: what depends on the options
+ * (op, flags, inject, the step between slots) is settled before the loop. */
 static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 {
-	size_t tx = rx_bytes(c), n = slots(c);
-	int peer = c->peer;
-	uint64_t key = c->rkeys[peer].key;
-	efab_waitfor_t w = {"window completions", efab_op_name(c->op), size, peer, i};
-	for (uint64_t k = 0; k < c->o.window; k++) {
-		size_t slot = (size_t)(k % n) * size;
-		int rc;
-		if (c->op == EFAB_OP_READ) {
-			rc = efab_post_read(&c->fab, peer, efab_local(c, slot), size, c->ldesc,
-					    efab_raddr(c, peer, tx + slot), key, &w);
-		} else {
-			uint64_t flags = c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0;
-			if (c->use_inject && k + 1 < c->o.window)
-				flags |= FI_INJECT;
-			rc = efab_post_write(&c->fab, peer, efab_local(c, tx + slot), size, c->ldesc,
-					     efab_raddr(c, peer, slot), key, c->seq & 0xffffffffu,
-					     flags, &w);
-		}
-		if (rc)
-			return rc;
+	size_t tx = rx_bytes(c), step = slots(c) > 1 ? size : 0;
+	uint64_t window = c->o.window, key = c->rkeys[c->peer].key, k = 0;
+	uint8_t *local = efab_local(c, 0);
+	uint64_t remote = efab_raddr(c, c->peer, 0);
+	efab_waitfor_t w = {"window completions", efab_op_name(c->op), size, c->peer, i};
+	size_t slot = 0;
+	if (c->op == EFAB_OP_READ) {
+		for (; k < window; k++, slot += step)
+			if (efab_post_read(&c->fab, c->peer, local + slot, size, c->ldesc,
+					   remote + tx + slot, key, &w))
+				return EFAB_ERR;
+		return EFAB_OK;
 	}
+	uint64_t flags = c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0;
+	uint64_t data = c->seq & 0xffffffffu;
+	/* with inject, the first W-1 writes are injected; the last one completes */
+	for (uint64_t injected = c->use_inject ? window - 1 : 0; k < injected; k++, slot += step)
+		if (efab_post_write(&c->fab, c->peer, local + tx + slot, size, c->ldesc,
+				    remote + slot, key, data, flags | FI_INJECT, &w))
+			return EFAB_ERR;
+	for (; k < window; k++, slot += step)
+		if (efab_post_write(&c->fab, c->peer, local + tx + slot, size, c->ldesc,
+				    remote + slot, key, data, flags, &w))
+			return EFAB_ERR;
 	return EFAB_OK;
 }
 

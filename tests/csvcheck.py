@@ -15,16 +15,22 @@ BASE = ("schema,run_id,timestamp,bench,op,provider,fabric,domain,libfabric_versi
 
 # Columns appended to a bench's extra columns after tests were written
 # (issue 17: first_us, the batch latency, the bandwidth footprint, mr_reg's
-# domains and first call; issue 26: the quartiles). A header may end with
-# those of these that --extra does not name, in this order; any other
-# difference fails.
+# domains and first call; issue 28: the sum-of-window-times bandwidth and
+# how the loop's end was confirmed; issue 26: the quartiles). A header may
+# end with those of these that --extra does not name, in this order, or with
+# a leading part of them (a CSV of an older efabench); any other difference
+# fails.
+BW_LATER = ["first_us", "footprint", "bw_MBps_windows", "msg_rate_Mops_windows", "end_confirm",
+            "window_us_p25", "window_us_p75"]
+CONFIRMS = ("local-completion", "remote-cq-data", "ordered-flag", "unordered-flag")
+LAT_LATER = ["first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"]
 LATER = {
-    "put_lat": ["first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"],
-    "get_lat": ["first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"],
-    "atomic_lat": ["first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"],
-    "put_bw": ["first_us", "footprint", "window_us_p25", "window_us_p75"],
-    "get_bw": ["first_us", "footprint", "window_us_p25", "window_us_p75"],
-    "atomic_bw": ["first_us", "footprint", "window_us_p25", "window_us_p75"],
+    "put_lat": LAT_LATER,
+    "get_lat": LAT_LATER,
+    "atomic_lat": LAT_LATER,
+    "put_bw": BW_LATER,
+    "get_bw": BW_LATER,
+    "atomic_bw": BW_LATER,
     "mr_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75"],
     "shmem_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75"],
 }
@@ -49,6 +55,7 @@ def main():
     ap.add_argument("--extra", default="", help="comma-separated extra columns after the base")
     ap.add_argument("--where", action="append", default=[],
                     help="COL=VALUE: only rows matching are counted and checked")
+    ap.add_argument("--confirm", help="expected end_confirm in every row")
     ap.add_argument("--pairs-sum", action="store_true",
                     help="per size, the pair=all row's bw and rate equal the sum of the per-pair rows")
     a = ap.parse_args()
@@ -61,7 +68,11 @@ def main():
     want = BASE + ([c for c in a.extra.split(",") if c])
     later = LATER.get(a.bench, [])
     if header != want:
-        want = want + [c for c in later if c not in want]
+        rest = [c for c in later if c not in want]
+        for k in range(len(rest), -1, -1):
+            if header == want + rest[:k]:
+                want = want + rest[:k]
+                break
     if header != want:
         fail(f"header differs:\n got  {header}\n want {want}")
     data = []
@@ -81,6 +92,8 @@ def main():
             fail(f"schema {d['schema']}")
         if d["bench"] != a.bench:
             fail(f"bench {d['bench']}, expected {a.bench}")
+        if a.confirm and d.get("end_confirm") != a.confirm:
+            fail(f"end_confirm {d.get('end_confirm')!r}, expected {a.confirm}")
         if a.op and d["op"] != a.op:
             fail(f"op {d['op']}, expected {a.op}")
         if a.provider and a.provider not in d["provider"]:
@@ -103,6 +116,19 @@ def main():
             mb = float(d["msg_rate_Mops"]) * int(d["size_bytes"])
             if abs(mb - float(d["bw_MBps"])) > 0.01 * float(d["bw_MBps"]) + 0.01:
                 fail(f"size {d['size_bytes']}: bw_MBps {d['bw_MBps']} != msg_rate x size {mb}")
+            if d.get("bw_MBps_windows") is not None:
+                # the headline divides by the loop's elapsed time, which holds
+                # every window's time: it can never exceed the window-sum figure
+                bw, bww = float(d["bw_MBps"]), float(d["bw_MBps_windows"])
+                mw = float(d["msg_rate_Mops_windows"]) * int(d["size_bytes"])
+                if bw > bww * 1.0005 + 0.001:
+                    fail(f"size {d['size_bytes']}: bw_MBps {bw} (elapsed) above "
+                         f"bw_MBps_windows {bww} (sum of window times)")
+                if abs(mw - bww) > 0.01 * bww + 0.01:
+                    fail(f"size {d['size_bytes']}: bw_MBps_windows {bww} != "
+                         f"msg_rate_Mops_windows x size {mw}")
+                if d.get("end_confirm") not in CONFIRMS:
+                    fail(f"size {d['size_bytes']}: end_confirm {d.get('end_confirm')!r}")
     if a.pairs_sum:
         sizes = sorted({d["size_bytes"] for d in data}, key=int)
         for sz in sizes:
@@ -110,7 +136,9 @@ def main():
             per = [d for d in data if d["size_bytes"] == sz and d["pair"] != "all"]
             if len(agg) != 1 or len(per) != int(agg[0]["pairs"]):
                 fail(f"size {sz}: {len(agg)} aggregate rows and {len(per)} pair rows")
-            for col in ("bw_MBps", "msg_rate_Mops"):
+            for col in ("bw_MBps", "msg_rate_Mops", "bw_MBps_windows", "msg_rate_Mops_windows"):
+                if col not in agg[0]:
+                    continue
                 tot = sum(float(d[col]) for d in per)
                 if abs(tot - float(agg[0][col])) > 0.01 * tot + 0.001:
                     fail(f"size {sz}: aggregate {col} {agg[0][col]} != sum of pairs {tot}")

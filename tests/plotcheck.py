@@ -64,9 +64,9 @@ def allowed_values(d, q):
     f = lambda c: float(d[c]) if d.get(c) not in (None, "") else None  # noqa: E731
     first, w, s = f("first_us"), f("window"), f("size_bytes")
     if q == "bw":
-        v = [f("bw_MBps")] + ([w * s / first] if first and w and s else [])
+        v = [f("bw_MBps"), f("bw_MBps_windows")] + ([w * s / first] if first and w and s else [])
     elif q == "rate":
-        v = [f("msg_rate_Mops")] + ([w / first] if first and w else [])
+        v = [f("msg_rate_Mops"), f("msg_rate_Mops_windows")] + ([w / first] if first and w else [])
     elif q == "time":
         v = [f(c) for c in d if c.endswith("_us") or "_us_" in c]
         a, b = f("fit_fixed_us"), f("fit_us_per_MiB")

@@ -128,6 +128,8 @@ static void faults_read(struct efab_faults *f)
 	f->inject_rma = f->inject_rma_set ? strtoull(v, NULL, 10) : 0;
 	v = getenv("EFAB_FAULT_STALL");
 	f->stall_rank = v && *v ? atoi(v) : -1;
+	v = getenv("EFAB_FAULT_CONFIRM_EXTRA");
+	f->confirm_extra = v ? strtoull(v, NULL, 10) : 0;
 }
 
 /* ---- the main flow ---- */
@@ -337,6 +339,8 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 static int setup_memory(efab_ctx_t *c)
 {
 	size_t region = c->fam->region ? c->fam->region(c, c->o.sizes.max) : 4 * c->o.sizes.max;
+	c->confirm_off = (region + 63) & ~(size_t)63;
+	region = c->confirm_off + 64;
 	c->mem_kind = c->initiator ? c->o.mem_local : c->o.mem_remote;
 	c->gpu = -1;
 	int rc;
@@ -350,6 +354,9 @@ static int setup_memory(efab_ctx_t *c)
 		efab_log_error("out of memory (%zu bytes staging)", region);
 		return EFAB_ERR;
 	}
+	memset(c->bounce, 0, 64);
+	if ((rc = efab_mem_write(&c->mem, c->confirm_off, c->bounce, 64)))
+		return rc;
 	uint64_t access = c->row->access;
 	if (c->o.dmabuf && c->mem_kind == EFAB_MEM_CUDA)
 		rc = efab_mr_register_dmabuf(&c->fab, c->mem.ptr, region, c->gpu, access, &c->mr);

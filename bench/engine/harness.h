@@ -8,6 +8,7 @@
 #include "efab.h"
 #include "efab_endpoint.h"
 #include "efab_mem.h"
+#include "efab_ops.h"
 #include "efab_opts.h"
 #include "efab_registration.h"
 #include "efab_result.h"
@@ -84,7 +85,7 @@ struct efab_ctx {
 	efab_topo_t topo;
 	int have_topo;
 	efab_pairing_t pairing;
-	char notes[EFAB_MAX_NOTES][256];
+	char notes[EFAB_MAX_NOTES][512];
 	size_t nnotes;
 	/* Test hooks from the environment, read once at start (efab_faults_read):
 	 * the tests prove that checks, limits and timeouts work. */
@@ -93,6 +94,8 @@ struct efab_ctx {
 		int inject_rma_set;     /* EFAB_FAULT_INJECT_RMA=N: act as if the endpoint's */
 		uint64_t inject_rma;    /* RMA inject limit were N (efa-direct's is 0) */
 		int stall_rank;         /* EFAB_FAULT_STALL=R: rank R stops answering; -1 none */
+		uint64_t confirm_extra; /* EFAB_FAULT_CONFIRM_EXTRA=N: a stream's end flag claims
+					 * N operations more than were posted */
 	} faults;
 	uint64_t nverified;
 	uint64_t late; /* messages whose bytes landed after their tag */
@@ -100,6 +103,16 @@ struct efab_ctx {
 	size_t n_more_rows;
 	uint8_t *bounce;     /* host staging for fills/checks of GPU memory */
 	double own_bw_MBps, own_Mops; /* this rank's figures in the last bandwidth run (0: passive) */
+	const efab_stream_ops_t *stream_ops; /* the stream of the size being measured */
+	/* 64 bytes past the family's region, 8-aligned and zeroed: where a
+	 * stream's confirm exchanges its end flags (rma.c) */
+	size_t confirm_off;
+	uint64_t rx_data_confirmed; /* remote CQ data counted up to the last confirmed end */
+	struct { /* the put ping-pong's per-size constants (rma.c put_begin) */
+		uint64_t flags;   /* FI_REMOTE_CQ_DATA, FI_INJECT */
+		int host;         /* the tag byte can be written by the CPU */
+		efab_waitfor_t w; /* what an iteration waits for */
+	} put;
 	/* rank 0: the nodes of the job and what differs between them ("" if nothing) */
 	int nnodes;
 	char nodes_summary[512];

@@ -222,6 +222,12 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 
 /* ---- windowed stream ---- */
 
+const char *efab_stream_confirm_name(const efab_ctx_t *c, const efab_stream_ops_t *ops)
+{
+	const char *name = ops && ops->confirm_name ? ops->confirm_name(c) : NULL;
+	return name && *name ? name : "local-completion";
+}
+
 uint64_t efab_stream_windows(const efab_ctx_t *c, uint64_t size)
 {
 	return default_count(c, size);
@@ -244,7 +250,9 @@ typedef struct stream_state {
 	uint64_t size;
 	int active;     /* this rank posts windows */
 	uint64_t next;  /* index of the next window of this size (calibration included) */
-	uint64_t total_ticks;
+	uint64_t total_ticks; /* the measured windows' times, summed */
+	uint64_t loop_t0;     /* the first post of the first measured window */
+	uint64_t loop_ticks;  /* from loop_t0 to the confirmed end of the last window */
 	size_t ns;
 	double first_us; /* < 0 until the size's first window is timed */
 } stream_state_t;
@@ -330,7 +338,7 @@ static int windows_for_time(efab_ctx_t *c, stream_state_t *st, uint64_t *out, ef
 }
 
 typedef struct bw_share {
-	double active, bw, mops, p25, p50, p75, p99, link, first, failed;
+	double active, bw, mops, bw_win, mops_win, p25, p50, p75, p99, link, first, failed;
 	char host[64], domain[64];
 } bw_share_t;
 
@@ -357,6 +365,11 @@ static void fill_bw_row(efab_ctx_t *c, efab_row_t *row, uint64_t n, const bw_sha
 	if (r->first > 0)
 		extra_set(c, row, "first_us", "%.3f", r->first);
 	extra_set(c, row, "footprint", "%s", footprint);
+	if (r->bw_win > 0) {
+		extra_set(c, row, "bw_MBps_windows", "%.3f", r->bw_win);
+		extra_set(c, row, "msg_rate_Mops_windows", "%.6f", r->mops_win);
+	}
+	extra_set(c, row, "end_confirm", "%s", efab_stream_confirm_name(c, c->stream_ops));
 }
 
 /* The per-pair rows (--per-pair, rank 0): a pair's own figures, both
@@ -371,6 +384,8 @@ static int per_pair_rows(efab_ctx_t *c, const efab_row_t *row, uint64_t n, const
 		if (c->o.bidir) {
 			one.bw += all[q].bw;
 			one.mops += all[q].mops;
+			one.bw_win += all[q].bw_win;
+			one.mops_win += all[q].mops_win;
 		}
 		char name[16];
 		snprintf(name, sizeof(name), "%d", p);
@@ -394,13 +409,15 @@ static int stream_report(efab_ctx_t *c, const stream_state_t *st, uint64_t n, ef
 	bw_share_t mine, agg;
 	memset(&mine, 0, sizeof(mine));
 	memset(&agg, 0, sizeof(agg));
-	double total_us = efab_ticks_us(st->total_ticks);
-	if (st->active && total_us > 0) {
+	double total_us = efab_ticks_us(st->total_ticks), loop_us = efab_ticks_us(st->loop_ticks);
+	if (st->active && total_us > 0 && loop_us > 0) {
 		double ops = (double)n * (double)c->o.window;
 		efab_stats_t ws;
 		mine.active = 1;
-		mine.bw = ops * (double)st->size / total_us;
-		mine.mops = ops / total_us;
+		mine.bw = ops * (double)st->size / loop_us;
+		mine.mops = ops / loop_us;
+		mine.bw_win = ops * (double)st->size / total_us;
+		mine.mops_win = ops / total_us;
 		efab_stats_compute(c->samples, st->ns, &ws);
 		mine.p25 = ws.p25;
 		mine.p50 = ws.p50;
@@ -430,6 +447,8 @@ static int stream_report(efab_ctx_t *c, const stream_state_t *st, uint64_t n, ef
 			first = r;
 		agg.bw += all[r].bw;
 		agg.mops += all[r].mops;
+		agg.bw_win += all[r].bw_win;
+		agg.mops_win += all[r].mops_win;
 		if (all[r].first > agg.first) /* the slowest initiator's first window */
 			agg.first = all[r].first;
 		int seen = 0;
@@ -469,6 +488,8 @@ static int budget_windows(efab_ctx_t *c, stream_state_t *st, uint64_t warm, uint
 		return EFAB_OK;
 	for (uint64_t i = 0;; i++) {
 		int measured = i >= warm;
+		if (i == warm)
+			st->loop_t0 = efab_ticks();
 		if (one_window(c, st, measured, row, w)) {
 			if (loop_failed(c))
 				return EFAB_ERR;
@@ -508,19 +529,29 @@ int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab
 		return EFAB_ERR;
 	if (ensure_samples(c, budget ? 1u << 20 : n))
 		return EFAB_ERR;
+	c->stream_ops = ops;
 	if (budget) {
 		if (budget_windows(c, &st, warm, &n, row, &w))
 			return EFAB_ERR;
 	} else {
 		/* --time: each rank calibrated its own number of windows */
 		c->planned = c->o.time_s > 0 ? 0 : warm + n;
-		for (uint64_t i = 0; i < warm + n; i++)
+		for (uint64_t i = 0; i < warm + n; i++) {
+			if (i == warm)
+				st.loop_t0 = efab_ticks();
 			if (one_window(c, &st, i >= warm, row, &w)) {
 				if (loop_failed(c))
 					return EFAB_ERR;
 				break;
 			}
+		}
 	}
+	/* a rank whose pair failed confirms nothing; its peer's wait for the
+	 * flag is bounded, and fails it too (tolerant runs) */
+	if (!c->failed && ops->confirm && ops->confirm(c, size, st.active ? st.next : 0) &&
+	    loop_failed(c))
+		return EFAB_ERR;
+	st.loop_ticks = efab_ticks() - st.loop_t0;
 	w.what = "the other ranks after the last window";
 	int any_failed;
 	if (closing_barrier(c, &w, &any_failed))

@@ -53,7 +53,13 @@ uint64_t efab_pingpong_iters(const efab_ctx_t *c, uint64_t size);
 /* ---- windowed stream (bandwidth, message rate) ----
  * A window is -W operations posted back to back and waited for; its time is
  * from the first post to the last local completion. The size's first window
- * is timed alone (first_us), [1, warm) are warmup, then n measured. */
+ * is timed alone (first_us), [1, warm) are warmup, then n measured.
+ * The headline figures (bw_MBps, msg_rate_Mops) divide the measured windows'
+ * payload by the loop's elapsed time: from the first post of the first
+ * measured window to the end of confirm (every rank runs it after the last
+ * window), gaps between windows included, as fabtests, perftest and OSU
+ * time their loops. The sum of window times divides the same payload in the
+ * *_windows columns. */
 typedef struct efab_stream_ops {
 	/* every rank, once per size (may synchronise) */
 	int (*begin)(efab_ctx_t *c, uint64_t size);
@@ -66,6 +72,14 @@ typedef struct efab_stream_ops {
 	uint64_t (*check)(efab_ctx_t *c, uint64_t size, uint64_t i, uint64_t rx0);
 	/* every rank after the closing barrier: mismatches or UINT64_MAX */
 	uint64_t (*end)(efab_ctx_t *c, uint64_t size, uint64_t windows);
+	/* every rank, after the last window, timed (it ends the loop): returns
+	 * once this rank knows that what it wrote arrived at its peer and its
+	 * peer knows the same of what it received, where a local completion
+	 * does not mean delivery. NULL: the last local completion ends it.
+	 * windows = every window this rank posted in this size. */
+	int (*confirm)(efab_ctx_t *c, uint64_t size, uint64_t windows);
+	/* how the end is confirmed (the end_confirm column and the header) */
+	const char *(*confirm_name)(const efab_ctx_t *c);
 	/* the footprint column ("" if none) */
 	const char *(*footprint)(const efab_ctx_t *c);
 	/* with -c, fence every window with barriers and check on every rank (a
@@ -74,6 +88,9 @@ typedef struct efab_stream_ops {
 } efab_stream_ops_t;
 
 int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab_row_t *row);
+/* The end_confirm value of ops in this run ("local-completion" without a
+ * confirm_name). */
+const char *efab_stream_confirm_name(const efab_ctx_t *c, const efab_stream_ops_t *ops);
 uint64_t efab_stream_windows(const efab_ctx_t *c, uint64_t size);
 
 /* The header notes of a row's pattern (what first_us and the batch mean). */

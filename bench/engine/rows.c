@@ -24,13 +24,17 @@
  * bench's later additions). first_us: iteration 0 of the size, alone;
  * lat_us_batch: one batch of n iterations timed as a whole / n; lat_us_p25/p75
  * (window_us_p25/p75): the quartiles of the samples (windows), the robust
- * within-run spread efab_plot compares with. */
+ * within-run spread efab_plot compares with; bw_MBps_windows,
+ * msg_rate_Mops_windows: over the sum of window times (the headline bw_MBps
+ * over the loop's elapsed time); end_confirm: how the end of the loop was
+ * confirmed (pattern.h, rma.c). */
 static const char *const put_lat_cols[] = {"inject", "first_us", "lat_us_batch", "lat_us_p25",
 					   "lat_us_p75"};
 static const char *const lat_cols[] = {"first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"};
-static const char *const bw_cols[] = {"pair",	    "window_us_p50", "window_us_p99",
-				      "inject",	    "link_Gbps",     "pct_of_link",
-				      "first_us",   "footprint",     "window_us_p25",
+static const char *const bw_cols[] = {"pair",		 "window_us_p50",	  "window_us_p99",
+				      "inject",		 "link_Gbps",		  "pct_of_link",
+				      "first_us",	 "footprint",		  "bw_MBps_windows",
+				      "msg_rate_Mops_windows", "end_confirm",	  "window_us_p25",
 				      "window_us_p75"};
 static const char *const connect_cols[] = {"peers", "av_insert_us", "av_insert_us_per_peer",
 					   "second_us_p50", "ep_open_us_p50"};
@@ -82,8 +86,10 @@ const efab_bench_row_t efab_bench_rows[] = {
 		.name = "efab_put_bw",
 		.csv_name = "put_bw",
 		.summary = "RMA write bandwidth and message rate (mpirun -np 2N).\n"
-		   "A window of -W writes is posted, then waited for; bandwidth = bytes / sum of\n"
-		   "window times (first post to last local completion).\n" BW_SUMMARY_TAIL,
+		   "A window of -W writes is posted, then waited for; bandwidth = bytes / elapsed\n"
+		   "time of the timed loop (first post to last completion, the end confirmed at the\n"
+		   "target: column end_confirm); bw_MBps_windows = bytes / sum of window times.\n"
+		   BW_SUMMARY_TAIL,
 		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_RMA_OP | EFAB_OG_PAIR_LAYOUT | EFAB_OG_INJECT |
 			   EFAB_OG_SRC | EFAB_OG_MR_CACHE,
 		RMA_ROW, BW_ROW,
@@ -95,8 +101,9 @@ const efab_bench_row_t efab_bench_rows[] = {
 		.name = "efab_get_bw",
 		.csv_name = "get_bw",
 		.summary = "RMA read bandwidth and message rate (mpirun -np 2N).\n"
-		   "A window of -W reads is posted, then waited for; bandwidth = bytes / sum of\n"
-		   "window times (first post to last read completion).\n" BW_SUMMARY_TAIL,
+		   "A window of -W reads is posted, then waited for; bandwidth = bytes / elapsed\n"
+		   "time of the timed loop (first post to last read completion);\n"
+		   "bw_MBps_windows = bytes / sum of window times.\n" BW_SUMMARY_TAIL,
 		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_RMA_OP | EFAB_OG_PAIR_LAYOUT,
 		RMA_ROW, BW_ROW,
 		.default_op = EFAB_OP_READ, .ops = 1u << EFAB_OP_READ,
@@ -121,12 +128,14 @@ const efab_bench_row_t efab_bench_rows[] = {
 		.name = "efab_atomic_bw",
 		.csv_name = "atomic_bw",
 		.summary = "Atomic message rate (mpirun -np 2N; any count >= 2 with --contend).\n"
-		   "A window of -W atomics is posted, then waited for; rate = atomics / sum of\n"
-		   "window times, in 10^6 ops/s (bw_MBps = rate x operand bytes). Pairs as in\n"
+		   "A window of -W atomics is posted, then waited for; rate = atomics / elapsed\n"
+		   "time of the timed loop (first post to last completion), in 10^6 ops/s\n"
+		   "(bw_MBps = rate x operand bytes; *_windows: over the sum of window times). Pairs as in\n"
 		   "efab_put_bw, or with --contend every rank but 0 hits the same words of rank 0.\n"
 		   "-n counts windows (default 200).",
-		.definition = "message rate = atomics / sum of window times (first post to last "
-		      "completion), 10^6 ops/s; aggregate = sum over initiating ranks",
+		.definition = "message rate = atomics / elapsed time of the timed loop (first post to "
+		      "last completion), 10^6 ops/s; msg_rate_Mops_windows = atomics / sum of window "
+		      "times; aggregate = sum over initiating ranks",
 		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_ATOMIC,
 		ATOMIC_ROW, BW_ROW,
 		.counts = {.iters = 200, .pivot = 65536, .floor = 4, .warmup_cap = 2},

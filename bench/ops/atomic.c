@@ -5,7 +5,9 @@
  * --contend every rank but 0 targets the same words on rank 0.
  *
  * Latency = full round trip of one atomic to its completion at the
- * initiator. Message rate (_bw) = atomics completed / sum of window times.
+ * initiator. Message rate (_bw) = atomics completed / elapsed time of the
+ * timed loop (its last completion ends it); the sum of window times in the
+ * *_windows columns.
  *
  * Validation (-c): every target word starts from a known value and every
  * initiator applies a known operand sequence, so the final value is known

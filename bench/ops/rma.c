@@ -13,9 +13,12 @@
  *     completed.
  * stream: ranks pair up, [0, N) initiate towards [N, 2N) (with --bidir both
  *     sides do); a window is W operations posted back to back. With inject
- *     (sizes within the inject limit) the first W-1 writes are
- *     fi_inject_write and the last a regular write whose completion ends the
- *     window.
+ *     (sizes within the inject limit) all W writes are fi_inject_write, each
+ *     complete locally when the call returns (as fabtests' fi_rma_bw posts
+ *     them): the window ends at its last post, and the loop's end is
+ *     confirmed at the target (bw_confirm). A regular write at the end of
+ *     each window cost shm a process_vm_writev per window (its fast RMA path
+ *     under FI_MR_VIRT_ADDR) and the 8 B rate a third against fabtests.
  *     Region per rank: [rx | tx]. --footprint buffer (default): every op of a
  *     window reads one tx buffer and lands on the peer's one rx buffer
  *     (concurrent identical writes), as perftest's ib_write_bw does.
@@ -57,14 +60,9 @@ static int src_free(efab_ctx_t *c, efab_waitfor_t *w)
 
 static int put_send(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_waitfor_t *w)
 {
-	uint64_t flags = 0;
-	if (c->op == EFAB_OP_WRITEDATA)
-		flags |= FI_REMOTE_CQ_DATA;
-	if (c->use_inject)
-		flags |= FI_INJECT;
 	return efab_post_write(&c->fab, c->peer, efab_local(c, TX(c, p)), size, c->ldesc,
 			       efab_raddr(c, c->peer, RX(c, p)), c->rkeys[c->peer].key,
-			       seq & 0xffffffffu, flags, w);
+			       seq & 0xffffffffu, c->put.flags, w);
 }
 
 static int put_arrival(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_waitfor_t *w)
@@ -88,6 +86,11 @@ static int put_begin(efab_ctx_t *c, uint64_t size)
 	/* per rank: both ranks send, each from its own memory kind */
 	c->use_inject = !c->o.no_inject && !c->o.src_unregistered &&
 			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value);
+	/* what every iteration would otherwise work out again */
+	c->put.flags = (c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0) |
+		       (c->use_inject ? FI_INJECT : 0);
+	c->put.host = efab_mem_host_accessible(c->mem.kind);
+	put_waitfor(c, &c->put.w, "", size, 0);
 	return EFAB_OK;
 }
 
@@ -97,13 +100,14 @@ static int put_prepare(efab_ctx_t *c, uint64_t size, uint64_t i)
 {
 	uint64_t seq = seq_of(c, i);
 	int p = (int)(seq & 1);
-	efab_waitfor_t w;
-	put_waitfor(c, &w, c->initiator ? "pong" : "ping", size, i);
-	if (src_free(c, &w))
+	efab_waitfor_t *w = &c->put.w;
+	w->what = c->initiator ? "pong" : "ping";
+	w->iter = i;
+	if (src_free(c, w))
 		return EFAB_ERR;
 	if (c->o.check)
 		return efab_fill(c, TX(c, p), size, seq);
-	if (efab_mem_host_accessible(c->mem.kind))
+	if (c->put.host)
 		efab_local(c, TX(c, p))[size - 1] = efab_tag(seq);
 	return EFAB_OK;
 }
@@ -114,12 +118,11 @@ static int put_leg(efab_ctx_t *c, uint64_t size, uint64_t i, int sends_first)
 {
 	uint64_t seq = seq_of(c, i);
 	int p = (int)(seq & 1), rc;
-	efab_waitfor_t w;
-	put_waitfor(c, &w, sends_first ? "pong" : "ping", size, i);
+	efab_waitfor_t *w = &c->put.w; /* put_prepare named it for this iteration */
 	if (sends_first)
-		rc = put_send(c, size, p, seq, &w) || put_arrival(c, size, p, seq, &w);
+		rc = put_send(c, size, p, seq, w) || put_arrival(c, size, p, seq, w);
 	else
-		rc = put_arrival(c, size, p, seq, &w) || put_send(c, size, p, seq, &w);
+		rc = put_arrival(c, size, p, seq, w) || put_send(c, size, p, seq, w);
 	return rc ? EFAB_ERR : EFAB_OK;
 }
 
@@ -254,29 +257,34 @@ static int bw_prepare(efab_ctx_t *c, uint64_t size, uint64_t i)
 	return EFAB_OK;
 }
 
+/* The per-operation work is the post alone: what depends on the options
+ * (op, flags, inject, the step between slots) is settled before the loop. */
 static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 {
-	size_t tx = rx_bytes(c), n = slots(c);
-	int peer = c->peer;
-	uint64_t key = c->rkeys[peer].key;
-	efab_waitfor_t w = {"window completions", efab_op_name(c->op), size, peer, i};
-	for (uint64_t k = 0; k < c->o.window; k++) {
-		size_t slot = (size_t)(k % n) * size;
-		int rc;
-		if (c->op == EFAB_OP_READ) {
-			rc = efab_post_read(&c->fab, peer, efab_local(c, slot), size, c->ldesc,
-					    efab_raddr(c, peer, tx + slot), key, &w);
-		} else {
-			uint64_t flags = c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0;
-			if (c->use_inject && k + 1 < c->o.window)
-				flags |= FI_INJECT;
-			rc = efab_post_write(&c->fab, peer, efab_local(c, tx + slot), size, c->ldesc,
-					     efab_raddr(c, peer, slot), key, c->seq & 0xffffffffu,
-					     flags, &w);
-		}
-		if (rc)
-			return rc;
+	size_t tx = rx_bytes(c), step = slots(c) > 1 ? size : 0;
+	uint64_t window = c->o.window, key = c->rkeys[c->peer].key, k = 0;
+	uint8_t *local = efab_local(c, 0);
+	uint64_t remote = efab_raddr(c, c->peer, 0);
+	efab_waitfor_t w = {"window completions", efab_op_name(c->op), size, c->peer, i};
+	size_t slot = 0;
+	if (c->op == EFAB_OP_READ) {
+		for (; k < window; k++, slot += step)
+			if (efab_post_read(&c->fab, c->peer, local + slot, size, c->ldesc,
+					   remote + tx + slot, key, &w))
+				return EFAB_ERR;
+		return EFAB_OK;
 	}
+	uint64_t flags = c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0;
+	uint64_t data = c->seq & 0xffffffffu;
+	/* with inject, every write of the window is injected */
+	for (uint64_t injected = c->use_inject ? window : 0; k < injected; k++, slot += step)
+		if (efab_post_write(&c->fab, c->peer, local + tx + slot, size, c->ldesc,
+				    remote + slot, key, data, flags | FI_INJECT, &w))
+			return EFAB_ERR;
+	for (; k < window; k++, slot += step)
+		if (efab_post_write(&c->fab, c->peer, local + tx + slot, size, c->ldesc,
+				    remote + slot, key, data, flags, &w))
+			return EFAB_ERR;
 	return EFAB_OK;
 }
 
@@ -314,6 +322,118 @@ static uint64_t bw_end(efab_ctx_t *c, uint64_t size, uint64_t windows)
 	return 0;
 }
 
+/* ---- the confirmed end of a stream's timed loop ----
+ * A write's local completion does not say that its data is in the target's
+ * buffer on every provider: shm completes an inline or injected write once
+ * it is queued for the peer, whose progress copies it later; tcp (ofi_rxm
+ * over tcp) once it is in the socket; the efa fabric's eager and long-CTS
+ * writes once the data reached a staging buffer at the target ("transmit
+ * complete", libfabric prov/efa/docs/efa_rdm_protocol_v4.md, section 4.2).
+ * efa-direct's RDMA write completes when the device has SRD's
+ * acknowledgement from the remote device (its tx op flags are
+ * FI_TRANSMIT_COMPLETE, prov/efa/src/efa_prov_info.c; the remote device
+ * places the data in the registered buffer itself, with no staging buffer).
+ * So after its last window the initiator writes an end flag (8 bytes: the
+ * count of operations it posted in this size) into the target's confirm
+ * slot; the target waits for the flag and, for writedata, until it counted
+ * the remote CQ data of every one of those operations, then writes an
+ * acknowledgement back; the initiator's loop ends when it sees it.
+ *   remote-cq-data   writedata: every operation's remote completion counted
+ *                    at the target (proves delivery on any provider)
+ *   ordered-flag     write on a fabric that orders writes (FI_ORDER_WAW:
+ *                    shm, tcp): the flag lands after every earlier write
+ *   unordered-flag   write without FI_ORDER_WAW (efa, efa-direct): the flag
+ *                    proves only that the target saw the flag; delivery rests
+ *                    on the completion (efa-direct above; not proven for the
+ *                    efa fabric's emulated writes: use -o writedata)
+ *   local-completion GPU memory (the CPU cannot poll the flag) and reads
+ *                    (a read's completion at the initiator is its arrival) */
+enum confirm_kind { CONFIRM_NONE, CONFIRM_CQ_DATA, CONFIRM_ORDERED, CONFIRM_UNORDERED };
+
+#define CONFIRM_MARK (1ull << 63) /* byte 7 of the flag: 0x80, never 0 */
+#define CONFIRM_COUNT ((1ull << 56) - 1)
+
+static int gpu_polls(const efab_ctx_t *c);
+
+static enum confirm_kind confirm_kind(const efab_ctx_t *c)
+{
+	if (c->op == EFAB_OP_READ || !gpu_polls(c))
+		return CONFIRM_NONE;
+	if (c->op == EFAB_OP_WRITEDATA)
+		return CONFIRM_CQ_DATA;
+	return c->fab.info->tx_attr->msg_order & FI_ORDER_WAW ? CONFIRM_ORDERED : CONFIRM_UNORDERED;
+}
+
+static const char *bw_confirm_name(const efab_ctx_t *c)
+{
+	static const char *const names[] = {"local-completion", "remote-cq-data", "ordered-flag",
+					    "unordered-flag"};
+	return names[confirm_kind(c)];
+}
+
+/* Post the 8-byte value v from local slot src to the peer's slot dst. */
+static int confirm_send(efab_ctx_t *c, size_t src, size_t dst, uint64_t v, efab_waitfor_t *w)
+{
+	memcpy(efab_local(c, src), &v, sizeof(v));
+	return efab_post_write(&c->fab, c->peer, efab_local(c, src), sizeof(v), c->ldesc,
+			       efab_raddr(c, c->peer, dst), c->rkeys[c->peer].key, 0, 0, w);
+}
+
+/* Wait for the flag in local slot at, take its value and clear the slot
+ * (before anything is sent that lets the peer write it again). */
+static int confirm_take(efab_ctx_t *c, size_t at, uint64_t *v, efab_waitfor_t *w)
+{
+	volatile uint64_t *slot = (volatile uint64_t *)(void *)efab_local(c, at);
+	if (efab_wait_byte(&c->fab, efab_local(c, at + 7), (uint8_t)(CONFIRM_MARK >> 56), w))
+		return EFAB_ERR;
+	*v = *slot;
+	*slot = 0;
+	return EFAB_OK;
+}
+
+/* Slots at c->confirm_off: [the peer's end flag | the peer's acknowledgement |
+ * source of mine | source of my acknowledgement]. */
+static int bw_confirm(efab_ctx_t *c, uint64_t size, uint64_t windows)
+{
+	enum confirm_kind kind = confirm_kind(c);
+	size_t in = c->confirm_off, ack = in + 8, flag_src = in + 16, ack_src = in + 24;
+	int sends = c->initiator || c->o.bidir, receives = !c->initiator || c->o.bidir;
+	efab_waitfor_t w = {"", efab_op_name(c->op), size, c->peer, windows};
+	uint64_t v;
+	if (kind == CONFIRM_NONE)
+		return EFAB_OK;
+	w.what = "the end flag to be posted";
+	uint64_t posted = windows * c->o.window + c->faults.confirm_extra;
+	if (sends && confirm_send(c, flag_src, in, CONFIRM_MARK | (posted & CONFIRM_COUNT), &w))
+		return EFAB_ERR;
+	if (receives) {
+		w.what = "the peer's end flag after its last window";
+		if (confirm_take(c, in, &v, &w))
+			return EFAB_ERR;
+		if (kind == CONFIRM_CQ_DATA) {
+			uint64_t want = c->rx_data_confirmed + (v & CONFIRM_COUNT);
+			w.what = "the remote CQ data of every operation of the size";
+			if (efab_wait_rxdata(&c->fab, want, &w))
+				return EFAB_ERR;
+			if (c->fab.rx_data_count != want) {
+				efab_log_error("%llu remote CQ data completions counted, %llu written",
+					       (unsigned long long)(c->fab.rx_data_count -
+								    c->rx_data_confirmed),
+					       (unsigned long long)(v & CONFIRM_COUNT));
+				return EFAB_ERR;
+			}
+			c->rx_data_confirmed = want;
+		}
+		w.what = "the acknowledgement to be posted";
+		if (confirm_send(c, ack_src, ack, v, &w))
+			return EFAB_ERR;
+	}
+	w.what = "the peer's acknowledgement of the last window";
+	if (sends && confirm_take(c, ack, &v, &w))
+		return EFAB_ERR;
+	return EFAB_OK;
+}
+
 static const char *bw_footprint(const efab_ctx_t *c)
 {
 	return efab_footprint_name(c->o.footprint);
@@ -322,6 +442,7 @@ static const char *bw_footprint(const efab_ctx_t *c)
 const efab_stream_ops_t efab_rma_stream = {
 	.begin = bw_begin, .end = bw_end,
 	.prepare = bw_prepare, .post = bw_post, .check = bw_check,
+	.confirm = bw_confirm, .confirm_name = bw_confirm_name,
 	.footprint = bw_footprint,
 	.lockstep = 1, /* a slot is rewritten only once every rank checked it */
 };
@@ -382,9 +503,30 @@ int efab_rma_stream_setup(efab_ctx_t *c)
 				       "device memory for arrival)");
 		return EFAB_EUSAGE;
 	}
-	efab_note(c, "bandwidth = bytes / sum of window times (first post to last local "
-		     "completion), 10^6 B/s; message rate in 10^6 ops/s; aggregate = sum over "
-		     "initiating ranks; iters = windows of %llu ops", (unsigned long long)c->o.window);
+	efab_note(c, "bandwidth (bw_MBps) = payload bytes of the measured windows / the elapsed "
+		     "time of the timed loop (first post to last completion, the end confirmed: "
+		     "%s), 10^6 B/s; message rate (msg_rate_Mops) = operations / the same time",
+		  efab_stream_confirm_name(c, &efab_rma_stream));
+	efab_note(c, "bw_MBps_windows and msg_rate_Mops_windows divide by the sum of window times "
+		     "(first post to last local completion of each window, gaps excluded); "
+		     "aggregate = sum over initiating ranks; iters = windows of %llu ops",
+		  (unsigned long long)c->o.window);
+	static const char *const confirm_why[] = {
+		[CONFIRM_NONE] = "the loop ends at the last local completion (reads: the data is at "
+				 "the initiator; GPU memory: the CPU cannot poll an end flag)",
+		[CONFIRM_CQ_DATA] = "after its last window the initiator writes an end flag with its "
+				    "operation count; the target counts the remote CQ data of every "
+				    "operation, then writes an acknowledgement back, which ends the loop",
+		[CONFIRM_ORDERED] = "after its last window the initiator writes an end flag; this fabric "
+				    "orders writes (FI_ORDER_WAW), so at the flag every earlier write "
+				    "has landed; the target's acknowledgement ends the loop",
+		[CONFIRM_UNORDERED] = "after its last window the initiator writes an end flag and waits "
+				      "for the target's acknowledgement; this fabric does not order "
+				      "writes (no FI_ORDER_WAW), so delivery rests on the provider's "
+				      "completion (EFA efa-direct: after SRD's remote acknowledgement; "
+				      "-o writedata counts every arrival)",
+	};
+	efab_note(c, "end_confirm %s: %s", bw_confirm_name(c), confirm_why[confirm_kind(c)]);
 	efab_note(c, "--footprint %s: %s", efab_footprint_name(c->o.footprint),
 		  slots(c) > 1 ? "op k of a window uses source and destination k x size "
 				 "(window x size bytes each side, as fabtests and OSU)"
@@ -393,13 +535,11 @@ int efab_rma_stream_setup(efab_ctx_t *c)
 	if (c->o.bidir)
 		efab_note(c, "--bidir: both ranks of each pair issue at once; rows report the sum");
 	if (c->op != EFAB_OP_READ)
-		efab_note(c, "inject: %s%s", c->o.no_inject ? "off (--no-inject)"
-			  : "fi_inject_write for sizes <= the inject size (first W-1 ops of a window)",
-			  !c->o.no_inject && !(c->fab.info->tx_attr->msg_order & FI_ORDER_WAW)
-				  ? "; this fabric does not order writes (no FI_ORDER_WAW: EFA's SRD), so "
-				    "when a window ends (its last write completed) earlier injected writes "
-				    "may still be in flight: for inject sizes the window time is a lower bound"
-				  : "");
+		efab_note(c, "inject: %s", c->o.no_inject ? "off (--no-inject)"
+			  : "fi_inject_write for sizes <= the inject size (every op of a window, "
+			    "complete locally when posted: the window ends at its last post, its "
+			    "writes may still be in flight, so for inject sizes the window time and "
+			    "*_windows are lower bounds; bw_MBps ends with the confirmed end)");
 	return efab_rma_notes(c);
 }
 

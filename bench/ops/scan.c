@@ -9,9 +9,10 @@
  * bench/ops/rma_bw.c):
  *   latency   = half the round trip of a write ping-pong (efab_put_lat), p50,
  *               one NIC at a time (the pair's other ranks wait asleep);
- *   bandwidth = bytes / sum of window times (efab_put_bw), every NIC at once,
- *               each direction in turn: a->b, then b->a, each for --time
- *               (a deadline: a slow NIC moves what it moves in the time).
+ *   bandwidth = bytes / elapsed time of the timed loop (efab_put_bw's bw_MBps),
+ *               every NIC at once, each direction in turn: a->b, then b->a,
+ *               each for --time (a deadline: a slow NIC moves what it moves
+ *               in the time).
  * Each pair measures on endpoints of its own, opened for the pair and closed
  * after it, and the patterns run tolerant (c->tolerate): a pair that makes no
  * progress within --timeout, or gets an error completion, is a failed pair --
@@ -617,8 +618,8 @@ static void print_header(efab_ctx_t *c, int rounds)
 		printf("# --passes %llu: the whole round-robin %llu times\n",
 		       (unsigned long long)c->o.passes, (unsigned long long)c->o.passes);
 	printf("# latency = half the round trip of a %llu-byte write ping-pong (efab_put_lat), p50, "
-	       "microseconds, one NIC at a time; bandwidth = %llu-byte writes, windows of %llu, bytes / sum of window "
-	       "times (efab_put_bw), 10^6 B/s, every NIC at once, each direction in turn%s\n",
+	       "microseconds, one NIC at a time; bandwidth = %llu-byte writes, windows of %llu, bytes / elapsed "
+	       "time of the timed loop (efab_put_bw's bw_MBps), 10^6 B/s, every NIC at once, each direction in turn%s\n",
 	       (unsigned long long)c->o.lat_size, (unsigned long long)c->o.bw_size,
 	       (unsigned long long)c->o.window,
 	       c->o.time_s > 0 ? ", for --time per direction (a deadline: what a slow NIC moves in it "

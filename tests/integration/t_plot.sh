@@ -125,3 +125,31 @@ PY
 	fi
 	grep -q "plotcheck: put_bw: .* on the axis 'bandwidth (MB/s" "$WORK/u2.out" || { cat "$WORK/u2.out"; die "message"; }
 }
+
+# Issue 28: new CSVs' bw_MBps is over the loop's elapsed time, older CSVs'
+# over the sum of window times. Alone a new run is shown in the headline
+# definition; beside an older CSV every run is shown over the window sum.
+t_plot_bw_definition() {
+	mkdir -p "$WORK/new"
+	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm -m 8:4K:x512 -n 20 --csv "$WORK/new/put_bw.csv"
+	expect_rc 0 python3 plot/efab_plot "$WORK/new" -o "$WORK/p1"
+	expect_rc 0 python3 plot/efab_plot "$WORK/new" results/issue17-figures-vm-loopback -o "$WORK/p2"
+	python3 - "$WORK/new/put_bw.csv" "$WORK/p1/report.md" "$WORK/p2/report.md" <<'PY' || die "bandwidth definition in the report"
+import csv, sys
+rows = {r["size_bytes"]: r for r in csv.DictReader(open(sys.argv[1]))}
+def cell(report, size):
+    sec = report.split("### put_bw", 1)[1]
+    for line in sec.splitlines():
+        f = [x.strip() for x in line.split("|")]
+        if len(f) > 3 and f[2] == size:  # | series | size | this run | ...
+            return float(f[3])
+    raise AssertionError(f"no {size} row")
+alone, mixed = open(sys.argv[2]).read(), open(sys.argv[3]).read()
+assert "over the elapsed time of the timed loop" in alone.split("### put_bw", 1)[1], "alone"
+assert "over the sum of window times" in mixed.split("### put_bw", 1)[1], "mixed"
+for size in ("8", "4096"):
+    r = rows[size]
+    assert abs(cell(alone, "4K" if size == "4096" else "8") - float(r["bw_MBps"])) < 0.01, size
+    assert abs(cell(mixed, "4K" if size == "4096" else "8") - float(r["bw_MBps_windows"])) < 0.01, size
+PY
+}

@@ -1,0 +1,34 @@
+# bench/tools/efab_sidebyside: efabench against fabtests on one libfabric
+# build (issue 28). Needs fabtests, from the efasim build of libfabric 2.6.0
+# ($EFASIM_BUILD, default ./build-efasim; skipped without it).
+
+t_sidebyside_table_and_counts() {
+	efasim_built 2.6.0 .fabtests-done
+	local lf=$EFASIM_BUILD_DIR/lf-2.6.0 o=$WORK/sbs
+	expect_rc 0 timeout -k 5 300 bench/tools/efab_sidebyside --efab "$BIN" \
+		--fabtests "$lf/fabtests/bin" --lib "$lf/prefix/lib" --providers shm \
+		--cases lat,ratedata --reps 2 -o "$o"
+	python3 - "$o" <<'PY' || die "table or runs"
+import csv, math, sys
+o = sys.argv[1]
+runs = list(csv.DictReader(open(f"{o}/runs.csv")))
+# 2 cases x 2 tools x 2 repeats, every figure a positive number
+assert len(runs) == 8, len(runs)
+assert all(float(r["value"]) > 0 for r in runs), runs
+# alternating: repeat 0 runs efabench first, repeat 1 fabtests first
+lines = [l for l in open(f"{o}/commands.log") if "efab_put_lat" in l or "fi_rma_pingpong" in l]
+first = ["efab" in lines[0], "efab" in lines[3]]
+assert first == [True, False], lines[:4]
+t = open(f"{o}/table.md").read()
+for fig in ("8 B write latency, batch", "8 B writedata message rate, one direction"):
+    row = [l for l in t.splitlines() if fig in l]
+    assert len(row) == 1, fig
+    cells = [c.strip() for c in row[0].split("|")]
+    e, f, ratio = float(cells[4]), float(cells[5]), float(cells[6])
+    assert math.isclose(ratio, e / f, rel_tol=0.01), (ratio, e, f)
+PY
+	expect_rc 2 bench/tools/efab_sidebyside --efab "$BIN" --fabtests "$lf/fabtests/bin" \
+		--cases nosuch -o "$o"
+	expect_rc 2 bench/tools/efab_sidebyside --efab "$WORK/none" --fabtests "$lf/fabtests/bin" \
+		-o "$o"
+}

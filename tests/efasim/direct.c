@@ -94,7 +94,6 @@ _Static_assert(sizeof(struct io_rx_cdesc_ex) == 32, "efa_io_rx_cdesc_ex is 32 by
 enum { CQE_SIZE = sizeof(struct io_rx_cdesc_ex), WQE_SIZE = sizeof(struct io_tx_wqe),
        SQ_MAX_BATCH = 64 /* assumed: LLQ depth between doorbells */ };
 #define CQ_DB_CI_MASK 0xffffu
-#define CQ_DB_SN_SHIFT 29
 #define CQ_DB_ARM 0x80000000u
 #define RX_LKEY_MASK 0xffffffu
 #define RX_FIRST (1u << 30)
@@ -165,22 +164,25 @@ void cq_write_direct(struct efasim_ring_hdr *h, const struct efasim_cqe *e)
 	 * provider), then the flags with this pass's phase bit, last */
 	v.base.common.flags = (uint8_t)((flags & ~1u) | (phase ^ 1u));
 	memcpy(c, &v, sizeof(v));
+	if (getenv("EFASIM_DEBUG_CQE"))
+		fprintf(stderr, "efasim[%d] DBG cqe %s tail %llu req %u st %u fl %#x qp %u len %u imm %u ah %u\n", (int)getpid(),
+			e->recv_side ? "rx" : "tx", (unsigned long long)h->tail, v.base.common.req_id, v.base.common.status,
+			flags | phase, v.base.common.qp_num, e->byte_len, e->imm, v.base.ah);
 	__atomic_store_n(&c->base.common.flags, (uint8_t)(flags | phase), __ATOMIC_RELEASE);
 	h->tail++;
 }
 
-/* An event is due when the CQ doorbell is armed with a cmd_sn that has not
- * produced one yet (one event per arm, as the device). With h->lock held. */
+/* An event is due when the CQ doorbell is armed: one event per arm, as the
+ * device. The arm bit is taken back out of the doorbell word when the event is
+ * raised, so a later arm (the provider's next store, whatever its cmd_sn)
+ * arms again. With h->lock held. */
 int cq_direct_event_due(struct efasim_ring_hdr *h)
 {
 	uint32_t db = __atomic_load_n(&h->db, __ATOMIC_ACQUIRE);
-	if (!(db & CQ_DB_ARM))
-		return 0;
-	int sn = (int)((db >> CQ_DB_SN_SHIFT) & 3);
-	if (sn == h->fired_sn)
-		return 0;
-	h->fired_sn = sn;
-	return 1;
+	while (db & CQ_DB_ARM)
+		if (__atomic_compare_exchange_n(&h->db, &db, db & ~CQ_DB_ARM, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return 1;
+	return 0;
 }
 
 /* ------------------------------------------------------------ queries */
@@ -202,7 +204,6 @@ int efasim_efadv_query_cq(struct ibv_cq *ibcq, struct efadv_cq_attr *attr, uint3
 		memset(ring_slot(h, 0), 0, (size_t)h->size * h->entry_size);
 		h->entry_size = CQE_SIZE;
 		h->head = h->tail = 0;
-		h->fired_sn = -1;
 		h->db = 0;
 		h->direct = 1;
 	}

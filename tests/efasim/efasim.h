@@ -140,7 +140,6 @@ struct efasim_ring_hdr {
 	uint32_t direct;
 	volatile uint32_t db;
 	int dev;                 /* CQ: registry index of its NIC (the AH lookup of the direct CQE) */
-	int fired_sn;            /* CQ: cmd_sn of the last arm that produced an event, -1 none */
 };
 
 struct efasim_rqe {

@@ -330,11 +330,12 @@ efa_direct_faults() { # V
 		die "unresponsive_remote_events not counted"
 	expect_rc 0 efa_mpi "$1" 2 -x EFASIM_SLOW=0:50:0 "$EBIN/efab_put_bw" -p efa -f efa-direct -m 256K -W 4 -n 3 -c \
 		--csv "$WORK/slow.csv"
-	python3 - "$WORK/slow.csv" <<'EOF2' || die "a 50 MB/s NIC moved data at another rate"
+	# a window is 4 x 256 KiB: at 50 MB/s no faster than 21 ms (slower is the machine's load)
+	python3 - "$WORK/slow.csv" <<'EOF2' || die "a 50 MB/s NIC moved data faster"
 import csv, sys
 r = list(csv.DictReader(open(sys.argv[1])))[0]
-bw = float(r["bw_MBps"])
-assert 30 <= bw <= 52.5, bw
+w = float(r["window_us_p50"])
+assert w >= 0.95 * 4 * 262144 / 50, w
 assert r["errors"] == "0", r["errors"]
 EOF2
 	efasim_built "$1" .fabtests-done

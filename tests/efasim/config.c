@@ -283,6 +283,9 @@ static void sim_init_once(void)
 	locks_init();
 	pthread_atfork(NULL, NULL, atfork_child);
 	sim.log = getenv("EFASIM_LOG") && atoi(getenv("EFASIM_LOG")) > 0;
+	sim.stats = getenv("EFASIM_ENGINE_STATS") && atoi(getenv("EFASIM_ENGINE_STATS")) > 0;
+	if (sim.stats)
+		atexit(engine_stats);
 	/* EFASIM_P2P=0: a device without GPUDirect RDMA (GPU memory does not register) */
 	sim.p2p = !(getenv("EFASIM_P2P") && !strcmp(getenv("EFASIM_P2P"), "0"));
 	const char *dir = getenv("EFASIM_DIR");

@@ -501,8 +501,30 @@ static void count_srd(int sd, int dd, int op, int status, size_t len)
 	hw_add(dd, HW_RX_PKTS, hw_pkts(len));
 }
 
+atomic_ullong exec_n, exec_ns; /* EFASIM_ENGINE_STATS=1: WRs executed, thread CPU time in execute */
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int execute_wr(struct sim_qp *q, struct sim_wr *w);
+
 /* Execute one WR as the device would; returns RETRY on RNR with retries left. */
 int execute(struct sim_qp *q, struct sim_wr *w)
+{
+	if (!sim.stats)
+		return execute_wr(q, w);
+	uint64_t t = thread_cpu_ns();
+	int r = execute_wr(q, w);
+	atomic_fetch_add_explicit(&exec_ns, thread_cpu_ns() - t, memory_order_relaxed);
+	atomic_fetch_add_explicit(&exec_n, 1, memory_order_relaxed);
+	return r;
+}
+
+static int execute_wr(struct sim_qp *q, struct sim_wr *w)
 {
 	if (q->ud) {
 		execute_ud(q, w);

@@ -164,10 +164,6 @@ void cq_write_direct(struct efasim_ring_hdr *h, const struct efasim_cqe *e)
 	 * provider), then the flags with this pass's phase bit, last */
 	v.base.common.flags = (uint8_t)((flags & ~1u) | (phase ^ 1u));
 	memcpy(c, &v, sizeof(v));
-	if (getenv("EFASIM_DEBUG_CQE"))
-		fprintf(stderr, "efasim[%d] DBG cqe %s tail %llu req %u st %u fl %#x qp %u len %u imm %u ah %u\n", (int)getpid(),
-			e->recv_side ? "rx" : "tx", (unsigned long long)h->tail, v.base.common.req_id, v.base.common.status,
-			flags | phase, v.base.common.qp_num, e->byte_len, e->imm, v.base.ah);
 	__atomic_store_n(&c->base.common.flags, (uint8_t)(flags | phase), __ATOMIC_RELEASE);
 	h->tail++;
 }
@@ -428,12 +424,17 @@ static unsigned engine_pass(void)
 	return done;
 }
 
-atomic_ullong engine_wakeups, engine_wqes; /* EFASIM_ENGINE_STATS=1 prints them at exit */
+atomic_ullong engine_wakeups, engine_wqes, engine_cpu_ns; /* EFASIM_ENGINE_STATS=1 prints them at exit */
 
-static void engine_stats(void)
+void engine_stats(void)
 {
-	fprintf(stderr, "efasim[%d]: direct engine %llu wakeups, %llu WQEs\n", (int)getpid(),
-		(unsigned long long)atomic_load(&engine_wakeups), (unsigned long long)atomic_load(&engine_wqes));
+	unsigned long long n = atomic_load(&exec_n), w = atomic_load(&engine_wqes);
+	fprintf(stderr,
+		"efasim[%d]: direct engine %llu wakeups, %llu WQEs, engine thread CPU %.3f ms (%.0f ns/WQE); "
+		"execute %llu WRs, %.0f ns CPU each\n",
+		(int)getpid(), (unsigned long long)atomic_load(&engine_wakeups), w, atomic_load(&engine_cpu_ns) / 1e6,
+		w ? (double)atomic_load(&engine_cpu_ns) / (double)w : 0.0, n,
+		n ? (double)atomic_load(&exec_ns) / (double)n : 0.0);
 }
 
 enum { SLEEP_MIN_NS = 2000, SLEEP_MAX_NS = 256000, SLEEP_IDLE_NS = 4000000,
@@ -447,6 +448,11 @@ static void *engine_main(void *arg)
 	for (;;) {
 		atomic_fetch_add_explicit(&engine_wakeups, 1, memory_order_relaxed);
 		unsigned n = engine_pass();
+		if (sim.stats) {
+			struct timespec c;
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+			atomic_store(&engine_cpu_ns, (unsigned long long)c.tv_sec * 1000000000ull + (unsigned long long)c.tv_nsec);
+		}
 		if (n) {
 			atomic_fetch_add_explicit(&engine_wqes, n, memory_order_relaxed);
 			last_work = now_ns();
@@ -479,9 +485,6 @@ static void engine_start_locked(void)
 	pthread_t t;
 	if (pthread_create(&t, &a, engine_main, NULL) == 0) {
 		sim.engine_thread = 1;
-		static int once;
-		if (!once++ && getenv("EFASIM_ENGINE_STATS") && atoi(getenv("EFASIM_ENGINE_STATS")))
-			atexit(engine_stats);
 	} else {
 		slog("cannot start the direct path's device engine");
 	}

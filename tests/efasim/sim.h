@@ -102,6 +102,7 @@ struct sim_state {
 	pthread_cond_t idle_cond;      /* with lock: a retry pass let go of a QP */
 	int retry_thread;        /* the retry thread runs in this process */
 	int engine_thread;       /* the direct path's device engine runs in this process (direct.c) */
+	int stats;               /* EFASIM_ENGINE_STATS=1: the cost figures printed at exit */
 	int own_sysfs;           /* sim.sysfs is efasim's tree (hw counters are written there) */
 	int p2p;                 /* EFASIM_P2P (1): CUDA memory registers (GPUDirect RDMA) */
 	int log;
@@ -323,6 +324,8 @@ void park(struct sim_qp *q, struct sim_wr *p);
 int rq_pop_direct(struct efasim_ring_hdr *h, struct efasim_rqe *out);
 void cq_write_direct(struct efasim_ring_hdr *h, const struct efasim_cqe *e);
 int cq_direct_event_due(struct efasim_ring_hdr *h);
+void engine_stats(void);
+extern atomic_ullong exec_n, exec_ns;
 void atfork_child(void);
 int sim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 

@@ -42,6 +42,7 @@ typedef struct efab_fabric {
 	/* completion accounting, driven by efab_progress() (efab_ops.h) */
 	uint64_t tx_posted, tx_done;
 	uint64_t rx_data_count; /* remote CQ data arrivals */
+	uint64_t rx_data_awaited; /* arrivals a ping-pong has waited for (put_arrival) */
 	uint64_t rx_data_last;
 	size_t rx_posted;       /* receives posted for FI_RX_CQ_DATA */
 	/* Receive slots for FI_RX_CQ_DATA: their contexts are the top slots of ctx;

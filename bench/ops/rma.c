@@ -68,7 +68,10 @@ static int put_send(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_wait
 static int put_arrival(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_waitfor_t *w)
 {
 	if (c->op == EFAB_OP_WRITEDATA) {
-		if (efab_wait_rxdata(&c->fab, c->fab.rx_data_count + 1, w))
+		/* the n-th arrival, not "one more than seen so far": the peer's
+		 * message can complete here before our own last send does, and a
+		 * poll for that send (src_free) then counts it already */
+		if (efab_wait_rxdata(&c->fab, ++c->fab.rx_data_awaited, w))
 			return EFAB_ERR;
 		if (c->fab.rx_data_last != (seq & 0xffffffffu)) {
 			efab_log_error("remote CQ data %llu, expected %llu",

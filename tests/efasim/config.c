@@ -7,18 +7,23 @@
  * receive on newer firmware) and libfabric's efa provider; the sizes below are
  * what ibv_devinfo reports on those instances as far as public posts show, and
  * are marked in README.md where they are assumed. */
+/* PCI device ids (README.md's profile table gives the sources): p4d 0xefa0
+ * (first generation: libfabric runs sub-CQ mode, the verbs path), p5 0xefa1,
+ * p5en 0xefa2 (INFERRED from aws-ofi-nccl's generation numbering; no public
+ * p5en output shows it). SQ depth: p5 4096, newer devices 2048 (public
+ * fi_info/log outputs); p4d's is assumed to be p5's. */
 static const struct profile profiles[] = {
-	{"p5en", 0xefa3,
+	{"p5en", 0xefa2,
 	 EFADV_DEVICE_ATTR_CAPS_RDMA_READ | EFADV_DEVICE_ATTR_CAPS_RNR_RETRY | EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID |
 		 EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE | EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV,
-	 8928, 1u << 30, 32, 64, 2},
-	{"p5", 0xefa2,
+	 8928, 1u << 30, 32, 64, 2, 2048},
+	{"p5", 0xefa1,
 	 EFADV_DEVICE_ATTR_CAPS_RDMA_READ | EFADV_DEVICE_ATTR_CAPS_RNR_RETRY | EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID |
 		 EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE,
-	 8928, 1u << 30, 32, 32, 2},
-	{"p4d", 0xefa1,
+	 8928, 1u << 30, 32, 32, 2, 4096},
+	{"p4d", 0xefa0,
 	 EFADV_DEVICE_ATTR_CAPS_RDMA_READ | EFADV_DEVICE_ATTR_CAPS_RNR_RETRY | EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID,
-	 8928, 1u << 30, 32, 32, 2},
+	 8928, 1u << 30, 32, 32, 2, 4096},
 };
 
 struct sim_state sim = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -72,7 +77,7 @@ int pid_alive(pid_t pid)
 	return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH);
 }
 
-static int mkdir_p(const char *path)
+int mkdir_p(const char *path)
 {
 	char tmp[PATH_MAX];
 	snprintf(tmp, sizeof(tmp), "%s", path);
@@ -278,6 +283,9 @@ static void sim_init_once(void)
 	locks_init();
 	pthread_atfork(NULL, NULL, atfork_child);
 	sim.log = getenv("EFASIM_LOG") && atoi(getenv("EFASIM_LOG")) > 0;
+	sim.stats = getenv("EFASIM_ENGINE_STATS") && atoi(getenv("EFASIM_ENGINE_STATS")) > 0;
+	if (sim.stats)
+		atexit(engine_stats);
 	/* EFASIM_P2P=0: a device without GPUDirect RDMA (GPU memory does not register) */
 	sim.p2p = !(getenv("EFASIM_P2P") && !strcmp(getenv("EFASIM_P2P"), "0"));
 	const char *dir = getenv("EFASIM_DIR");
@@ -332,6 +340,7 @@ static void sim_init_once(void)
 	char hostdir[PATH_MAX];
 	snprintf(hostdir, sizeof(hostdir), "%s/sysfs-%s", sim.dir, sim.host);
 	snprintf(sim.sysfs, sizeof(sim.sysfs), "%s", sysfs && *sysfs ? sysfs : hostdir);
+	sim.own_sysfs = !sysfs || !*sysfs || (owner && !strcmp(owner, sim.host)); /* efasim's tree: hw counters go there */
 
 	/* PCI addresses: EFASIM_PCI="0000:10:00.0,..." (e.g. to match an hwloc XML), default bus 0x10*(i+1). */
 	const char *pci = getenv("EFASIM_PCI");
@@ -412,6 +421,7 @@ static void sim_init_once(void)
 	/* RDMA into this process comes from its peers' process_vm_writev. */
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	sim.ok = 1;
+	hw_counters_init();
 }
 
 int sim_init(void)

@@ -51,6 +51,7 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *ctx, struct ibv_cq_init_a
 		return NULL;
 	}
 	cq->ring->owner_handle = (uint64_t)(uintptr_t)cq;
+	cq->ring->dev = cq->ctx->dev->gdev;
 	if (attr->channel)
 		snprintf(cq->ring->chan_fifo, sizeof(cq->ring->chan_fifo), "%s/h-%d-%d", sim.dir,
 			 (int)container_of(attr->channel, struct sim_chan, ch)->owner, attr->channel->fd);

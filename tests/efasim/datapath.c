@@ -319,6 +319,11 @@ static void throttle(int src_dev, int dst_dev, size_t bytes)
 static int rq_pop(struct efasim_ring_hdr *h, struct efasim_rqe *out)
 {
 	robust_lock(&h->lock);
+	if (h->direct) {
+		int got = rq_pop_direct(h, out);
+		pthread_mutex_unlock(&h->lock);
+		return got;
+	}
 	if (h->head == h->tail) {
 		pthread_mutex_unlock(&h->lock);
 		return 0;
@@ -394,13 +399,27 @@ static void execute_ud(struct sim_qp *q, struct sim_wr *w)
 		tq = r->qps[ts];
 	int dropped = dst_dev >= 0 && sim.drop_host[0] && !strcmp(r->devs[dst_dev].host, sim.drop_host);
 	pthread_mutex_unlock(&r->lock);
-	if (dst_dev < 0 || dropped || ts < 0 || !tq.ud || tq.qkey != w->qkey || !pid_alive(tq.pid))
+	hw_add(q->ctx->dev->gdev, HW_SEND_WRS, 1);
+	hw_add(q->ctx->dev->gdev, HW_SEND_BYTES, len);
+	hw_add(q->ctx->dev->gdev, HW_TX_BYTES, len);
+	hw_add(q->ctx->dev->gdev, HW_TX_PKTS, 1);
+	if (dst_dev < 0 || dropped)
 		goto done;
+	if (ts < 0 || !tq.ud || tq.qkey != w->qkey || !pid_alive(tq.pid)) {
+		hw_add(dst_dev, HW_RX_DROPS, 1);
+		goto done;
+	}
 	throttle(q->ctx->dev->gdev, dst_dev, len);
 	struct efasim_ring_hdr *trq = ring_get(tq.rq_file), *tcq = ring_get(tq.cq_file);
 	struct efasim_rqe rqe;
-	if (!trq || !tcq || !rq_pop(trq, &rqe))
+	if (!trq || !tcq || !rq_pop(trq, &rqe)) {
+		hw_add(dst_dev, HW_RX_DROPS, 1);
 		goto done;
+	}
+	hw_add(dst_dev, HW_RX_BYTES, len);
+	hw_add(dst_dev, HW_RX_PKTS, 1);
+	hw_add(dst_dev, HW_RECV_WRS, 1);
+	hw_add(dst_dev, HW_RECV_BYTES, len);
 	rc.wr_id = rqe.wr_id;
 	rc.qp_num = tq.qpn;
 	rc.qp_slot = ts;
@@ -434,8 +453,78 @@ done:
 	w->inl = NULL;
 }
 
+/* The hw counters of one SRD WR (counters.c), at the initiator's NIC sd and
+ * the responder's dd. */
+static void count_srd(int sd, int dd, int op, int status, size_t len)
+{
+	int ok = status == ES_OK;
+	if (status == ES_LOCAL_UNRESP_REMOTE)
+		hw_add(sd, HW_UNRESPONSIVE_REMOTE_EVENTS, 1);
+	switch (op) {
+	case OP_SEND:
+	case OP_SEND_IMM:
+		hw_add(sd, HW_SEND_WRS, 1);
+		if (!ok)
+			return;
+		hw_add(sd, HW_SEND_BYTES, len);
+		hw_add(dd, HW_RECV_WRS, 1);
+		hw_add(dd, HW_RECV_BYTES, len);
+		break;
+	case OP_WRITE:
+	case OP_WRITE_IMM:
+		hw_add(sd, HW_RDMA_WRITE_WRS, 1);
+		if (!ok) {
+			hw_add(sd, HW_RDMA_WRITE_WR_ERR, 1);
+			return;
+		}
+		hw_add(sd, HW_RDMA_WRITE_BYTES, len);
+		hw_add(dd, HW_RDMA_WRITE_RECV_BYTES, len);
+		break;
+	case OP_READ:
+		hw_add(sd, HW_RDMA_READ_WRS, 1);
+		if (!ok) {
+			hw_add(sd, HW_RDMA_READ_WR_ERR, 1);
+			return;
+		}
+		hw_add(sd, HW_RDMA_READ_BYTES, len);
+		hw_add(dd, HW_RDMA_READ_RESP_BYTES, len);
+		/* the data flows from the responder to the initiator */
+		hw_add(dd, HW_TX_BYTES, len);
+		hw_add(dd, HW_TX_PKTS, hw_pkts(len));
+		hw_add(sd, HW_RX_BYTES, len);
+		hw_add(sd, HW_RX_PKTS, hw_pkts(len));
+		return;
+	}
+	hw_add(sd, HW_TX_BYTES, len);
+	hw_add(sd, HW_TX_PKTS, hw_pkts(len));
+	hw_add(dd, HW_RX_BYTES, len);
+	hw_add(dd, HW_RX_PKTS, hw_pkts(len));
+}
+
+atomic_ullong exec_n, exec_ns; /* EFASIM_ENGINE_STATS=1: WRs executed, thread CPU time in execute */
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int execute_wr(struct sim_qp *q, struct sim_wr *w);
+
 /* Execute one WR as the device would; returns RETRY on RNR with retries left. */
 int execute(struct sim_qp *q, struct sim_wr *w)
+{
+	if (!sim.stats)
+		return execute_wr(q, w);
+	uint64_t t = thread_cpu_ns();
+	int r = execute_wr(q, w);
+	atomic_fetch_add_explicit(&exec_ns, thread_cpu_ns() - t, memory_order_relaxed);
+	atomic_fetch_add_explicit(&exec_n, 1, memory_order_relaxed);
+	return r;
+}
+
+static int execute_wr(struct sim_qp *q, struct sim_wr *w)
 {
 	if (q->ud) {
 		execute_ud(q, w);
@@ -443,7 +532,8 @@ int execute(struct sim_qp *q, struct sim_wr *w)
 	}
 	struct efasim_registry *r = sim.reg;
 	struct efasim_cqe sc = {.wr_id = w->wr_id, .qp_num = q->qpx.qp_base.qp_num, .qp_slot = q->slot,
-				.rdma_write = (w->op == OP_WRITE || w->op == OP_WRITE_IMM), .src_dev = -1};
+				.rdma_write = (w->op == OP_WRITE || w->op == OP_WRITE_IMM),
+				.rdma_read = w->op == OP_READ, .src_dev = -1};
 	struct efasim_cqe rc = {.recv_side = 1, .qp_slot = -1, .src_qp = q->qpx.qp_base.qp_num,
 				.src_dev = q->ctx->dev->gdev};
 	memcpy(rc.src_gid, q->ctx->dev->gid, 16);
@@ -520,6 +610,9 @@ int execute(struct sim_qp *q, struct sim_wr *w)
 					      : w->backoff_ns >= RNR_RETRY_MAX_NS / 2 ? RNR_RETRY_MAX_NS
 										       : 2 * w->backoff_ns;
 				w->next_try_ns = now_ns() + w->backoff_ns;
+				/* the send goes out again after the receiver's RNR */
+				hw_add(q->ctx->dev->gdev, HW_RETRANS_PKTS, hw_pkts(len));
+				hw_add(q->ctx->dev->gdev, HW_RETRANS_BYTES, len);
 				return RETRY;
 			}
 			status = ES_REMOTE_RNR;
@@ -603,6 +696,7 @@ rdma:
 		}
 	}
 done:
+	count_srd(q->ctx->dev->gdev, dst_dev, w->op, status, len);
 	sc.status = (uint16_t)status;
 	if (status != ES_OK)
 		slog("qp %u wr %#llx op %d -> status %d", q->qpx.qp_base.qp_num, (unsigned long long)w->wr_id, w->op,

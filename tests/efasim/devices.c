@@ -94,7 +94,7 @@ static void fill_device_attr(struct sim_ctx *c, struct ibv_device_attr *a)
 	a->vendor_part_id = sim.prof->vendor_part_id;
 	a->hw_ver = sim.prof->vendor_part_id;
 	a->max_qp = EFASIM_QP_TABLE;
-	a->max_qp_wr = MAX_SQ_WR;
+	a->max_qp_wr = sim.prof->max_sq_wr;
 	a->max_sge = MAX_SQ_SGE;
 	a->max_cq = 512;
 	a->max_cqe = MAX_CQE;
@@ -159,7 +159,7 @@ int efasim_efadv_query_device(struct ibv_context *ctx, struct efadv_device_attr 
 	if (!efasim_is_sim_context(ctx))
 		return EOPNOTSUPP;
 	struct efadv_device_attr a = {0};
-	a.max_sq_wr = MAX_SQ_WR;
+	a.max_sq_wr = sim.prof->max_sq_wr;
 	a.max_rq_wr = MAX_RQ_WR;
 	a.max_sq_sge = MAX_SQ_SGE;
 	a.max_rq_sge = MAX_RQ_SGE;

@@ -45,18 +45,15 @@ EXPORT int efadv_query_mr(struct ibv_mr *mr, struct efadv_mr_attr *attr, uint32_
 	return efasim_efadv_query_mr(mr, attr, inlen);
 }
 
-/* The direct (MMIO) data path needs the device's rings: there are none, and
- * the provider then stays on the verbs function pointers. */
+/* The direct (MMIO) data path: the simulated device's queue memory (direct.c). */
 EXPORT int efadv_query_qp_wqs(struct ibv_qp *qp, struct efadv_wq_attr *sq, struct efadv_wq_attr *rq, uint32_t inlen)
 {
-	(void)qp, (void)sq, (void)rq, (void)inlen;
-	return EOPNOTSUPP;
+	return efasim_efadv_query_qp_wqs(qp, sq, rq, inlen);
 }
 
 EXPORT int efadv_query_cq(struct ibv_cq *cq, struct efadv_cq_attr *attr, uint32_t inlen)
 {
-	(void)cq, (void)attr, (void)inlen;
-	return EOPNOTSUPP;
+	return efasim_efadv_query_cq(cq, attr, inlen);
 }
 
 EXPORT struct efadv_qp *efadv_qp_from_ibv_qp_ex(struct ibv_qp_ex *qp)

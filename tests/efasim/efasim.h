@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define EFASIM_MAGIC 0xefa51a01u
+#define EFASIM_MAGIC 0xefa51a02u /* 02: direct-path rings, hw counters */
 #define EFASIM_MAX_NICS 32
 #define EFASIM_MAX_DEVS 256   /* simulated NICs across all simulated hosts */
 #define EFASIM_MAX_QPS 4096   /* live QPs across all processes */
@@ -50,6 +50,8 @@ struct efasim_dev_ent {
 	uint32_t next_qp_gen;
 	uint32_t rate_MBps;      /* test knob: 0 = unlimited */
 	uint32_t delay_us;       /* test knob: added per operation */
+	uint64_t hw[24];         /* hw_counters (counters.c), HW_N used */
+	char hwdir[232];         /* its sysfs hw_counters folder, "" if not efasim's tree */
 };
 
 struct efasim_qp_ent {
@@ -113,6 +115,7 @@ struct efasim_cqe {
 	uint8_t has_imm;
 	uint8_t unsolicited;
 	uint8_t src_gid[16];
+	uint8_t rdma_read;       /* send side: op type RDMA read (the direct path's CQE op_type) */
 	int qp_slot;             /* registry slot of the QP it belongs to */
 	int src_dev;             /* registry index of the sender's NIC */
 };
@@ -129,6 +132,14 @@ struct efasim_ring_hdr {
 	int armed;               /* CQ: notification requested */
 	char chan_fifo[256];      /* CQ: completion channel FIFO, "" if none */
 	uint64_t owner_handle;   /* CQ: the owner's struct ibv_cq pointer */
+	/* The direct (MMIO) data path (direct.c): once the provider has asked
+	 * efadv_query_qp_wqs / efadv_query_cq for this ring, its entries are the
+	 * device's own formats (RQ: efa_io_rx_desc, CQ: efa_io_rx_cdesc_ex) and
+	 * db is the doorbell the provider writes with plain stores (RQ: producer
+	 * counter; CQ: consumer index, cmd_sn, arm). */
+	uint32_t direct;
+	volatile uint32_t db;
+	int dev;                 /* CQ: registry index of its NIC (the AH lookup of the direct CQE) */
 };
 
 struct efasim_rqe {
@@ -149,6 +160,8 @@ struct efadv_cq *efasim_efadv_cq_from_ibv_cq_ex(struct ibv_cq_ex *cq);
 struct efadv_qp *efasim_efadv_qp_from_ibv_qp_ex(struct ibv_qp_ex *qp);
 int efasim_efadv_query_mr(struct ibv_mr *mr, struct efadv_mr_attr *attr, uint32_t inlen);
 int efasim_is_sim_context(struct ibv_context *ctx);
+int efasim_efadv_query_qp_wqs(struct ibv_qp *qp, struct efadv_wq_attr *sq, struct efadv_wq_attr *rq, uint32_t inlen);
+int efasim_efadv_query_cq(struct ibv_cq *cq, struct efadv_cq_attr *attr, uint32_t inlen);
 #pragma GCC visibility pop
 
 #endif

@@ -172,7 +172,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 		errno = ENOMEM;
 		return NULL;
 	}
-	uint32_t gen = (++r->mr_gen & 0x7fff) + 1;
+	/* keys fit the device's 24-bit lkey fields (efa_io_tx_buf_desc, efa_io_rx_desc) */
+	uint32_t gen = (++r->mr_gen % 0xff) + 1;
 	struct efasim_mr_ent *e = &r->mrs[s];
 	e->pid = sim.pid;
 	e->dev = c->dev->gdev;
@@ -258,6 +259,7 @@ struct ah_rec {
 	pid_t pid;
 	int dev;
 	uint8_t gid[16];
+	uint16_t ahn;            /* its number in that process (the direct path's CQE carries it) */
 };
 static struct ah_rec *ah_table(void);
 
@@ -310,6 +312,7 @@ EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 					t[i].pid = sim.pid;
 					t[i].dev = c->dev->gdev;
 					memcpy(t[i].gid, a->gid, 16);
+					t[i].ahn = e->ahn;
 					t[i].used = 1;
 					e->reg_slot = i;
 					break;
@@ -385,3 +388,14 @@ int ah_known_by(pid_t pid, int dev, const uint8_t gid[16])
 	return 0;
 }
 
+
+uint16_t ah_num_by(pid_t pid, int dev, const uint8_t gid[16])
+{
+	struct ah_rec *t = ah_table();
+	if (!t)
+		return EFASIM_UNKNOWN_AH;
+	for (int i = 0; i < EFASIM_MAX_QPS; i++)
+		if (t[i].used && t[i].pid == pid && t[i].dev == dev && !memcmp(t[i].gid, gid, 16))
+			return t[i].ahn;
+	return EFASIM_UNKNOWN_AH;
+}

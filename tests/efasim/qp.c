@@ -16,7 +16,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->cap.max_send_wr > MAX_SQ_WR || attr->cap.max_recv_wr > MAX_RQ_WR ||
+	if (attr->cap.max_send_wr > sim.prof->max_sq_wr || attr->cap.max_recv_wr > MAX_RQ_WR ||
 	    attr->cap.max_send_sge > MAX_SQ_SGE || attr->cap.max_recv_sge > MAX_RQ_SGE ||
 	    attr->cap.max_inline_data > sim.prof->inline_size) {
 		errno = EINVAL;
@@ -249,9 +249,12 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	snprintf(p, sizeof(p), "%s/%s", sim.dir, q->rq_file);
 	unlink(p);
 	munmap(q->rq, q->rq_map);
-	cq_purge(q->scq, q->slot, qp->qp_num);
-	if (q->rcq != q->scq)
+	/* direct CQs: the provider drops a destroyed QP's CQEs by its generation */
+	if (!q->scq->direct)
+		cq_purge(q->scq, q->slot, qp->qp_num);
+	if (q->rcq != q->scq && !q->rcq->direct)
 		cq_purge(q->rcq, q->slot, qp->qp_num);
+	free(q->sq_buf);
 	for (struct sim_wr *w = pend, *n; w; w = n) {
 		n = w->next;
 		atomic_fetch_sub(&npending, 1);

@@ -73,16 +73,20 @@ void cq_push(struct efasim_ring_hdr *h, const struct efasim_cqe *e)
 	char fifo[sizeof(h->chan_fifo)] = "";
 	uint64_t handle = 0;
 	robust_lock(&h->lock);
-	if (h->tail - h->head >= h->size) {
+	if (!h->direct && h->tail - h->head >= h->size) {
 		h->overruns++;
 		pthread_mutex_unlock(&h->lock);
 		slog("CQ overrun (owner %d)", (int)h->owner);
 		return;
 	}
-	memcpy(ring_slot(h, h->tail), e, sizeof(*e));
-	atomic_thread_fence(memory_order_release);
-	h->tail++;
-	if (h->armed && h->chan_fifo[0]) {
+	if (h->direct) {
+		cq_write_direct(h, e);
+	} else {
+		memcpy(ring_slot(h, h->tail), e, sizeof(*e));
+		atomic_thread_fence(memory_order_release);
+		h->tail++;
+	}
+	if (h->chan_fifo[0] && (h->direct ? cq_direct_event_due(h) : h->armed)) {
 		h->armed = 0;
 		memcpy(fifo, h->chan_fifo, sizeof(fifo));
 		handle = h->owner_handle;

@@ -39,7 +39,7 @@ static void retry_thread_start_locked(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-static void park(struct sim_qp *q, struct sim_wr *p)
+void park(struct sim_qp *q, struct sim_wr *p)
 {
 	p->next = NULL;
 	pthread_mutex_lock(&sim.lock);
@@ -187,6 +187,7 @@ void atfork_child(void)
 	sim.pid = getpid();
 	locks_init();
 	sim.retry_thread = 0;
+	sim.engine_thread = 0;
 	sim.qps = NULL;
 	memset(sim.qp_by_slot, 0, sizeof(sim.qp_by_slot));
 	atomic_store(&npending, 0);

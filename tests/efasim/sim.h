@@ -14,14 +14,17 @@
  *   per-process retry thread, as a NIC needs no host CPU for them.
  * - Errors are the device's own completion codes (vendor_err) mapped to
  *   ibv_wc_status as rdma-core's libefa maps them.
- * - The direct (MMIO) data path queries answer EOPNOTSUPP, so the provider
- *   uses the verbs function pointers.
+ * - The direct (MMIO) data path: efadv_query_qp_wqs / efadv_query_cq hand
+ *   out queues in the device's formats; a per-process engine thread plays the
+ *   NIC at the SQ doorbells (direct.c). The verbs path stays for providers
+ *   that do not ask (FI_EFA_USE_DATA_PATH_DIRECT=0, libfabric 2.1, p4d).
  * It is a functional model: timings measure the simulator, never EFA. */
 /* Internal header of the simulator's libibverbs.so.1: the types every section
  * file shares (the process state `sim`, the verbs objects) and the functions
  * one section calls in another. Sections: config.c (profiles, registry,
  * sysfs, process init), rings.c, devices.c, mr.c (PDs, MRs, AHs), cq.c,
- * qp.c, datapath.c, rnr.c (RNR retries, fork, the legacy post_send). */
+ * qp.c, datapath.c, rnr.c (RNR retries, fork, the legacy post_send),
+ * direct.c (the direct data path: device-format queues and the device engine). */
 #ifndef EFASIM_SIM_H
 #define EFASIM_SIM_H
 
@@ -63,9 +66,10 @@ struct profile {
 	uint32_t max_rdma_size;
 	uint16_t inline_size;
 	uint8_t speed, width;    /* ibv_port_attr active_speed/width: libfabric's ofi_vrb_speed */
+	uint32_t max_sq_wr;      /* SQ depth (the provider's tx size) */
 };
 
-enum { MAX_SQ_WR = 4096, MAX_RQ_WR = 32768, MAX_SQ_SGE = 2, MAX_RQ_SGE = 3, MAX_CQE = 1 << 22,
+enum { MAX_RQ_WR = 32768, MAX_SQ_SGE = 2, MAX_RQ_SGE = 3, MAX_CQE = 1 << 22,
        MAX_MR = 262144, MAX_AH = 1024, MAX_PD = 256 };
 
 struct sim_device {
@@ -97,6 +101,9 @@ struct sim_state {
 	pthread_cond_t retry_cond;     /* with lock: a WR was parked (CLOCK_MONOTONIC) */
 	pthread_cond_t idle_cond;      /* with lock: a retry pass let go of a QP */
 	int retry_thread;        /* the retry thread runs in this process */
+	int engine_thread;       /* the direct path's device engine runs in this process (direct.c) */
+	int stats;               /* EFASIM_ENGINE_STATS=1: the cost figures printed at exit */
+	int own_sysfs;           /* sim.sysfs is efasim's tree (hw counters are written there) */
 	int p2p;                 /* EFASIM_P2P (1): CUDA memory registers (GPUDirect RDMA) */
 	int log;
 };
@@ -156,6 +163,7 @@ struct sim_cq {
 	size_t map_size;
 	struct efasim_cqe cur;
 	uint32_t events_acked;
+	int direct;              /* efadv_query_cq handed its buffer to the provider */
 	pid_t owner;
 };
 
@@ -208,6 +216,12 @@ struct sim_qp {
 	struct sim_wr *pending;
 	int busy, dead;
 	struct sim_qp *next_qp;
+	/* The direct data path (direct.c): the SQ the provider writes WQEs into,
+	 * its doorbell, and how far the device engine has consumed it. */
+	uint8_t *sq_buf;
+	uint32_t sq_cnt;
+	uint16_t sq_cc;
+	volatile uint32_t sq_db;
 };
 
 static inline struct sim_ctx *to_ctx(struct ibv_context *c)
@@ -250,7 +264,18 @@ int mk_copy(struct mk_ref dst, struct mk_ref src, size_t n);
 
 extern atomic_int npending; /* WRs of this process waiting for an RNR retry */
 
+/* counters.c: the port's hw_counters (names as the EFA driver's efa_verbs.c) */
+enum { HW_TX_BYTES, HW_TX_PKTS, HW_RX_BYTES, HW_RX_PKTS, HW_RX_DROPS, HW_SEND_BYTES, HW_SEND_WRS, HW_RECV_BYTES,
+       HW_RECV_WRS, HW_RDMA_READ_WRS, HW_RDMA_READ_BYTES, HW_RDMA_READ_WR_ERR, HW_RDMA_READ_RESP_BYTES,
+       HW_RDMA_WRITE_WRS, HW_RDMA_WRITE_BYTES, HW_RDMA_WRITE_WR_ERR, HW_RDMA_WRITE_RECV_BYTES, HW_RETRANS_BYTES,
+       HW_RETRANS_PKTS, HW_RETRANS_TIMEOUT_EVENTS, HW_UNRESPONSIVE_REMOTE_EVENTS, HW_IMPAIRED_REMOTE_CONN_EVENTS,
+       HW_N };
+void hw_add(int dev, int which, uint64_t n);
+uint64_t hw_pkts(uint64_t bytes);
+void hw_flush(void);
+void hw_counters_init(void);
 /* config.c */
+int mkdir_p(const char *path);
 void slog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t now_ns(void);
 void robust_lock(pthread_mutex_t *m);
@@ -268,6 +293,7 @@ struct efasim_ring_hdr *ring_get(const char *name);
 void cq_push(struct efasim_ring_hdr *h, const struct efasim_cqe *e);
 /* mr.c */
 int ah_known_by(pid_t pid, int dev, const uint8_t gid[16]);
+uint16_t ah_num_by(pid_t pid, int dev, const uint8_t gid[16]);
 /* cq.c */
 struct ibv_cq_ex *sim_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
 int sim_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
@@ -293,6 +319,13 @@ int execute(struct sim_qp *q, struct sim_wr *w);
 /* rnr.c */
 int wr_complete(struct ibv_qp_ex *x);
 void progress_pending(void);
+void park(struct sim_qp *q, struct sim_wr *p);
+/* direct.c */
+int rq_pop_direct(struct efasim_ring_hdr *h, struct efasim_rqe *out);
+void cq_write_direct(struct efasim_ring_hdr *h, const struct efasim_cqe *e);
+int cq_direct_event_due(struct efasim_ring_hdr *h);
+void engine_stats(void);
+extern atomic_ullong exec_n, exec_ns;
 void atfork_child(void);
 int sim_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 

@@ -248,6 +248,115 @@ efa_fabtests_core() { # V
 	grep -q "^fabtests $1: [1-9][0-9]* pass, [0-9]* skip, 0 fail" "$WORK/last.out" || die "fabtests summary"
 }
 
+# The direct (MMIO) data path (tests/efasim/direct.c): on 2.4 and 2.6 the
+# provider asks efadv_query_qp_wqs / efadv_query_cq and runs every operation
+# through the queues they hand out (EFASIM_LOG=1 names each query; the engine's
+# exit line counts the WQEs it ran); FI_EFA_USE_DATA_PATH_DIRECT=0 and a
+# first-generation device (p4d, 0xefa0: the provider's sub-CQ mode) keep it on
+# the verbs path, as does 2.1, which has no direct path. The provider itself
+# logs nothing about it at FI_LOG_LEVEL=info, so the simulator's lines are the proof.
+efa_direct_path() { # V
+	efasim_need "$1"
+	local q
+	expect_rc 0 efa_mpi "$1" 2 -x EFASIM_LOG=1 -x EFASIM_ENGINE_STATS=1 "$EBIN/efab_put_lat" -p efa -f efa-direct \
+		-m 8:64K:x8 -n 50 -c
+	q=$(grep -c "direct data path: QP" "$WORK/last.err")
+	if [ "$1" = 2.1.0 ]; then
+		[ "$q" = 0 ] || die "2.1 has no direct path, yet $q QPs asked for one"
+		return 0
+	fi
+	[ "$q" -ge 2 ] || die "direct path: $q QPs (want one per rank)"
+	grep -q "direct data path: CQ" "$WORK/last.err" || die "no CQ on the direct path"
+	grep -Eq "direct engine [0-9]+ wakeups, [1-9][0-9]* WQEs" "$WORK/last.err" || die "the engine ran no WQE"
+	grep -q "SQ 2048 x 64 B" "$WORK/last.err" || die "p5en SQ is not 2048 entries of 64 B"
+	expect_rc 0 efa_mpi "$1" 2 -x EFASIM_LOG=1 -x FI_EFA_USE_DATA_PATH_DIRECT=0 "$EBIN/efab_put_lat" -p efa \
+		-f efa-direct -m 8:64K:x8 -n 50 -c
+	! grep -q "direct data path" "$WORK/last.err" || die "FI_EFA_USE_DATA_PATH_DIRECT=0 still took the direct path"
+	# p4d: the efa fabric (efa-direct offers no RMA without RDMA write)
+	expect_rc 0 efa_mpi "$1" 2 -x EFASIM_LOG=1 -x EFASIM_PROFILE=p4d "$EBIN/efab_put_lat" -p efa -f efa \
+		-m 8:64K:x8 -n 50 -c
+	! grep -q "direct data path" "$WORK/last.err" || die "p4d (0xefa0) took the direct path instead of sub-CQ mode"
+}
+
+# The simulated NIC's hw_counters (tests/efasim/counters.c, the driver's names):
+# after a 4 MiB put_bw on efa-direct, on each data path, the initiator's
+# rdma_write_bytes are its rdma_write_wrs x 4 MiB, at least the measured
+# windows' worth, and the responder's rdma_write_recv_bytes are the same bytes.
+efa_hw_counters() { # V
+	efasim_need "$1"
+	local d
+	for d in 1 0; do
+		rm -rf "$EFASIM_DIR" "$WORK/hw.csv"
+		expect_rc 0 efa_mpi "$1" 2 -x FI_EFA_USE_DATA_PATH_DIRECT=$d "$EBIN/efab_put_bw" -p efa -f efa-direct \
+			-m 4M -n 5 -c --csv "$WORK/hw.csv"
+		python3 - "$EFASIM_DIR" "$WORK/hw.csv" <<'EOF2' || die "hw_counters wrong (FI_EFA_USE_DATA_PATH_DIRECT=$d)"
+import csv, os, sys
+def hw(host):
+    d = os.path.join(sys.argv[1], "sysfs-" + host, "class/infiniband/rdmap16s0/ports/1/hw_counters")
+    return {f: int(open(os.path.join(d, f)).read()) for f in os.listdir(d)}
+a, b = hw("rank0"), hw("rank1")
+names = {"tx_bytes", "tx_pkts", "rx_bytes", "rx_pkts", "rx_drops", "send_bytes", "send_wrs", "recv_bytes", "recv_wrs",
+         "rdma_read_wrs", "rdma_read_bytes", "rdma_read_wr_err", "rdma_read_resp_bytes", "rdma_write_wrs",
+         "rdma_write_bytes", "rdma_write_wr_err", "rdma_write_recv_bytes", "retrans_bytes", "retrans_pkts",
+         "retrans_timeout_events", "unresponsive_remote_events", "impaired_remote_conn_events", "lifespan"}
+assert set(a) == names, set(a) ^ names
+row = list(csv.DictReader(open(sys.argv[2])))[0]
+moved = int(row["iters"]) * int(row["window"]) * 4 << 20
+w = a["rdma_write_wrs"]
+assert a["rdma_write_bytes"] == w * (4 << 20), (a["rdma_write_bytes"], w)
+assert a["rdma_write_bytes"] >= moved, (a["rdma_write_bytes"], moved)
+assert b["rdma_write_recv_bytes"] == a["rdma_write_bytes"], (b["rdma_write_recv_bytes"], a["rdma_write_bytes"])
+assert a["tx_bytes"] >= a["rdma_write_bytes"] and b["rx_bytes"] >= a["rdma_write_bytes"], (a, b)
+assert a["rdma_write_wr_err"] == 0 and b["rdma_write_wrs"] == 0 and a["rdma_read_wrs"] == 0, (a, b)
+print("rdma_write_bytes", a["rdma_write_bytes"], "=", w, "x 4 MiB; measured windows", moved)
+EOF2
+	done
+}
+
+# The direct path under faults, each ending in the completion a NIC gives,
+# parsed from the device CQE: a dead peer (EFASIM_DROP_HOST: "unresponsive
+# remote", counted in unresponsive_remote_events), a slow NIC (EFASIM_SLOW: the
+# data still checks, at the rate set), RNR with a full receive queue and the
+# provider's RNR resend queue (fabtests fi_efa_rnr_*), reordered multi-packet
+# writes (efa_reordered_writes runs on the direct path by default).
+efa_direct_faults() { # V
+	efasim_need "$1"
+	rm -rf "$EFASIM_DIR"
+	efa_mpi "$1" 2 -x EFASIM_DROP_HOST=rank1 -x EFASIM_LOG=1 "$EBIN/efab_put_lat" -p efa -f efa-direct -m 8 -n 20 \
+		>"$WORK/dead.out" 2>"$WORK/dead.err" && die "a dead peer did not fail the run"
+	grep -q "direct data path: QP" "$WORK/dead.err" || die "not on the direct path"
+	grep -q "completion error: .*Unresponsive remote" "$WORK/dead.err" || { cat "$WORK/dead.err"; die "no unresponsive-remote completion"; }
+	[ "$(cat "$EFASIM_DIR/sysfs-rank0/class/infiniband/rdmap16s0/ports/1/hw_counters/unresponsive_remote_events")" -ge 1 ] ||
+		die "unresponsive_remote_events not counted"
+	expect_rc 0 efa_mpi "$1" 2 -x EFASIM_SLOW=0:50:0 "$EBIN/efab_put_bw" -p efa -f efa-direct -m 256K -W 4 -n 3 -c \
+		--csv "$WORK/slow.csv"
+	# a window is 4 x 256 KiB: at 50 MB/s no faster than 21 ms (slower is the machine's load)
+	python3 - "$WORK/slow.csv" <<'EOF2' || die "a 50 MB/s NIC moved data faster"
+import csv, sys
+r = list(csv.DictReader(open(sys.argv[1])))[0]
+w = float(r["window_us_p50"])
+assert w >= 0.95 * 4 * 262144 / 50, w
+assert r["errors"] == "0", r["errors"]
+EOF2
+	efasim_built "$1" .fabtests-done
+	expect_rc 0 env FT_TIMEOUT=60 "$ROOT/tests/efasim/fabtests" "$1" 'fi_efa_rnr_'
+	grep -q "^fabtests $1: [1-9][0-9]* pass, 0 skip, 0 fail" "$WORK/last.out" || die "fabtests RNR summary"
+}
+
+# The verbs path (FI_EFA_USE_DATA_PATH_DIRECT=0), kept small for CI: the
+# operations of both fabrics with data checks, and the RNR fabtests.
+efa_verbs_path() { # V
+	efasim_need "$1"
+	local f x="-x FI_EFA_USE_DATA_PATH_DIRECT=0"
+	for f in efa-direct efa; do
+		expect_rc 0 efa_mpi "$1" 2 $x "$EBIN/efab_put_lat" -p efa -f $f -o writedata -m 8:64K:x8 -n 30 -c
+		expect_rc 0 efa_mpi "$1" 2 $x "$EBIN/efab_get_bw" -p efa -f $f -m 8:1M:x32 -n 5 -c
+	done
+	expect_rc 0 env FI_EFA_USE_DATA_PATH_DIRECT=0 FT_TIMEOUT=60 "$ROOT/tests/efasim/fabtests" "$1" \
+		'^(efa|efa-direct) (FI_HMEM=system )?(fi_rdm_pingpong -v|fi_rma_bw -e rdm -o (write|read) -v|fi_efa_rnr_read_cq_error)'
+	grep -q "^fabtests $1: [1-9][0-9]* pass, [0-9]* skip, 0 fail" "$WORK/last.out" || die "fabtests summary"
+}
+
 for _v in $EFASIM_VERSIONS; do
 	_n=${_v//./}
 	eval "t_efa${_n}_discovery() { efa_discovery $_v; }"
@@ -256,6 +365,7 @@ for _v in $EFASIM_VERSIONS; do
 	eval "t_efa${_n}_probe_live() { efa_probe_live $_v; }"
 	eval "t_efa${_n}_mr_cache_scope() { efa_mr_cache $_v; }"
 	eval "t_efa${_n}_fabtests_core() { efa_fabtests_core $_v; }"
+	eval "t_efa${_n}_direct_path() { efa_direct_path $_v; }"
 	if [ "$_v" = 2.1.0 ]; then
 		eval "t_efa${_n}_no_rma_without_unsolicited() { efa_no_rma_before_24 $_v; }"
 	else
@@ -263,6 +373,10 @@ for _v in $EFASIM_VERSIONS; do
 	fi
 done
 t_efa260_reordered_writes() { efa_reordered_writes 2.6.0; }
+t_efa260_hw_counters() { efa_hw_counters 2.6.0; }
+t_efa260_direct_faults() { efa_direct_faults 2.6.0; }
+t_efa260_verbs_path() { efa_verbs_path 2.6.0; }
+t_efa240_verbs_path() { efa_verbs_path 2.4.0; }
 t_efa260_sweep_p5en_configs() { efa_sweep_p5en 2.6.0; }
 
 # The simulated device's GPU memory (tests/efasim/memkind.c) through the verbs

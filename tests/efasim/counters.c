@@ -1,0 +1,128 @@
+/* efasim: Hardware counters, SIMULATED: the port counters the EFA kernel driver
+ * exposes in sysfs (amzn-drivers / upstream drivers/infiniband/hw/efa/
+ * efa_verbs.c, EFA_DEFINE_PORT_STATS; the names AWS documents for
+ * /sys/class/infiniband/<dev>/ports/1/hw_counters), counted per simulated NIC
+ * in the shared registry as the device moves bytes, and written into the
+ * simulated sysfs tree (plain files: refreshed at most every 100 ms by the
+ * process that counts, and at its exit; each file replaced atomically).
+ * What each counts here:
+ *   tx_bytes/tx_pkts, rx_bytes/rx_pkts  payload bytes leaving / entering the
+ *       NIC (sends, RDMA write data at the initiator, RDMA read data at the
+ *       responder), packets = MTU-sized pieces (at least 1); no headers
+ *   send_bytes/send_wrs, recv_bytes/recv_wrs  two-sided messages (sender, receiver)
+ *   rdma_write_wrs/bytes/wr_err, rdma_write_recv_bytes  initiator / responder
+ *   rdma_read_wrs/bytes/wr_err, rdma_read_resp_bytes  initiator / responder
+ *   rx_drops  UD datagrams the receiving NIC dropped (no receive, qkey, QP type)
+ *   retrans_pkts/bytes  SRD sends retried after RNR (the model's only retransmission)
+ *   unresponsive_remote_events  completions with "unresponsive remote"
+ *   retrans_timeout_events, impaired_remote_conn_events  0: not modelled */
+#include "sim.h"
+
+static const char *const hw_names[HW_N] = {
+	[HW_TX_BYTES] = "tx_bytes", [HW_TX_PKTS] = "tx_pkts", [HW_RX_BYTES] = "rx_bytes", [HW_RX_PKTS] = "rx_pkts",
+	[HW_RX_DROPS] = "rx_drops", [HW_SEND_BYTES] = "send_bytes", [HW_SEND_WRS] = "send_wrs",
+	[HW_RECV_BYTES] = "recv_bytes", [HW_RECV_WRS] = "recv_wrs", [HW_RDMA_READ_WRS] = "rdma_read_wrs",
+	[HW_RDMA_READ_BYTES] = "rdma_read_bytes", [HW_RDMA_READ_WR_ERR] = "rdma_read_wr_err",
+	[HW_RDMA_READ_RESP_BYTES] = "rdma_read_resp_bytes", [HW_RDMA_WRITE_WRS] = "rdma_write_wrs",
+	[HW_RDMA_WRITE_BYTES] = "rdma_write_bytes", [HW_RDMA_WRITE_WR_ERR] = "rdma_write_wr_err",
+	[HW_RDMA_WRITE_RECV_BYTES] = "rdma_write_recv_bytes", [HW_RETRANS_BYTES] = "retrans_bytes",
+	[HW_RETRANS_PKTS] = "retrans_pkts", [HW_RETRANS_TIMEOUT_EVENTS] = "retrans_timeout_events",
+	[HW_UNRESPONSIVE_REMOTE_EVENTS] = "unresponsive_remote_events",
+	[HW_IMPAIRED_REMOTE_CONN_EVENTS] = "impaired_remote_conn_events",
+};
+
+static atomic_ullong last_flush_ns;
+static atomic_int dirty;
+
+void hw_add(int dev, int which, uint64_t n)
+{
+	if (dev < 0 || dev >= EFASIM_MAX_DEVS || !n)
+		return;
+	__atomic_fetch_add(&sim.reg->devs[dev].hw[which], n, __ATOMIC_RELAXED);
+	atomic_store_explicit(&dirty, 1, memory_order_relaxed);
+	uint64_t t = now_ns(), l = atomic_load_explicit(&last_flush_ns, memory_order_relaxed);
+	if (t - l > 100000000ull && atomic_compare_exchange_strong(&last_flush_ns, &l, t))
+		hw_flush();
+}
+
+uint64_t hw_pkts(uint64_t bytes)
+{
+	uint64_t mtu = sim.prof->max_msg_sz;
+	return bytes ? (bytes + mtu - 1) / mtu : 1;
+}
+
+static void write_counter(const char *dir, const char *name, uint64_t v)
+{
+	char p[PATH_MAX * 2], t[PATH_MAX * 2 + 32], s[32];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	snprintf(t, sizeof(t), "%s/.%s.%d", dir, name, (int)sim.pid);
+	int fd = open(t, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return;
+	int n = snprintf(s, sizeof(s), "%llu\n", (unsigned long long)v);
+	if (write(fd, s, (size_t)n) != n) {
+		close(fd);
+		unlink(t);
+		return;
+	}
+	close(fd);
+	if (rename(t, p))
+		unlink(t);
+}
+
+/* The counters of every NIC whose values this process has not written yet
+ * (the responder's NIC is counted by the initiator's process, so it writes
+ * both hosts' files), into the sysfs tree its host's process named
+ * (hwdir: efasim's own trees only; a SYSFS_PATH set from outside is left alone). */
+static uint64_t written[EFASIM_MAX_DEVS][HW_N];
+static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void hw_flush(void)
+{
+	if (!sim.ok)
+		return;
+	pthread_mutex_lock(&flush_lock);
+	atomic_store(&dirty, 0);
+	for (int d = 0; d < EFASIM_MAX_DEVS; d++) {
+		struct efasim_dev_ent *e = &sim.reg->devs[d];
+		if (!e->used || !e->hwdir[0])
+			continue;
+		for (int k = 0; k < HW_N; k++) {
+			uint64_t v = __atomic_load_n(&e->hw[k], __ATOMIC_RELAXED);
+			if (v != written[d][k]) {
+				write_counter(e->hwdir, hw_names[k], v);
+				written[d][k] = v;
+			}
+		}
+	}
+	pthread_mutex_unlock(&flush_lock);
+}
+
+static void hw_flush_at_exit(void)
+{
+	if (atomic_load(&dirty))
+		hw_flush();
+}
+
+
+/* At init, after the sysfs tree is built: the directories, "lifespan" (the
+ * rdma core's update period, ms) and the current values. */
+void hw_counters_init(void)
+{
+	if (sim.own_sysfs)
+		for (int i = 0; i < sim.nnics; i++) {
+			char dir[PATH_MAX * 2];
+			struct efasim_dev_ent *e = &sim.reg->devs[sim.devs[i].gdev];
+			snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports/1/hw_counters", sim.sysfs,
+				 sim.devs[i].ibdev.name);
+			if (strlen(dir) >= sizeof(e->hwdir) || mkdir_p(dir))
+				continue;
+			write_counter(dir, "lifespan", 10);
+			for (int k = 0; k < HW_N; k++)
+				write_counter(dir, hw_names[k], __atomic_load_n(&e->hw[k], __ATOMIC_RELAXED));
+			robust_lock(&sim.reg->lock);
+			snprintf(e->hwdir, sizeof(e->hwdir), "%s", dir);
+			pthread_mutex_unlock(&sim.reg->lock);
+		}
+	atexit(hw_flush_at_exit);
+}

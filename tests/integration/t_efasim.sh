@@ -302,13 +302,18 @@ names = {"tx_bytes", "tx_pkts", "rx_bytes", "rx_pkts", "rx_drops", "send_bytes",
 assert set(a) == names, set(a) ^ names
 row = list(csv.DictReader(open(sys.argv[2])))[0]
 moved = int(row["iters"]) * int(row["window"]) * 4 << 20
-w = a["rdma_write_wrs"]
-assert a["rdma_write_bytes"] == w * (4 << 20), (a["rdma_write_bytes"], w)
-assert a["rdma_write_bytes"] >= moved, (a["rdma_write_bytes"], moved)
+# besides the 4 MiB writes, the stream's confirmed end (end_confirm
+# unordered-flag): one 8-byte end flag from rank 0, one 8-byte acknowledgement
+# from rank 1
+assert row["end_confirm"] == "unordered-flag", row["end_confirm"]
+w = a["rdma_write_wrs"] - 1
+assert a["rdma_write_bytes"] == w * (4 << 20) + 8, (a["rdma_write_bytes"], w)
+assert w * (4 << 20) >= moved, (w, moved)
 assert b["rdma_write_recv_bytes"] == a["rdma_write_bytes"], (b["rdma_write_recv_bytes"], a["rdma_write_bytes"])
+assert b["rdma_write_wrs"] == 1 and b["rdma_write_bytes"] == 8 and a["rdma_write_recv_bytes"] == 8, (a, b)
 assert a["tx_bytes"] >= a["rdma_write_bytes"] and b["rx_bytes"] >= a["rdma_write_bytes"], (a, b)
-assert a["rdma_write_wr_err"] == 0 and b["rdma_write_wrs"] == 0 and a["rdma_read_wrs"] == 0, (a, b)
-print("rdma_write_bytes", a["rdma_write_bytes"], "=", w, "x 4 MiB; measured windows", moved)
+assert a["rdma_write_wr_err"] == 0 and a["rdma_read_wrs"] == 0, (a, b)
+print("rdma_write_bytes", a["rdma_write_bytes"], "=", w, "x 4 MiB + the 8-byte end flag; measured windows", moved)
 EOF2
 	done
 }

@@ -306,7 +306,7 @@ static size_t failed_evidence(const efab_scan_data_t *d, int a, int i, char *buf
 static int failure_flags(const efab_scan_data_t *d, efab_scan_verdict_t *v, unsigned char *unreach)
 {
 	int units = d->nodes * d->nics;
-	if (!d->failed)
+	if (!d->failed || units <= 0)
 		return EFAB_OK;
 	/* candidates: units whose every pair (at least one) failed */
 	for (int u = 0; u < units; u++) {

@@ -233,6 +233,17 @@ void efab_fabric_list(char *buf, size_t len)
 	fi_freeinfo(all);
 }
 
+/* The FI_MR_LOCAL refusal of an unregistered source, in the provider's words. */
+static void mr_local_reason(char *buf, size_t len, const char *fab, const struct fi_info *info)
+{
+	snprintf(buf, len,
+		 "%s (provider %s) requires FI_MR_LOCAL: every local buffer must be registered "
+		 "(fi_mr_regattr) and its fi_mr_desc passed to each operation, so an unregistered "
+		 "source cannot be used there%s", fab, info->fabric_attr->prov_name,
+		 !strcmp(fab, "efa-direct") ? "; -f efa accepts one (registered or bounced by "
+					      "the provider)" : "");
+}
+
 static const struct {
 	uint64_t bit;
 	const char *name;
@@ -260,12 +271,7 @@ void efab_explain_unsupported(const struct fi_info *info, const efab_fabric_req_
 	 * reason, whatever else the listing (asked without FI_HMEM) lacks */
 	if ((req->mr_mode_off & FI_MR_LOCAL) && (info->domain_attr->mr_mode & FI_MR_LOCAL) &&
 	    !(missing & FI_ATOMIC)) {
-		snprintf(buf, len,
-			 "%s (provider %s) requires FI_MR_LOCAL: every local buffer must be registered "
-			 "(fi_mr_regattr) and its fi_mr_desc passed to each operation, so an unregistered "
-			 "source cannot be used there%s", fab, info->fabric_attr->prov_name,
-			 !strcmp(fab, "efa-direct") ? "; -f efa accepts one (registered or bounced by "
-						      "the provider)" : "");
+		mr_local_reason(buf, len, fab, info);
 	} else if (missing & FI_ATOMIC) {
 		snprintf(buf, len, "%s provides no FI_ATOMIC%s", fab,
 			 !strcmp(fab, "efa-direct") ? "; use -f efa" : "");
@@ -278,12 +284,7 @@ void efab_explain_unsupported(const struct fi_info *info, const efab_fabric_req_
 		snprintf(buf, len, "%s (provider %s) does not provide %s", fab,
 			 info->fabric_attr->prov_name, names);
 	} else if ((req->mr_mode_off & FI_MR_LOCAL) && (info->domain_attr->mr_mode & FI_MR_LOCAL)) {
-		snprintf(buf, len,
-			 "%s (provider %s) requires FI_MR_LOCAL: every local buffer must be registered "
-			 "(fi_mr_regattr) and its fi_mr_desc passed to each operation, so an unregistered "
-			 "source cannot be used there%s", fab, info->fabric_attr->prov_name,
-			 !strcmp(fab, "efa-direct") ? "; -f efa accepts one (registered or bounced by "
-						      "the provider)" : "");
+		mr_local_reason(buf, len, fab, info);
 	} else if (req->cq_data && info->domain_attr->cq_data_size < 4) {
 		snprintf(buf, len, "%s offers %zu bytes of remote CQ data; writedata needs 4", fab,
 			 info->domain_attr->cq_data_size);

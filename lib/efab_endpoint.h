@@ -55,6 +55,9 @@ typedef struct efab_fabric {
 	struct fi_context2 *ctx; /* ring of op contexts */
 	size_t nctx;
 	efab_limit_t inject_rma, max_rma; /* efab_ep_rma_limits of ep */
+	/* software cost accounting (efab_ops.h, EFAB_COST_*) */
+	unsigned cost;
+	uint64_t post_ticks, post_ops, poll_ticks, poll_n;
 } efab_fabric_t;
 
 /* Bring up fabric, domain, CQ, AV and endpoint for info (ownership passes to

@@ -24,8 +24,24 @@ typedef struct efab_waitfor {
 	uint64_t iter;
 } efab_waitfor_t;
 
-/* Read the CQ once (drives manual progress). <0 on a CQ error (logged). */
+/* Read the CQ once (drives manual progress): the completions it returned,
+ * <0 on a CQ error (logged). */
 int efab_progress(efab_fabric_t *fab);
+
+/* Software cost accounting (fab->cost; the patterns turn it on while they
+ * measure, never in a batch). EFAB_COST_POST: each post call (efab_post_*) is
+ * timed with the cycle counter, -FI_EAGAIN retries and the progress they
+ * drive included, into fab->post_ticks / post_ops. EFAB_COST_POLL: in every
+ * completion wait (efab_wait_*), the fi_cq_read calls that returned at least
+ * one completion, into fab->poll_ticks / poll_n (completions); one counter
+ * read per call (a call's start is the previous call's end; the wait's own
+ * loop test between two calls is a few ns of it). */
+#define EFAB_COST_POST 1u
+#define EFAB_COST_POLL 2u
+static inline void efab_cost_reset(efab_fabric_t *fab)
+{
+	fab->post_ticks = fab->post_ops = fab->poll_ticks = fab->poll_n = 0;
+}
 /* Wait until tx_done >= target. */
 int efab_wait_tx(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w);
 /* Wait until rx_data_count >= target. */

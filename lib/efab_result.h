@@ -11,7 +11,9 @@
 extern "C" {
 #endif
 
-#define EFAB_MAX_EXTRA 20 /* mr_reg and shmem_reg use 19 */
+/* mr_reg and shmem_reg use 19; traffic rows up to 13 of their own plus the
+ * 51 of the proof of path (bench/engine/evidence.c) */
+#define EFAB_MAX_EXTRA 72
 
 /* What is constant across the rows of one run. */
 typedef struct efab_run_info {
@@ -52,7 +54,7 @@ typedef struct efab_row {
 	double msg_rate_Mops; /* 10^6 operations per second */
 	uint64_t errors;
 	int failed; /* a rank's fabric failed during it (efab_scan's tolerant runs only) */
-	char extra[EFAB_MAX_EXTRA][40]; /* "" = empty cell */
+	char extra[EFAB_MAX_EXTRA][64]; /* "" = empty cell */
 } efab_row_t;
 
 /* Record the request (-p/-f as given; NULL or "" = not asked). What the run

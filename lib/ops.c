@@ -89,10 +89,19 @@ void efab_set_stop_flag(volatile int *flag)
 	do {                                                                                 \
 		efab_deadline_t deadline = {0};                                              \
 		unsigned spins = 0;                                                          \
-		int armed = 0;                                                               \
+		int armed = 0, got;                                                          \
+		uint64_t tp = (fab->cost & EFAB_COST_POLL) ? efab_ticks() : 0;               \
 		while (!(cond)) {                                                            \
-			if (efab_progress(fab) < 0)                                          \
+			if ((got = efab_progress(fab)) < 0)                                  \
 				return EFAB_ERR;                                             \
+			if (tp) {                                                            \
+				uint64_t tn = efab_ticks();                                  \
+				if (got > 0) {                                               \
+					fab->poll_ticks += tn - tp;                          \
+					fab->poll_n += (uint64_t)got;                        \
+				}                                                            \
+				tp = tn;                                                     \
+			}                                                                    \
 			if (++spins % 256 == 0) {                                            \
 				if (!armed) {                                                \
 					deadline = efab_deadline_in(fab->timeout_s);         \
@@ -177,10 +186,16 @@ static int reserve_slot(efab_fabric_t *fab, const efab_waitfor_t *w)
 	do {                                                                                 \
 		efab_deadline_t deadline;                                                    \
 		int armed = 0; /* the clock is read only once a post is refused */           \
+		uint64_t c0 = (fab->cost & EFAB_COST_POST) ? efab_ticks() : 0;               \
 		for (;;) {                                                                   \
 			ssize_t ret = (call);                                                \
-			if (ret == 0)                                                        \
+			if (ret == 0) {                                                      \
+				if (c0) {                                                    \
+					fab->post_ticks += efab_ticks() - c0;                \
+					fab->post_ops++;                                     \
+				}                                                            \
 				break;                                                       \
+			}                                                                    \
 			if (ret != -FI_EAGAIN) {                                             \
 				efab_log_error("%s (%llu bytes to rank %d) failed: %s (%zd)", \
 					       name, (unsigned long long)len, peer,          \

@@ -243,6 +243,14 @@ void efab_csv_close(efab_csv_t *csv)
 	csv->fd = -1;
 }
 
+/* The human table leaves out the proof-of-path detail (the CSV has every
+ * column): per-counter deltas and the bookkeeping beside the path. */
+static int table_shows(const char *col)
+{
+	return strncmp(col, "nic_", 4) && strcmp(col, "hw_note") && strcmp(col, "payload_bytes") &&
+	       strcmp(col, "hw_nics");
+}
+
 void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *notes, size_t nnotes,
 		      int show_lat, int show_bw)
 {
@@ -279,7 +287,8 @@ void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *not
 		fprintf(f, " %12s %10s", "MB/s", "Mops/s");
 	fprintf(f, " %6s", "errors");
 	for (size_t i = 0; i < ri->n_extra; i++)
-		fprintf(f, " %s", ri->extra_cols[i]);
+		if (table_shows(ri->extra_cols[i]))
+			fprintf(f, " %s", ri->extra_cols[i]);
 	fprintf(f, "\n");
 	fflush(f);
 }
@@ -301,7 +310,8 @@ void efab_table_row(FILE *f, const efab_run_info_t *ri, const efab_row_t *r, int
 		fprintf(f, " %12.2f %10.4f", r->bw_MBps, r->msg_rate_Mops);
 	fprintf(f, " %6llu", (unsigned long long)r->errors);
 	for (size_t i = 0; i < ri->n_extra; i++)
-		fprintf(f, " %s", r->extra[i][0] ? r->extra[i] : "-");
+		if (table_shows(ri->extra_cols[i]))
+			fprintf(f, " %s", r->extra[i][0] ? r->extra[i] : "-");
 	fprintf(f, "\n");
 	fflush(f);
 }

@@ -16,14 +16,24 @@ BASE = ("schema,run_id,timestamp,bench,op,provider,fabric,domain,libfabric_versi
 # Columns appended to a bench's extra columns after tests were written
 # (issue 17: first_us, the batch latency, the bandwidth footprint, mr_reg's
 # domains and first call; issue 28: the sum-of-window-times bandwidth and
-# how the loop's end was confirmed; issue 26: the quartiles). A header may
+# how the loop's end was confirmed; issue 26: the quartiles; issue 25: the
+# NIC counters, path and software cost). A header may
 # end with those of these that --extra does not name, in this order, or with
 # a leading part of them (a CSV of an older efabench); any other difference
 # fails.
 BW_LATER = ["first_us", "footprint", "bw_MBps_windows", "msg_rate_Mops_windows", "end_confirm",
             "window_us_p25", "window_us_p75"]
 CONFIRMS = ("local-completion", "remote-cq-data", "ordered-flag", "unordered-flag")
-LAT_LATER = ["first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"]
+HWC = ["tx_bytes", "tx_pkts", "rx_bytes", "rx_pkts", "send_bytes", "send_wrs", "recv_bytes",
+       "recv_wrs", "rdma_write_bytes", "rdma_write_wrs", "rdma_write_recv_bytes", "rdma_read_bytes",
+       "rdma_read_wrs", "rdma_read_resp_bytes", "rdma_write_wr_err", "rdma_read_wr_err", "rx_drops",
+       "retrans_bytes", "retrans_pkts", "retrans_timeout_events", "unresponsive_remote_events",
+       "impaired_remote_conn_events"]
+# issue 25: the proof of path (bench/engine/evidence.c), after every traffic row's own
+EVIDENCE = (["path", "path_ratio", "payload_bytes", "hw_nics", "hw_note", "post_ns", "poll_ns"]
+            + ["nic_init_" + c for c in HWC] + ["nic_tgt_" + c for c in HWC])
+BW_LATER += EVIDENCE
+LAT_LATER = ["first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"] + EVIDENCE
 LATER = {
     "put_lat": LAT_LATER,
     "get_lat": LAT_LATER,
@@ -92,6 +102,10 @@ def main():
             fail(f"schema {d['schema']}")
         if d["bench"] != a.bench:
             fail(f"bench {d['bench']}, expected {a.bench}")
+        if d.get("path") == "-":
+            filled = [k for k in d if (k.startswith("nic_") or k in ("path_ratio", "hw_nics")) and d[k]]
+            if filled:
+                fail(f"size {d['size_bytes']}: path '-' but NIC cells filled: {filled}")
         if a.confirm and d.get("end_confirm") != a.confirm:
             fail(f"end_confirm {d.get('end_confirm')!r}, expected {a.confirm}")
         if a.op and d["op"] != a.op:

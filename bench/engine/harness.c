@@ -392,6 +392,8 @@ static void teardown(efab_ctx_t *c)
 		efab_topo_free(&c->topo);
 	free(c->bounce);
 	free(c->samples);
+	free(c->cost_post);
+	free(c->cost_poll);
 	free(c->more_rows);
 }
 
@@ -431,6 +433,8 @@ static int plan(efab_ctx_t *c, int argc, char **argv)
 	efab_run_info_begin(&c->ri, b->csv_name, c->rt->size);
 	for (size_t i = 0; i < b->n_extra && i < EFAB_MAX_EXTRA; i++)
 		c->ri.extra_cols[c->ri.n_extra++] = b->extra_cols[i];
+	if (b->pattern != EFAB_PATTERN_NONE) /* every traffic row: the proof of path */
+		efab_evidence_columns(&c->ri);
 	efab_opts_init(&c->o);
 	faults_read(&c->faults);
 	if (efab_opts_parse(&c->o, b->options, argc, argv, err, sizeof(err))) {
@@ -523,6 +527,8 @@ static int bring_up(efab_ctx_t *c)
 	if (c->fam->setup)
 		rc = c->fam->setup(c);
 	efab_pattern_notes(c);
+	if (c->row->pattern != EFAB_PATTERN_NONE && efab_evidence_setup(c))
+		rc = EFAB_ERR;
 	return efab_rt_agree(rt, rc);
 }
 

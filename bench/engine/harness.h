@@ -7,6 +7,7 @@
 
 #include "efab.h"
 #include "efab_endpoint.h"
+#include "efab_hwc.h"
 #include "efab_mem.h"
 #include "efab_ops.h"
 #include "efab_opts.h"
@@ -71,6 +72,11 @@ struct efab_ctx {
 	uint64_t seq;       /* runs across sizes, so stale data never matches */
 	int use_inject;     /* per size, set by the family's begin */
 	double *samples;    /* the pattern's, this size */
+	/* software cost per operation (ns) of each sampled iteration or measured
+	 * window: in the post calls, and per completion in the CQ reads that
+	 * returned some (pattern.c; their medians go into the row) */
+	double *cost_post, *cost_poll;
+	size_t ncost_post, ncost_poll;
 	uint64_t planned;   /* stream: windows every initiator posts this size (0: not known) */
 	/* efab_scan: a fabric failure (timeout, completion error) ends the
 	 * measurement on this rank, never the job (tolerate): the pattern stops
@@ -117,6 +123,16 @@ struct efab_ctx {
 	int nnodes;
 	char nodes_summary[512];
 	char nodes_mismatch[512];
+	/* proof of path (evidence.c): this rank's NIC counters around a
+	 * pattern's timed phase */
+	struct efab_evidence {
+		int on;   /* counters are read in this run (some rank has them, not tolerant) */
+		int have; /* this rank's NIC has a counter directory */
+		efab_hwc_t h;
+		efab_hwc_snap_t before, delta;
+		int settled; /* both snapshots settled (two reads agreed) */
+		char note[64];
+	} ev;
 	void *priv; /* the family's own state */
 };
 

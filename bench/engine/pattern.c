@@ -11,10 +11,7 @@
 #include "efab_select.h"
 #include "harness.h"
 
-/* Set the row's column called name, if the row has one. */
-static void extra_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const char *fmt, ...)
-	EFAB_PRINTF(4, 5);
-static void extra_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const char *fmt, ...)
+void efab_row_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const char *fmt, ...)
 {
 	for (size_t i = 0; i < c->ri.n_extra; i++)
 		if (!strcmp(c->ri.extra_cols[i], name)) {
@@ -31,13 +28,43 @@ static int ensure_samples(efab_ctx_t *c, uint64_t n)
 	if (n <= c->max_samples)
 		return EFAB_OK;
 	double *s = realloc(c->samples, n * sizeof(double));
-	if (!s) {
+	double *p = s ? realloc(c->cost_post, n * sizeof(double)) : NULL;
+	double *q = p ? realloc(c->cost_poll, n * sizeof(double)) : NULL;
+	if (s)
+		c->samples = s;
+	if (p)
+		c->cost_post = p;
+	if (!q) {
 		efab_log_error("out of memory for %llu samples", (unsigned long long)n);
 		return EFAB_ERR;
 	}
-	c->samples = s;
+	c->cost_poll = q;
 	c->max_samples = n;
 	return EFAB_OK;
+}
+
+/* The fabric's cost accumulators at the start of an iteration or window. */
+typedef struct cost_mark {
+	uint64_t post_ticks, post_ops, poll_ticks, poll_n;
+} cost_mark_t;
+
+static inline void cost_mark(const efab_ctx_t *c, cost_mark_t *m)
+{
+	m->post_ticks = c->fab.post_ticks;
+	m->post_ops = c->fab.post_ops;
+	m->poll_ticks = c->fab.poll_ticks;
+	m->poll_n = c->fab.poll_n;
+}
+
+/* One sample of each cost since m, per operation (per completion). */
+static void cost_sample(efab_ctx_t *c, const cost_mark_t *m)
+{
+	uint64_t ops = c->fab.post_ops - m->post_ops, comps = c->fab.poll_n - m->poll_n;
+	if (ops && c->ncost_post < c->max_samples)
+		c->cost_post[c->ncost_post++] = efab_ticks_ns(c->fab.post_ticks - m->post_ticks) / (double)ops;
+	if (comps && c->ncost_poll < c->max_samples)
+		c->cost_poll[c->ncost_poll++] =
+			efab_ticks_ns(c->fab.poll_ticks - m->poll_ticks) / (double)comps;
 }
 
 static uint64_t default_count(const efab_ctx_t *c, uint64_t size)
@@ -105,12 +132,12 @@ static int pingpong_report(efab_ctx_t *c, uint64_t size, const lat_share_t *mine
 	row->has_lat = 1;
 	for (int r = 0; r < c->rt->size; r++)
 		row->failed |= all[r].failed;
-	extra_set(c, row, "first_us", "%.3f", all[first].first_us);
+	efab_row_set(c, row, "first_us", "%.3f", all[first].first_us);
 	if (all[first].batch_us > 0)
-		extra_set(c, row, "lat_us_batch", "%.3f", all[first].batch_us);
+		efab_row_set(c, row, "lat_us_batch", "%.3f", all[first].batch_us);
 	if (row->lat.n) {
-		extra_set(c, row, "lat_us_p25", "%.3f", row->lat.p25);
-		extra_set(c, row, "lat_us_p75", "%.3f", row->lat.p75);
+		efab_row_set(c, row, "lat_us_p25", "%.3f", row->lat.p25);
+		efab_row_set(c, row, "lat_us_p75", "%.3f", row->lat.p75);
 	}
 	if (c->o.contend) {
 		double rate = 0;
@@ -168,9 +195,21 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 	efab_clock_init();
 	if (ensure_samples(c, n) || (ops->begin && ops->begin(c, size)))
 		return EFAB_ERR;
+	efab_cost_reset(&c->fab);
+	c->ncost_post = c->ncost_poll = 0;
 	for (uint64_t i = 0; works && i < end; i++) {
-		if (c->initiator && i == warm + n)
+		if (i == warm) {
+			/* the timed phase begins: NIC counters, and the initiator's software
+			 * cost in the sampled iterations (never in the batch) */
+			if (efab_evidence_begin(c, &w))
+				return EFAB_ERR;
+			if (c->initiator)
+				c->fab.cost = EFAB_COST_POST | EFAB_COST_POLL;
+		}
+		if (c->initiator && i == warm + n) {
+			c->fab.cost = 0;
 			tb0 = efab_ticks();
+		}
 		if (ops->prepare && ops->prepare(c, size, i)) {
 			if (loop_failed(c))
 				return EFAB_ERR;
@@ -178,6 +217,8 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 		}
 		if (c->initiator) {
 			int single = i < warm + n; /* the batch reads no clock inside */
+			cost_mark_t cm;
+			cost_mark(c, &cm);
 			uint64_t t0 = single ? efab_ticks() : 0;
 			if (ops->ping(c, size, i)) {
 				if (loop_failed(c))
@@ -186,8 +227,10 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 			}
 			if (single) {
 				uint64_t t1 = efab_ticks();
-				if (i >= warm)
+				if (i >= warm) {
 					c->samples[ns++] = efab_ticks_us(t1 - t0) / ops->per_sample;
+					cost_sample(c, &cm);
+				}
 				else if (i == 0)
 					mine.first_us = efab_ticks_us(t1 - t0) / ops->per_sample;
 			} else if (i + 1 == end) {
@@ -201,9 +244,13 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 		if (ops->after)
 			row->errors += ops->after(c, size, i);
 	}
+	c->fab.cost = 0;
+	/* a rank that takes no part in the iterations joins the snapshot here */
+	if (!works && efab_evidence_begin(c, &w))
+		return EFAB_ERR;
 	w.iter = n;
 	int any_failed;
-	if (closing_barrier(c, &w, &any_failed))
+	if (closing_barrier(c, &w, &any_failed) || efab_evidence_end(c, &w))
 		return EFAB_ERR;
 	if (ops->end && !any_failed) {
 		uint64_t e = ops->end(c, size, end);
@@ -216,8 +263,12 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 	efab_stats_compute(c->samples, ns, &mine.st);
 	mine.failed = c->failed;
 	row->iters = n;
-	extra_set(c, row, "inject", "%s", c->use_inject ? "yes" : "no");
-	return pingpong_report(c, size, &mine, row);
+	efab_row_set(c, row, "inject", "%s", c->use_inject ? "yes" : "no");
+	/* the payload of the timed phase (samples and batch), every leg */
+	double payload = works && c->initiator ? (double)(n + nb) * (double)size * (ops->legs ? ops->legs : 1) : 0;
+	if (pingpong_report(c, size, &mine, row) || efab_evidence_report(c, payload, row))
+		return EFAB_ERR;
+	return EFAB_OK;
 }
 
 /* ---- windowed stream ---- */
@@ -259,13 +310,23 @@ typedef struct stream_state {
 
 static int timed_window(efab_ctx_t *c, stream_state_t *st, int measured, efab_waitfor_t *w)
 {
-	uint64_t t0 = efab_ticks();
-	if (st->ops->post(c, st->size, st->next) || efab_wait_tx(&c->fab, c->fab.tx_posted, w))
+	cost_mark_t cm;
+	cost_mark(c, &cm);
+	uint64_t poll0 = c->fab.poll_ticks, t0 = efab_ticks();
+	if (st->ops->post(c, st->size, st->next))
+		return EFAB_ERR;
+	if (c->fab.cost) { /* the post phase, less the completions read inside it */
+		c->fab.post_ticks += efab_ticks() - t0 - (c->fab.poll_ticks - poll0);
+		c->fab.post_ops += c->o.window;
+	}
+	if (efab_wait_tx(&c->fab, c->fab.tx_posted, w))
 		return EFAB_ERR;
 	uint64_t dt = efab_ticks() - t0;
 	if (st->first_us < 0)
 		st->first_us = efab_ticks_us(dt);
 	else if (measured) {
+		if (c->fab.cost)
+			cost_sample(c, &cm);
 		st->total_ticks += dt;
 		if (!c->o.no_window_stats && st->ns < c->max_samples) /* budget: the first 2^20 */
 			c->samples[st->ns++] = efab_ticks_us(dt);
@@ -350,26 +411,26 @@ static void fill_bw_row(efab_ctx_t *c, efab_row_t *row, uint64_t n, const bw_sha
 	row->has_bw = 1;
 	row->bw_MBps = r->bw;
 	row->msg_rate_Mops = r->mops;
-	extra_set(c, row, "pair", "%s", pair);
+	efab_row_set(c, row, "pair", "%s", pair);
 	if (!c->o.no_window_stats && r->p50 > 0) {
-		extra_set(c, row, "window_us_p50", "%.3f", r->p50);
-		extra_set(c, row, "window_us_p99", "%.3f", r->p99);
-		extra_set(c, row, "window_us_p25", "%.3f", r->p25);
-		extra_set(c, row, "window_us_p75", "%.3f", r->p75);
+		efab_row_set(c, row, "window_us_p50", "%.3f", r->p50);
+		efab_row_set(c, row, "window_us_p99", "%.3f", r->p99);
+		efab_row_set(c, row, "window_us_p25", "%.3f", r->p25);
+		efab_row_set(c, row, "window_us_p75", "%.3f", r->p75);
 	}
-	extra_set(c, row, "inject", "%s", c->use_inject ? "yes" : "no");
+	efab_row_set(c, row, "inject", "%s", c->use_inject ? "yes" : "no");
 	if (links > 0) {
-		extra_set(c, row, "link_Gbps", "%.1f", links);
-		extra_set(c, row, "pct_of_link", "%.1f", efab_pct_of_link(r->bw, links));
+		efab_row_set(c, row, "link_Gbps", "%.1f", links);
+		efab_row_set(c, row, "pct_of_link", "%.1f", efab_pct_of_link(r->bw, links));
 	}
 	if (r->first > 0)
-		extra_set(c, row, "first_us", "%.3f", r->first);
-	extra_set(c, row, "footprint", "%s", footprint);
+		efab_row_set(c, row, "first_us", "%.3f", r->first);
+	efab_row_set(c, row, "footprint", "%s", footprint);
 	if (r->bw_win > 0) {
-		extra_set(c, row, "bw_MBps_windows", "%.3f", r->bw_win);
-		extra_set(c, row, "msg_rate_Mops_windows", "%.6f", r->mops_win);
+		efab_row_set(c, row, "bw_MBps_windows", "%.3f", r->bw_win);
+		efab_row_set(c, row, "msg_rate_Mops_windows", "%.6f", r->mops_win);
 	}
-	extra_set(c, row, "end_confirm", "%s", efab_stream_confirm_name(c, c->stream_ops));
+	efab_row_set(c, row, "end_confirm", "%s", efab_stream_confirm_name(c, c->stream_ops));
 }
 
 /* The per-pair rows (--per-pair, rank 0): a pair's own figures, both
@@ -536,9 +597,18 @@ int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab
 	} else {
 		/* --time: each rank calibrated its own number of windows */
 		c->planned = c->o.time_s > 0 ? 0 : warm + n;
+		efab_cost_reset(&c->fab);
+		c->ncost_post = c->ncost_poll = 0;
 		for (uint64_t i = 0; i < warm + n; i++) {
-			if (i == warm)
+			if (i == warm) {
+				if (efab_evidence_begin(c, &w))
+					return EFAB_ERR;
+				w.what = "window completions";
+				/* software cost of the measured windows: completion reads
+				 * timed in the waits, the post phase per window */
+				c->fab.cost = st.active ? EFAB_COST_POLL : 0;
 				st.loop_t0 = efab_ticks();
+			}
 			if (one_window(c, &st, i >= warm, row, &w)) {
 				if (loop_failed(c))
 					return EFAB_ERR;
@@ -546,6 +616,7 @@ int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab
 			}
 		}
 	}
+	c->fab.cost = 0;
 	/* a rank whose pair failed confirms nothing; its peer's wait for the
 	 * flag is bounded, and fails it too (tolerant runs) */
 	if (!c->failed && ops->confirm && ops->confirm(c, size, st.active ? st.next : 0) &&
@@ -554,7 +625,7 @@ int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab
 	st.loop_ticks = efab_ticks() - st.loop_t0;
 	w.what = "the other ranks after the last window";
 	int any_failed;
-	if (closing_barrier(c, &w, &any_failed))
+	if (closing_barrier(c, &w, &any_failed) || efab_evidence_end(c, &w))
 		return EFAB_ERR;
 	if (ops->end && !any_failed) {
 		uint64_t e = ops->end(c, size, st.next);
@@ -562,5 +633,8 @@ int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab
 			return EFAB_ERR;
 		row->errors += e;
 	}
-	return stream_report(c, &st, n, row);
+	double payload = st.active ? (double)n * (double)c->o.window * (double)size : 0;
+	if (stream_report(c, &st, n, row) || efab_evidence_report(c, payload, row))
+		return EFAB_ERR;
+	return EFAB_OK;
 }

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "efab.h"
+#include "efab_ops.h"
 #include "efab_result.h"
 
 #ifdef __cplusplus
@@ -41,6 +43,9 @@ typedef struct efab_pingpong_ops {
 	 * or UINT64_MAX on a failure */
 	uint64_t (*end)(efab_ctx_t *c, uint64_t size, uint64_t iterations);
 	double per_sample; /* a sample is the timed span / per_sample (2: half a round trip) */
+	/* operations of the size's bytes per iteration, both ranks together, for
+	 * the payload the NIC counters are compared with (0 = 1; put: ping and pong) */
+	int legs;
 	const char *closing; /* what the closing barrier waits for, for timeout messages */
 } efab_pingpong_ops_t;
 
@@ -92,6 +97,26 @@ int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab
  * confirm_name). */
 const char *efab_stream_confirm_name(const efab_ctx_t *c, const efab_stream_ops_t *ops);
 uint64_t efab_stream_windows(const efab_ctx_t *c, uint64_t size);
+
+/* Set the row's column called name, if the row has one. */
+void efab_row_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const char *fmt, ...)
+	EFAB_PRINTF(4, 5);
+
+/* ---- proof of path (evidence.c): NIC counters and software cost ----
+ * Each traffic row (ping-pong and stream) carries the deltas of the NIC
+ * hardware counters over its timed phase, the path they show and the
+ * software cost per operation. The pattern calls, on every rank: */
+/* once, collective, after the fabric is up: which NIC counters exist here */
+int efab_evidence_setup(efab_ctx_t *c);
+/* the columns evidence adds (appended to the row's own) */
+void efab_evidence_columns(efab_run_info_t *ri);
+/* collective: a snapshot before the timed phase (after the warmup) */
+int efab_evidence_begin(efab_ctx_t *c, efab_waitfor_t *w);
+/* collective: a snapshot after it (after the closing barrier) */
+int efab_evidence_end(efab_ctx_t *c, efab_waitfor_t *w);
+/* collective: the deltas, the path and the software cost into row;
+ * payload = bytes this rank's operations moved in the timed phase */
+int efab_evidence_report(efab_ctx_t *c, double payload, efab_row_t *row);
 
 /* The header notes of a row's pattern (what first_us and the batch mean). */
 void efab_pattern_notes(efab_ctx_t *c);

@@ -256,11 +256,11 @@ static int peer_row(efab_ctx_t *c, efab_csv_t *csv, int p, uint64_t rounds, uint
 	row.has_lat = 1;
 	efab_stats_compute(f->first, f->nf, &row.lat);
 	double avm = median(f->av, rounds);
-	snprintf(row.extra[X_PEERS], 40, "%d", p);
-	snprintf(row.extra[X_AV], 40, "%.3f", avm);
-	snprintf(row.extra[X_AV_PER], 40, "%.3f", avm / p);
-	snprintf(row.extra[X_SECOND], 40, "%.3f", median(f->second, f->nf));
-	snprintf(row.extra[X_EPOPEN], 40, "%.3f", median(f->op, rounds));
+	snprintf(row.extra[X_PEERS], sizeof(row.extra[0]), "%d", p);
+	snprintf(row.extra[X_AV], sizeof(row.extra[0]), "%.3f", avm);
+	snprintf(row.extra[X_AV_PER], sizeof(row.extra[0]), "%.3f", avm / p);
+	snprintf(row.extra[X_SECOND], sizeof(row.extra[0]), "%.3f", median(f->second, f->nf));
+	snprintf(row.extra[X_EPOPEN], sizeof(row.extra[0]), "%.3f", median(f->op, rounds));
 	efab_table_row(stdout, &c->ri, &row, 1, 0);
 	return csv->fd >= 0 && efab_csv_write(csv, &c->ri, &row) ? EFAB_ERR : EFAB_OK;
 }

@@ -404,33 +404,33 @@ static void emit(reg_ctx_t *r, const meas_t *m, const efab_fit_t *fit, const cha
 											     : "default";
 	const efab_regop_t *cb = efab_regop_find(r, m->op);
 	int component = cb && cb->component;
-	snprintf(row.extra[C_RANK], 40, "%d", r->rt->rank);
-	snprintf(row.extra[C_DEREG50], 40, "%.3f", m->dereg.p50);
-	snprintf(row.extra[C_DEREG99], 40, "%.3f", m->dereg.p99);
+	snprintf(row.extra[C_RANK], sizeof(row.extra[0]), "%d", r->rt->rank);
+	snprintf(row.extra[C_DEREG50], sizeof(row.extra[0]), "%.3f", m->dereg.p50);
+	snprintf(row.extra[C_DEREG99], sizeof(row.extra[0]), "%.3f", m->dereg.p99);
 	if (!strcmp(m->op, "accumulate"))
-		snprintf(row.extra[C_REGBEFORE], 40, "%.1f", m->before_MiB);
-	snprintf(row.extra[C_CACHE], 40, "%s", component ? "-" : cache);
-	snprintf(row.extra[C_ACCESS], 40, "%s", component ? "-" : r->o.access ? "local" : "remote");
-	snprintf(row.extra[C_NIC], 40, "%s", component ? "no" : r->nic_work);
+		snprintf(row.extra[C_REGBEFORE], sizeof(row.extra[0]), "%.1f", m->before_MiB);
+	snprintf(row.extra[C_CACHE], sizeof(row.extra[0]), "%s", component ? "-" : cache);
+	snprintf(row.extra[C_ACCESS], sizeof(row.extra[0]), "%s", component ? "-" : r->o.access ? "local" : "remote");
+	snprintf(row.extra[C_NIC], sizeof(row.extra[0]), "%s", component ? "no" : r->nic_work);
 	if (component)
-		snprintf(row.extra[C_DOMAINS], 40, "-");
+		snprintf(row.extra[C_DOMAINS], sizeof(row.extra[0]), "-");
 	else
-		snprintf(row.extra[C_DOMAINS], 40, "%zu", k_of(r));
-	snprintf(row.extra[C_FIRST], 40, "%.3f", m->first_us);
+		snprintf(row.extra[C_DOMAINS], sizeof(row.extra[0]), "%zu", k_of(r));
+	snprintf(row.extra[C_FIRST], sizeof(row.extra[0]), "%.3f", m->first_us);
 	if (m->reg.n) { /* the quartiles: the robust spread efab_plot compares with */
-		snprintf(row.extra[C_P25], 40, "%.3f", m->reg.p25);
-		snprintf(row.extra[C_P75], 40, "%.3f", m->reg.p75);
+		snprintf(row.extra[C_P25], sizeof(row.extra[0]), "%.3f", m->reg.p25);
+		snprintf(row.extra[C_P75], sizeof(row.extra[0]), "%.3f", m->reg.p75);
 	}
 	if (fit) {
-		snprintf(row.extra[C_FITX], 40, "%s", fit_x);
-		snprintf(row.extra[C_FIXED], 40, "%.4f", fit->intercept);
-		snprintf(row.extra[C_SLOPE], 40, "%.6f", fit->slope);
-		snprintf(row.extra[C_R2], 40, "%.4f", fit->r2);
+		snprintf(row.extra[C_FITX], sizeof(row.extra[0]), "%s", fit_x);
+		snprintf(row.extra[C_FIXED], sizeof(row.extra[0]), "%.4f", fit->intercept);
+		snprintf(row.extra[C_SLOPE], sizeof(row.extra[0]), "%.6f", fit->slope);
+		snprintf(row.extra[C_R2], sizeof(row.extra[0]), "%.4f", fit->r2);
 		if (fit->has_ci) { /* two sizes: a line, but no interval */
-			snprintf(row.extra[C_FIXED_LO], 40, "%.4f", fit->intercept_lo);
-			snprintf(row.extra[C_FIXED_HI], 40, "%.4f", fit->intercept_hi);
-			snprintf(row.extra[C_SLOPE_LO], 40, "%.6f", fit->slope_lo);
-			snprintf(row.extra[C_SLOPE_HI], 40, "%.6f", fit->slope_hi);
+			snprintf(row.extra[C_FIXED_LO], sizeof(row.extra[0]), "%.4f", fit->intercept_lo);
+			snprintf(row.extra[C_FIXED_HI], sizeof(row.extra[0]), "%.4f", fit->intercept_hi);
+			snprintf(row.extra[C_SLOPE_LO], sizeof(row.extra[0]), "%.6f", fit->slope_lo);
+			snprintf(row.extra[C_SLOPE_HI], sizeof(row.extra[0]), "%.6f", fit->slope_hi);
 		}
 	}
 	efab_table_row(stdout, &r->ri, &row, 1, 0);

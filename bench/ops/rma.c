@@ -159,6 +159,7 @@ const efab_pingpong_ops_t efab_put_pingpong = {
 	.begin = put_begin, .end = put_end,
 	.prepare = put_prepare, .ping = put_ping, .respond = put_respond, .after = put_after,
 	.per_sample = 2, /* half the round trip */
+	.legs = 2,       /* the ping and the pong, each size bytes */
 	.closing = "write completions and the peer",
 };
 

@@ -155,6 +155,7 @@ static struct efasim_registry *registry_open(void)
 	if (!r)
 		return NULL;
 	robust_init(&r->lock);
+	robust_init(&r->hw_lock);
 	r->size = sizeof(*r);
 	r->magic = EFASIM_MAGIC;
 	msync(r, sizeof(*r), MS_SYNC);

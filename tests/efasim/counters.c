@@ -3,8 +3,14 @@
  * efa_verbs.c, EFA_DEFINE_PORT_STATS; the names AWS documents for
  * /sys/class/infiniband/<dev>/ports/1/hw_counters), counted per simulated NIC
  * in the shared registry as the device moves bytes, and written into the
- * simulated sysfs tree (plain files: refreshed at most every 100 ms by the
- * process that counts, and at its exit; each file replaced atomically).
+ * simulated sysfs tree (plain files, each replaced atomically). Freshness
+ * follows the kernel's contract (drivers/infiniband/core/sysfs.c,
+ * update_hw_stats): a read returns values no older than `lifespan` ms (10
+ * here, as the kernel's default). Since a plain file cannot re-query on
+ * read, a thread of the process that counts writes the changed counters
+ * every EFASIM_HW_FLUSH_MS (2) ms while something changed, and the process
+ * writes them at its exit; a reader that waits longer than lifespan after
+ * the traffic (as efabench does, lib/hwc.c) sees all of it.
  * What each counts here:
  *   tx_bytes/tx_pkts, rx_bytes/rx_pkts  payload bytes leaving / entering the
  *       NIC (sends, RDMA write data at the initiator, RDMA read data at the
@@ -31,18 +37,64 @@ static const char *const hw_names[HW_N] = {
 	[HW_IMPAIRED_REMOTE_CONN_EVENTS] = "impaired_remote_conn_events",
 };
 
-static atomic_ullong last_flush_ns;
+#define EFASIM_HW_FLUSH_MS 2
+
 static atomic_int dirty;
+static pthread_once_t flusher_once = PTHREAD_ONCE_INIT;
+static atomic_int flusher_stop;
+
+static void *flusher_main(void *arg)
+{
+	(void)arg;
+	struct timespec ts = {0, EFASIM_HW_FLUSH_MS * 1000000L};
+	while (!atomic_load(&flusher_stop)) {
+		nanosleep(&ts, NULL);
+		if (!atomic_load(&flusher_stop))
+			hw_flush_if_due();
+	}
+	return NULL;
+}
+
+static void flusher_start(void)
+{
+	sigset_t all, old; /* the application's signals go to its own threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_t t;
+	if (pthread_create(&t, &a, flusher_main, NULL))
+		slog("cannot start the hw_counters thread: counters are written at exit only");
+	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static atomic_ullong last_flush_ns;
+
+/* From threads that run anyway (the verbs path's CQ polls, the direct
+ * path's engine when it finds no work): the counters written when something
+ * changed and the last write is EFASIM_HW_FLUSH_MS old, so freshness does not
+ * rest on the flusher thread getting a core on a busy machine. */
+void hw_flush_if_due(void)
+{
+	if (!atomic_load_explicit(&dirty, memory_order_relaxed))
+		return;
+	uint64_t t = now_ns(), l = atomic_load_explicit(&last_flush_ns, memory_order_relaxed);
+	if (t - l >= EFASIM_HW_FLUSH_MS * 1000000ull &&
+	    atomic_compare_exchange_strong(&last_flush_ns, &l, t))
+		hw_flush();
+}
 
 void hw_add(int dev, int which, uint64_t n)
 {
 	if (dev < 0 || dev >= EFASIM_MAX_DEVS || !n)
 		return;
 	__atomic_fetch_add(&sim.reg->devs[dev].hw[which], n, __ATOMIC_RELAXED);
-	atomic_store_explicit(&dirty, 1, memory_order_relaxed);
-	uint64_t t = now_ns(), l = atomic_load_explicit(&last_flush_ns, memory_order_relaxed);
-	if (t - l > 100000000ull && atomic_compare_exchange_strong(&last_flush_ns, &l, t))
-		hw_flush();
+	if (!atomic_load_explicit(&dirty, memory_order_relaxed)) {
+		atomic_store_explicit(&dirty, 1, memory_order_relaxed);
+		pthread_once(&flusher_once, flusher_start);
+	}
 }
 
 uint64_t hw_pkts(uint64_t bytes)
@@ -82,6 +134,10 @@ void hw_flush(void)
 	if (!sim.ok)
 		return;
 	pthread_mutex_lock(&flush_lock);
+	/* every process that counts writes the files of both ends' NICs: under
+	 * one lock, each writer reads the (only growing) values after the last
+	 * one wrote, so no file is ever replaced by an older value */
+	robust_lock(&sim.reg->hw_lock);
 	atomic_store(&dirty, 0);
 	for (int d = 0; d < EFASIM_MAX_DEVS; d++) {
 		struct efasim_dev_ent *e = &sim.reg->devs[d];
@@ -95,11 +151,13 @@ void hw_flush(void)
 			}
 		}
 	}
+	pthread_mutex_unlock(&sim.reg->hw_lock);
 	pthread_mutex_unlock(&flush_lock);
 }
 
 static void hw_flush_at_exit(void)
 {
+	atomic_store(&flusher_stop, 1);
 	if (atomic_load(&dirty))
 		hw_flush();
 }

@@ -100,6 +100,9 @@ struct efasim_registry {
 	struct efasim_dev_ent devs[EFASIM_MAX_DEVS];
 	struct efasim_qp_ent qps[EFASIM_MAX_QPS];
 	struct efasim_mr_ent mrs[EFASIM_MAX_MRS];
+	/* robust, process-shared: one process at a time writes hw_counters files
+	 * (counters.c), so a file never goes back to an older value */
+	pthread_mutex_t hw_lock;
 };
 
 /* A completion as the device writes it into a CQ ring. */

@@ -1,0 +1,123 @@
+# Proof of path (bench/engine/evidence.c): every traffic row carries the NIC
+# counter deltas of its timed phase, the path they show and the software cost
+# per operation. On the simulated EFA device (tests/efasim: counters as the
+# EFA driver names them, fresh within `lifespan` as the kernel promises) the
+# path must match what libfabric's efa provider does, read in its code:
+#  - efa-direct writes are device RDMA writes;
+#  - the efa fabric writes with the device only when both sides support RDMA
+#    write (2.6.0 prov/efa/src/rdm/efa_rdm_rma.c:389,
+#    efa_rdm_rma_should_write_using_rdma -> efa_both_support_rdma_write,
+#    efa_rdm_rma.h:66); on the p4d profile (no RDMA write) a write of at
+#    least min_read_write_size (efa_hmem.c) is a long-read RTW the target
+#    fetches with RDMA read (efa_rdm_rma.c:402-406), a smaller one an eager or
+#    long-CTS RTW over sends (:415-420).
+# SIMULATED: only the counters and paths are checked here, never speed.
+
+# The row of CSV for size S, as KEY=VALUE lines (python), into $WORK/row.
+path_row() { # CSV SIZE
+	python3 - "$1" "$2" >"$WORK/row" <<'EOF' || die "no row of size $2 in $1"
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["size_bytes"] == sys.argv[2]]
+assert rows, "no row"
+for k, v in rows[-1].items():
+    print(f"{k}={v}")
+EOF
+}
+col() { sed -n "s/^$1=//p" "$WORK/row"; }
+
+# efa-direct and efa (p5en: RDMA write on both ends), put_bw at 4 MiB: the
+# device wrote the payload, plus the stream's confirmed end (end_confirm
+# unordered-flag: one 8-byte end flag from the initiator, one 8-byte
+# acknowledgement back), nothing else; the target's NIC received exactly it.
+path_device_write() { # V FABRIC
+	efasim_need "$1"
+	rm -rf "$EFASIM_DIR"
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_bw" -p efa -f "$2" -m 4M -n 5 --csv "$WORK/bw.csv"
+	simulated_csv "$WORK/bw.csv"
+	path_row "$WORK/bw.csv" 4194304
+	local P
+	P=$(col payload_bytes)
+	[ "$P" = $((5 * 64 * 4194304)) ] || die "payload_bytes $P"
+	[ "$(col path)" = device-write ] || die "path $(col path), not device-write"
+	[ "$(col end_confirm)" = unordered-flag ] || die "end_confirm $(col end_confirm)"
+	[ "$(col nic_init_rdma_write_bytes)" = $((P + 8)) ] || die "initiator rdma_write_bytes $(col nic_init_rdma_write_bytes), payload $P + 8-byte end flag"
+	[ "$(col nic_tgt_rdma_write_bytes)" = 8 ] || die "target rdma_write_bytes $(col nic_tgt_rdma_write_bytes), the 8-byte acknowledgement"
+	[ "$(col nic_tgt_rdma_write_recv_bytes)" = $((P + 8)) ] || die "target rdma_write_recv_bytes $(col nic_tgt_rdma_write_recv_bytes)"
+	[ "$(col nic_init_send_bytes)" = 0 ] && [ "$(col nic_init_rdma_read_bytes)" = 0 ] || die "sends or reads during the phase"
+	[ "$(col hw_nics)" = 2 ] || die "hw_nics $(col hw_nics)"
+	[ -z "$(col hw_note)" ] || die "note: $(col hw_note)"
+	awk -v r="$(col path_ratio)" 'BEGIN { exit !(r >= 1 && r < 1.00001) }' || die "path_ratio $(col path_ratio)"
+	# software cost: present and positive (the window's posts, completions read)
+	awk -v a="$(col post_ns)" -v b="$(col poll_ns)" 'BEGIN { exit !(a > 0 && b > 0) }' ||
+		die "post_ns '$(col post_ns)' poll_ns '$(col poll_ns)'"
+}
+
+# put_lat on both fabrics: the ping and the pong are device writes; the two
+# sides' rdma_write_bytes add up to the payload exactly (a ping-pong has no
+# untimed traffic in its phase); post_ns and poll_ns are smaller than the
+# round trip the sample is half of.
+path_lat() { # V FABRIC OP
+	efasim_need "$1"
+	rm -rf "$EFASIM_DIR"
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f "$2" -o "$3" -m 64 -n 100 --csv "$WORK/lat.csv"
+	path_row "$WORK/lat.csv" 64
+	local P
+	P=$(col payload_bytes)
+	[ "$P" = $((2 * 200 * 64)) ] || die "payload_bytes $P: 100 samples + 100 in the batch, ping and pong, 64 B"
+	[ "$(col path)" = device-write ] || die "path $(col path)"
+	[ $(( $(col nic_init_rdma_write_bytes) + $(col nic_tgt_rdma_write_bytes) )) = "$P" ] ||
+		die "rdma_write_bytes $(col nic_init_rdma_write_bytes) + $(col nic_tgt_rdma_write_bytes) != $P"
+	[ "$(col nic_init_rdma_write_bytes)" = $((P / 2)) ] || die "the initiator's pings: $(col nic_init_rdma_write_bytes)"
+	awk -v a="$(col post_ns)" -v p="$(col lat_us_p50)" 'BEGIN { exit !(a > 0 && a < 2000 * p) }' ||
+		die "post_ns '$(col post_ns)' vs round trip 2 x $(col lat_us_p50) us"
+	if [ "$3" = writedata ]; then # remote CQ data: completions every iteration
+		awk -v a="$(col poll_ns)" -v p="$(col lat_us_p50)" 'BEGIN { exit !(a > 0 && a < 2000 * p) }' ||
+			die "poll_ns '$(col poll_ns)' vs round trip 2 x $(col lat_us_p50) us"
+	fi
+}
+
+# The efa fabric on the p4d profile (no RDMA write): 8 B writes go as sends
+# (with the RTW headers: more bytes than the payload), 4 MiB writes as reads
+# by the target; the device wrote nothing.
+path_emulated() { # V
+	efasim_need "$1"
+	export EFASIM_PROFILE=p4d
+	rm -rf "$EFASIM_DIR"
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_bw" -p efa -f efa -m 8 -n 5 --csv "$WORK/p4.csv"
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_bw" -p efa -f efa -m 4M -n 5 --csv "$WORK/p4.csv"
+	path_row "$WORK/p4.csv" 8
+	[ "$(col path)" = emulated-send ] || die "8 B on p4d: path $(col path), not emulated-send"
+	[ "$(col nic_init_rdma_write_bytes)" = 0 ] || die "p4d wrote with the device: $(col nic_init_rdma_write_bytes)"
+	[ "$(col nic_init_send_bytes)" -gt "$(col payload_bytes)" ] || die "sends $(col nic_init_send_bytes) do not carry payload $(col payload_bytes)"
+	[ "$(col nic_tgt_recv_bytes)" = "$(col nic_init_send_bytes)" ] || die "target received $(col nic_tgt_recv_bytes) of $(col nic_init_send_bytes)"
+	path_row "$WORK/p4.csv" 4194304
+	[ "$(col path)" = device-read ] || die "4 MiB on p4d: path $(col path), not device-read"
+	[ "$(col nic_tgt_rdma_read_bytes)" = "$(col payload_bytes)" ] || die "target read $(col nic_tgt_rdma_read_bytes) of $(col payload_bytes)"
+	[ "$(col nic_init_rdma_read_resp_bytes)" = "$(col payload_bytes)" ] || die "initiator answered $(col nic_init_rdma_read_resp_bytes)"
+	[ "$(col nic_init_rdma_write_bytes)" = 0 ] || die "p4d wrote with the device"
+}
+
+t_efa260_path_direct_write() { path_device_write 2.6.0 efa-direct; }
+t_efa260_path_efa_write() { path_device_write 2.6.0 efa; }
+t_efa240_path_direct_write() { path_device_write 2.4.0 efa-direct; }
+t_efa260_path_lat() {
+	path_lat 2.6.0 efa-direct writedata
+	path_lat 2.6.0 efa write
+}
+t_efa260_path_p4d_emulated() { path_emulated 2.6.0; }
+
+# Without NIC counters (shm, tcp): path "-", every counter cell empty, never 0;
+# the software cost is still measured.
+t_path_no_counters() {
+	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm -m 32K -n 20 --csv "$WORK/shm.csv"
+	python3 - "$WORK/shm.csv" <<'EOF' || die "shm row"
+import csv, sys
+r = list(csv.DictReader(open(sys.argv[1])))[0]
+assert r["path"] == "-", r["path"]
+hw = {k: v for k, v in r.items() if k.startswith("nic_") or k in ("path_ratio", "hw_nics")}
+assert len(hw) == 46, len(hw)
+assert all(v == "" for v in hw.values()), {k: v for k, v in hw.items() if v}
+assert float(r["post_ns"]) > 0 and float(r["poll_ns"]) > 0, (r["post_ns"], r["poll_ns"])
+assert float(r["payload_bytes"]) == 20 * 64 * 32768, r["payload_bytes"]
+EOF
+}

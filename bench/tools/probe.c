@@ -17,6 +17,7 @@
 #include "efab_json.h"
 #include "efab_ops.h"
 #include "efab_registration.h"
+#include "efab_hwc.h"
 #include "efab_select.h"
 #include "harness.h"
 #include "rows.h"
@@ -29,7 +30,7 @@
 
 typedef struct prop {
 	char name[32];
-	char value[256];
+	char value[640];
 } prop_t;
 
 typedef struct column {
@@ -216,6 +217,8 @@ static int describe_requirements(column_t *col, const struct fi_info *rma)
 }
 
 /* Sizes, queue depths, progress, ordering, link speed and the NIC. */
+static void describe_counters(column_t *col, const struct fi_info *i);
+
 static void describe_limits(column_t *col, const struct fi_info *i)
 {
 	char buf[256];
@@ -254,6 +257,34 @@ static void describe_limits(column_t *col, const struct fi_info *i)
 	} else {
 		add(col, "pci_bus_id", "-");
 	}
+	describe_counters(col, i);
+}
+
+/* The NIC's hardware counters (lib/hwc.c): what the benchmarks' proof of
+ * path reads, and whether the three it names the path by are there. */
+static void describe_counters(column_t *col, const struct fi_info *i)
+{
+	efab_hwc_t h;
+	const char *dev = i->nic && i->nic->device_attr ? i->nic->device_attr->name : NULL;
+	if (!dev || efab_hwc_open(dev, &h) != EFAB_OK) {
+		add(col, "hw_counters", "-");
+		add(col, "hw_counter_names", "-");
+		add(col, "hw_path_counters", "-");
+		return;
+	}
+	char names[sizeof(col->props[0].value)], missing[128] = "";
+	efab_hwc_list(&h, names, sizeof(names));
+	add(col, "hw_counters", "%d, lifespan %u ms, %s", h.nfiles, h.lifespan_ms, h.dir);
+	add(col, "hw_counter_names", "%s", names);
+	static const int need[] = {EFAB_HWC_rdma_write_bytes, EFAB_HWC_rdma_read_bytes, EFAB_HWC_send_bytes};
+	for (size_t k = 0; k < EFAB_ARRAY_SIZE(need); k++)
+		if (!(h.present & (1u << need[k])))
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
+				 missing[0] ? " " : "", efab_hwc_names[need[k]]);
+	if (missing[0])
+		add(col, "hw_path_counters", "missing %s", missing);
+	else
+		add(col, "hw_path_counters", "yes");
 }
 
 /* The verdict: what efabench (and an application) can do here. */
@@ -613,6 +644,8 @@ static void print_table(column_t *cols, size_t n)
 				const char *v = p < cols[c].nprops ? cols[c].props[p].value : "";
 				if (!strncmp(name, "live_", 5) && strcmp(v, "OK"))
 					v = "FAILED (below)";
+				if (!strcmp(name, "hw_counter_names") && strcmp(v, "-"))
+					v = "(below)";
 				printf(" %-*.*s", COL_W - 1, COL_W - 1, v);
 			}
 			printf("\n");
@@ -622,6 +655,23 @@ static void print_table(column_t *cols, size_t n)
 	for (size_t c = 0; c < n; c++)
 		printf("verdict (provider %s, domain %s) %s\n", cols[c].info->fabric_attr->prov_name,
 		       cols[c].info->domain_attr->name, cols[c].verdict);
+	/* each NIC's counters once (its fabrics share them) */
+	for (size_t c = 0; c < n; c++) {
+		const char *dev = cols[c].info->nic && cols[c].info->nic->device_attr
+					  ? cols[c].info->nic->device_attr->name : NULL;
+		int seen = 0;
+		for (size_t q = 0; q < c && dev && !seen; q++)
+			seen = cols[q].info->nic && cols[q].info->nic->device_attr &&
+			       cols[q].info->nic->device_attr->name &&
+			       !strcmp(cols[q].info->nic->device_attr->name, dev);
+		for (size_t p = 0; dev && !seen && p < cols[c].nprops; p++)
+			if (!strcmp(cols[c].props[p].name, "hw_counters") && strcmp(cols[c].props[p].value, "-"))
+				printf("hw_counters of %s: %s\n", dev, cols[c].props[p].value);
+		for (size_t p = 0; dev && !seen && p < cols[c].nprops; p++)
+			if (!strcmp(cols[c].props[p].name, "hw_counter_names") &&
+			    strcmp(cols[c].props[p].value, "-"))
+				printf("hw_counter_names of %s: %s\n", dev, cols[c].props[p].value);
+	}
 	for (size_t c = 0; c < n; c++)
 		for (size_t p = 0; p < cols[c].nprops; p++)
 			if (!strncmp(cols[c].props[p].name, "live_", 5) &&

@@ -121,3 +121,23 @@ assert float(r["post_ns"]) > 0 and float(r["poll_ns"]) > 0, (r["post_ns"], r["po
 assert float(r["payload_bytes"]) == 20 * 64 * 32768, r["payload_bytes"]
 EOF
 }
+
+# efab_probe lists each NIC's counters and says whether the three the path is
+# named by are there: on the simulated device all 22 of the EFA driver; in a
+# copy of its sysfs tree without rdma_write_bytes (an older driver, before
+# RDMA write) it says what is missing; fabrics without a NIC say "-".
+t_efa260_probe_counters() {
+	efasim_need 2.6.0
+	rm -rf "$EFASIM_DIR"
+	expect_rc 0 efa_run 2.6.0 env EFASIM_HOST=probehost "$EBIN/efab_probe"
+	grep -q '^hw_counter_names of rdmap16s0: impaired_remote_conn_events .*rdma_write_bytes .*unresponsive_remote_events$' "$WORK/last.out" ||
+		die "no counter list for rdmap16s0"
+	grep -q '^hw_counters of rdmap16s0: 22, lifespan 10 ms, ' "$WORK/last.out" || die "hw_counters line"
+	grep -Eq '^hw_path_counters +yes +yes' "$WORK/last.out" || die "hw_path_counters not yes"
+	grep -Eq '^hw_counters +- +-' "$WORK/last.out" || die "tcp/shm columns should say -"
+	cp -r "$EFASIM_DIR/sysfs-probehost" "$WORK/tree"
+	rm "$WORK/tree/class/infiniband/rdmap16s0/ports/1/hw_counters/rdma_write_bytes"
+	expect_rc 0 efa_run 2.6.0 env EFASIM_HOST=probehost SYSFS_PATH="$WORK/tree" "$EBIN/efab_probe" -f efa-direct
+	grep -Eq '^hw_path_counters +missing rdma_write_by[a-z]* +yes' "$WORK/last.out" || die "missing counter not named"
+	grep -q '^hw_counters of rdmap16s0: 21, ' "$WORK/last.out" || die "21 counters expected"
+}

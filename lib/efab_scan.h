@@ -19,7 +19,7 @@ int efab_scan_partner(int nodes, int round, int node);
 enum { EFAB_SCAN_SEND = 0, EFAB_SCAN_RECV, EFAB_SCAN_LAT, EFAB_SCAN_NMETRIC };
 /* Findings that are not a figure: a unit that made no progress with any peer
  * it met, and a node pair's NIC that failed without such a unit to explain it. */
-enum { EFAB_SCAN_UNREACHABLE = EFAB_SCAN_NMETRIC, EFAB_SCAN_PAIR_FAILED };
+enum { EFAB_SCAN_UNREACHABLE = EFAB_SCAN_NMETRIC, EFAB_SCAN_PAIR_FAILED, EFAB_SCAN_NIC_COUNTERS };
 
 /* Figures of one scan; NAN where nothing was measured. Indexing:
  * [(a * nodes + b) * nics + i] for node a, node b, NIC index i. */
@@ -34,6 +34,12 @@ typedef struct efab_scan_data {
 	 * NULL: none failed */
 	const unsigned char *failed;
 	const char *const *why;
+	/* per cell [(a * nodes + b) * nics + i]: the trouble counters of node
+	 * a's NIC i (drops, retransmissions, timeouts, errors,
+	 * unresponsive/impaired remote events; lib/efab_hwc.h) that rose during
+	 * its round with node b, as text ("" or NULL: none rose); NULL: no
+	 * counters read */
+	const char *const *hw_trouble;
 } efab_scan_data_t;
 
 /* A figure is flagged when it is both beyond rel of the cluster median and
@@ -74,7 +80,14 @@ const char *efab_scan_metric_name(int metric);
 /* Median of the finite values among v[0..n) (NAN if none); v is not changed. */
 double efab_scan_median(const double *v, size_t n);
 
-/* First the failures: a (node, NIC) unit whose every measured pair failed
+/* NIC counters (d->hw_trouble), whatever the figures: a round with trouble
+ * is one where either end's trouble counters rose (SRD counts a lost
+ * packet's retransmission at the sender: a lossy link at one NIC shows at
+ * its every peer too). A unit with trouble in every round it met a peer
+ * (at least 2) is the common end and named; every other troubled round not
+ * explained by a named end names the NIC whose counters rose, with the pair
+ * (EFAB_SCAN_NIC_COUNTERS; evidence: the counters, and whether the unit's
+ * figures passed). First the failures: a (node, NIC) unit whose every measured pair failed
  * while each of those peers succeeded with another unit is unreachable ("no
  * progress with any peer", with every failed pair as evidence; with 2 nodes
  * both ends are named, as nothing tells them apart); a node whose NICs are

@@ -36,6 +36,7 @@ const char *efab_scan_metric_name(int metric)
 	case EFAB_SCAN_LAT: return "latency";
 	case EFAB_SCAN_UNREACHABLE: return "reachability";
 	case EFAB_SCAN_PAIR_FAILED: return "failed pair";
+	case EFAB_SCAN_NIC_COUNTERS: return "NIC counters";
 	default: return "?";
 	}
 }
@@ -387,6 +388,70 @@ static int failure_flags(const efab_scan_data_t *d, efab_scan_verdict_t *v, unsi
 	return EFAB_OK;
 }
 
+static const char *trouble(const efab_scan_data_t *d, int a, int b, int i)
+{
+	const char *t = d->hw_trouble[at(d, a, b, i)];
+	return t && *t ? t : NULL;
+}
+
+/* The NIC-counter findings (efab_scan.h). */
+static int nic_counter_flags(const efab_scan_data_t *d, const unsigned char *flagged,
+			     efab_scan_verdict_t *v)
+{
+	int units = d->nodes * d->nics;
+	unsigned char *common = calloc((size_t)units, 1);
+	if (!common)
+		return EFAB_ERR;
+	for (int u = 0; u < units; u++) {
+		int a = u / d->nics, i = u % d->nics, met = 0, bad = 0;
+		for (int b = 0; b < d->nodes; b++) {
+			if (b == a || !(cell_measured(d, a, b, i) || cell_failed(d, a, b, i) ||
+					trouble(d, a, b, i) || trouble(d, b, a, i)))
+				continue;
+			met++;
+			bad += trouble(d, a, b, i) || trouble(d, b, a, i);
+		}
+		common[u] = met >= 2 && bad == met;
+	}
+	int rc = EFAB_OK;
+	for (int u = 0; u < units && !rc; u++) {
+		int a = u / d->nics, i = u % d->nics, figs = 0;
+		for (int m = 0; m < EFAB_SCAN_NMETRIC; m++)
+			figs |= flagged[u * EFAB_SCAN_NMETRIC + m];
+		const char *passed = figs ? " (its figures are flagged too)"
+					  : " (its bandwidth and latency passed)";
+		efab_scan_flag_t f = {.node = a, .nic = i, .metric = EFAB_SCAN_NIC_COUNTERS,
+				      .value = NAN, .ref = NAN, .ratio = 0};
+		size_t n = 0, len = sizeof(f.evidence);
+		if (common[u]) {
+			n += (size_t)snprintf(f.evidence, len, "NIC counters rose in its round with every "
+								"peer%s:", passed);
+			for (int b = 0; b < d->nodes && n < len; b++) {
+				const char *here = b == a ? NULL : trouble(d, a, b, i);
+				const char *there = b == a ? NULL : trouble(d, b, a, i);
+				if (here || there)
+					n += (size_t)snprintf(f.evidence + n, len - n, " with %s: %s%s%s%s%s;",
+							      d->node_names[b], here ? "here " : "",
+							      here ? here : "", here && there ? ", " : "",
+							      there ? "at the peer " : "", there ? there : "");
+			}
+			rc = add_flag(v, &f);
+			continue;
+		}
+		/* this unit's own troubled rounds that no common end explains */
+		for (int b = 0; b < d->nodes && !rc; b++) {
+			const char *here = b == a ? NULL : trouble(d, a, b, i);
+			if (!here || common[b * d->nics + i])
+				continue;
+			snprintf(f.evidence, len, "NIC counters rose in its round with %s NIC %s: %s%s",
+				 d->node_names[b], d->nic_names[b * d->nics + i], here, passed);
+			rc = add_flag(v, &f);
+		}
+	}
+	free(common);
+	return rc;
+}
+
 int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 		      efab_scan_verdict_t *out)
 {
@@ -447,9 +512,14 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 		unit_evidence(d, worst_m, f->node, f->nic, f->value, f->ref, f->ratio, f->evidence,
 			      sizeof(f->evidence));
 	}
-	free(flagged);
 	free(tmp);
 	fold_nodes(d, out);
+	if (d->hw_trouble && nic_counter_flags(d, flagged, out)) {
+		free(flagged);
+		efab_scan_verdict_free(out);
+		return EFAB_ERR;
+	}
+	free(flagged);
 	/* the failures come first: they are the worst news */
 	efab_scan_verdict_t fails = {0};
 	unsigned char *unreach = calloc((size_t)units, 1);

@@ -26,9 +26,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "efab_clock.h"
+#include "efab_hwc.h"
 #include "efab_ops.h"
 #include "efab_result.h"
 #include "efab_scan.h"
@@ -45,6 +47,7 @@ typedef struct scan_rank {
 } scan_rank_t;
 
 #define WHY_LEN 200
+#define HW_LEN 160
 
 /* What a rank reports after a round. */
 typedef struct scan_report {
@@ -54,6 +57,9 @@ typedef struct scan_report {
 	double errors;
 	int failed;        /* this rank's NIC pair failed (either end) */
 	char why[WHY_LEN]; /* "phase: error" of the first failure this rank saw, "" */
+	/* its NIC's trouble counters that rose during the round, "name=delta;..."
+	 * ("" none rose, "-" no counters, lib/efab_hwc.h) */
+	char hw[HW_LEN];
 } scan_report_t;
 
 typedef struct scan_state {
@@ -486,6 +492,47 @@ static int pair_bandwidth(efab_ctx_t *c, int partner, scan_report_t *rep, pair_e
 	return rc;
 }
 
+/* The NIC's counters around a round (c->ev: evidence.c found them at
+ * setup): settled reads, sleeping while the kernel's cache expires (no
+ * traffic is in flight between rounds). */
+static int nap(void *arg, double ms)
+{
+	(void)arg;
+	struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000.0) * 1e6)};
+	nanosleep(&ts, NULL);
+	return 0;
+}
+
+static int nic_snapshot(efab_ctx_t *c, efab_hwc_snap_t *s)
+{
+	int settled;
+	memset(s, 0, sizeof(*s));
+	return c->ev.have ? efab_hwc_settle(&c->ev.h, 3, nap, NULL, s, &settled) : EFAB_OK;
+}
+
+/* rep->hw: the trouble counters that rose since hw0 ("name=delta;..."). */
+static int nic_trouble(efab_ctx_t *c, const efab_hwc_snap_t *hw0, scan_report_t *rep)
+{
+	efab_hwc_snap_t hw1, d;
+	char note[64];
+	if (!c->ev.have) {
+		snprintf(rep->hw, sizeof(rep->hw), "-");
+		return EFAB_OK;
+	}
+	if (nic_snapshot(c, &hw1))
+		return EFAB_ERR;
+	efab_hwc_delta(hw0, &hw1, &d, note, sizeof(note));
+	size_t n = 0;
+	rep->hw[0] = 0;
+	for (int k = 0; k < EFAB_HWC_N && n + 1 < sizeof(rep->hw); k++)
+		if (efab_hwc_is_trouble(k) && (d.have & (1u << k)) && d.v[k])
+			n += (size_t)snprintf(rep->hw + n, sizeof(rep->hw) - n, "%s%s=%llu", n ? ";" : "",
+					      efab_hwc_names[k], (unsigned long long)d.v[k]);
+	if (note[0] && n + 1 < sizeof(rep->hw)) /* a counter reset or gone is trouble too */
+		snprintf(rep->hw + n, sizeof(rep->hw) - n, "%s%s", n ? ";" : "", note);
+	return EFAB_OK;
+}
+
 /* One round: its node pairs in groups of --concurrent (default all at once),
  * each pair on its own sub-runtime so that pairs never wait for each other;
  * ranks without a pair in a group wait asleep. */
@@ -507,6 +554,9 @@ static int scan_round(efab_ctx_t *c, int round, scan_report_t *rep)
 	memset(rep, 0, sizeof(*rep));
 	rep->partner = -1;
 	rep->lat_p50 = rep->lat_p99 = rep->bw_sent = NAN;
+	efab_hwc_snap_t hw0;
+	if (nic_snapshot(c, &hw0))
+		return EFAB_ERR;
 	for (int g = 0; g * per < npairs; g++) {
 		int active = my_pair >= g * per && my_pair < (g + 1) * per;
 		efab_rt_t sub;
@@ -533,6 +583,8 @@ static int scan_round(efab_ctx_t *c, int round, scan_report_t *rep)
 		if (rc)
 			return rc;
 	}
+	if (nic_trouble(c, &hw0, rep))
+		return EFAB_ERR;
 	/* the same message numbers everywhere from here on */
 	double s = (double)c->seq, most = 0;
 	if (world->allreduce(world, &s, &most, 1, EFAB_RT_MAX))
@@ -544,7 +596,8 @@ static int scan_round(efab_ctx_t *c, int round, scan_report_t *rep)
 #define CSV_HEADER                                                                         \
 	"schema,run_id,timestamp,bench,provider,fabric,libfabric_version,provider_version,pass," \
 	"round,node_a,node_b,nic_index,nic_a,nic_b,lat_size_bytes,lat_iters,lat_us_p50,"        \
-	"lat_us_p99,bw_size_bytes,window,bw_MBps,bw_rev_MBps,errors,status,error"
+	"lat_us_p99,bw_size_bytes,window,bw_MBps,bw_rev_MBps,errors,status,error,nic_a_counters,"  \
+	"nic_b_counters"
 
 static void fmt_num(char *buf, size_t len, double v, const char *fmt)
 {
@@ -591,7 +644,7 @@ static int csv_rows(efab_ctx_t *c, efab_csv_t *csv, int pass, int round,
 				round_s, scan->node_names[a], scan->node_names[bn], nic_s,
 				scan->nic_names[a * scan->nics + i], scan->nic_names[bn * scan->nics + i],
 				lsize, liters, l50, l99, bsize, window, bw, bwr, errors,
-				failed ? "failed" : "ok", why,
+				failed ? "failed" : "ok", why, ra->hw, rb->hw,
 			};
 			if (efab_csv_write_cells(csv, cells, EFAB_ARRAY_SIZE(cells)))
 				return EFAB_ERR;
@@ -624,6 +677,12 @@ static void print_header(efab_ctx_t *c, int rounds)
 	       (unsigned long long)c->o.window,
 	       c->o.time_s > 0 ? ", for --time per direction (a deadline: what a slow NIC moves in it "
 				 "is its figure)" : "");
+	printf("# NIC counters: %s\n",
+	       c->ev.have ? "every rank's NIC hw_counters are read (settled) before and after each round; a "
+			    "NIC whose drop, retransmit, timeout, error or unresponsive/impaired-remote "
+			    "counters rose is named in the verdict, whatever its figures (CSV "
+			    "nic_a_counters, nic_b_counters)"
+			  : "none on rank 0's NIC (nic_a_counters/nic_b_counters say - where a NIC has none)");
 	printf("# a pair with no progress within --timeout (%.0f s) or with an error completion is "
 	       "a failed pair: recorded (phase, error), its endpoints closed, the scan goes on\n",
 	       c->o.timeout_s);
@@ -745,6 +804,9 @@ typedef struct figures {
 	char (*why)[WHY_LEN];  /* [cell]: the first failure's phase and error */
 	const char **whyp;     /* [cell] -> why, for the verdict */
 	size_t nfailed;        /* failed pairs and NICs over all passes */
+	char (*hw)[HW_LEN];    /* [cell]: a's NIC's trouble counters in its round with b (first pass seen) */
+	const char **hwp;      /* [cell] -> hw, for the verdict */
+	int any_hw;            /* some NIC had counters */
 } figures_t;
 
 static int figures_alloc(const scan_state_t *scan, int passes, figures_t *f)
@@ -766,8 +828,12 @@ static int figures_alloc(const scan_state_t *scan, int passes, figures_t *f)
 	f->failed = calloc(f->cells, 1);
 	f->why = calloc(f->cells, sizeof(*f->why));
 	f->whyp = calloc(f->cells, sizeof(*f->whyp));
-	if (!f->failed || !f->why || !f->whyp)
+	f->hw = calloc(f->cells, sizeof(*f->hw));
+	f->hwp = calloc(f->cells, sizeof(*f->hwp));
+	if (!f->failed || !f->why || !f->whyp || !f->hw || !f->hwp)
 		return EFAB_ERR;
+	for (size_t k = 0; k < f->cells; k++)
+		f->hwp[k] = f->hw[k];
 	for (size_t k = 0; k < f->cells; k++)
 		f->whyp[k] = f->why[k];
 	return EFAB_OK;
@@ -779,11 +845,13 @@ static void figures_free(figures_t *f)
 	free(f->failed);
 	free(f->why);
 	free(f->whyp);
+	free(f->hw);
+	free(f->hwp);
 }
 
 /* Every rank's report of pass p into the matrices (rank 0). */
-static void record_round(const scan_state_t *scan, figures_t *f, int p, const scan_report_t *all,
-			 int nranks)
+static void record_round(const scan_state_t *scan, figures_t *f, int p, int round,
+			 const scan_report_t *all, int nranks)
 {
 	double *bwp = f->bw_p + (size_t)p * f->cells, *latp = f->lat_p + (size_t)p * f->cells;
 	for (int q = 0; q < nranks; q++) {
@@ -794,6 +862,12 @@ static void record_round(const scan_state_t *scan, figures_t *f, int p, const sc
 				a = k / scan->nics, i = k % scan->nics;
 		if (s->partner < 0 || a < 0)
 			continue;
+		f->any_hw |= strcmp(s->hw, "-") != 0;
+		char *t = f->hw[at(scan, a, s->partner, i)];
+		if (s->hw[0] && strcmp(s->hw, "-") && !t[0])
+			snprintf(t, sizeof(f->hw[0]), "%s (round %d%s)", s->hw, round + 1,
+				 f->passes > 1 ? "" : "");
+		(void)p;
 		f->errors += s->errors;
 		if (s->failed) {
 			size_t k = at(scan, a, s->partner, i), k2 = at(scan, s->partner, a, i);
@@ -842,7 +916,7 @@ static int conclude(efab_ctx_t *c, figures_t *f, efab_stopwatch_t sw)
 	}
 	efab_scan_data_t d = {scan->nodes, scan->nics, (const char *const *)scan->node_names,
 			      (const char *const *)scan->nic_names, f->bw, f->lat, f->failed,
-			      (const char *const *)f->whyp};
+			      (const char *const *)f->whyp, f->any_hw ? (const char *const *)f->hwp : NULL};
 	efab_scan_limits_t lim = {c->o.threshold, c->o.min_bw, c->o.max_lat};
 	efab_scan_verdict_t v;
 	if (efab_scan_verdict(&d, &lim, &v)) {
@@ -902,7 +976,7 @@ static int scan_drive(efab_ctx_t *c)
 		if (!me)
 			continue;
 		size_t failed_before = f.nfailed;
-		record_round(scan, &f, p, all, rt->size);
+		record_round(scan, &f, p, r, all, rt->size);
 		int nfail = (int)(f.nfailed - failed_before);
 		if (csv.fd >= 0 && csv_rows(c, &csv, p, r, all, f.lat99))
 			efab_csv_close(&csv); /* said why; the scan goes on without its CSV */

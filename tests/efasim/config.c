@@ -212,7 +212,8 @@ int find_dev_by_gid(const uint8_t gid[16])
 	return -1;
 }
 
-/* Per-NIC test knobs for this host: EFASIM_SLOW="nic:MBps:delay_us[,...]". */
+/* Per-NIC test knobs for this host: EFASIM_SLOW="nic:MBps:delay_us[,...]",
+ * EFASIM_LOSS="nic:N[,...]". */
 static void apply_slow_knobs(void)
 {
 	const char *s = getenv("EFASIM_SLOW");
@@ -220,6 +221,17 @@ static void apply_slow_knobs(void)
 		struct efasim_dev_ent *d = &sim.reg->devs[sim.devs[i].gdev];
 		d->rate_MBps = 0;
 		d->delay_us = 0;
+		d->loss_every = 0;
+	}
+	/* EFASIM_LOSS="nic:N[,...]": a lossy link at this host's NIC nic */
+	for (const char *l = getenv("EFASIM_LOSS"); l && *l;) {
+		int nic;
+		unsigned every = 0;
+		if (sscanf(l, "%d:%u", &nic, &every) == 2 && nic >= 0 && nic < sim.nnics)
+			sim.reg->devs[sim.devs[nic].gdev].loss_every = every;
+		l = strchr(l, ',');
+		if (l)
+			l++;
 	}
 	while (s && *s) {
 		int nic;

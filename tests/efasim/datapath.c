@@ -455,9 +455,34 @@ done:
 
 /* The hw counters of one SRD WR (counters.c), at the initiator's NIC sd and
  * the responder's dd. */
+/* EFASIM_LOSS: a lossy link at a NIC. SRD recovers lost packets in the
+ * device, below the provider (the completion comes as usual, only later on
+ * real hardware): the sending NIC counts what it sent again in
+ * retrans_pkts / retrans_bytes. Every loss_every-th packet through the NIC
+ * (sent or received) is lost once. */
+static void count_loss(int sd, int dd, size_t len)
+{
+	struct efasim_registry *r = sim.reg;
+	uint64_t pkts = hw_pkts(len), mtu = sim.prof->max_msg_sz, lost = 0;
+	for (int k = 0; k < 2; k++) {
+		int d = k ? dd : sd;
+		uint32_t every = d >= 0 ? r->devs[d].loss_every : 0;
+		if (!every)
+			continue;
+		uint64_t s0 = __atomic_fetch_add(&r->devs[d].loss_seq, pkts, __ATOMIC_RELAXED);
+		lost += (s0 + pkts) / every - s0 / every;
+	}
+	if (!lost)
+		return;
+	hw_add(sd, HW_RETRANS_PKTS, lost);
+	hw_add(sd, HW_RETRANS_BYTES, lost * (len < mtu ? (len ? len : 1) : mtu));
+}
+
 static void count_srd(int sd, int dd, int op, int status, size_t len)
 {
 	int ok = status == ES_OK;
+	if (ok)
+		count_loss(sd, dd, len);
 	if (status == ES_LOCAL_UNRESP_REMOTE)
 		hw_add(sd, HW_UNRESPONSIVE_REMOTE_EVENTS, 1);
 	switch (op) {

@@ -100,7 +100,7 @@ static void cluster_init_jitter(cluster_t *c, int nodes, int nics, double jitter
 				c->lat[k] = a == b ? NAN : 20 / j;
 			}
 	}
-	c->d = (efab_scan_data_t){nodes, nics, c->np, c->nicp, c->bw, c->lat, NULL, NULL};
+	c->d = (efab_scan_data_t){nodes, nics, c->np, c->nicp, c->bw, c->lat, NULL, NULL, NULL};
 }
 
 static size_t idx(const cluster_t *c, int a, int b, int i)
@@ -375,6 +375,65 @@ static void test_one_failed_pair(void **state)
 	cluster_free(&c);
 }
 
+/* NIC counters: a lossy link at node2's NIC makes node2 and every peer
+ * that sends to it retransmit (SRD counts at the sender). node2, troubled in
+ * its round with every peer, is named once, with its figures passed; its
+ * peers' troubled rounds (only with node2) are explained by it. A troubled
+ * round between two other nodes names the NIC whose counters rose. */
+static void test_nic_counters(void **state)
+{
+	(void)state;
+	cluster_t c;
+	static const char *t[4 * 4 * 1];
+	cluster_init(&c, 4, 1);
+	memset(t, 0, sizeof(t));
+	for (int b = 0; b < 4; b++)
+		if (b != 2) {
+			t[idx(&c, 2, b, 0)] = "retrans_pkts=40 (round 1)";
+			t[idx(&c, b, 2, 0)] = "retrans_pkts=38 (round 1)";
+		}
+	c.d.hw_trouble = t;
+	efab_scan_verdict_t v;
+	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+	assert_int_equal(v.nflags, 1);
+	assert_int_equal(v.flags[0].metric, EFAB_SCAN_NIC_COUNTERS);
+	assert_int_equal(v.flags[0].node, 2);
+	assert_int_equal(v.flags[0].nic, 0);
+	assert_non_null(strstr(v.flags[0].evidence, "in its round with every peer (its bandwidth and latency passed)"));
+	assert_non_null(strstr(v.flags[0].evidence, "with node0: here retrans_pkts=40"));
+	assert_non_null(strstr(v.flags[0].evidence, "at the peer retrans_pkts=38"));
+	efab_scan_verdict_free(&v);
+	/* one troubled round of node0 with node1 only: node0's NIC is named for it */
+	memset(t, 0, sizeof(t));
+	t[idx(&c, 0, 1, 0)] = "rx_drops=3 (round 2)";
+	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+	assert_int_equal(v.nflags, 1);
+	assert_int_equal(v.flags[0].node, 0);
+	assert_non_null(strstr(v.flags[0].evidence, "in its round with node1 NIC nic0: rx_drops=3"));
+	efab_scan_verdict_free(&v);
+	/* no counter rose: nothing */
+	memset(t, 0, sizeof(t));
+	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+	assert_int_equal(v.nflags, 0);
+	efab_scan_verdict_free(&v);
+	/* a slow node whose counters rose too: both findings, the figures flagged */
+	slow_sender(&c, 1, 0.3);
+	for (int b = 0; b < 4; b++)
+		if (b != 1)
+			t[idx(&c, 1, b, 0)] = "retrans_timeout_events=2 (round 3)";
+	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+	int counters = 0, send = 0;
+	for (size_t k = 0; k < v.nflags; k++) {
+		counters += v.flags[k].metric == EFAB_SCAN_NIC_COUNTERS && v.flags[k].node == 1 &&
+			    strstr(v.flags[k].evidence, "(its figures are flagged too)");
+		send += v.flags[k].metric == EFAB_SCAN_SEND && v.flags[k].node == 1;
+	}
+	assert_int_equal(counters, 1);
+	assert_int_equal(send, 1);
+	efab_scan_verdict_free(&v);
+	cluster_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,7 +442,7 @@ int main(void)
 		cmocka_unit_test(test_slow_nic),   cmocka_unit_test(test_thresholds),
 		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_unreachable_node), cmocka_unit_test(test_unreachable_two_nodes),
-		cmocka_unit_test(test_one_failed_pair),
+		cmocka_unit_test(test_one_failed_pair), cmocka_unit_test(test_nic_counters),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

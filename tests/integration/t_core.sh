@@ -120,17 +120,25 @@ t_help_and_version() {
 # enters the samples, also with -w 0. On tcp the first operation to a peer
 # sets up the connection (milliseconds), so mixed in it would be the maximum.
 # lat_us_batch (n iterations timed as a whole) agrees with the samples.
+# The batch and the samples are one definition: batch within 0.2x..5x of the
+# p50, and the first operation (the connection) above every sample. Timing on
+# a shared machine: a run whose figures were bent by another process's burst
+# (seen: batch 179 us against p50 6.3 us while other builds ran) is run
+# again, up to 3 times; the structure is checked every time.
 t_first_op_apart_and_batch() {
+	local b try ok
 	for b in put_lat get_lat atomic_lat; do
-		rm -f "$WORK/f.csv"
-		expect_rc 0 mpi 2 "$BIN/efab_$b" -p tcp -m 8:16 -w 0 -n 50 --csv "$WORK/f.csv"
-		local ex=first_us,lat_us_batch
-		[ $b = put_lat ] && ex=inject,$ex
-		csvcheck "$WORK/f.csv" --bench $b --rows 2 --lat --extra $ex
-		grep -Eq "^# clock (tsc|cntvct_el0|CLOCK_MONOTONIC) .*resolution [0-9.]+ ns" "$WORK/last.out" ||
-			die "$b: header does not state the clock and its resolution"
-		grep -q "^# first_us = " "$WORK/last.out" || die "$b: header lacks the first_us definition"
-		python3 - "$WORK/f.csv" <<'PY' || die "$b: first_us / lat_us_batch"
+		ok=0
+		for try in 1 2 3; do
+			rm -f "$WORK/f.csv"
+			expect_rc 0 mpi 2 "$BIN/efab_$b" -p tcp -m 8:16 -w 0 -n 50 --csv "$WORK/f.csv"
+			local ex=first_us,lat_us_batch
+			[ $b = put_lat ] && ex=inject,$ex
+			csvcheck "$WORK/f.csv" --bench $b --rows 2 --lat --extra $ex
+			grep -Eq "^# clock (tsc|cntvct_el0|CLOCK_MONOTONIC) .*resolution [0-9.]+ ns" "$WORK/last.out" ||
+				die "$b: header does not state the clock and its resolution"
+			grep -q "^# first_us = " "$WORK/last.out" || die "$b: header lacks the first_us definition"
+			if python3 - "$WORK/f.csv" <<'PY'; then ok=1; break; fi
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 for r in rows:
@@ -141,6 +149,9 @@ for r in rows:
 # the connection is set up by the first operation of the first size
 assert float(rows[0]["first_us"]) > float(rows[0]["lat_us_max"]), rows[0]
 PY
+			echo "$b: try $try: timing off (above), again"
+		done
+		[ $ok = 1 ] || die "$b: first_us / lat_us_batch wrong in 3 runs"
 	done
 }
 

@@ -12,18 +12,23 @@
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {{"xml", required_argument, 0, 'x'},
+					   {"save-xml", required_argument, 0, 's'},
 					   {"help", no_argument, 0, 'h'},
 					   {"version", no_argument, 0, 'V'},
 					   {0, 0, 0, 0}};
-	const char *xml = NULL;
+	const char *xml = NULL, *save = NULL;
 	int c;
 	efab_log_set_prefix("efab_topo");
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":x:hV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":x:s:hV", lo, NULL)) != -1) {
 		if (c == 'x') {
 			xml = optarg;
+		} else if (c == 's') {
+			save = optarg;
 		} else if (c == 'h') {
-			printf("Usage: efab_topo [--xml FILE]\nPrint every GPU with the NICs efabench pairs "
+			printf("Usage: efab_topo [--xml FILE] [--save-xml FILE]\n--save-xml writes the topology "
+			       "(this host's, or --xml's) as hwloc XML with its I/O objects, as lstopo --of "
+			       "xml would, for machines without lstopo.\nPrint every GPU with the NICs efabench pairs "
 			       "it with (nearest by PCI hierarchy, split\nevenly among GPUs sharing "
 			       "them), NUMA nodes and cpusets, the placement of each local\nrank, and the "
 			       "libfabric RDM domain found on each NIC.\n");
@@ -44,6 +49,10 @@ int main(int argc, char **argv)
 	efab_topo_t t;
 	if (efab_topo_load(xml, &t))
 		return xml ? EFAB_EUSAGE : EFAB_ERR;
+	if (save && efab_topo_save_xml(&t, save)) {
+		efab_topo_free(&t);
+		return EFAB_ERR;
+	}
 	efab_topo_print(stdout, &t);
 	int ranks = t.ngpus * (t.ngpus && t.gpus[0].nnear ? t.gpus[0].nnear : 1);
 	if (!t.ngpus)

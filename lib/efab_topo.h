@@ -38,6 +38,9 @@ typedef struct efab_topo {
  * split evenly among GPUs that share them. */
 int efab_topo_load(const char *xml, efab_topo_t *out);
 void efab_topo_free(efab_topo_t *t);
+/* Write t's topology as hwloc XML (I/O objects included): what lstopo --of
+ * xml writes, for a machine without lstopo. EFAB_OK or EFAB_ERR (logged). */
+int efab_topo_save_xml(const efab_topo_t *t, const char *path);
 
 typedef struct efab_pairing {
 	int gpu;          /* index into gpus, -1 none */

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,4 +240,13 @@ void efab_topo_print(FILE *f, const efab_topo_t *t)
 	for (int k = 0; k < t->nnics; k++)
 		fprintf(f, "NIC %s %s NUMA %d cpuset %s\n", t->nics[k].name, t->nics[k].busid,
 			t->nics[k].numa, t->nics[k].cpuset);
+}
+
+int efab_topo_save_xml(const efab_topo_t *t, const char *path)
+{
+	if (hwloc_topology_export_xml((hwloc_topology_t)t->hw, path, 0)) {
+		efab_log_error("cannot write the topology to '%s': %s", path, strerror(errno));
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
 }

@@ -163,3 +163,17 @@ t_clock_fallback() {
 		die "the forced fallback is not named"
 	csvcheck "$WORK/m.csv" --bench put_lat --rows 1 --lat --extra inject,first_us,lat_us_batch
 }
+
+# efab_topo --save-xml writes a topology (this host's, or --xml's) that reads
+# back to the same GPU <-> NIC map (for machines without lstopo: the GPU
+# device's topology was captured with it).
+t_topo_save_xml_roundtrip() {
+	expect_rc 0 "$BIN/efab_topo" --xml tests/topo/p5.xml --save-xml "$WORK/p5-again.xml"
+	cp "$WORK/last.out" "$WORK/first.out"
+	grep -q "^local rank 7: GPU " "$WORK/first.out" || die "p5 topology: no rank 7 line"
+	expect_rc 0 "$BIN/efab_topo" --xml "$WORK/p5-again.xml"
+	diff "$WORK/first.out" "$WORK/last.out" || die "the saved topology reads back differently"
+	expect_rc 0 "$BIN/efab_topo" --save-xml "$WORK/here.xml"
+	grep -q "<topology" "$WORK/here.xml" || die "no XML for this host"
+	expect_rc 2 "$BIN/efab_topo" --save-xml
+}

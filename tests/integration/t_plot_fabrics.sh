@@ -79,7 +79,18 @@ PY
 # the answer (faster at every size) and the verdicts; the figures draw a
 # line per fabric and the ratio efa-direct ÷ efa, 2 (0.5) at every size.
 t_plot_fabrics_split_by_provider() {
+	local hl
 	expect_rc 0 python3 plot/efab_plot "$FABDATA" -o "$WORK/p"
+	# whatever the groups are named: efa's median (14664.359 MB/s at 1 MiB)
+	# and efa-direct's (29328.719) each in the headline, not their merged
+	# median, and efa-direct's ratio 2 to efa answered as faster
+	hl=$(grep '^| put_bw write host:host 1p | 1M |' "$WORK/p/report.md")
+	case "$hl" in *"| 14664.359 |"*) ;; *) die "put_bw 1M headline: not efa's own median: $hl" ;; esac
+	case "$hl" in *"| 29328.719 |"*) ;; *) die "put_bw 1M headline: not efa-direct's own median: $hl" ;; esac
+	grep -q '^| put_bw | put_bw write host:host 1p | 1M | 14664.359 | 29328.719 | 2.000 | faster |$' \
+		"$WORK/p/report.md" || die "no answer: efa-direct 2.000x efa, faster, at 1 MiB"
+	grep -q '^| put_lat | put_lat write host:host | 8 | 4.001 | 2.001 | 0.500 | faster |$' \
+		"$WORK/p/report.md" || die "no answer: efa-direct 0.500x efa's latency, faster, at 8 B"
 	grep -q '^Grouped by `provider`; groups: `shm`, `efa/efa`, `efa/efa-direct`\.$' "$WORK/p/report.md" ||
 		die "efa not split into its fabrics: $(grep '^Grouped' "$WORK/p/report.md")"
 	grep -q '^Provider `efa` ran the same series on 2 fabrics: ' "$WORK/p/report.md" ||
@@ -158,11 +169,11 @@ t_plot_fabrics_single_fabric_one_group() {
 # the same split, each fabric's own median in the headline.
 t_plot_fabrics_two_fabric_fixture() {
 	expect_rc 0 python3 plot/efab_plot tests/data/path/two-fabric -o "$WORK/p"
-	grep -q '^Grouped by `provider`; groups: `efa/efa`, `efa/efa-direct`, `shm`\.$' "$WORK/p/report.md" ||
-		die "groups: $(grep '^Grouped' "$WORK/p/report.md")"
 	grep -q '^| put_bw write host:host 1p | 4M | 22975.793 | 29829.315 | 538386.549 | 1.298\* | 23.433\* |$' \
 		"$WORK/p/report.md" || die "put_bw 4M: not efa's and efa-direct's own medians"
 	grep -q '^| put_lat | put_lat write host:host | 64K | 9.100 | 7.461 | 0.820 | faster |$' \
 		"$WORK/p/report.md" || die "put_lat 64K: efa-direct against efa"
+	grep -q '^Grouped by `provider`; groups: `efa/efa`, `efa/efa-direct`, `shm`\.$' "$WORK/p/report.md" ||
+		die "groups: $(grep '^Grouped' "$WORK/p/report.md")"
 	no_traceback
 }

@@ -15,6 +15,10 @@ from the counters (every NIC once).
                (device-write, device-write, mixed)
   errors/      put_bw efa: retransmits and rx_drops at 64 KiB in one of two
                repeats, a hw_note at 4 KiB, path none (one host, shm) at 8 B
+  fabrics/     put_bw and put_lat (t_plot_fabrics.sh): shm, then efa-direct,
+               then efa, 3 repeats each (1 % apart); efa-direct exactly twice
+               as fast as efa at every size (half the latency, twice the
+               bandwidth), shm 4x as fast as efa-direct
 """
 import csv
 import json
@@ -94,13 +98,14 @@ def path_of(i, t, P, nics):
 
 
 def row(head, bench, fabric, size, rep, kind, post, poll, run="20261202-010000-fixture",
-        nics=2, note="", extra=None, iters=100, window=64):
+        nics=2, note="", extra=None, iters=100, window=64, us=None):
     lat = bench.endswith("_lat")
     d = dict.fromkeys(head + PATH_COLS, "")
     prov = "shm" if fabric == "shm" else "efa"
     nops = 2 * iters if lat else iters * window  # a ping-pong's both legs
     P = nops * size
-    us = 2.0 + size / 12000.0 * (1.3 if fabric == "efa" else 1.0) * (0.05 if fabric == "shm" else 1)
+    if us is None:
+        us = 2.0 + size / 12000.0 * (1.3 if fabric == "efa" else 1.0) * (0.05 if fabric == "shm" else 1)
     d.update(schema="1", run_id=f"{run}:{bench}[fabric={fabric}]#{rep}",
              timestamp="2026-12-02T01:00:00Z", bench=bench, op="write", provider=prov,
              fabric=fabric, domain="shm" if prov == "shm" else "rdmap16s27-rdm",
@@ -198,6 +203,27 @@ def main():
         err.append(row(BW_HEAD, "put_bw", "efa", 65536, k, "emulated-send", 1350.0, 260.0,
                        extra=bad if k == 2 else None))
     write("errors", "put_bw.csv", BW_HEAD, err, "path-errors")
+
+    # efa-direct twice as fast as efa at every size; shm first in the files, so
+    # that the efa/efa-direct comparison is not the one against the first group
+    M1 = 1 << 20
+    run = "20261203-010000-fixture"
+    for bench, head, sizes in (("put_bw", BW_HEAD, (8, 4096, 65536, M1)),
+                               ("put_lat", LAT_HEAD, (8, 4096, 65536, M1))):
+        fab = []
+        for fabric, slow in (("shm", 0.25), ("efa-direct", 1.0), ("efa", 2.0)):
+            for s in sizes:
+                base = 2.0 + s / 12000.0
+                if fabric == "shm":
+                    kind = "-"
+                elif fabric == "efa-direct":
+                    kind = "device-write"
+                else:
+                    kind = "emulated-send" if s <= 65536 else "device-read"
+                for k, jit in ((1, 1.0), (2, 1.01), (3, 0.99)):
+                    fab.append(row(head, bench, fabric, s, k, kind, 300.0 * slow, 100.0 * slow,
+                                   run=run, us=base * slow * jit))
+        write("fabrics", f"{bench}.csv", head, fab, "path-fabrics")
 
 
 if __name__ == "__main__":

@@ -72,6 +72,23 @@ void robust_init(pthread_mutex_t *m)
 	pthread_mutexattr_destroy(&a);
 }
 
+int sim_thread_start(void *(*fn)(void *), const char *what)
+{
+	sigset_t all, old; /* the application's signals go to its own threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_t t;
+	int rc = pthread_create(&t, &a, fn, NULL);
+	if (rc)
+		slog("cannot start %s", what);
+	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc ? -1 : 0;
+}
+
 int pid_alive(pid_t pid)
 {
 	return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH);

@@ -57,17 +57,7 @@ static void *flusher_main(void *arg)
 
 static void flusher_start(void)
 {
-	sigset_t all, old; /* the application's signals go to its own threads */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t a;
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	pthread_t t;
-	if (pthread_create(&t, &a, flusher_main, NULL))
-		slog("cannot start the hw_counters thread: counters are written at exit only");
-	pthread_attr_destroy(&a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sim_thread_start(flusher_main, "the hw_counters thread (counters are written from CQ polls, the engine and at exit)");
 }
 
 static atomic_ullong last_flush_ns;

@@ -475,20 +475,6 @@ static void *engine_main(void *arg)
 /* With sim.lock held. */
 static void engine_start_locked(void)
 {
-	if (sim.engine_thread)
-		return;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t a;
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	pthread_t t;
-	if (pthread_create(&t, &a, engine_main, NULL) == 0) {
+	if (!sim.engine_thread && sim_thread_start(engine_main, "the direct path's device engine") == 0)
 		sim.engine_thread = 1;
-	} else {
-		slog("cannot start the direct path's device engine");
-	}
-	pthread_attr_destroy(&a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

@@ -21,22 +21,9 @@ static void *retry_main(void *arg);
 /* With sim.lock held. */
 static void retry_thread_start_locked(void)
 {
-	if (sim.retry_thread)
-		return;
-	/* the application's signals go to its own threads */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t a;
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	pthread_t t;
-	if (pthread_create(&t, &a, retry_main, NULL) == 0)
-		sim.retry_thread = 1; /* else the retries wait for CQ polls; the next park tries again */
-	else
-		slog("cannot start the RNR retry thread");
-	pthread_attr_destroy(&a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* else the retries wait for CQ polls; the next park tries again */
+	if (!sim.retry_thread && sim_thread_start(retry_main, "the RNR retry thread") == 0)
+		sim.retry_thread = 1;
 }
 
 void park(struct sim_qp *q, struct sim_wr *p)

@@ -177,3 +177,28 @@ t_topo_save_xml_roundtrip() {
 	grep -q "<topology" "$WORK/here.xml" || die "no XML for this host"
 	expect_rc 2 "$BIN/efab_topo" --save-xml
 }
+
+# The H200 device machine's real topology (tests/topo/h200-vm-1gpu.xml, one
+# GPU, everything under one host bridge, no NIC) with two simulated EFA NICs
+# put on that bridge beside the GPU (as efasim's EFASIM_PCI would place them):
+# the GPU pairs with both (equally near), local rank 0 takes the first. The
+# two-GPU pairing on a real machine waits for a two-GPU machine (issue 30).
+t_topo_h200_vm_with_nics() {
+	python3 - tests/topo/h200-vm-1gpu.xml "$WORK/h200-nics.xml" <<'PY' || die "derive"
+import re, sys
+x = open(sys.argv[1]).read()
+nics = "".join(
+    f'<object type="PCIDev" gp_index="{900 + k}" pci_busid="0000:00:0{7 + k}.0" '
+    f'pci_type="0200 [1d0f:efa2] [1d0f:efa2] 00" pci_link_speed="31.5">'
+    f'<object type="OSDev" gp_index="{910 + k}" name="rdmap0s{7 + k}" osdev_type="3">'
+    f'<info name="Backend" value="Linux"/></object></object>' for k in range(2))
+gpu = x.index('pci_busid="0000:00:06.0"')
+bridge_close = x.index("\n    </object>", gpu)  # the host bridge closes after the GPU
+open(sys.argv[2], "w").write(x[:bridge_close] + nics + x[bridge_close:])
+PY
+	expect_rc 0 "$BIN/efab_topo" --xml "$WORK/h200-nics.xml"
+	grep -q '^# 1 GPUs, 2 NICs' "$WORK/last.out" || die "not 1 GPU and 2 NICs"
+	grep -q '^GPU 0 0000:00:06.0 NUMA 0 cpuset 0-15 NICs: rdmap0s7 (0000:00:07.0) rdmap0s8 (0000:00:08.0)' "$WORK/last.out" ||
+		die "GPU 0 not paired with both NICs"
+	grep -q '^local rank 0: GPU 0000:00:06.0 NIC rdmap0s7 ' "$WORK/last.out" || die "rank 0 pairing"
+}

@@ -39,7 +39,7 @@ t_atomic_bw_ops() {
 t_atomic_contend() {
 	for p in shm tcp; do
 		for a in fadd cswap swap add; do
-			expect_rc 0 mpi 3 "$BIN/efab_atomic_lat" -p $p --contend --aop $a -c -n 50 \
+			expect_rc 0 mpi 3 "$BIN/efab_atomic_lat" -p $p --contend --aop $a -c -n 20 \
 				--csv "$WORK/c.csv"
 		done
 		expect_rc 0 mpi 4 "$BIN/efab_atomic_bw" -p $p --contend --aop fadd -c -n 5 -W 8 \

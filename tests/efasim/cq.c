@@ -196,7 +196,6 @@ static int cq_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 {
 	(void)attr;
 	progress_pending();
-	hw_flush_if_due();
 	return cq_pop(container_of(cqx, struct sim_cq, cqx));
 }
 
@@ -265,7 +264,6 @@ int sim_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	struct sim_cq *c = container_of(x, struct sim_cq, cqx);
 	int got = 0;
 	progress_pending();
-	hw_flush_if_due();
 	while (got < n && cq_pop(c) == 0) {
 		struct ibv_wc *w = &wc[got++];
 		memset(w, 0, sizeof(*w));

@@ -459,7 +459,6 @@ static void *engine_main(void *arg)
 			sleep_ns = 0;
 			continue;
 		}
-		hw_flush_if_due(); /* idle: the counters of the work just done */
 		/* a doubling sleep after the last work, a long one once idle for a
 		 * second. No spinning: on 2 cores a spinning (or yielding) engine
 		 * competes with the application's own CQ polling, and a sleeper that

@@ -49,7 +49,7 @@ int efab_evidence_setup(efab_ctx_t *c)
 	double mine = e->have, any = 0;
 	if (c->rt->allreduce(c->rt, &mine, &any, 1, EFAB_RT_MAX))
 		return EFAB_ERR;
-	e->on = any > 0 && !c->tolerate;
+	e->on = any > 0 && !c->tolerate; /* efab_scan (tolerant) reads them per round itself */
 	if (e->on && c->rt->rank == 0) {
 		if (e->have)
 			efab_note(c, "NIC counters: %s (%d counter files, %s; lifespan %u ms), read on every "

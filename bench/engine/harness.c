@@ -527,7 +527,9 @@ static int bring_up(efab_ctx_t *c)
 	if (c->fam->setup)
 		rc = c->fam->setup(c);
 	efab_pattern_notes(c);
-	if (c->row->pattern != EFAB_PATTERN_NONE && efab_evidence_setup(c))
+	/* the NIC counters: every traffic row's proof of path; efab_scan's rounds */
+	if ((c->row->pattern != EFAB_PATTERN_NONE || c->row->family == EFAB_FAMILY_SCAN) &&
+	    efab_evidence_setup(c))
 		rc = EFAB_ERR;
 	return efab_rt_agree(rt, rc);
 }

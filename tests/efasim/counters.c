@@ -50,6 +50,10 @@ static const char *const hw_names[HW_N] = {
 static pthread_once_t flusher_once = PTHREAD_ONCE_INIT;
 static atomic_int flusher_stop;
 static uint64_t written[EFASIM_MAX_DEVS][HW_N]; /* what this process last wrote */
+/* NICs whose counters this process changed: the only ones it looks at and
+ * writes (every process writing every NIC's files made a scan's 8 processes
+ * share one lock over a hundred files) */
+static volatile unsigned char touched[EFASIM_MAX_DEVS];
 
 /* The registry's counters of every NIC with a tree of efasim's: changed from
  * seen (which takes them), and different from what this process wrote. */
@@ -58,7 +62,7 @@ static void scan_counters(uint64_t (*seen)[HW_N], int *moving, int *unwritten)
 	*moving = *unwritten = 0;
 	for (int d = 0; d < EFASIM_MAX_DEVS; d++) {
 		struct efasim_dev_ent *e = &sim.reg->devs[d];
-		if (!e->used || !e->hwdir[0])
+		if (!touched[d] || !e->used || !e->hwdir[0])
 			continue;
 		for (int k = 0; k < HW_N; k++) {
 			uint64_t v = __atomic_load_n(&e->hw[k], __ATOMIC_RELAXED);
@@ -100,6 +104,8 @@ void hw_add(int dev, int which, uint64_t n)
 	if (dev < 0 || dev >= EFASIM_MAX_DEVS || !n)
 		return;
 	__atomic_fetch_add(&sim.reg->devs[dev].hw[which], n, __ATOMIC_RELAXED);
+	if (!touched[dev])
+		touched[dev] = 1;
 	pthread_once(&flusher_once, flusher_start);
 }
 
@@ -145,7 +151,7 @@ void hw_flush(void)
 	robust_lock(&sim.reg->hw_lock);
 	for (int d = 0; d < EFASIM_MAX_DEVS; d++) {
 		struct efasim_dev_ent *e = &sim.reg->devs[d];
-		if (!e->used || !e->hwdir[0])
+		if (!touched[d] || !e->used || !e->hwdir[0])
 			continue;
 		for (int k = 0; k < HW_N; k++) {
 			uint64_t v = __atomic_load_n(&e->hw[k], __ATOMIC_RELAXED);

@@ -50,6 +50,13 @@ int efab_evidence_setup(efab_ctx_t *c)
 	if (c->rt->allreduce(c->rt, &mine, &any, 1, EFAB_RT_MAX))
 		return EFAB_ERR;
 	e->on = any > 0 && !c->tolerate; /* efab_scan (tolerant) reads them per round itself */
+	if (c->rt->rank == 0 && c->row->pattern != EFAB_PATTERN_NONE)
+		efab_note(c, "post_ns = ns per operation inside the post calls (fi_write/fi_read/fi_atomic, "
+			     "-FI_EAGAIN retries and the progress they drive included); poll_ns = ns per "
+			     "completion inside the fi_cq_read calls of the completion waits that returned "
+			     "some; medians over the sampled iterations (each post timed) or measured "
+			     "windows (the window's post phase timed whole), cycle counter, never in the "
+			     "batch; initiating ranks");
 	if (e->on && c->rt->rank == 0) {
 		if (e->have)
 			efab_note(c, "NIC counters: %s (%d counter files, %s; lifespan %u ms), read on every "

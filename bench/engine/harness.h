@@ -52,7 +52,7 @@ typedef struct efab_family {
 
 const efab_family_t *efab_family(int id);
 
-#define EFAB_MAX_NOTES 12
+#define EFAB_MAX_NOTES 16
 
 struct efab_ctx {
 	const efab_bench_row_t *row;

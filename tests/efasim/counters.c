@@ -107,6 +107,11 @@ void hw_add(int dev, int which, uint64_t n)
 	if (!touched[dev])
 		touched[dev] = 1;
 	pthread_once(&flusher_once, flusher_start);
+	/* an error completion follows: written before it is, since the
+	 * application may end at once (MPI_Abort: no exit handler runs) */
+	if (which == HW_UNRESPONSIVE_REMOTE_EVENTS || which == HW_RDMA_WRITE_WR_ERR ||
+	    which == HW_RDMA_READ_WR_ERR || which == HW_IMPAIRED_REMOTE_CONN_EVENTS)
+		hw_flush();
 }
 
 uint64_t hw_pkts(uint64_t bytes)

@@ -313,11 +313,11 @@ static int timed_window(efab_ctx_t *c, stream_state_t *st, int measured, efab_wa
 {
 	cost_mark_t cm;
 	cost_mark(c, &cm);
-	uint64_t poll0 = c->fab.poll_ticks, t0 = efab_ticks();
+	uint64_t t0 = efab_ticks();
 	if (st->ops->post(c, st->size, st->next))
 		return EFAB_ERR;
 	if (c->fab.cost) { /* the post phase, less the completions read inside it */
-		c->fab.post_ticks += efab_ticks() - t0 - (c->fab.poll_ticks - poll0);
+		c->fab.post_ticks += efab_ticks() - t0 - (c->fab.poll_ticks - cm.poll_ticks);
 		c->fab.post_ops += c->o.window;
 	}
 	if (efab_wait_tx(&c->fab, c->fab.tx_posted, w))

@@ -864,10 +864,8 @@ static void record_round(const scan_state_t *scan, figures_t *f, int p, int roun
 			continue;
 		f->any_hw |= strcmp(s->hw, "-") != 0;
 		char *t = f->hw[at(scan, a, s->partner, i)];
-		if (s->hw[0] && strcmp(s->hw, "-") && !t[0])
-			snprintf(t, sizeof(f->hw[0]), "%s (round %d%s)", s->hw, round + 1,
-				 f->passes > 1 ? "" : "");
-		(void)p;
+		if (s->hw[0] && strcmp(s->hw, "-") && !t[0]) /* the first pass it rose in */
+			snprintf(t, sizeof(f->hw[0]), "%s (round %d)", s->hw, round + 1);
 		f->errors += s->errors;
 		if (s->failed) {
 			size_t k = at(scan, a, s->partner, i), k2 = at(scan, s->partner, a, i);

@@ -55,14 +55,22 @@ static uint64_t written[EFASIM_MAX_DEVS][HW_N]; /* what this process last wrote 
  * share one lock over a hundred files) */
 static volatile unsigned char touched[EFASIM_MAX_DEVS];
 
+/* NIC d when this process writes its files: it changed its counters and
+ * the NIC's sysfs tree is efasim's; NULL otherwise. */
+static struct efasim_dev_ent *written_by_us(int d)
+{
+	struct efasim_dev_ent *e = &sim.reg->devs[d];
+	return touched[d] && e->used && e->hwdir[0] ? e : NULL;
+}
+
 /* The registry's counters of every NIC with a tree of efasim's: changed from
  * seen (which takes them), and different from what this process wrote. */
 static void scan_counters(uint64_t (*seen)[HW_N], int *moving, int *unwritten)
 {
 	*moving = *unwritten = 0;
 	for (int d = 0; d < EFASIM_MAX_DEVS; d++) {
-		struct efasim_dev_ent *e = &sim.reg->devs[d];
-		if (!touched[d] || !e->used || !e->hwdir[0])
+		struct efasim_dev_ent *e = written_by_us(d);
+		if (!e)
 			continue;
 		for (int k = 0; k < HW_N; k++) {
 			uint64_t v = __atomic_load_n(&e->hw[k], __ATOMIC_RELAXED);
@@ -155,8 +163,8 @@ void hw_flush(void)
 	 * one wrote, so no file is ever replaced by an older value */
 	robust_lock(&sim.reg->hw_lock);
 	for (int d = 0; d < EFASIM_MAX_DEVS; d++) {
-		struct efasim_dev_ent *e = &sim.reg->devs[d];
-		if (!touched[d] || !e->used || !e->hwdir[0])
+		struct efasim_dev_ent *e = written_by_us(d);
+		if (!e)
 			continue;
 		for (int k = 0; k < HW_N; k++) {
 			uint64_t v = __atomic_load_n(&e->hw[k], __ATOMIC_RELAXED);

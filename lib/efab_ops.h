@@ -44,10 +44,25 @@ static inline void efab_cost_reset(efab_fabric_t *fab)
 }
 /* Wait until tx_done >= target. */
 int efab_wait_tx(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w);
+/* Completions one efab_progress call reads at most. */
+#define EFAB_PROGRESS_BATCH 16
+/* efab_wait_tx after progress calls even when nothing is outstanding, until
+ * the CQ returns less than a full batch: a stream's window ends with it, so
+ * a rank that only injects (no completion to wait for) still applies its
+ * peer's traffic every window, as fabtests' bandwidth loop does
+ * (ft_spin_for_comp's do-while, benchmark_shared.c), and takes the remote
+ * CQ data that arrived (--bidir writedata). Without it, on shm with
+ * --bidir, one rank injected without ever progressing while its peer's
+ * posts were refused (-FI_EAGAIN) into its full command queue: the two
+ * directions ran one after the other. */
+int efab_drive_wait_tx(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w);
 /* Wait until rx_data_count >= target. */
 int efab_wait_rxdata(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w);
 /* Poll *p until it equals v, driving progress meanwhile. */
 int efab_wait_byte(efab_fabric_t *fab, volatile uint8_t *p, uint8_t v, const efab_waitfor_t *w);
+/* Poll until *p or *q equals v, driving progress meanwhile. */
+int efab_wait_byte2(efab_fabric_t *fab, volatile uint8_t *p, volatile uint8_t *q, uint8_t v,
+		    const efab_waitfor_t *w);
 
 /* Wait for this rank's own operations, then a barrier that keeps driving
  * progress while it waits (the target side of one-sided traffic needs it on

@@ -18,7 +18,7 @@
 
 int efab_progress(efab_fabric_t *fab)
 {
-	struct fi_cq_data_entry ent[16];
+	struct fi_cq_data_entry ent[EFAB_PROGRESS_BATCH];
 	ssize_t n = fi_cq_read(fab->cq, ent, EFAB_ARRAY_SIZE(ent));
 	if (n == -FI_EAGAIN)
 		return 0;
@@ -85,13 +85,17 @@ void efab_set_stop_flag(volatile int *flag)
  * third of shm's 8 B half round trip. Then the deadline is armed and looked
  * at every 256 polls: the timeout stays precise to well under a
  * millisecond on any of these loops. */
-#define WAIT_LOOP(cond)                                                                      \
+#define WAIT_LOOP(cond) WAIT_LOOP_FROM(!(cond), cond, 0)
+/* first: whether to drive progress before the first test of cond; drain: go
+ * on while the CQ returned a full batch, cond met or not */
+#define WAIT_LOOP_FROM(first, cond, drain)                                                   \
 	do {                                                                                 \
 		efab_deadline_t deadline = {0};                                              \
 		unsigned spins = 0;                                                          \
 		int armed = 0, got;                                                          \
 		uint64_t tp = (fab->cost & EFAB_COST_POLL) ? efab_ticks() : 0;               \
-		while (!(cond)) {                                                            \
+		for (int drive = (first); drive;                                             \
+		     drive = !(cond) || ((drain) && got == EFAB_PROGRESS_BATCH)) {           \
 			if ((got = efab_progress(fab)) < 0)                                  \
 				return EFAB_ERR;                                             \
 			if (tp) {                                                            \
@@ -122,6 +126,11 @@ int efab_wait_tx(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w)
 	WAIT_LOOP(fab->tx_done >= target);
 }
 
+int efab_drive_wait_tx(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w)
+{
+	WAIT_LOOP_FROM(1, fab->tx_done >= target, 1);
+}
+
 int efab_wait_rxdata(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w)
 {
 	WAIT_LOOP(fab->rx_data_count >= target);
@@ -130,6 +139,12 @@ int efab_wait_rxdata(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *
 int efab_wait_byte(efab_fabric_t *fab, volatile uint8_t *p, uint8_t v, const efab_waitfor_t *w)
 {
 	WAIT_LOOP(*p == v);
+}
+
+int efab_wait_byte2(efab_fabric_t *fab, volatile uint8_t *p, volatile uint8_t *q, uint8_t v,
+		    const efab_waitfor_t *w)
+{
+	WAIT_LOOP(*p == v || *q == v);
 }
 
 int efab_barrier_progress(efab_fabric_t *fab, const efab_waitfor_t *w)
@@ -184,8 +199,9 @@ static int reserve_slot(efab_fabric_t *fab, const efab_waitfor_t *w)
 
 #define POST_LOOP(call, name)                                                                \
 	do {                                                                                 \
-		efab_deadline_t deadline;                                                    \
-		int armed = 0; /* the clock is read only once a post is refused */           \
+		efab_deadline_t deadline = {0};                                              \
+		unsigned spins = 0; /* the clock: armed after 256 refusals, then looked at */ \
+		int armed = 0;      /* every 256th (as WAIT_LOOP) */                         \
 		uint64_t c0 = (fab->cost & EFAB_COST_POST) ? efab_ticks() : 0;               \
 		for (;;) {                                                                   \
 			ssize_t ret = (call);                                                \
@@ -202,15 +218,16 @@ static int reserve_slot(efab_fabric_t *fab, const efab_waitfor_t *w)
 					       fi_strerror((int)-ret), ret);                 \
 				return EFAB_ERR;                                             \
 			}                                                                    \
-			if (!armed) {                                                        \
-				deadline = efab_deadline_in(fab->timeout_s);                 \
-				armed = 1;                                                   \
-			}                                                                    \
 			if (efab_progress(fab) < 0)                                          \
 				return EFAB_ERR;                                             \
-			if (efab_deadline_passed(deadline)) {                                \
-				efab_timeout_report(fab, w);                                 \
-				return EFAB_ERR;                                             \
+			if (++spins % 256 == 0) {                                            \
+				if (!armed) {                                                \
+					deadline = efab_deadline_in(fab->timeout_s);         \
+					armed = 1;                                           \
+				} else if (efab_deadline_passed(deadline)) {                 \
+					efab_timeout_report(fab, w);                         \
+					return EFAB_ERR;                                     \
+				}                                                            \
 			}                                                                    \
 		}                                                                            \
 	} while (0)

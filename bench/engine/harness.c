@@ -130,6 +130,13 @@ static void faults_read(struct efab_faults *f)
 	f->stall_rank = v && *v ? atoi(v) : -1;
 	v = getenv("EFAB_FAULT_CONFIRM_EXTRA");
 	f->confirm_extra = v ? strtoull(v, NULL, 10) : 0;
+	v = getenv("EFAB_FAULT_SLOW");
+	f->slow_rank = -1;
+	f->slow_us = 0;
+	if (v && *v && strchr(v, ':')) {
+		f->slow_rank = atoi(v);
+		f->slow_us = (unsigned)strtoul(strchr(v, ':') + 1, NULL, 10);
+	}
 }
 
 /* ---- the main flow ---- */

@@ -102,6 +102,8 @@ struct efab_ctx {
 		int stall_rank;         /* EFAB_FAULT_STALL=R: rank R stops answering; -1 none */
 		uint64_t confirm_extra; /* EFAB_FAULT_CONFIRM_EXTRA=N: a stream's end flag claims
 					 * N operations more than were posted */
+		int slow_rank;          /* EFAB_FAULT_SLOW=R:US: rank R sleeps US microseconds */
+		unsigned slow_us;       /* after each of its stream windows (-1: none) */
 	} faults;
 	uint64_t nverified;
 	uint64_t late; /* messages whose bytes landed after their tag */
@@ -114,6 +116,7 @@ struct efab_ctx {
 	 * stream's confirm exchanges its end flags (rma.c) */
 	size_t confirm_off;
 	uint64_t rx_data_confirmed; /* remote CQ data counted up to the last confirmed end */
+	int answered; /* this size's peer end flag was acknowledged (rma.c bw_answer) */
 	struct { /* the put ping-pong's per-size constants (rma.c put_begin) */
 		uint64_t flags;   /* FI_REMOTE_CQ_DATA, FI_INJECT */
 		int host;         /* the tag byte can be written by the CPU */

@@ -320,7 +320,7 @@ static int timed_window(efab_ctx_t *c, stream_state_t *st, int measured, efab_wa
 		c->fab.post_ticks += efab_ticks() - t0 - (c->fab.poll_ticks - cm.poll_ticks);
 		c->fab.post_ops += c->o.window;
 	}
-	if (efab_wait_tx(&c->fab, c->fab.tx_posted, w))
+	if (efab_drive_wait_tx(&c->fab, c->fab.tx_posted, w))
 		return EFAB_ERR;
 	uint64_t dt = efab_ticks() - t0;
 	if (st->first_us < 0)
@@ -367,6 +367,10 @@ static int one_window(efab_ctx_t *c, stream_state_t *st, int measured, efab_row_
 	}
 	row->errors += e;
 	st->next++;
+	if (st->active && ops->answer && ops->answer(c, st->size))
+		return EFAB_ERR;
+	if (c->faults.slow_us && c->faults.slow_rank == c->rt->rank) /* a test's slow rank, outside the window's time */
+		usleep(c->faults.slow_us);
 	return EFAB_OK;
 }
 
@@ -624,6 +628,9 @@ int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab
 	    loop_failed(c))
 		return EFAB_ERR;
 	st.loop_ticks = efab_ticks() - st.loop_t0;
+	if (!c->failed && ops->finish && ops->finish(c, size, st.active ? st.next : 0) &&
+	    loop_failed(c))
+		return EFAB_ERR;
 	w.what = "the other ranks after the last window";
 	int any_failed;
 	if (closing_barrier(c, &w, &any_failed) || efab_evidence_end(c, &w))

@@ -83,6 +83,14 @@ typedef struct efab_stream_ops {
 	 * does not mean delivery. NULL: the last local completion ends it.
 	 * windows = every window this rank posted in this size. */
 	int (*confirm)(efab_ctx_t *c, uint64_t size, uint64_t windows);
+	/* a posting rank, after each of its windows, untimed but inside the
+	 * loop: answer the peer's end (--bidir: the peer finished first, and
+	 * its loop ends when this rank acknowledges, not when this rank's own
+	 * loop ends); cheap when there is nothing to answer. NULL: none */
+	int (*answer)(efab_ctx_t *c, uint64_t size);
+	/* every rank, after the loop's time is taken, untimed: what confirm
+	 * left to do for the peer (answer its end where not done yet) */
+	int (*finish)(efab_ctx_t *c, uint64_t size, uint64_t windows);
 	/* how the end is confirmed (the end_confirm column and the header) */
 	const char *(*confirm_name)(const efab_ctx_t *c);
 	/* the footprint column ("" if none) */

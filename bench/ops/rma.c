@@ -231,6 +231,7 @@ static size_t rx_bytes(const efab_ctx_t *c)
 
 static int bw_begin(efab_ctx_t *c, uint64_t size)
 {
+	c->answered = 0;
 	c->use_inject = c->op != EFAB_OP_READ && !c->o.no_inject && !c->o.src_unregistered &&
 			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value) && c->o.window > 1;
 	return EFAB_OK;
@@ -397,45 +398,111 @@ static int confirm_take(efab_ctx_t *c, size_t at, uint64_t *v, efab_waitfor_t *w
 
 /* Slots at c->confirm_off: [the peer's end flag | the peer's acknowledgement |
  * source of mine | source of my acknowledgement]. */
+#define SLOT_FLAG(c) ((c)->confirm_off)
+#define SLOT_ACK(c) ((c)->confirm_off + 8)
+#define SLOT_FLAG_SRC(c) ((c)->confirm_off + 16)
+#define SLOT_ACK_SRC(c) ((c)->confirm_off + 24)
+
+/* The peer's end flag v is here: once every operation it counts arrived
+ * (writedata: as remote CQ data), acknowledge it. wait = 0: return 0 with
+ * nothing done where the remote CQ data is still short (bw_answer tries
+ * again after the next window). Returns 1 once acknowledged, EFAB_ERR on a
+ * failure. */
+static int acknowledge(efab_ctx_t *c, enum confirm_kind kind, uint64_t v, int wait,
+		       efab_waitfor_t *w)
+{
+	if (kind == CONFIRM_CQ_DATA) {
+		uint64_t want = c->rx_data_confirmed + (v & CONFIRM_COUNT);
+		w->what = "the remote CQ data of every operation of the size";
+		if (!wait && c->fab.rx_data_count < want)
+			return 0;
+		if (efab_wait_rxdata(&c->fab, want, w))
+			return EFAB_ERR;
+		if (c->fab.rx_data_count != want) {
+			efab_log_error("%llu remote CQ data completions counted, %llu written",
+				       (unsigned long long)(c->fab.rx_data_count -
+							    c->rx_data_confirmed),
+				       (unsigned long long)(v & CONFIRM_COUNT));
+			return EFAB_ERR;
+		}
+		c->rx_data_confirmed = want;
+	}
+	*(volatile uint64_t *)(void *)efab_local(c, SLOT_FLAG(c)) = 0;
+	w->what = "the acknowledgement to be posted";
+	if (confirm_send(c, SLOT_ACK_SRC(c), SLOT_ACK(c), v, w))
+		return EFAB_ERR;
+	c->answered = 1;
+	return 1;
+}
+
+/* --bidir, between this rank's windows: a peer that finished first waits
+ * for its acknowledgement; giving it now ends the peer's loop when its
+ * data arrived, not when this rank's own loop ends (which would count
+ * this rank's remaining windows in the peer's time). One byte read per
+ * window while nothing is there. */
+static int bw_answer(efab_ctx_t *c, uint64_t size)
+{
+	enum confirm_kind kind;
+	if (!c->o.bidir || c->answered || (kind = confirm_kind(c)) == CONFIRM_NONE ||
+	    *(volatile uint8_t *)efab_local(c, SLOT_FLAG(c) + 7) != (uint8_t)(CONFIRM_MARK >> 56))
+		return EFAB_OK; /* (GPU memory: CONFIRM_NONE, the slot is never read) */
+	efab_waitfor_t w = {"", efab_op_name(c->op), size, c->peer, 0};
+	uint64_t v = *(volatile uint64_t *)(void *)efab_local(c, SLOT_FLAG(c));
+	return acknowledge(c, kind, v, 0, &w) < 0 ? EFAB_ERR : EFAB_OK;
+}
+
+/* Timed, it ends this rank's loop: the initiator posts its end flag and
+ * waits for the acknowledgement; the target waits for the flag and
+ * acknowledges. --bidir, both: the peer's flag, where it comes before the
+ * acknowledgement of this rank's own, is acknowledged at once (the peer may
+ * be waiting for it); otherwise after the loop (bw_finish). */
 static int bw_confirm(efab_ctx_t *c, uint64_t size, uint64_t windows)
 {
 	enum confirm_kind kind = confirm_kind(c);
-	size_t in = c->confirm_off, ack = in + 8, flag_src = in + 16, ack_src = in + 24;
 	int sends = c->initiator || c->o.bidir, receives = !c->initiator || c->o.bidir;
 	efab_waitfor_t w = {"", efab_op_name(c->op), size, c->peer, windows};
+	volatile uint8_t *flag = efab_local(c, SLOT_FLAG(c) + 7), *ack = efab_local(c, SLOT_ACK(c) + 7);
+	const uint8_t mark = (uint8_t)(CONFIRM_MARK >> 56);
 	uint64_t v;
 	if (kind == CONFIRM_NONE)
 		return EFAB_OK;
 	w.what = "the end flag to be posted";
 	uint64_t posted = windows * c->o.window + c->faults.confirm_extra;
-	if (sends && confirm_send(c, flag_src, in, CONFIRM_MARK | (posted & CONFIRM_COUNT), &w))
+	if (sends &&
+	    confirm_send(c, SLOT_FLAG_SRC(c), SLOT_FLAG(c), CONFIRM_MARK | (posted & CONFIRM_COUNT), &w))
 		return EFAB_ERR;
-	if (receives) {
-		w.what = "the peer's end flag after its last window";
-		if (confirm_take(c, in, &v, &w))
+	while (receives && !c->answered) {
+		w.what = sends ? "the peer's end flag or the acknowledgement of this rank's"
+			       : "the peer's end flag after its last window";
+		if (efab_wait_byte2(&c->fab, flag, sends ? ack : flag, mark, &w))
 			return EFAB_ERR;
-		if (kind == CONFIRM_CQ_DATA) {
-			uint64_t want = c->rx_data_confirmed + (v & CONFIRM_COUNT);
-			w.what = "the remote CQ data of every operation of the size";
-			if (efab_wait_rxdata(&c->fab, want, &w))
-				return EFAB_ERR;
-			if (c->fab.rx_data_count != want) {
-				efab_log_error("%llu remote CQ data completions counted, %llu written",
-					       (unsigned long long)(c->fab.rx_data_count -
-								    c->rx_data_confirmed),
-					       (unsigned long long)(v & CONFIRM_COUNT));
-				return EFAB_ERR;
-			}
-			c->rx_data_confirmed = want;
-		}
-		w.what = "the acknowledgement to be posted";
-		if (confirm_send(c, ack_src, ack, v, &w))
+		if (*flag != mark)
+			break; /* this rank's end is confirmed: the peer's flag after the loop */
+		v = *(volatile uint64_t *)(void *)efab_local(c, SLOT_FLAG(c));
+		if (acknowledge(c, kind, v, 1, &w) < 0)
 			return EFAB_ERR;
 	}
 	w.what = "the peer's acknowledgement of the last window";
-	if (sends && confirm_take(c, ack, &v, &w))
+	if (sends && confirm_take(c, SLOT_ACK(c), &v, &w))
 		return EFAB_ERR;
 	return EFAB_OK;
+}
+
+/* After the loop, untimed: the peer's flag where it was not answered yet. */
+static int bw_finish(efab_ctx_t *c, uint64_t size, uint64_t windows)
+{
+	enum confirm_kind kind = confirm_kind(c);
+	int receives = !c->initiator || c->o.bidir;
+	efab_waitfor_t w = {"the peer's end flag after its last window", efab_op_name(c->op), size,
+			    c->peer, windows};
+	int rc = EFAB_OK;
+	if (kind != CONFIRM_NONE && receives && !c->answered) {
+		uint64_t v;
+		rc = confirm_take(c, SLOT_FLAG(c), &v, &w) || acknowledge(c, kind, v, 1, &w) < 0
+			     ? EFAB_ERR : EFAB_OK;
+	}
+	c->answered = 0; /* the next size's flag is a new one */
+	return rc;
 }
 
 static const char *bw_footprint(const efab_ctx_t *c)
@@ -446,7 +513,8 @@ static const char *bw_footprint(const efab_ctx_t *c)
 const efab_stream_ops_t efab_rma_stream = {
 	.begin = bw_begin, .end = bw_end,
 	.prepare = bw_prepare, .post = bw_post, .check = bw_check,
-	.confirm = bw_confirm, .confirm_name = bw_confirm_name,
+	.confirm = bw_confirm, .answer = bw_answer, .finish = bw_finish,
+	.confirm_name = bw_confirm_name,
 	.footprint = bw_footprint,
 	.lockstep = 1, /* a slot is rewritten only once every rank checked it */
 };

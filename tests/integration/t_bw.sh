@@ -151,3 +151,37 @@ t_bw_confirm_counts_arrivals() {
 	EFAB_FAULT_CONFIRM_EXTRA=0 expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm -o writedata -m 64 \
 		-n 10 -t 2
 }
+
+# Issue 28: with --bidir each rank's loop ends when its own end is
+# confirmed. A peer still posting acknowledges a finished rank's end flag
+# between its windows; before, the finished rank waited for the peer's whole
+# loop, and its figure was the slower rank's. Rank 1 sleeps 1 ms after each
+# window (EFAB_FAULT_SLOW), so its 100 windows take >= 100 ms: its rate is
+# at most 6400 writes / 0.1 s = 0.064 Mops/s, and the old sum at most twice
+# that (0.128). Rank 0's own loop is bounded by rank 1 applying its writes:
+# on shm the target applies them when it drives progress, which it does
+# after every window (efab_drive_wait_tx), the whole command queue (1024 on
+# this shm) at once, so rank 0 moves about 1000 writes per ms of rank 1's
+# sleep and the sum must be well above the old bound. (On tcp the target
+# reads a little of its socket per progress call: rank 0's data really
+# arrives only as rank 1 drives it, so its end is that late, rightly.)
+# writedata counts the remote CQ data first; -c (lockstep windows) as well.
+t_bw_bidir_own_end() {
+	local a
+	for a in "-o write" "-o writedata"; do
+		rm -f "$WORK/o.csv"
+		# shellcheck disable=SC2086
+		EFAB_FAULT_SLOW=1:1000 expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm $a -m 8 -W 64 \
+			-n 100 --bidir --csv "$WORK/o.csv"
+		csvcheck "$WORK/o.csv" --bench put_bw --rows 1 --bw --extra $BWCOLS
+		python3 - "$WORK/o.csv" <<'PY' || die "$a: rank 0's end waited for rank 1's loop"
+import csv, sys
+r = next(csv.DictReader(open(sys.argv[1])))
+assert r["end_confirm"] != "local-completion", r["end_confirm"]
+assert float(r["msg_rate_Mops"]) > 0.3, r["msg_rate_Mops"]
+PY
+	done
+	# a slow rank with checked windows: lockstep, both end together, data right
+	EFAB_FAULT_SLOW=1:200 expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm -m 8:4K:x512 -W 16 -n 20 \
+		--bidir -c
+}

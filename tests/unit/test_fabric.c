@@ -123,6 +123,67 @@ static void test_tcp(void **state)
 	loop_rma("tcp");
 }
 
+/* A stream's window ends with efab_drive_wait_tx: one progress call even
+ * when nothing is outstanding (an injected window), so a rank applies its
+ * peer's traffic every window (shm applies an injected write when the
+ * target drives progress). Counted at the CQ: the endpoint's CQ read entry
+ * is wrapped. efab_wait_tx with nothing to wait for makes no call. */
+static struct fi_ops_cq counting_ops;
+static ssize_t (*real_cq_read)(struct fid_cq *, void *, size_t);
+static int cq_reads;
+static ssize_t counting_cq_read(struct fid_cq *cq, void *buf, size_t count)
+{
+	cq_reads++;
+	return real_cq_read(cq, buf, count);
+}
+
+static void test_drive_wait_tx(void **state)
+{
+	(void)state;
+	efab_fabric_req_t req = {.provider = "shm", .caps = RMA_CAPS};
+	struct fi_info *info = NULL;
+	efab_fabric_t fab;
+	efab_mem_t mem;
+	efab_mr_t mr;
+	efab_rkey_t rk;
+	efab_waitfor_t w = {"completion", "write", 8, 0, 0};
+	assert_int_equal(efab_fabric_select(&req, &info), EFAB_OK);
+	assert_int_equal(efab_fabric_open(info, efab_rt_single(), 5.0, &fab), EFAB_OK);
+	assert_int_equal(efab_mem_alloc(EFAB_MEM_HOST, 0, 4096, &mem), EFAB_OK);
+	assert_int_equal(efab_mr_register(&fab, mem.ptr, 4096, FI_HMEM_SYSTEM, 0,
+					  FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &mr),
+			 EFAB_OK);
+	assert_int_equal(efab_mr_exchange(&fab, &mr, &rk), EFAB_OK);
+	struct fi_ops_cq *saved = fab.cq->ops;
+	counting_ops = *saved;
+	real_cq_read = saved->read;
+	counting_ops.read = counting_cq_read;
+	fab.cq->ops = &counting_ops;
+	volatile uint8_t *b = mem.ptr;
+	uint64_t flags = fab.inject_rma.value >= 8 ? FI_INJECT : 0;
+	for (int round = 1; round <= 3; round++) {
+		memset(mem.ptr, 0, 4096);
+		b[0] = (uint8_t)(0x40 + round);
+		assert_int_equal(efab_post_write(&fab, 0, mem.ptr, 8, mr.desc, rk.base + 1024, rk.key, 0,
+						 flags, &w),
+				 EFAB_OK);
+		if (!flags) /* no inject here: the write's completion first */
+			assert_int_equal(efab_wait_tx(&fab, fab.tx_posted, &w), EFAB_OK);
+		assert_int_equal(fab.tx_posted, fab.tx_done); /* nothing outstanding */
+		cq_reads = 0;
+		assert_int_equal(efab_wait_tx(&fab, fab.tx_posted, &w), EFAB_OK);
+		assert_int_equal(cq_reads, 0);
+		assert_int_equal(efab_drive_wait_tx(&fab, fab.tx_posted, &w), EFAB_OK);
+		assert_int_equal(cq_reads, 1);
+		assert_int_equal(b[1024], 0x40 + round); /* applied, by this call at the latest */
+	}
+	fab.cq->ops = saved;
+	efab_rkeys_release(&fab, &rk, 1);
+	efab_mr_dereg(&mr);
+	efab_mem_free(&mem);
+	efab_fabric_close(&fab);
+}
+
 static void test_wait_timeout(void **state)
 {
 	(void)state;
@@ -236,6 +297,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shm),           cmocka_unit_test(test_tcp),
 		cmocka_unit_test(test_wait_timeout),  cmocka_unit_test(test_select_errors),
+		cmocka_unit_test(test_drive_wait_tx),
 		cmocka_unit_test(test_mem_kinds),
 		cmocka_unit_test(test_limit_pick),    cmocka_unit_test(test_rma_limits),
 		cmocka_unit_test(test_runtime_version), cmocka_unit_test(test_efa_installer),

@@ -581,6 +581,7 @@ int efab_rma_stream_setup(efab_ctx_t *c)
 		  efab_stream_confirm_name(c, &efab_rma_stream));
 	efab_note(c, "bw_MBps_windows and msg_rate_Mops_windows divide by the sum of window times "
 		     "(first post to last local completion of each window, gaps excluded); "
+		     "every window ends with a progress call (as fabtests' fi_rma_bw); "
 		     "aggregate = sum over initiating ranks; iters = windows of %llu ops",
 		  (unsigned long long)c->o.window);
 	static const char *const confirm_why[] = {
@@ -605,7 +606,9 @@ int efab_rma_stream_setup(efab_ctx_t *c)
 			       : "every op of a window uses one source and one destination "
 				 "buffer (as perftest)");
 	if (c->o.bidir)
-		efab_note(c, "--bidir: both ranks of each pair issue at once; rows report the sum");
+		efab_note(c, "--bidir: both ranks of each pair issue at once; rows report the sum; "
+			     "each rank's loop ends at its own confirmed end (a rank still posting "
+			     "acknowledges its peer's end flag between its windows)");
 	if (c->op != EFAB_OP_READ)
 		efab_note(c, "inject: %s", c->o.no_inject ? "off (--no-inject)"
 			  : "fi_inject_write for sizes <= the inject size (every op of a window, "

@@ -85,6 +85,21 @@ void efab_set_stop_flag(volatile int *flag)
  * third of shm's 8 B half round trip. Then the deadline is armed and looked
  * at every 256 polls: the timeout stays precise to well under a
  * millisecond on any of these loops. */
+/* In a loop with locals spins, armed and deadline: on every 256th turn, arm
+ * the deadline the first time, later fail once it passed. */
+#define DEADLINE_EVERY_256()                                                                 \
+	do {                                                                                 \
+		if (++spins % 256 == 0) {                                                    \
+			if (!armed) {                                                        \
+				deadline = efab_deadline_in(fab->timeout_s);                 \
+				armed = 1;                                                   \
+			} else if (efab_deadline_passed(deadline)) {                         \
+				efab_timeout_report(fab, w);                                 \
+				return EFAB_ERR;                                             \
+			}                                                                    \
+		}                                                                            \
+	} while (0)
+
 #define WAIT_LOOP(cond) WAIT_LOOP_FROM(!(cond), cond, 0)
 /* first: whether to drive progress before the first test of cond; drain: go
  * on while the CQ returned a full batch, cond met or not */
@@ -106,15 +121,7 @@ void efab_set_stop_flag(volatile int *flag)
 				}                                                            \
 				tp = tn;                                                     \
 			}                                                                    \
-			if (++spins % 256 == 0) {                                            \
-				if (!armed) {                                                \
-					deadline = efab_deadline_in(fab->timeout_s);         \
-					armed = 1;                                           \
-				} else if (efab_deadline_passed(deadline)) {                 \
-					efab_timeout_report(fab, w);                         \
-					return EFAB_ERR;                                     \
-				}                                                            \
-			}                                                                    \
+			DEADLINE_EVERY_256();                                                \
 			if (stop_flag && *stop_flag)                                         \
 				return EFAB_ERR;                                             \
 		}                                                                            \
@@ -220,15 +227,7 @@ static int reserve_slot(efab_fabric_t *fab, const efab_waitfor_t *w)
 			}                                                                    \
 			if (efab_progress(fab) < 0)                                          \
 				return EFAB_ERR;                                             \
-			if (++spins % 256 == 0) {                                            \
-				if (!armed) {                                                \
-					deadline = efab_deadline_in(fab->timeout_s);         \
-					armed = 1;                                           \
-				} else if (efab_deadline_passed(deadline)) {                 \
-					efab_timeout_report(fab, w);                         \
-					return EFAB_ERR;                                     \
-				}                                                            \
-			}                                                                    \
+			DEADLINE_EVERY_256();                                                \
 		}                                                                            \
 	} while (0)
 

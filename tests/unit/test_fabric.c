@@ -26,42 +26,57 @@
 
 #define RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 
-static void loop_rma(const char *prov)
-{
-	efab_fabric_req_t req = {.provider = prov, .caps = RMA_CAPS};
-	struct fi_info *info = NULL;
+/* One rank's loopback: a fabric on prov, len bytes of host memory
+ * registered for RMA and keyed for ourselves. */
+typedef struct loopback {
 	efab_fabric_t fab;
 	efab_mem_t mem;
 	efab_mr_t mr;
 	efab_rkey_t rk;
-	efab_waitfor_t w = {"completion", "write", 4096, 0, 0};
+} loopback_t;
 
+static void loopback_open(loopback_t *l, const char *prov, size_t len)
+{
+	efab_fabric_req_t req = {.provider = prov, .caps = RMA_CAPS};
+	struct fi_info *info = NULL;
 	assert_int_equal(efab_fabric_select(&req, &info), EFAB_OK);
 	assert_true(efab_prov_matches(prov, info->fabric_attr->prov_name));
-	assert_int_equal(efab_fabric_open(info, efab_rt_single(), 5.0, &fab), EFAB_OK);
-	assert_int_equal(efab_mem_alloc(EFAB_MEM_HOST, 0, 8192, &mem), EFAB_OK);
-	assert_int_equal(efab_mr_register(&fab, mem.ptr, 8192, FI_HMEM_SYSTEM, 0,
-					  FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &mr),
+	assert_int_equal(efab_fabric_open(info, efab_rt_single(), 5.0, &l->fab), EFAB_OK);
+	assert_int_equal(efab_mem_alloc(EFAB_MEM_HOST, 0, len, &l->mem), EFAB_OK);
+	assert_int_equal(efab_mr_register(&l->fab, l->mem.ptr, len, FI_HMEM_SYSTEM, 0,
+					  FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &l->mr),
 			 EFAB_OK);
-	assert_int_equal(efab_mr_exchange(&fab, &mr, &rk), EFAB_OK);
-	uint8_t *b = mem.ptr;
+	assert_int_equal(efab_mr_exchange(&l->fab, &l->mr, &l->rk), EFAB_OK);
+}
+
+static void loopback_close(loopback_t *l)
+{
+	efab_rkeys_release(&l->fab, &l->rk, 1);
+	efab_mr_dereg(&l->mr);
+	efab_mem_free(&l->mem);
+	efab_fabric_close(&l->fab);
+}
+
+static void loop_rma(const char *prov)
+{
+	loopback_t l;
+	efab_waitfor_t w = {"completion", "write", 4096, 0, 0};
+	loopback_open(&l, prov, 8192);
+	uint8_t *b = l.mem.ptr;
 	for (int i = 0; i < 4096; i++)
 		b[i] = (uint8_t)(i * 7 + 1);
 	/* write [0,4096) onto [4096,8192) of the same buffer, then read it back to [0,4096) */
-	assert_int_equal(efab_post_write(&fab, 0, b, 4096, mr.desc, rk.base + 4096, rk.key, 0, 0, &w),
+	assert_int_equal(efab_post_write(&l.fab, 0, b, 4096, l.mr.desc, l.rk.base + 4096, l.rk.key, 0, 0, &w),
 			 EFAB_OK);
-	assert_int_equal(efab_wait_tx(&fab, 1, &w), EFAB_OK);
+	assert_int_equal(efab_wait_tx(&l.fab, 1, &w), EFAB_OK);
 	assert_memory_equal(b, b + 4096, 4096);
 	memset(b, 0, 4096);
-	assert_int_equal(efab_post_read(&fab, 0, b, 4096, mr.desc, rk.base + 4096, rk.key, &w),
+	assert_int_equal(efab_post_read(&l.fab, 0, b, 4096, l.mr.desc, l.rk.base + 4096, l.rk.key, &w),
 			 EFAB_OK);
-	assert_int_equal(efab_wait_tx(&fab, 2, &w), EFAB_OK);
+	assert_int_equal(efab_wait_tx(&l.fab, 2, &w), EFAB_OK);
 	assert_memory_equal(b, b + 4096, 4096);
 	assert_int_equal(b[4095], (uint8_t)(4095 * 7 + 1));
-	efab_rkeys_release(&fab, &rk, 1);
-	efab_mr_dereg(&mr);
-	efab_mem_free(&mem);
-	efab_fabric_close(&fab);
+	loopback_close(&l);
 }
 
 /* The endpoint's RMA limits: an FI_OPT answer within the attribute wins (as
@@ -140,48 +155,35 @@ static ssize_t counting_cq_read(struct fid_cq *cq, void *buf, size_t count)
 static void test_drive_wait_tx(void **state)
 {
 	(void)state;
-	efab_fabric_req_t req = {.provider = "shm", .caps = RMA_CAPS};
-	struct fi_info *info = NULL;
-	efab_fabric_t fab;
-	efab_mem_t mem;
-	efab_mr_t mr;
-	efab_rkey_t rk;
+	loopback_t l;
 	efab_waitfor_t w = {"completion", "write", 8, 0, 0};
-	assert_int_equal(efab_fabric_select(&req, &info), EFAB_OK);
-	assert_int_equal(efab_fabric_open(info, efab_rt_single(), 5.0, &fab), EFAB_OK);
-	assert_int_equal(efab_mem_alloc(EFAB_MEM_HOST, 0, 4096, &mem), EFAB_OK);
-	assert_int_equal(efab_mr_register(&fab, mem.ptr, 4096, FI_HMEM_SYSTEM, 0,
-					  FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, &mr),
-			 EFAB_OK);
-	assert_int_equal(efab_mr_exchange(&fab, &mr, &rk), EFAB_OK);
-	struct fi_ops_cq *saved = fab.cq->ops;
+	loopback_open(&l, "shm", 4096);
+	efab_fabric_t *fab = &l.fab;
+	struct fi_ops_cq *saved = fab->cq->ops;
 	counting_ops = *saved;
 	real_cq_read = saved->read;
 	counting_ops.read = counting_cq_read;
-	fab.cq->ops = &counting_ops;
-	volatile uint8_t *b = mem.ptr;
-	uint64_t flags = fab.inject_rma.value >= 8 ? FI_INJECT : 0;
+	fab->cq->ops = &counting_ops;
+	volatile uint8_t *b = l.mem.ptr;
+	uint64_t flags = fab->inject_rma.value >= 8 ? FI_INJECT : 0;
 	for (int round = 1; round <= 3; round++) {
-		memset(mem.ptr, 0, 4096);
+		memset(l.mem.ptr, 0, 4096);
 		b[0] = (uint8_t)(0x40 + round);
-		assert_int_equal(efab_post_write(&fab, 0, mem.ptr, 8, mr.desc, rk.base + 1024, rk.key, 0,
-						 flags, &w),
+		assert_int_equal(efab_post_write(fab, 0, l.mem.ptr, 8, l.mr.desc, l.rk.base + 1024,
+						 l.rk.key, 0, flags, &w),
 				 EFAB_OK);
 		if (!flags) /* no inject here: the write's completion first */
-			assert_int_equal(efab_wait_tx(&fab, fab.tx_posted, &w), EFAB_OK);
-		assert_int_equal(fab.tx_posted, fab.tx_done); /* nothing outstanding */
+			assert_int_equal(efab_wait_tx(fab, fab->tx_posted, &w), EFAB_OK);
+		assert_int_equal(fab->tx_posted, fab->tx_done); /* nothing outstanding */
 		cq_reads = 0;
-		assert_int_equal(efab_wait_tx(&fab, fab.tx_posted, &w), EFAB_OK);
+		assert_int_equal(efab_wait_tx(fab, fab->tx_posted, &w), EFAB_OK);
 		assert_int_equal(cq_reads, 0);
-		assert_int_equal(efab_drive_wait_tx(&fab, fab.tx_posted, &w), EFAB_OK);
+		assert_int_equal(efab_drive_wait_tx(fab, fab->tx_posted, &w), EFAB_OK);
 		assert_int_equal(cq_reads, 1);
 		assert_int_equal(b[1024], 0x40 + round); /* applied, by this call at the latest */
 	}
-	fab.cq->ops = saved;
-	efab_rkeys_release(&fab, &rk, 1);
-	efab_mr_dereg(&mr);
-	efab_mem_free(&mem);
-	efab_fabric_close(&fab);
+	fab->cq->ops = saved;
+	loopback_close(&l);
 }
 
 static void test_wait_timeout(void **state)

@@ -706,7 +706,8 @@ static void print_header(efab_ctx_t *c, int rounds)
 	double steps = (double)c->o.passes * rounds * groups;
 	if (c->o.time_s > 0)
 		printf("# estimate: %llu x %d rounds x %d group%s x (%.0f ping-pongs + 2 x %.2f s of "
-		       "bandwidth) = about %.0f s, at most %.0f s while every NIC moves a window "
+		       "bandwidth) = about %.0f s, at most %.0f s while a ping-pong's round trip takes "
+		       "at most 1 ms and every NIC moves a window "
 		       "(%.1f MB) in %.2f s (%.0f MB/s; a slower NIC adds up to 2 windows at its rate "
 		       "per direction); each pair that stalls adds up to --timeout per phase (latency, "
 		       "each bandwidth direction)\n",

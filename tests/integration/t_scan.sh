@@ -233,7 +233,9 @@ EOF
 # measurement parameters (sizes, window, --time as a deadline; --threshold
 # 0.5 as everywhere on these shared-core nodes, see the top), node2 at
 # 200 Mbit/s is flagged alone, exit 1 and no abort, within the estimate's
-# "at most" printed before the first round. Three clean scans with the same
+# "at most" printed before the first round (plus what round trips above its
+# 1 ms assumption add: some rounds' tcp ping-pongs here take 4 ms, old and
+# new builds alike; README, efab_scan, Time). Three clean scans with the same
 # parameters flag nothing; they take the median of 3 passes (--passes 3):
 # a single pass's tcp figure here can sit at 0.46x for one pair under load
 # (seen while other builds ran), which is these nodes' shared cores, not a
@@ -252,10 +254,28 @@ t_scan_defaults_slow_node_and_clean() {
 		die "node2 not flagged for its send bandwidth"
 	scan_csv_complete "$WORK/slow.csv" 4 1
 	most=$(sed -n 's/^# estimate: .*, at most \([0-9]*\) s while.*/\1/p' "$WORK/last.out")
-	wall=$(sed -n 's/^scan wall time \([0-9]*\).*/\1/p' "$WORK/last.out")
+	wall=$(sed -n 's/^scan wall time \([0-9.]*\).*/\1/p' "$WORK/last.out")
 	[ -n "$most" ] && [ -n "$wall" ] || die "no estimate or no wall time"
-	echo "slow-node scan: wall time $wall s, estimate at most $most s"
-	[ "$wall" -le "$most" ] || die "scan wall time $wall s beyond its estimate's $most s"
+	# the bound holds while a round trip takes at most 1 ms: a round whose
+	# ping-pongs were slower adds (50 + 2 x lat_iters) x the excess of its
+	# slowest pair (the README's rule; rounds run one after the other)
+	extra=$(python3 - "$WORK/slow.csv" <<'PY'
+import csv, sys
+worst = {}
+for r in csv.DictReader(open(sys.argv[1])):
+    try:
+        rt = 2e-6 * float(r["lat_us_p50"])
+        pp = 50 + 2 * int(r["lat_iters"])
+    except ValueError:
+        continue
+    k = (r["pass"], r["round"])
+    worst[k] = max(worst.get(k, 0.0), pp * max(0.0, rt - 1e-3))
+print(f"{sum(worst.values()):.1f}")
+PY
+)
+	echo "slow-node scan: wall time $wall s, estimate at most $most s, slow round trips add $extra s"
+	python3 -c "import sys; sys.exit(0 if $wall <= $most + $extra else 1)" ||
+		die "scan wall time $wall s beyond its estimate's $most s (+ $extra s of slow round trips)"
 }
 
 # A node whose fabric (eth0) goes down mid-scan, no process dying: every pair

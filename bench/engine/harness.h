@@ -103,7 +103,7 @@ struct efab_ctx {
 		uint64_t confirm_extra; /* EFAB_FAULT_CONFIRM_EXTRA=N: a stream's end flag claims
 					 * N operations more than were posted */
 		int slow_rank;          /* EFAB_FAULT_SLOW=R:US: rank R sleeps US microseconds */
-		unsigned slow_us;       /* after each of its stream windows (-1: none) */
+		unsigned slow_us;       /* after each of its stream windows (0: none) */
 	} faults;
 	uint64_t nverified;
 	uint64_t late; /* messages whose bytes landed after their tag */

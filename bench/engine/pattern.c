@@ -369,7 +369,8 @@ static int one_window(efab_ctx_t *c, stream_state_t *st, int measured, efab_row_
 	st->next++;
 	if (st->active && ops->answer && ops->answer(c, st->size))
 		return EFAB_ERR;
-	if (c->faults.slow_us && c->faults.slow_rank == c->rt->rank) /* a test's slow rank, outside the window's time */
+	/* a test's slow rank (EFAB_FAULT_SLOW), outside the window's time */
+	if (c->faults.slow_us && c->faults.slow_rank == c->rt->rank)
 		usleep(c->faults.slow_us);
 	return EFAB_OK;
 }

@@ -403,14 +403,14 @@ static int confirm_take(efab_ctx_t *c, size_t at, uint64_t *v, efab_waitfor_t *w
 #define SLOT_FLAG_SRC(c) ((c)->confirm_off + 16)
 #define SLOT_ACK_SRC(c) ((c)->confirm_off + 24)
 
-/* The peer's end flag v is here: once every operation it counts arrived
- * (writedata: as remote CQ data), acknowledge it. wait = 0: return 0 with
- * nothing done where the remote CQ data is still short (bw_answer tries
- * again after the next window). Returns 1 once acknowledged, EFAB_ERR on a
- * failure. */
-static int acknowledge(efab_ctx_t *c, enum confirm_kind kind, uint64_t v, int wait,
-		       efab_waitfor_t *w)
+/* The peer's end flag is in its slot: once every operation it counts
+ * arrived (writedata: as remote CQ data), clear the slot and acknowledge
+ * it. wait = 0: return 0 with nothing done (the flag left in place) where
+ * the remote CQ data is still short (bw_answer tries again after the next
+ * window). Returns 1 once acknowledged, EFAB_ERR on a failure. */
+static int acknowledge(efab_ctx_t *c, enum confirm_kind kind, int wait, efab_waitfor_t *w)
 {
+	uint64_t v = *(volatile uint64_t *)(void *)efab_local(c, SLOT_FLAG(c));
 	if (kind == CONFIRM_CQ_DATA) {
 		uint64_t want = c->rx_data_confirmed + (v & CONFIRM_COUNT);
 		w->what = "the remote CQ data of every operation of the size";
@@ -447,8 +447,7 @@ static int bw_answer(efab_ctx_t *c, uint64_t size)
 	    *(volatile uint8_t *)efab_local(c, SLOT_FLAG(c) + 7) != (uint8_t)(CONFIRM_MARK >> 56))
 		return EFAB_OK; /* (GPU memory: CONFIRM_NONE, the slot is never read) */
 	efab_waitfor_t w = {"", efab_op_name(c->op), size, c->peer, 0};
-	uint64_t v = *(volatile uint64_t *)(void *)efab_local(c, SLOT_FLAG(c));
-	return acknowledge(c, kind, v, 0, &w) < 0 ? EFAB_ERR : EFAB_OK;
+	return acknowledge(c, kind, 0, &w) < 0 ? EFAB_ERR : EFAB_OK;
 }
 
 /* Timed, it ends this rank's loop: the initiator posts its end flag and
@@ -478,8 +477,7 @@ static int bw_confirm(efab_ctx_t *c, uint64_t size, uint64_t windows)
 			return EFAB_ERR;
 		if (*flag != mark)
 			break; /* this rank's end is confirmed: the peer's flag after the loop */
-		v = *(volatile uint64_t *)(void *)efab_local(c, SLOT_FLAG(c));
-		if (acknowledge(c, kind, v, 1, &w) < 0)
+		if (acknowledge(c, kind, 1, &w) < 0)
 			return EFAB_ERR;
 	}
 	w.what = "the peer's acknowledgement of the last window";
@@ -496,11 +494,11 @@ static int bw_finish(efab_ctx_t *c, uint64_t size, uint64_t windows)
 	efab_waitfor_t w = {"the peer's end flag after its last window", efab_op_name(c->op), size,
 			    c->peer, windows};
 	int rc = EFAB_OK;
-	if (kind != CONFIRM_NONE && receives && !c->answered) {
-		uint64_t v;
-		rc = confirm_take(c, SLOT_FLAG(c), &v, &w) || acknowledge(c, kind, v, 1, &w) < 0
-			     ? EFAB_ERR : EFAB_OK;
-	}
+	if (kind != CONFIRM_NONE && receives && !c->answered &&
+	    (efab_wait_byte(&c->fab, efab_local(c, SLOT_FLAG(c) + 7), (uint8_t)(CONFIRM_MARK >> 56),
+			    &w) ||
+	     acknowledge(c, kind, 1, &w) < 0))
+		rc = EFAB_ERR;
 	c->answered = 0; /* the next size's flag is a new one */
 	return rc;
 }

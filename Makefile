@@ -80,7 +80,7 @@ UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .SECONDARY:
 .PHONY: all deps check check-run demo install clean format tests fuzz valgrind
-all: $(BUILD)/lib/libefab.a $(BINS) $(SHMEM_BIN)
+all: $(BUILD)/lib/libefab.a $(BINS) $(SHMEM_BIN) $(BUILD)/lib/libefab_fitrace.so $(BUILD)/tests/fitrace_check
 ifeq ($(SHMEM_BIN),)
 	@echo "  efab_shmem_reg skipped: NVSHMEM not found (set NVSHMEM_HOME, or pip install nvidia-nvshmem-cu13) or built without CUDA"
 endif
@@ -88,7 +88,7 @@ endif
 $(BUILD)/bench/ops/shmem_reg.o: bench/ops/shmem_reg.cc
 	@mkdir -p $(@D)
 	$(call say,MPICXX,$<)
-	$(Q)$(MPICXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -MMD -MP -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -Ilib $(BENCH_INC) $(FABRIC_CFLAGS) \
+	$(Q)$(MPICXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -MMD -MP -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -Ilib $(BENCH_INC) $(FABRIC_CFLAGS) \
 	  -isystem $(NVSHMEM_HOME)/include -isystem $(CUDA_HOME)/include -isystem $(CUDA_HOME)/include/cccl \
 	  $(CUDA_CFLAGS) $(if $(filter 1,$(SAN)),-fsanitize=address$(comma)undefined) -c $< -o $@
 
@@ -101,6 +101,19 @@ $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+# The registration-counting interposer (LD_PRELOAD; bench/tools/fitrace.c,
+# lib/efab_fitrace.h) and its check program (tests/fitrace/).
+$(BUILD)/lib/libefab_fitrace.so: bench/tools/fitrace.c bench/tools/fitrace.map lib/efab_fitrace.h
+	@mkdir -p $(@D)
+	$(call say,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS_BASE) $(FABRIC_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -shared \
+	  -Wl,--version-script=bench/tools/fitrace.map -o $@ $< -ldl $(LDFLAGS_SAN) $(LDFLAGS)
+
+$(BUILD)/tests/fitrace_check: tests/fitrace/fitrace_check.c lib/efab_fitrace.h
+	@mkdir -p $(@D)
+	$(call say,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS_BASE) $(FABRIC_CFLAGS) $(CFLAGS) -o $@ $< $(FABRIC_LIBS) -ldl $(LDFLAGS_SAN) $(LDFLAGS)
 
 $(BUILD)/lib/libefab.a: $(LIB_OBJ)
 	$(call say,AR,$@)

@@ -433,6 +433,8 @@ static void emit(reg_ctx_t *r, const meas_t *m, const efab_fit_t *fit, const cha
 			snprintf(row.extra[C_SLOPE_HI], sizeof(row.extra[0]), "%.6f", fit->slope_hi);
 		}
 	}
+	if (r->row_more)
+		r->row_more(r, m->op, &row, C_N);
 	efab_table_row(stdout, &r->ri, &row, 1, 0);
 	if (r->csv.fd >= 0)
 		efab_csv_write(&r->csv, &r->ri, &row);

@@ -49,6 +49,10 @@ struct reg_ctx {
 	efab_fabric_t *doms[EFAB_MAX_DOMAINS];
 	size_t ndoms;
 	size_t k;
+	/* A program's own columns after the registration columns (it appends
+	 * their names to ri.extra_cols after efab_reg_columns): filled into
+	 * row->extra[first..] for each row of op, or NULL. */
+	void (*row_more)(reg_ctx_t *r, const char *op, efab_row_t *row, size_t first);
 };
 
 /* The run's context (one per process) with the options of executable name

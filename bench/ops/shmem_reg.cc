@@ -7,7 +7,10 @@
  * Built only when NVSHMEM is found; exits 77 without a GPU. C++ because
  * NVSHMEM's headers are. */
 #include <assert.h>
+#include <dlfcn.h>
+#include <limits.h>
 #include <mpi.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,15 +20,91 @@
 #include <nvshmemx.h>
 
 #include "efab_cuda.h"
+#include "efab_fitrace.h"
 #include "efab_select.h"
 #include "reg.h"
 #include "rows.h"
 #include "runtime.h"
 
+/* ---- registrations counted below NVSHMEM (libefab_fitrace.so) ----
+ * Around every registration call the interposer's per-domain counts are
+ * read before and after: the calls it caused (fi_mr_reg/regv/regattr) on
+ * domains NVSHMEM opened, on how many of them, and the provider's own
+ * (inner domains: the efa fabric's shm peer domain). A row reports the
+ * range over its size's calls ("2", or "2-3" when they differ). */
+static efab_fitrace_read_fn trace_read;
+static efab_fitrace_dom_t trace_before[EFAB_FITRACE_MAX_DOMAINS];
+struct trace_range {
+	uint64_t lo, hi;
+	int any;
+};
+static struct trace_range tr_calls, tr_doms, tr_inner;
+
+static void range_add(struct trace_range *t, uint64_t v)
+{
+	if (!t->any || v < t->lo)
+		t->lo = v;
+	if (!t->any || v > t->hi)
+		t->hi = v;
+	t->any = 1;
+}
+
+static void range_str(struct trace_range *t, char *out, size_t len)
+{
+	if (!t->any)
+		snprintf(out, len, "-");
+	else if (t->lo == t->hi)
+		snprintf(out, len, "%llu", (unsigned long long)t->lo);
+	else
+		snprintf(out, len, "%llu-%llu", (unsigned long long)t->lo, (unsigned long long)t->hi);
+	t->any = 0; /* the next row's own */
+}
+
+static size_t trace_snap(efab_fitrace_dom_t *out)
+{
+	size_t n = trace_read(out, EFAB_FITRACE_MAX_DOMAINS);
+	return n < EFAB_FITRACE_MAX_DOMAINS ? n : EFAB_FITRACE_MAX_DOMAINS;
+}
+
+static void trace_begin(void)
+{
+	if (trace_read)
+		trace_snap(trace_before);
+}
+
+static void trace_end(void)
+{
+	static efab_fitrace_dom_t after[EFAB_FITRACE_MAX_DOMAINS];
+	if (!trace_read)
+		return;
+	size_t n = trace_snap(after);
+	uint64_t calls = 0, inner = 0, doms = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t b = 0;
+		for (size_t j = 0; j < EFAB_FITRACE_MAX_DOMAINS; j++)
+			if (trace_before[j].fid == after[i].fid) {
+				b = trace_before[j].regs;
+				break;
+			}
+		uint64_t d = after[i].regs - b;
+		if (after[i].inner)
+			inner += d;
+		else {
+			calls += d;
+			doms += d > 0;
+		}
+	}
+	range_add(&tr_calls, calls);
+	range_add(&tr_doms, doms);
+	range_add(&tr_inner, inner);
+}
+
 static int reg_cb(reg_ctx_t *, void *buf, size_t len, void **h)
 {
 	*h = buf;
+	trace_begin();
 	int e = nvshmemx_buffer_register(buf, len);
+	trace_end();
 	if (e) {
 		efab_log_error("nvshmemx_buffer_register(%zu bytes) failed: %d", len, e);
 		return EFAB_ERR;
@@ -45,7 +124,9 @@ static int unreg_cb(reg_ctx_t *, void *h)
 
 static int malloc_cb(reg_ctx_t *, void *, size_t len, void **h)
 {
+	trace_begin();
 	void *p = nvshmem_malloc(len); /* collective: every PE runs the same sequence */
+	trace_end();
 	if (!p) {
 		efab_log_error("nvshmem_malloc(%zu bytes) failed (symmetric heap too small? "
 			       "NVSHMEM_SYMMETRIC_SIZE)", len);
@@ -124,6 +205,65 @@ static void loaded_transport(char *out, size_t len)
 		snprintf(out, len, "none");
 }
 
+/* The columns efab_shmem_reg adds after the registration columns. */
+enum { S_VERSION, S_TRANSPORT, S_LF_FABRIC, S_LF_MR_MODE, S_REGS, S_DOMS, S_INNER, S_N };
+static const char *const shmem_cols[S_N] = {"nvshmem_version", "transport", "lf_fabric", "lf_mr_mode",
+					    "fi_mr_reg_calls", "fi_mr_reg_domains", "fi_mr_reg_inner"};
+static char nv_version[32], nv_transport[96];
+
+/* The fabric and mr_mode of the domains NVSHMEM opened (outer ones), as
+ * the interposer saw them; "-" when none or not traced. */
+static void traced_fabric(char *fab, size_t flen, char *mrm, size_t mlen)
+{
+	static efab_fitrace_dom_t d[EFAB_FITRACE_MAX_DOMAINS];
+	size_t n = trace_read ? trace_snap(d) : 0;
+	fab[0] = 0;
+	snprintf(mrm, mlen, "-");
+	for (size_t i = 0; i < n; i++) {
+		if (d[i].inner)
+			continue;
+		if (!fab[0]) {
+			snprintf(fab, flen, "%s", d[i].fabric);
+			snprintf(mrm, mlen, "%#x", d[i].mr_mode);
+		} else if (strcmp(fab, d[i].fabric)) { /* several fabrics: all named */
+			size_t o = strlen(fab);
+			snprintf(fab + o, flen - o, "+%s", d[i].fabric);
+		}
+	}
+	if (!fab[0])
+		snprintf(fab, flen, "-");
+}
+
+static void row_more(reg_ctx_t *, const char *, efab_row_t *row, size_t first)
+{
+	char fab[128], mrm[32];
+	traced_fabric(fab, sizeof(fab), mrm, sizeof(mrm));
+	snprintf(row->extra[first + S_VERSION], sizeof(row->extra[0]), "%s", nv_version);
+	snprintf(row->extra[first + S_TRANSPORT], sizeof(row->extra[0]), "%s", nv_transport);
+	snprintf(row->extra[first + S_LF_FABRIC], sizeof(row->extra[0]), "%s", fab);
+	snprintf(row->extra[first + S_LF_MR_MODE], sizeof(row->extra[0]), "%s", mrm);
+	if (!trace_read) {
+		snprintf(row->extra[first + S_REGS], sizeof(row->extra[0]), "-");
+		snprintf(row->extra[first + S_DOMS], sizeof(row->extra[0]), "-");
+		snprintf(row->extra[first + S_INNER], sizeof(row->extra[0]), "-");
+		return;
+	}
+	range_str(&tr_calls, row->extra[first + S_REGS], sizeof(row->extra[0]));
+	range_str(&tr_doms, row->extra[first + S_DOMS], sizeof(row->extra[0]));
+	range_str(&tr_inner, row->extra[first + S_INNER], sizeof(row->extra[0]));
+}
+
+/* NVSHMEM's version from its name ("NVSHMEM v3.8.0" -> "3.8.0"), else
+ * major.minor. */
+static void version_of(const char *name, int maj, int min, char *out, size_t len)
+{
+	const char *v = strstr(name, " v");
+	if (v && v[2] >= '0' && v[2] <= '9')
+		snprintf(out, len, "%.*s", (int)strcspn(v + 2, " ()"), v + 2);
+	else
+		snprintf(out, len, "%d.%d", maj, min);
+}
+
 /* Run info, the CSV (rank 0's verdict for every rank, before any
  * collective), the header, then every op of the table. */
 static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
@@ -148,9 +288,26 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "cuda+host");
 	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
 	efab_reg_columns(&r->ri);
+	for (size_t i = 0; i < S_N; i++)
+		r->ri.extra_cols[r->ri.n_extra++] = shmem_cols[i];
+	version_of(name, maj, min, nv_version, sizeof(nv_version));
+	snprintf(nv_transport, sizeof(nv_transport), "%s", loaded);
+	r->row_more = row_more;
 	efab_run_info_begin(&r->ri, row->csv_name, rt.size);
 	rc = efab_reg_open_csv(r);
-	char note1[512], note2[256];
+	char note1[512], note2[256], note3[512], tfab[128], tmrm[32];
+	traced_fabric(tfab, sizeof(tfab), tmrm, sizeof(tmrm));
+	if (trace_read)
+		snprintf(note3, sizeof(note3),
+			 "fi_mr_reg_calls = fi_mr_reg/regv/regattr calls one registration caused on the "
+			 "domains NVSHMEM opened (libfabric fabric %s, mr_mode %s), fi_mr_reg_domains = on how "
+			 "many, fi_mr_reg_inner = the provider's own on its inner domains; counted below "
+			 "NVSHMEM by libefab_fitrace.so, range over the size's calls",
+			 tfab, tmrm);
+	else
+		snprintf(note3, sizeof(note3),
+			 "fi_mr_reg_* not counted: libefab_fitrace.so not preloaded (EFAB_FITRACE=0, or "
+			 "not found beside the binary in ../lib)");
 	snprintf(note1, sizeof(note1),
 		 "NVSHMEM %d.%d (%s), %d PEs, GPU %d, symmetric heap %s B; remote transport loaded: %s "
 		 "(NVSHMEM_REMOTE_TRANSPORT %s)",
@@ -159,9 +316,9 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 	snprintf(note2, sizeof(note2),
 		 "lat_us_* = register (or nvshmem_malloc) time, dereg_us_* = unregister (or "
 		 "nvshmem_free) time, microseconds");
-	const char *notes[] = {note1, note2};
+	const char *notes[] = {note1, note2, note3};
 	if (!rc && rt.rank == 0)
-		efab_table_begin(stdout, &r->ri, notes, 2, 1, 0);
+		efab_table_begin(stdout, &r->ri, notes, 3, 1, 0);
 	for (size_t i = 0; i < r->nops && !rc; i++) {
 		r->kind = ops[i].kind >= 0 ? ops[i].kind : EFAB_MEM_CUDA;
 		rc = efab_reg_run_regime(r, ops[i].name);
@@ -170,9 +327,39 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 	return rc;
 }
 
+/* The interposer, preloaded: found in this process, or started again
+ * (before MPI) with ../lib/libefab_fitrace.so beside the binary in
+ * LD_PRELOAD; EFAB_FITRACE=0 runs without it. */
+static void trace_up(char **argv)
+{
+	trace_read = (efab_fitrace_read_fn)dlsym(RTLD_DEFAULT, EFAB_FITRACE_READ);
+	const char *off = getenv("EFAB_FITRACE");
+	if (trace_read || (off && !strcmp(off, "0")) || getenv("EFAB_FITRACE_STARTED"))
+		return;
+	char exe[PATH_MAX], so[PATH_MAX + 32], pre[2 * PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	snprintf(so, sizeof(so), "%s/../lib/libefab_fitrace.so", exe);
+	if (access(so, R_OK))
+		return;
+	const char *old = getenv("LD_PRELOAD");
+	snprintf(pre, sizeof(pre), "%s%s%s", so, old && *old ? ":" : "", old ? old : "");
+	setenv("LD_PRELOAD", pre, 1);
+	setenv("EFAB_FITRACE_STARTED", "1", 1);
+	execv("/proc/self/exe", argv);
+	unsetenv("EFAB_FITRACE_STARTED"); /* exec failed: go on without */
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
+	trace_up(argv);
 	reg_ctx_t *r = efab_reg_start("efab_shmem_reg", argc, argv, &rc);
 	if (!r)
 		return rc;

@@ -172,7 +172,6 @@ static struct efasim_registry *registry_open(void)
 	if (!r)
 		return NULL;
 	robust_init(&r->lock);
-	robust_init(&r->hw_lock);
 	r->size = sizeof(*r);
 	r->magic = EFASIM_MAGIC;
 	msync(r, sizeof(*r), MS_SYNC);
@@ -442,6 +441,7 @@ static void sim_init_once(void)
 			e->nic = i;
 			snprintf(e->host, sizeof(e->host), "%s", sim.host);
 			memcpy(e->gid, sim.devs[i].gid, 16);
+			robust_init(&e->hwmx);
 			e->used = 1;
 		}
 		sim.devs[i].gdev = g;

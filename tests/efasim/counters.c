@@ -2,16 +2,28 @@
  * exposes in sysfs (amzn-drivers / upstream drivers/infiniband/hw/efa/
  * efa_verbs.c, EFA_DEFINE_PORT_STATS; the names AWS documents for
  * /sys/class/infiniband/<dev>/ports/1/hw_counters), counted per simulated NIC
- * in the shared registry as the device moves bytes, and written into the
- * simulated sysfs tree (plain files, each replaced atomically). Freshness
- * follows the kernel's contract (drivers/infiniband/core/sysfs.c,
- * update_hw_stats): a read returns values no older than `lifespan` ms (10
- * here, as the kernel's default). Since a plain file cannot re-query on
- * read, a thread of the process that counts writes the changed counters
- * within EFASIM_HW_QUIET_MS (2) ms of their last change (while traffic goes
- * on, every EFASIM_HW_BUSY_MS, 100), and the process writes them at its
- * exit; a reader that waits longer than lifespan after the traffic (as
- * efabench does, lib/hwc.c, sleeping while it waits) sees all of it.
+ * in the shared registry as the device moves bytes, and kept in the
+ * simulated sysfs tree's plain files ("%llu\n", as the kernel prints them).
+ *
+ * Freshness. The kernel answers a read from values cached at its last
+ * device query and re-queries when they are older than `lifespan` ms
+ * (drivers/infiniband/core/sysfs.c, update_hw_stats), so every read taken
+ * lifespan after the traffic is exact. A plain file cannot re-query on read,
+ * so the file is never behind: whoever counts (the engine thread, the thread
+ * posting on the verbs path, in the initiator's or the responder's process)
+ * stores the counter's new value into the file's page through a shared
+ * mapping, under the NIC's lock in the registry -- a few memory stores, no
+ * system call on the data path (a file length that grows by a digit takes
+ * one ftruncate: about 20 times in a counter's life). A reader's read(2)
+ * copies from that same page, so any read after the traffic is exact however
+ * loaded the machine is. (The counters were written by a flusher thread
+ * before, a few ms after they stopped moving: on a loaded machine it fell
+ * behind readers, and two stale reads agreed; writing the files with
+ * write(2)+rename(2) per change had doubled a direct-path ping-pong's p50.)
+ * What differs from the kernel: a read *during* traffic sees the current
+ * value (the kernel's may be up to lifespan old), and one that races a store
+ * can see a number mid-write (the kernel copies from its cache); efabench
+ * reads before and after a phase, never during one.
  * What each counts here:
  *   tx_bytes/tx_pkts, rx_bytes/rx_pkts  payload bytes leaving / entering the
  *       NIC (sends, RDMA write data at the initiator, RDMA read data at the
@@ -23,6 +35,8 @@
  *   retrans_pkts/bytes  SRD sends retried after RNR, and packets lost on an EFASIM_LOSS link
  *   unresponsive_remote_events  completions with "unresponsive remote"
  *   retrans_timeout_events, impaired_remote_conn_events  0: not modelled */
+#include <sys/mman.h>
+
 #include "sim.h"
 
 static const char *const hw_names[HW_N] = {
@@ -38,88 +52,102 @@ static const char *const hw_names[HW_N] = {
 	[HW_IMPAIRED_REMOTE_CONN_EVENTS] = "impaired_remote_conn_events",
 };
 
-/* The flusher looks every EFASIM_HW_QUIET_MS: once the counters stopped
- * moving (traffic paused: what a reader who waits lifespan after its phase
- * wants to see) it writes what changed at once; while they keep moving it
- * writes at most every EFASIM_HW_BUSY_MS (a write of the files costs a few
- * hundred us of a core: every 5 ms doubled a direct-path ping-pong's p50 on
- * 2 cores). Nothing of it is on the data path. */
-#define EFASIM_HW_QUIET_MS 2
-#define EFASIM_HW_BUSY_MS 100
+/* This process's mappings of the counter files: one page each, MAP_SHARED,
+ * made at the NIC's first count (or at init for its own host's NICs). */
+struct hw_file {
+	char *page;
+	int fd;
+};
+static struct hw_file files[EFASIM_MAX_DEVS][HW_N];
+static signed char mapped[EFASIM_MAX_DEVS]; /* 0 not tried, 1 mapped, -1 not efasim's tree / failed */
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static pthread_once_t flusher_once = PTHREAD_ONCE_INIT;
-static atomic_int flusher_stop;
-static uint64_t written[EFASIM_MAX_DEVS][HW_N]; /* what this process last wrote */
-/* NICs whose counters this process changed: the only ones it looks at and
- * writes (every process writing every NIC's files made a scan's 8 processes
- * share one lock over a hundred files) */
-static volatile unsigned char touched[EFASIM_MAX_DEVS];
-
-/* NIC d when this process writes its files: it changed its counters and
- * the NIC's sysfs tree is efasim's; NULL otherwise. */
-static struct efasim_dev_ent *written_by_us(int d)
+/* "%llu\n" of v into b (at least 24 bytes); its length. */
+static int fmt_u64(char *b, uint64_t v)
 {
+	char t[24];
+	int n = 0;
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (int i = 0; i < n; i++)
+		b[i] = t[n - 1 - i];
+	b[n] = '\n';
+	return n + 1;
+}
+
+/* Counter k of NIC e shows its current value; under e->hwmx. The new digits
+ * go into the page first, then a longer file is extended to them (a read in
+ * between sees the new number without its newline, which parses the same);
+ * a shorter one (a tree left by an earlier registry, at init only) is cut
+ * first. */
+static void show_locked(struct efasim_dev_ent *e, struct hw_file *f, int k)
+{
+	uint64_t v = __atomic_load_n(&e->hw[k], __ATOMIC_RELAXED);
+	if (v == e->hwshown[k] && e->hwlen[k])
+		return;
+	char b[32];
+	int n = fmt_u64(b, v);
+	if (n < e->hwlen[k] && ftruncate(f->fd, n))
+		return;
+	memcpy(f->page, b, (size_t)n);
+	if (n > e->hwlen[k] && ftruncate(f->fd, n))
+		return;
+	e->hwshown[k] = v;
+	e->hwlen[k] = (uint8_t)n;
+}
+
+/* Open and map NIC d's counter files (its hwdir, set once its host's process
+ * has created them); 0 when they are mapped. */
+static int map_dev(int d)
+{
+	if (mapped[d])
+		return mapped[d] > 0 ? 0 : -1;
+	/* no tree yet (its host's process has not built it) or none at all (a
+	 * SYSFS_PATH from outside): a look without the lock, every count */
+	if (!__atomic_load_n(&sim.reg->devs[d].hwdir[0], __ATOMIC_ACQUIRE))
+		return -1;
+	pthread_mutex_lock(&map_lock);
 	struct efasim_dev_ent *e = &sim.reg->devs[d];
-	return touched[d] && e->used && e->hwdir[0] ? e : NULL;
-}
-
-/* The registry's counters of every NIC with a tree of efasim's: changed from
- * seen (which takes them), and different from what this process wrote. */
-static void scan_counters(uint64_t (*seen)[HW_N], int *moving, int *unwritten)
-{
-	*moving = *unwritten = 0;
-	for (int d = 0; d < EFASIM_MAX_DEVS; d++) {
-		struct efasim_dev_ent *e = written_by_us(d);
-		if (!e)
-			continue;
-		for (int k = 0; k < HW_N; k++) {
-			uint64_t v = __atomic_load_n(&e->hw[k], __ATOMIC_RELAXED);
-			*moving |= v != seen[d][k];
-			*unwritten |= v != written[d][k];
-			seen[d][k] = v;
-		}
-	}
-}
-
-static void *flusher_main(void *arg)
-{
-	(void)arg;
-	static uint64_t seen[EFASIM_MAX_DEVS][HW_N];
-	struct timespec ts = {0, EFASIM_HW_QUIET_MS * 1000000L};
-	uint64_t last = now_ns();
-	while (!atomic_load(&flusher_stop)) {
-		nanosleep(&ts, NULL);
-		if (atomic_load(&flusher_stop) || !sim.ok)
+	char dir[sizeof(e->hwdir)];
+	robust_lock(&sim.reg->lock);
+	snprintf(dir, sizeof(dir), "%s", e->used ? e->hwdir : "");
+	pthread_mutex_unlock(&sim.reg->lock);
+	int ok = !mapped[d] && dir[0];
+	for (int k = 0; ok && k < HW_N; k++) {
+		char p[PATH_MAX * 2];
+		snprintf(p, sizeof(p), "%s/%s", dir, hw_names[k]);
+		int fd = open(p, O_RDWR | O_CLOEXEC);
+		void *m = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED) {
+			if (fd >= 0)
+				close(fd);
+			slog("hw_counters: cannot map %s: %s (its counter is not written)", p, strerror(errno));
+			ok = 0;
 			break;
-		int moving, unwritten;
-		scan_counters(seen, &moving, &unwritten);
-		uint64_t t = now_ns();
-		if (unwritten && (!moving || t - last >= EFASIM_HW_BUSY_MS * 1000000ull)) {
-			hw_flush();
-			last = t;
 		}
+		files[d][k].fd = fd;
+		files[d][k].page = m;
 	}
-	return NULL;
-}
-
-static void flusher_start(void)
-{
-	sim_thread_start(flusher_main, "the hw_counters thread (counters are then written at exit only)");
+	if (!mapped[d] && dir[0])
+		mapped[d] = ok ? 1 : -1;
+	pthread_mutex_unlock(&map_lock);
+	/* not mapped yet because the NIC's host has not built its tree: try again later */
+	return mapped[d] > 0 ? 0 : -1;
 }
 
 void hw_add(int dev, int which, uint64_t n)
 {
 	if (dev < 0 || dev >= EFASIM_MAX_DEVS || !n)
 		return;
-	__atomic_fetch_add(&sim.reg->devs[dev].hw[which], n, __ATOMIC_RELAXED);
-	if (!touched[dev])
-		touched[dev] = 1;
-	pthread_once(&flusher_once, flusher_start);
-	/* an error completion follows: written before it is, since the
-	 * application may end at once (MPI_Abort: no exit handler runs) */
-	if (which == HW_UNRESPONSIVE_REMOTE_EVENTS || which == HW_RDMA_WRITE_WR_ERR ||
-	    which == HW_RDMA_READ_WR_ERR || which == HW_IMPAIRED_REMOTE_CONN_EVENTS)
-		hw_flush();
+	struct efasim_dev_ent *e = &sim.reg->devs[dev];
+	__atomic_fetch_add(&e->hw[which], n, __ATOMIC_RELAXED);
+	if (map_dev(dev))
+		return;
+	robust_lock(&e->hwmx);
+	show_locked(e, &files[dev][which], which);
+	pthread_mutex_unlock(&e->hwmx);
 }
 
 uint64_t hw_pkts(uint64_t bytes)
@@ -128,81 +156,61 @@ uint64_t hw_pkts(uint64_t bytes)
 	return bytes ? (bytes + mtu - 1) / mtu : 1;
 }
 
-static void write_counter(const char *dir, const char *name, uint64_t v)
+/* A counter file that does not exist yet gets its first value with write(2)
+ * (a mapping of an empty file has no page to store into). */
+static int create_counter(const char *dir, const char *name, uint64_t v)
 {
-	char p[PATH_MAX * 2], t[PATH_MAX * 2 + 32], s[32];
+	char p[PATH_MAX * 2], b[32];
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	snprintf(t, sizeof(t), "%s/.%s.%d", dir, name, (int)sim.pid);
-	int fd = open(t, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return;
-	int n = snprintf(s, sizeof(s), "%llu\n", (unsigned long long)v);
-	if (write(fd, s, (size_t)n) != n) {
-		close(fd);
-		unlink(t);
-		return;
-	}
+		return errno == EEXIST ? 0 : -1;
+	int n = fmt_u64(b, v);
+	int rc = write(fd, b, (size_t)n) == n ? 0 : -1;
 	close(fd);
-	if (rename(t, p))
-		unlink(t);
+	return rc;
 }
 
-/* The counters of every NIC whose values this process has not written yet
- * (the responder's NIC is counted by the initiator's process, so it writes
- * both hosts' files), into the sysfs tree its host's process named
- * (hwdir: efasim's own trees only; a SYSFS_PATH set from outside is left alone). */
-static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void hw_flush(void)
-{
-	if (!sim.ok)
-		return;
-	pthread_mutex_lock(&flush_lock);
-	/* every process that counts writes the files of both ends' NICs: under
-	 * one lock, each writer reads the (only growing) values after the last
-	 * one wrote, so no file is ever replaced by an older value */
-	robust_lock(&sim.reg->hw_lock);
-	for (int d = 0; d < EFASIM_MAX_DEVS; d++) {
-		struct efasim_dev_ent *e = written_by_us(d);
-		if (!e)
-			continue;
-		for (int k = 0; k < HW_N; k++) {
-			uint64_t v = __atomic_load_n(&e->hw[k], __ATOMIC_RELAXED);
-			if (v != written[d][k]) {
-				write_counter(e->hwdir, hw_names[k], v);
-				written[d][k] = v;
-			}
-		}
-	}
-	pthread_mutex_unlock(&sim.reg->hw_lock);
-	pthread_mutex_unlock(&flush_lock);
-}
-
-static void hw_flush_at_exit(void)
-{
-	atomic_store(&flusher_stop, 1);
-	hw_flush(); /* writes only what changed */
-}
-
-
-/* At init, after the sysfs tree is built: the directories, "lifespan" (the
- * rdma core's update period, ms) and the current values. */
+/* At init, after the sysfs tree is built: for each NIC of this host, the
+ * directory, "lifespan" (the rdma core's update period, ms, as the kernel's
+ * default) and every counter's file, then its current value shown (a tree
+ * kept from an earlier run is rewritten in place: a process of another host
+ * may have mapped its files already). */
 void hw_counters_init(void)
 {
-	if (sim.own_sysfs)
-		for (int i = 0; i < sim.nnics; i++) {
-			char dir[PATH_MAX * 2];
-			struct efasim_dev_ent *e = &sim.reg->devs[sim.devs[i].gdev];
-			snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports/1/hw_counters", sim.sysfs,
-				 sim.devs[i].ibdev.name);
-			if (strlen(dir) >= sizeof(e->hwdir) || mkdir_p(dir))
-				continue;
-			write_counter(dir, "lifespan", 10);
-			for (int k = 0; k < HW_N; k++)
-				write_counter(dir, hw_names[k], __atomic_load_n(&e->hw[k], __ATOMIC_RELAXED));
-			robust_lock(&sim.reg->lock);
-			snprintf(e->hwdir, sizeof(e->hwdir), "%s", dir);
-			pthread_mutex_unlock(&sim.reg->lock);
+	if (!sim.own_sysfs)
+		return;
+	for (int i = 0; i < sim.nnics; i++) {
+		char dir[PATH_MAX * 2];
+		int g = sim.devs[i].gdev;
+		struct efasim_dev_ent *e = &sim.reg->devs[g];
+		snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports/1/hw_counters", sim.sysfs,
+			 sim.devs[i].ibdev.name);
+		if (strlen(dir) >= sizeof(e->hwdir) || mkdir_p(dir) || create_counter(dir, "lifespan", 10))
+			continue;
+		int ok = 1;
+		robust_lock(&e->hwmx);
+		for (int k = 0; ok && k < HW_N; k++)
+			ok = !create_counter(dir, hw_names[k], __atomic_load_n(&e->hw[k], __ATOMIC_RELAXED));
+		pthread_mutex_unlock(&e->hwmx);
+		if (!ok)
+			continue;
+		robust_lock(&sim.reg->lock);
+		if (!e->hwdir[0]) /* the first process of this host: the lengths are its files' */
+			memset(e->hwlen, 0, sizeof(e->hwlen));
+		snprintf(e->hwdir, sizeof(e->hwdir), "%s", dir);
+		pthread_mutex_unlock(&sim.reg->lock);
+		if (map_dev(g))
+			continue;
+		robust_lock(&e->hwmx);
+		for (int k = 0; k < HW_N; k++) {
+			if (!e->hwlen[k]) { /* its length as the file has it */
+				struct stat st;
+				e->hwlen[k] = fstat(files[g][k].fd, &st) || st.st_size > 24 ? 0 : (uint8_t)st.st_size;
+				e->hwshown[k] = UINT64_MAX;
+			}
+			show_locked(e, &files[g][k], k);
 		}
-	atexit(hw_flush_at_exit);
+		pthread_mutex_unlock(&e->hwmx);
+	}
 }

@@ -453,8 +453,6 @@ done:
 	w->inl = NULL;
 }
 
-/* The hw counters of one SRD WR (counters.c), at the initiator's NIC sd and
- * the responder's dd. */
 /* EFASIM_LOSS: a lossy link at a NIC. SRD recovers lost packets in the
  * device, below the provider (the completion comes as usual, only later on
  * real hardware): the sending NIC counts what it sent again in
@@ -478,6 +476,10 @@ static void count_loss(int sd, int dd, size_t len)
 	hw_add(sd, HW_RETRANS_BYTES, lost * (len < mtu ? (len ? len : 1) : mtu));
 }
 
+/* The hw counters of one SRD WR (counters.c), at the initiator's NIC sd and
+ * the responder's dd: counted before the bytes land at the responder (a NIC
+ * counts a packet as it sends and receives it; a reader who saw the data
+ * finds it counted), or, for a WR that fails before, with its status. */
 static void count_srd(int sd, int dd, int op, int status, size_t len)
 {
 	int ok = status == ES_OK;
@@ -526,6 +528,18 @@ static void count_srd(int sd, int dd, int op, int status, size_t len)
 	hw_add(dd, HW_RX_PKTS, hw_pkts(len));
 }
 
+/* A WR counted as sent (count_srd, ES_OK, before its bytes moved) that then
+ * failed (the responder's process was gone): what the failure adds. */
+static void count_failure(int sd, int op, int status)
+{
+	if (status == ES_LOCAL_UNRESP_REMOTE)
+		hw_add(sd, HW_UNRESPONSIVE_REMOTE_EVENTS, 1);
+	if (op == OP_WRITE || op == OP_WRITE_IMM)
+		hw_add(sd, HW_RDMA_WRITE_WR_ERR, 1);
+	else if (op == OP_READ)
+		hw_add(sd, HW_RDMA_READ_WR_ERR, 1);
+}
+
 atomic_ullong exec_n, exec_ns; /* EFASIM_ENGINE_STATS=1: WRs executed, thread CPU time in execute */
 
 static uint64_t thread_cpu_ns(void)
@@ -569,6 +583,7 @@ static int execute_wr(struct sim_qp *q, struct sim_wr *w)
 	struct efasim_qp_ent tq;
 	struct efasim_ring_hdr *trq = NULL, *tcq = NULL;
 	int status = ES_OK;
+	int counted = 0; /* the NICs counted the WR (before its bytes landed, as a NIC counts) */
 
 	if (!w->have_ah) {
 		status = ES_LOCAL_INVALID_AH;
@@ -656,9 +671,13 @@ static int execute_wr(struct sim_qp *q, struct sim_wr *w)
 		} else if (cap < len) {
 			rc.status = ES_LOCAL_BAD_LENGTH;
 			status = ES_REMOTE_BAD_LENGTH;
-		} else if (len && move_bytes(tq.pid, 1, liov, nl, riov, (int)rqe.nsge) != (ssize_t)len) {
-			rc.status = ES_LOCAL_QP_INTERNAL;
-			status = ES_LOCAL_UNRESP_REMOTE;
+		} else {
+			count_srd(q->ctx->dev->gdev, dst_dev, w->op, ES_OK, len);
+			counted = 1;
+			if (len && move_bytes(tq.pid, 1, liov, nl, riov, (int)rqe.nsge) != (ssize_t)len) {
+				rc.status = ES_LOCAL_QP_INTERNAL;
+				status = ES_LOCAL_UNRESP_REMOTE;
+			}
 		}
 		rc.byte_len = (uint32_t)len;
 		if (w->op == OP_SEND_IMM) {
@@ -690,6 +709,8 @@ rdma:
 			goto rdma_done;
 		}
 		struct sim_seg riov = {va, len, kind, (int)(w->rkey & 0xffff)};
+		count_srd(q->ctx->dev->gdev, dst_dev, w->op, ES_OK, len);
+		counted = 1;
 		ssize_t n;
 		if (!len)
 			n = 0;
@@ -721,7 +742,10 @@ rdma:
 		}
 	}
 done:
-	count_srd(q->ctx->dev->gdev, dst_dev, w->op, status, len);
+	if (!counted)
+		count_srd(q->ctx->dev->gdev, dst_dev, w->op, status, len);
+	else if (status != ES_OK)
+		count_failure(q->ctx->dev->gdev, w->op, status);
 	sc.status = (uint16_t)status;
 	if (status != ES_OK)
 		slog("qp %u wr %#llx op %d -> status %d", q->qpx.qp_base.qp_num, (unsigned long long)w->wr_id, w->op,

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define EFASIM_MAGIC 0xefa51a02u /* 02: direct-path rings, hw counters */
+#define EFASIM_MAGIC 0xefa51a03u /* 02: direct-path rings, hw counters; 03: counters written in place */
 #define EFASIM_MAX_NICS 32
 #define EFASIM_MAX_DEVS 256   /* simulated NICs across all simulated hosts */
 #define EFASIM_MAX_QPS 4096   /* live QPs across all processes */
@@ -54,6 +54,11 @@ struct efasim_dev_ent {
 	uint64_t loss_seq;       /* packets through this NIC so far (with loss_every) */
 	uint64_t hw[24];         /* hw_counters (counters.c), HW_N used */
 	char hwdir[232];         /* its sysfs hw_counters folder, "" if not efasim's tree */
+	/* robust, process-shared: whoever counts writes the counter's file
+	 * under it, so a file never goes back to an older value (counters.c) */
+	pthread_mutex_t hwmx;
+	uint64_t hwshown[24];    /* the value each counter's file holds */
+	uint8_t hwlen[24];       /* its length in bytes ("%llu\n") */
 };
 
 struct efasim_qp_ent {
@@ -102,9 +107,6 @@ struct efasim_registry {
 	struct efasim_dev_ent devs[EFASIM_MAX_DEVS];
 	struct efasim_qp_ent qps[EFASIM_MAX_QPS];
 	struct efasim_mr_ent mrs[EFASIM_MAX_MRS];
-	/* robust, process-shared: one process at a time writes hw_counters files
-	 * (counters.c), so a file never goes back to an older value */
-	pthread_mutex_t hw_lock;
 };
 
 /* A completion as the device writes it into a CQ ring. */

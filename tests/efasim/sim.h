@@ -272,7 +272,6 @@ enum { HW_TX_BYTES, HW_TX_PKTS, HW_RX_BYTES, HW_RX_PKTS, HW_RX_DROPS, HW_SEND_BY
        HW_N };
 void hw_add(int dev, int which, uint64_t n);
 uint64_t hw_pkts(uint64_t bytes);
-void hw_flush(void);
 void hw_counters_init(void);
 /* config.c */
 int mkdir_p(const char *path);

@@ -73,7 +73,7 @@ OPS_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/ops/*.c))
 BINS       := $(MAINS:bench/%.c=$(BUILD)/bin/%)
 BENCH_INC  := -Ibench/engine -Ibench/ops
 ifneq ($(and $(wildcard $(NVSHMEM_HOME)/include/nvshmem.h),$(CUDA_CFLAGS)),)
-  SHMEM_BIN := $(BUILD)/bin/efab_shmem_reg
+  SHMEM_BIN := $(BUILD)/bin/efab_shmem_reg $(BUILD)/bin/efab_shmem_seed
 endif
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -85,7 +85,7 @@ ifeq ($(SHMEM_BIN),)
 	@echo "  efab_shmem_reg skipped: NVSHMEM not found (set NVSHMEM_HOME, or pip install nvidia-nvshmem-cu13) or built without CUDA"
 endif
 
-$(BUILD)/bench/ops/shmem_reg.o: bench/ops/shmem_reg.cc
+$(BUILD)/bench/ops/shmem_%.o: bench/ops/shmem_%.cc
 	@mkdir -p $(@D)
 	$(call say,MPICXX,$<)
 	$(Q)$(MPICXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -MMD -MP -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -Ilib $(BENCH_INC) $(FABRIC_CFLAGS) \
@@ -96,6 +96,12 @@ $(BUILD)/bin/efab_shmem_reg: $(BUILD)/bench/ops/shmem_reg.o $(ENGINE_OBJ) $(OPS_
 	$(call say,LINK,$@)
 	$(Q)$(MPICXX) -o $@ $^ $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
 	  -Wl,-rpath,$(NVSHMEM_HOME)/lib $(LIBS)
+
+# the seed's put on a stream needs the CUDA runtime (a stream)
+$(BUILD)/bin/efab_shmem_seed: $(BUILD)/bench/ops/shmem_seed.o $(BUILD)/lib/libefab.a
+	$(call say,LINK,$@)
+	$(Q)$(MPICXX) -o $@ $^ $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
+	  -Wl,-rpath,$(NVSHMEM_HOME)/lib -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart $(LIBS)
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
@@ -110,10 +116,15 @@ $(BUILD)/lib/libefab_fitrace.so: bench/tools/fitrace.c bench/tools/fitrace.map l
 	$(Q)$(CC) $(CFLAGS_BASE) $(FABRIC_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -shared \
 	  -Wl,--version-script=bench/tools/fitrace.map -o $@ $< -ldl $(LDFLAGS_SAN) $(LDFLAGS)
 
-$(BUILD)/tests/fitrace_check: tests/fitrace/fitrace_check.c lib/efab_fitrace.h
+$(BUILD)/tests/fitrace_check: tests/fitrace/fitrace_check.c $(BUILD)/tests/libfitrace_user.so
 	@mkdir -p $(@D)
 	$(call say,CCLD,$@)
-	$(Q)$(CC) $(CFLAGS_BASE) $(FABRIC_CFLAGS) $(CFLAGS) -o $@ $< $(FABRIC_LIBS) -ldl $(LDFLAGS_SAN) $(LDFLAGS)
+	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< -ldl $(LDFLAGS_SAN) $(LDFLAGS)
+
+$(BUILD)/tests/libfitrace_user.so: tests/fitrace/fitrace_user.c lib/efab_fitrace.h
+	@mkdir -p $(@D)
+	$(call say,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS_BASE) $(FABRIC_CFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< $(FABRIC_LIBS) -ldl $(LDFLAGS_SAN) $(LDFLAGS)
 
 $(BUILD)/lib/libefab.a: $(LIB_OBJ)
 	$(call say,AR,$@)

@@ -25,6 +25,7 @@
 #include "reg.h"
 #include "rows.h"
 #include "runtime.h"
+#include "shmem_up.h"
 
 /* ---- registrations counted below NVSHMEM (libefab_fitrace.so) ----
  * Around every registration call the interposer's per-domain counts are
@@ -38,7 +39,27 @@ struct trace_range {
 	uint64_t lo, hi;
 	int any;
 };
-static struct trace_range tr_calls, tr_doms, tr_inner;
+/* Per op and size (rows are written after all sizes of an op, for the fit) */
+#define TRACE_KEYS 256
+static struct trace_key {
+	int op; /* EFAB_MEM_CUDA / EFAB_MEM_HOST for buffer_register, OP_MALLOC */
+	uint64_t size;
+	struct trace_range calls, doms, inner;
+} keys[TRACE_KEYS];
+static size_t nkeys;
+enum { OP_MALLOC = 1000 };
+
+static struct trace_key *key_of(int op, uint64_t size, int add)
+{
+	for (size_t i = 0; i < nkeys; i++)
+		if (keys[i].op == op && keys[i].size == size)
+			return &keys[i];
+	if (!add || nkeys == TRACE_KEYS)
+		return NULL;
+	keys[nkeys].op = op;
+	keys[nkeys].size = size;
+	return &keys[nkeys++];
+}
 
 static void range_add(struct trace_range *t, uint64_t v)
 {
@@ -49,15 +70,14 @@ static void range_add(struct trace_range *t, uint64_t v)
 	t->any = 1;
 }
 
-static void range_str(struct trace_range *t, char *out, size_t len)
+static void range_str(const struct trace_range *t, char *out, size_t len)
 {
-	if (!t->any)
+	if (!t || !t->any)
 		snprintf(out, len, "-");
 	else if (t->lo == t->hi)
 		snprintf(out, len, "%llu", (unsigned long long)t->lo);
 	else
 		snprintf(out, len, "%llu-%llu", (unsigned long long)t->lo, (unsigned long long)t->hi);
-	t->any = 0; /* the next row's own */
 }
 
 static size_t trace_snap(efab_fitrace_dom_t *out)
@@ -72,10 +92,11 @@ static void trace_begin(void)
 		trace_snap(trace_before);
 }
 
-static void trace_end(void)
+static void trace_end(int op, uint64_t size)
 {
 	static efab_fitrace_dom_t after[EFAB_FITRACE_MAX_DOMAINS];
-	if (!trace_read)
+	struct trace_key *k = trace_read ? key_of(op, size, 1) : NULL;
+	if (!k)
 		return;
 	size_t n = trace_snap(after);
 	uint64_t calls = 0, inner = 0, doms = 0;
@@ -94,17 +115,17 @@ static void trace_end(void)
 			doms += d > 0;
 		}
 	}
-	range_add(&tr_calls, calls);
-	range_add(&tr_doms, doms);
-	range_add(&tr_inner, inner);
+	range_add(&k->calls, calls);
+	range_add(&k->doms, doms);
+	range_add(&k->inner, inner);
 }
 
-static int reg_cb(reg_ctx_t *, void *buf, size_t len, void **h)
+static int reg_cb(reg_ctx_t *r, void *buf, size_t len, void **h)
 {
 	*h = buf;
 	trace_begin();
 	int e = nvshmemx_buffer_register(buf, len);
-	trace_end();
+	trace_end(r->kind, len);
 	if (e) {
 		efab_log_error("nvshmemx_buffer_register(%zu bytes) failed: %d", len, e);
 		return EFAB_ERR;
@@ -126,7 +147,7 @@ static int malloc_cb(reg_ctx_t *, void *, size_t len, void **h)
 {
 	trace_begin();
 	void *p = nvshmem_malloc(len); /* collective: every PE runs the same sequence */
-	trace_end();
+	trace_end(OP_MALLOC, len);
 	if (!p) {
 		efab_log_error("nvshmem_malloc(%zu bytes) failed (symmetric heap too small? "
 			       "NVSHMEM_SYMMETRIC_SIZE)", len);
@@ -148,61 +169,11 @@ static const efab_regop_t ops[] = {
 	{"nvshmem_malloc", malloc_cb, free_cb, 0, -1, 1},
 };
 
-/* NVSHMEM up through the unique-id bootstrap over MPI, the host library
- * alone (no device code, so no device link step), with a symmetric heap
- * for the largest size. */
+/* NVSHMEM up (shmem_up.h) with a symmetric heap for the largest size. */
 static int nvshmem_up(reg_ctx_t *r)
 {
-	efab_rt_t &rt = *r->rt;
-	char heap[64];
-	int rc = EFAB_OK;
 	uint64_t want = 2 * r->o.sizes.max + (256ull << 20);
-	snprintf(heap, sizeof(heap), "%llu",
-		 (unsigned long long)(want < (1ull << 30) ? (1ull << 30) : want));
-	setenv("NVSHMEM_SYMMETRIC_SIZE", heap, 0); /* a user's setting wins */
-	nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
-	if (rt.rank == 0 && nvshmemx_get_uniqueid(&id)) {
-		efab_log_error("nvshmemx_get_uniqueid failed");
-		rc = EFAB_ERR;
-	}
-	MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
-	nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
-	nvshmemx_set_attr_uniqueid_args(rt.rank, rt.size, &id, &attr);
-	if (!rc && nvshmemx_hostlib_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr)) {
-		efab_log_error("nvshmemx_hostlib_init_attr (unique-id bootstrap) failed");
-		rc = EFAB_ERR;
-	}
-	return rc;
-}
-
-/* The remote transport NVSHMEM really initialised, from what it loaded: its
- * transport plugins (nvshmem_transport_<name>.so.N: libfabric, ibrc, ucx,
- * ibgda, ...) mapped in this process after init, not what
- * NVSHMEM_REMOTE_TRANSPORT asked for; "none" when no plugin was loaded (then
- * registrations never reach a NIC). On a p5en node this says whether
- * nvshmemx_buffer_register went through libfabric. */
-static void loaded_transport(char *out, size_t len)
-{
-	static const char tag[] = "nvshmem_transport_";
-	char line[4096];
-	size_t n = 0;
-	out[0] = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		const char *p = strstr(line, tag);
-		if (!p)
-			continue;
-		p += sizeof(tag) - 1;
-		char name[64];
-		snprintf(name, sizeof(name), "%.*s", (int)strcspn(p, ".\n"), p);
-		if (!name[0] || strstr(out, name))
-			continue;
-		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? "+" : "", name);
-	}
-	if (f)
-		fclose(f);
-	if (!out[0])
-		snprintf(out, len, "none");
+	return efab_nvshmem_up(r->rt->rank, r->rt->size, want < (1ull << 30) ? (1ull << 30) : want);
 }
 
 /* The columns efab_shmem_reg adds after the registration columns. */
@@ -234,7 +205,7 @@ static void traced_fabric(char *fab, size_t flen, char *mrm, size_t mlen)
 		snprintf(fab, flen, "-");
 }
 
-static void row_more(reg_ctx_t *, const char *, efab_row_t *row, size_t first)
+static void row_more(reg_ctx_t *, const char *op, efab_row_t *row, size_t first)
 {
 	char fab[128], mrm[32];
 	traced_fabric(fab, sizeof(fab), mrm, sizeof(mrm));
@@ -242,15 +213,11 @@ static void row_more(reg_ctx_t *, const char *, efab_row_t *row, size_t first)
 	snprintf(row->extra[first + S_TRANSPORT], sizeof(row->extra[0]), "%s", nv_transport);
 	snprintf(row->extra[first + S_LF_FABRIC], sizeof(row->extra[0]), "%s", fab);
 	snprintf(row->extra[first + S_LF_MR_MODE], sizeof(row->extra[0]), "%s", mrm);
-	if (!trace_read) {
-		snprintf(row->extra[first + S_REGS], sizeof(row->extra[0]), "-");
-		snprintf(row->extra[first + S_DOMS], sizeof(row->extra[0]), "-");
-		snprintf(row->extra[first + S_INNER], sizeof(row->extra[0]), "-");
-		return;
-	}
-	range_str(&tr_calls, row->extra[first + S_REGS], sizeof(row->extra[0]));
-	range_str(&tr_doms, row->extra[first + S_DOMS], sizeof(row->extra[0]));
-	range_str(&tr_inner, row->extra[first + S_INNER], sizeof(row->extra[0]));
+	int id = !strcmp(op, "nvshmem_malloc") ? (int)OP_MALLOC : strstr(op, "host") ? (int)EFAB_MEM_HOST : (int)EFAB_MEM_CUDA;
+	const struct trace_key *k = key_of(id, row->size, 0);
+	range_str(k ? &k->calls : NULL, row->extra[first + S_REGS], sizeof(row->extra[0]));
+	range_str(k ? &k->doms : NULL, row->extra[first + S_DOMS], sizeof(row->extra[0]));
+	range_str(k ? &k->inner : NULL, row->extra[first + S_INNER], sizeof(row->extra[0]));
 }
 
 /* NVSHMEM's version from its name ("NVSHMEM v3.8.0" -> "3.8.0"), else
@@ -279,7 +246,7 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 	 * where that differs */
 	const char *asked = getenv("NVSHMEM_REMOTE_TRANSPORT");
 	char loaded[96], fabric[128];
-	loaded_transport(loaded, sizeof(loaded));
+	efab_nvshmem_transport(loaded, sizeof(loaded));
 	if (asked && *asked && strcmp(asked, loaded))
 		snprintf(fabric, sizeof(fabric), "%s (asked %s)", loaded, asked);
 	else
@@ -327,39 +294,10 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 	return rc;
 }
 
-/* The interposer, preloaded: found in this process, or started again
- * (before MPI) with ../lib/libefab_fitrace.so beside the binary in
- * LD_PRELOAD; EFAB_FITRACE=0 runs without it. */
-static void trace_up(char **argv)
-{
-	trace_read = (efab_fitrace_read_fn)dlsym(RTLD_DEFAULT, EFAB_FITRACE_READ);
-	const char *off = getenv("EFAB_FITRACE");
-	if (trace_read || (off && !strcmp(off, "0")) || getenv("EFAB_FITRACE_STARTED"))
-		return;
-	char exe[PATH_MAX], so[PATH_MAX + 32], pre[2 * PATH_MAX + 64];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return;
-	exe[n] = 0;
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return;
-	*slash = 0;
-	snprintf(so, sizeof(so), "%s/../lib/libefab_fitrace.so", exe);
-	if (access(so, R_OK))
-		return;
-	const char *old = getenv("LD_PRELOAD");
-	snprintf(pre, sizeof(pre), "%s%s%s", so, old && *old ? ":" : "", old ? old : "");
-	setenv("LD_PRELOAD", pre, 1);
-	setenv("EFAB_FITRACE_STARTED", "1", 1);
-	execv("/proc/self/exe", argv);
-	unsetenv("EFAB_FITRACE_STARTED"); /* exec failed: go on without */
-}
-
 int main(int argc, char **argv)
 {
 	int rc;
-	trace_up(argv);
+	trace_read = efab_fitrace_up(argv);
 	reg_ctx_t *r = efab_reg_start("efab_shmem_reg", argc, argv, &rc);
 	if (!r)
 		return rc;

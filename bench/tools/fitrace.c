@@ -207,13 +207,29 @@ static void seen_fabric(struct fid_fabric *f)
 
 typedef int (*fabric_fn)(struct fi_fabric_attr *, struct fid_fabric **, void *);
 
+/* The real entry point: next in the global scope, or -- when libfabric came
+ * in with a library dlopen'ed RTLD_LOCAL (NVSHMEM's transport plugin: the
+ * program itself does not link libfabric) -- from the loaded libfabric.so.1. */
+static void *real_sym(const char *name, const char *version)
+{
+	void *f = dlvsym(RTLD_NEXT, name, version);
+	if (!f) {
+		void *h = dlopen("libfabric.so.1", RTLD_LAZY | RTLD_NOLOAD);
+		if (h) {
+			f = dlvsym(h, name, version);
+			dlclose(h);
+		}
+	}
+	return f;
+}
+
 EXPORT int efab_fitrace_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
 __asm__(".symver efab_fitrace_fi_fabric,fi_fabric@@FABRIC_1.1");
 int efab_fitrace_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context)
 {
 	static fabric_fn real;
 	if (!real)
-		real = (fabric_fn)dlvsym(RTLD_NEXT, "fi_fabric", "FABRIC_1.1");
+		real = (fabric_fn)real_sym("fi_fabric", "FABRIC_1.1");
 	if (!real)
 		return -FI_ENOSYS;
 	int rc = real(attr, fabric, context);
@@ -243,7 +259,7 @@ int efab_fitrace_fi_getinfo_1_3(uint32_t version, const char *node, const char *
 {
 	static getinfo13_fn real;
 	if (!real)
-		real = (getinfo13_fn)dlvsym(RTLD_NEXT, "fi_getinfo", "FABRIC_1.3");
+		real = (getinfo13_fn)real_sym("fi_getinfo", "FABRIC_1.3");
 	if (!real)
 		return -FI_ENOSYS;
 	const char *clear = getenv("EFAB_FITRACE_CLEAR_NIC");

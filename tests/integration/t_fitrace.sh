@@ -12,15 +12,21 @@ fitrace_need() {
 
 # shm and tcp;ofi_rxm (libfabric 1.17 here): fi_mr_reg, fi_mr_regv and
 # fi_mr_regattr counted per domain, rxm's core tcp domain marked inner;
-# without the preload the check says so and skips.
+# without the preload the check says so and skips. The libfabric user is a
+# library the check dlopens RTLD_LOCAL, as NVSHMEM loads its transport (the
+# interposer must then find libfabric outside the global scope: it returned
+# -FI_ENOSYS from fi_fabric there before), and RTLD_GLOBAL (--global).
 t_fitrace_counts() {
 	fitrace_need
+	local pre="LD_PRELOAD=$ROOT/$BUILD/lib/libefab_fitrace.so" g
 	expect_rc 77 "$BUILD/tests/fitrace_check" count shm
 	grep -q "not preloaded" "$WORK/last.out" || die "no word on the missing preload"
-	expect_rc 0 env LD_PRELOAD="$ROOT/$BUILD/lib/libefab_fitrace.so" "$BUILD/tests/fitrace_check" count shm
-	[ "$(grep -c '^domain' "$WORK/last.out")" = 2 ] || die "shm: 2 domains expected"
-	expect_rc 0 env LD_PRELOAD="$ROOT/$BUILD/lib/libefab_fitrace.so" "$BUILD/tests/fitrace_check" count tcp
-	[ "$(grep -c '(inner)' "$WORK/last.out")" = 2 ] || die "tcp;ofi_rxm: its 2 core domains should be inner"
+	for g in "" --global; do
+		expect_rc 0 env "$pre" "$BUILD/tests/fitrace_check" $g count shm
+		[ "$(grep -c '^domain' "$WORK/last.out")" = 2 ] || die "shm $g: 2 domains expected"
+		expect_rc 0 env "$pre" "$BUILD/tests/fitrace_check" $g count tcp
+		[ "$(grep -c '(inner)' "$WORK/last.out")" = 2 ] || die "tcp;ofi_rxm $g: its 2 core domains should be inner"
+	done
 }
 
 # libfabric 2.6.0 (efasim's build): fi_getinfo@FABRIC_1.3 with an all-zero

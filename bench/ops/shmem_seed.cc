@@ -1,0 +1,229 @@
+/* efab_shmem_seed: the question efabench was started for, literally. A
+ * host-side NVSHMEM put from a CUDA buffer (cuMemAlloc: what a PyTorch CUDA
+ * tensor is) into the symmetric heap of the other PE, through whatever
+ * remote transport NVSHMEM runs, with the source never registered, or
+ * registered with nvshmemx_buffer_register first. The outcome is recorded
+ * as it happens, never assumed: "ok (data verified)", the error in
+ * NVSHMEM's or the provider's words (NVSHMEM's log on stderr above it), or
+ * "killed by SIGSEGV in <library>" (the library of the faulting
+ * instruction, from a handler that prints it and ends the process: run it
+ * once per case, as tests/nvshmem/seed does, so a crash ends only that
+ * case). PE 0 puts, PE 1 checks every byte. */
+#include <dlfcn.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <getopt.h>
+
+#include "efab.h"
+#include "efab_cuda.h"
+#include "shmem_up.h"
+
+static const char usage[] =
+	"usage: mpirun -np 2 efab_shmem_seed [--register] [--api putmem|putmem_nbi_on_stream] [-m BYTES] [--src cuda|host]\n"
+	"  A host-side put of BYTES (default 4096) from a cuMemAlloc buffer (--src host: malloc) on PE 0\n"
+	"  into PE 1's symmetric heap (nvshmem_malloc), through NVSHMEM's remote transport\n"
+	"  (NVSHMEM_REMOTE_TRANSPORT, NVSHMEM_LIBFABRIC_PROVIDER, ...). --register registers the source\n"
+	"  with nvshmemx_buffer_register first. PE 1 checks every byte.\n"
+	"  Prints one line: 'seed: <case>: ok (data verified)' | 'error: ...' | 'killed by SIG... in LIB'.\n"
+	"  Exit 0 ok, 1 error or wrong data, 2 usage, 77 no GPU or not 2 PEs; a crash exits 128+signal.\n";
+
+static char case_desc[256];
+
+/* The library of address pc, and pc's offset in it. */
+static void where(const void *pc, char *out, size_t len)
+{
+	Dl_info di;
+	if (pc && dladdr(pc, &di) && di.dli_fname)
+		snprintf(out, len, "%s+%#lx", strrchr(di.dli_fname, '/') ? strrchr(di.dli_fname, '/') + 1 : di.dli_fname,
+			 (unsigned long)((const char *)pc - (const char *)di.dli_fbase));
+	else
+		snprintf(out, len, "unknown code at %p", pc);
+}
+
+/* A crash is an outcome: its signal, the faulting library, the address. */
+static void on_fault(int sig, siginfo_t *si, void *uc_)
+{
+	ucontext_t *uc = (ucontext_t *)uc_;
+	const void *pc = NULL;
+#if defined(__x86_64__)
+	pc = (const void *)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+	pc = (const void *)uc->uc_mcontext.pc;
+#endif
+	char lib[512], line[1024];
+	where(pc, lib, sizeof(lib));
+	int n = snprintf(line, sizeof(line), "seed: %s: killed by %s in %s (fault address %p)\n", case_desc,
+			 sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGABRT ? "SIGABRT" : "SIGFPE",
+			 lib, si ? si->si_addr : NULL);
+	if (write(2, line, (size_t)n) < 0) {
+	}
+	_exit(128 + sig);
+}
+
+static void catch_faults(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	for (int s : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE})
+		sigaction(s, &sa, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	int reg = 0, on_stream = 0, src_host = 0;
+	size_t bytes = 4096;
+	static const struct option lo[] = {{"register", no_argument, 0, 'r'}, {"api", required_argument, 0, 'a'},
+					   {"size", required_argument, 0, 'm'}, {"src", required_argument, 0, 's'},
+					   {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	for (int c; (c = getopt_long(argc, argv, "ra:m:s:h", lo, NULL)) != -1;) {
+		char *end;
+		switch (c) {
+		case 'r':
+			reg = 1;
+			break;
+		case 'a':
+			if (!strcmp(optarg, "putmem_nbi_on_stream"))
+				on_stream = 1;
+			else if (strcmp(optarg, "putmem")) {
+				fprintf(stderr, "efab_shmem_seed: --api '%s': expected putmem or putmem_nbi_on_stream\n", optarg);
+				return EFAB_EUSAGE;
+			}
+			break;
+		case 'm':
+			bytes = strtoull(optarg, &end, 0);
+			if (*end || !bytes || bytes > (1ull << 30)) {
+				fprintf(stderr, "efab_shmem_seed: -m '%s': expected 1 .. 1073741824 bytes\n", optarg);
+				return EFAB_EUSAGE;
+			}
+			break;
+		case 's':
+			if (!strcmp(optarg, "host"))
+				src_host = 1;
+			else if (strcmp(optarg, "cuda")) {
+				fprintf(stderr, "efab_shmem_seed: --src '%s': expected cuda or host\n", optarg);
+				return EFAB_EUSAGE;
+			}
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return EFAB_EUSAGE;
+		}
+	}
+	if (optind != argc) {
+		fputs(usage, stderr);
+		return EFAB_EUSAGE;
+	}
+	snprintf(case_desc, sizeof(case_desc), "%s from %s (%s), %zu B", on_stream ? "nvshmemx_putmem_nbi_on_stream" : "nvshmem_putmem",
+		 src_host ? "malloc host memory" : "cuMemAlloc memory", reg ? "nvshmemx_buffer_register'ed" : "never registered",
+		 bytes);
+	efab_fitrace_up(argv); /* the interposer's EFAB_FITRACE_CLEAR_NIC (NVSHMEM 3.4.5) */
+	catch_faults();
+	MPI_Init(&argc, &argv);
+	int rank, size, rc = EFAB_OK, gpu;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 2) {
+		if (!rank)
+			printf("seed: needs exactly 2 PEs (mpirun -np 2), got %d\n", size);
+		MPI_Finalize();
+		return EFAB_SKIP;
+	}
+	if (efab_gpu_pick(-1, 0, &gpu) || efab_cuda_set_device(gpu)) {
+		if (!rank)
+			printf("seed: no GPU here\n");
+		MPI_Finalize();
+		return EFAB_SKIP;
+	}
+	if (efab_nvshmem_up(rank, size, 1ull << 30)) {
+		MPI_Finalize();
+		return EFAB_ERR;
+	}
+	catch_faults(); /* again: NVSHMEM's init installs handlers of its own */
+	char transport[96], outcome[512] = "";
+	efab_nvshmem_transport(transport, sizeof(transport));
+	unsigned char *dst = (unsigned char *)nvshmem_malloc(bytes);
+	void *src = NULL;
+	unsigned char *pat = (unsigned char *)malloc(bytes);
+	for (size_t i = 0; i < bytes; i++)
+		pat[i] = (unsigned char)(i * 7 + 3);
+	if (!dst || !pat) {
+		snprintf(outcome, sizeof(outcome), "error: nvshmem_malloc(%zu) failed", bytes);
+		rc = EFAB_ERR;
+	} else if (rank == 0) {
+		if (src_host)
+			src = malloc(bytes), memcpy(src, pat, bytes);
+		else if (efab_cuda_alloc(0, gpu, bytes, &src) || efab_cuda_copy(src, pat, bytes, 1))
+			rc = EFAB_ERR;
+		int e = 0;
+		if (!rc && reg && (e = nvshmemx_buffer_register(src, bytes))) {
+			snprintf(outcome, sizeof(outcome), "error: nvshmemx_buffer_register returned %d", e);
+			rc = EFAB_ERR;
+		}
+		if (!rc && on_stream) {
+			cudaStream_t st;
+			if (cudaStreamCreate(&st) != cudaSuccess) {
+				snprintf(outcome, sizeof(outcome), "error: cudaStreamCreate failed");
+				rc = EFAB_ERR;
+			} else {
+				nvshmemx_putmem_nbi_on_stream(dst, src, bytes, 1, st);
+				nvshmemx_quiet_on_stream(st);
+				cudaError_t ce = cudaStreamSynchronize(st);
+				if (ce != cudaSuccess) {
+					snprintf(outcome, sizeof(outcome), "error: the stream failed: %s", cudaGetErrorString(ce));
+					rc = EFAB_ERR;
+				}
+				cudaStreamDestroy(st);
+			}
+		} else if (!rc) {
+			nvshmem_putmem(dst, src, bytes, 1);
+			nvshmem_quiet();
+		}
+	}
+	nvshmem_barrier_all();
+	/* PE 1 checks what arrived (the heap may be GPU or host memory) */
+	int bad = -1;
+	if (rank == 1 && dst) {
+		unsigned char *got = (unsigned char *)malloc(bytes);
+		const char *hk = getenv("NVSHMEM_HEAP_KIND");
+		if (hk && !strcasecmp(hk, "SYSMEM"))
+			memcpy(got, dst, bytes);
+		else if (efab_cuda_copy(got, dst, bytes, 0))
+			memset(got, 0, bytes);
+		bad = 0;
+		for (size_t i = 0; i < bytes; i++)
+			bad += got[i] != pat[i];
+		free(got);
+	}
+	MPI_Bcast(&bad, 1, MPI_INT, 1, MPI_COMM_WORLD);
+	int any = rc;
+	MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (rank == 0) {
+		if (!outcome[0] && bad == 0)
+			snprintf(outcome, sizeof(outcome), "ok (data verified, %zu bytes)", bytes);
+		else if (!outcome[0])
+			snprintf(outcome, sizeof(outcome), "wrong data: %d of %zu bytes differ at PE 1", bad, bytes);
+		printf("seed: %s: transport %s: %s\n", case_desc, transport, outcome);
+		fflush(stdout);
+	}
+	snprintf(case_desc + strlen(case_desc), sizeof(case_desc) - strlen(case_desc), ", at teardown after the put");
+	if (rank == 0 && src && reg && !rc)
+		nvshmemx_buffer_unregister(src);
+	if (dst)
+		nvshmem_free(dst);
+	nvshmemx_hostlib_finalize();
+	MPI_Finalize();
+	free(pat);
+	return any ? EFAB_ERR : bad ? EFAB_ERR : EFAB_OK;
+}

@@ -1,0 +1,102 @@
+/* NVSHMEM up through the unique-id bootstrap over MPI (rank 0 makes the id,
+ * MPI_Bcast hands it out) and the host library alone (no device code, so no
+ * device link step), with a symmetric heap of heap_bytes unless the user
+ * set NVSHMEM_SYMMETRIC_SIZE. Shared by efab_shmem_reg and efab_shmem_seed. */
+#ifndef EFAB_SHMEM_UP_H
+#define EFAB_SHMEM_UP_H
+#include <dlfcn.h>
+#include <limits.h>
+#include <mpi.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#include "efab.h"
+#include "efab_fitrace.h"
+
+static inline int efab_nvshmem_up(int rank, int size, unsigned long long heap_bytes)
+{
+	char heap[64];
+	int rc = EFAB_OK;
+	snprintf(heap, sizeof(heap), "%llu", heap_bytes);
+	setenv("NVSHMEM_SYMMETRIC_SIZE", heap, 0); /* a user's setting wins */
+	nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
+	if (rank == 0 && nvshmemx_get_uniqueid(&id)) {
+		efab_log_error("nvshmemx_get_uniqueid failed");
+		rc = EFAB_ERR;
+	}
+	MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+	nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+	nvshmemx_set_attr_uniqueid_args(rank, size, &id, &attr);
+	if (!rc && nvshmemx_hostlib_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr)) {
+		efab_log_error("nvshmemx_hostlib_init_attr (unique-id bootstrap) failed");
+		rc = EFAB_ERR;
+	}
+	return rc;
+}
+/* The remote transport NVSHMEM really initialised, from what it loaded: its
+ * transport plugins (nvshmem_transport_<name>.so.N: libfabric, ibrc, ucx,
+ * ibgda, ...) mapped in this process after init, not what
+ * NVSHMEM_REMOTE_TRANSPORT asked for; "none" when no plugin was loaded (then
+ * registrations never reach a NIC). On a p5en node this says whether
+ * nvshmemx_buffer_register went through libfabric. */
+static inline void efab_nvshmem_transport(char *out, size_t len)
+{
+	static const char tag[] = "nvshmem_transport_";
+	char line[4096];
+	size_t n = 0;
+	out[0] = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, tag);
+		if (!p)
+			continue;
+		p += sizeof(tag) - 1;
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(p, ".\n"), p);
+		if (!name[0] || strstr(out, name))
+			continue;
+		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? "+" : "", name);
+	}
+	if (f)
+		fclose(f);
+	if (!out[0])
+		snprintf(out, len, "none");
+}
+
+/* The interposer (libefab_fitrace.so, efab_fitrace.h), preloaded: found in
+ * this process, or the program started again (before MPI) with
+ * ../lib/libefab_fitrace.so beside the binary in LD_PRELOAD; EFAB_FITRACE=0
+ * runs without it. Its read function, or NULL. */
+static inline efab_fitrace_read_fn efab_fitrace_up(char **argv)
+{
+	efab_fitrace_read_fn rd = (efab_fitrace_read_fn)dlsym(RTLD_DEFAULT, EFAB_FITRACE_READ);
+	const char *off = getenv("EFAB_FITRACE");
+	if (rd || (off && !strcmp(off, "0")) || getenv("EFAB_FITRACE_STARTED"))
+		return rd;
+	char exe[PATH_MAX], so[PATH_MAX + 32], pre[2 * PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	snprintf(so, sizeof(so), "%s/../lib/libefab_fitrace.so", exe);
+	if (access(so, R_OK))
+		return NULL;
+	const char *old = getenv("LD_PRELOAD");
+	snprintf(pre, sizeof(pre), "%s%s%s", so, old && *old ? ":" : "", old ? old : "");
+	setenv("LD_PRELOAD", pre, 1);
+	setenv("EFAB_FITRACE_STARTED", "1", 1);
+	execv("/proc/self/exe", argv);
+	unsetenv("EFAB_FITRACE_STARTED"); /* exec failed: go on without */
+	return NULL;
+}
+
+#endif

@@ -1,0 +1,123 @@
+#!/bin/bash
+# NVSHMEM's libfabric transport on the SIMULATED EFA device, on a GPU machine
+# (the H200 device machine), one NVSHMEM version per call:
+#   tests/nvshmem/sitting.sh NVSHMEM_HOME LIBFABRIC_VERSION OUTDIR [PART...]
+# NVSHMEM_HOME: an NVSHMEM install or unpacked wheel (include/, lib/ with
+# libnvshmem_host.so.3, nvshmem_transport_libfabric.so.N, nvshmem_bootstrap_uid.so.3).
+# Builds efasim + libfabric V with CUDA (tests/efasim/build V) and efabench
+# against them with NVSHMEM_HOME, then runs two PEs, each its own simulated
+# host seen in /sys/class/infiniband (tests/nvshmem/pe: root), on the one GPU:
+#   smoke    efab_shmem_reg 4 KiB, NVSHMEM_DEBUG=INFO: does the transport start,
+#            which fabric, which mr_mode (the interposer's columns)
+#   vidmem   the same with the default GPU heap (NVSHMEM_HEAP_KIND=VIDMEM)
+#   reg      efab_shmem_reg 4 KiB .. 4 GiB (x16), transport none (one PE) and
+#            libfabric (two PEs) alternating (REPS, default 2), SYSMEM heap
+#   reglf    the libfabric half of reg alone
+#   nics     4 simulated NICs per host, NVSHMEM_LIBFABRIC_MAX_NIC_PER_PE 1, 2, 4
+#   seed     efab_shmem_seed: nvshmem_putmem and nvshmemx_putmem_nbi_on_stream
+#            from cuMemAlloc memory, unregistered and registered, one run each
+# (default: all). One line per run in OUTDIR/summary.txt: name, exit status,
+# what it says; logs and CSVs beside it. Every NIC figure is the simulator's;
+# NVSHMEM's and libfabric's code and the CPU it runs on are real.
+set -u
+NV=${1:?usage: tests/nvshmem/sitting.sh NVSHMEM_HOME LIBFABRIC_VERSION OUTDIR [PART...]}
+V=${2:?libfabric version}
+OUTD=${3:?outdir}
+shift 3
+PARTS=${*:-smoke vidmem seed reg nics}
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+B=${EFASIM_BUILD:-$top/build-efasim}
+mkdir -p "$OUTD"
+SUM=$OUTD/summary.txt
+say() { echo "$*" | tee -a "$SUM"; }
+[ -f "$NV/include/nvshmem.h" ] || { say "no NVSHMEM at $NV"; exit 77; }
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 || { say "no GPU here"; exit 77; }
+[ "$(id -u)" = 0 ] || { say "needs root (tests/nvshmem/pe: mount and UTS namespaces)"; exit 77; }
+t0=$(date +%s)
+# efabench against libfabric V and this NVSHMEM, in a build folder of its own
+# per NVSHMEM (its headers differ; make's dependencies would not see it)
+NVTAG=$(basename "$(cd "$NV" && pwd)")
+EB=$B/lf-$V/efab-$NVTAG
+tests_build() {
+	(cd "$top" && tests/efasim/build "$V" sim && tests/efasim/build "$V" libfabric &&
+		make -s BUILD="$EB" LIBFABRIC_HOME="$B/lf-$V/prefix" NVSHMEM_HOME="$NV" \
+			LDFLAGS="-Wl,-rpath-link,$B/rdma-core-64.0/prefix/lib" all) >"$OUTD/build.log" 2>&1
+}
+tests_build || { say "build failed (build.log)"; tail -20 "$OUTD/build.log"; exit 1; }
+EBIN=$EB/bin
+[ -x "$EBIN/efab_shmem_reg" ] || { say "efab_shmem_reg not built against $NV (build.log)"; exit 1; }
+say "built in $(($(date +%s) - t0)) s: libfabric $V ($(grep -o -- '--with-cuda=[^ ]*' "$B/lf-$V/.config" || echo 'no CUDA')), NVSHMEM $NV"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# each PE has its own /dev/shm (tests/nvshmem/pe): MPI between them over tcp
+export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+export LD_LIBRARY_PATH="${CUDA_HOME:-/usr/local/cuda}/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME=lo NVSHMEM_LIBFABRIC_PROVIDER=efa FI_PROVIDER=efa
+export NVSHMEM_HEAP_KIND=${NVSHMEM_HEAP_KIND:-SYSMEM}
+# NVSHMEM 3.4.5's transport gives fi_getinfo@FABRIC_1.3 an all-zero hints->nic,
+# which libfabric >= 1.20 dereferences (bench/tools/fitrace.c): the
+# interposer clears it; later versions never call that entry
+export EFAB_FITRACE_CLEAR_NIC=${EFAB_FITRACE_CLEAR_NIC:-1}
+TO=${EFAB_NV_TIMEOUT:-240}
+# 4 KiB .. 4 GiB: one 2 GiB chunk and beyond (nvshmemx_buffer_register splits at 2 GiB)
+REGSZ=${REGSZ:--m 4K:4G:x16 -n 50 --max-total 8G}
+FWD="-x EFASIM_DIR -x EFASIM_NICS -x EFASIM_P2P -x LD_LIBRARY_PATH -x PATH -x NVSHMEM_REMOTE_TRANSPORT -x NVSHMEM_LIBFABRIC_PROVIDER -x NVSHMEM_LIBFABRIC_MAX_NIC_PER_PE -x NVSHMEM_HEAP_KIND -x NVSHMEM_DEBUG -x NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME -x FI_PROVIDER -x FI_LOG_LEVEL -x EFASIM_LOG -x EFAB_FITRACE_CLEAR_NIC"
+# run NAME CMD...: two PEs under mpirun, each its own simulated host
+run() {
+	local name=$1 rc s
+	shift
+	export EFASIM_DIR=${TMPDIR:-/tmp}/efab-nvsim-$name # the simulator's files stay out of OUTDIR
+	rm -rf "$EFASIM_DIR"
+	local t=$(date +%s)
+	# shellcheck disable=SC2086
+	timeout -k 5 "$TO" "$top/tests/efasim/run" "$V" mpirun -np "${NP:-2}" $FWD "$top/tests/nvshmem/pe" "$@" \
+		>"$OUTD/$name.log" 2>&1 </dev/null
+	rc=$?
+	s=$(grep -h -m1 '^seed: ' "$OUTD/$name.log" || grep -h -m1 -i 'error\|fail\|signal' "$OUTD/$name.log" || true)
+	say "$name: exit $rc in $(($(date +%s) - t)) s${s:+: $s}"
+	rm -rf "$EFASIM_DIR"
+	return 0
+}
+for part in $PARTS; do
+	case $part in
+	smoke)
+		NVSHMEM_REMOTE_TRANSPORT=libfabric NVSHMEM_DEBUG=INFO FI_LOG_LEVEL=info \
+			run smoke "$EBIN/efab_shmem_reg" -m 4K -n 20 --csv "$OUTD/smoke.csv"
+		;;
+	vidmem)
+		NVSHMEM_REMOTE_TRANSPORT=libfabric NVSHMEM_DEBUG=INFO NVSHMEM_HEAP_KIND=VIDMEM FI_LOG_LEVEL=warn EFASIM_LOG=1 \
+			run smoke_vidmem "$EBIN/efab_shmem_reg" -m 4K -n 20 --csv "$OUTD/smoke_vidmem.csv"
+		;;
+	reg)
+		# transport none: one PE (two PEs on two hosts without a remote
+		# transport cannot start: "nvshmem common init failed")
+		for rep in $(seq "${REPS:-2}"); do
+			NP=1 NVSHMEM_REMOTE_TRANSPORT=none run "reg_none_$rep" "$EBIN/efab_shmem_reg" $REGSZ \
+				--csv "$OUTD/reg_none.csv"
+			NVSHMEM_REMOTE_TRANSPORT=libfabric run "reg_libfabric_$rep" "$EBIN/efab_shmem_reg" $REGSZ \
+				--csv "$OUTD/reg_libfabric.csv"
+		done
+		;;
+	reglf) # the libfabric half of reg alone
+		NVSHMEM_REMOTE_TRANSPORT=libfabric run reg_libfabric_1 "$EBIN/efab_shmem_reg" $REGSZ --csv "$OUTD/reg_libfabric.csv"
+		;;
+	nics)
+		for k in 1 2 4; do
+			EFASIM_NICS=4 NVSHMEM_REMOTE_TRANSPORT=libfabric NVSHMEM_LIBFABRIC_MAX_NIC_PER_PE=$k \
+				run "nics_$k" "$EBIN/efab_shmem_reg" -m 4K:16M:x64 -n 30 --csv "$OUTD/nics.csv"
+		done
+		;;
+	seed)
+		TO=${EFAB_SEED_TIMEOUT:-45} # a put that hangs is an outcome too
+		for api in ${SEED_APIS:-putmem putmem_nbi_on_stream}; do
+			for r in "" --register; do
+				NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn run "seed_${api}${r:+_registered}" \
+					"$EBIN/efab_shmem_seed" --api $api $r -m 65536
+			done
+		done
+		TO=${EFAB_NV_TIMEOUT:-240}
+		;;
+	*) say "unknown part $part" ;;
+	esac
+done
+say "sitting done in $(($(date +%s) - t0)) s"

@@ -17,7 +17,22 @@ Q    := $(if $(filter 1,$(V)),,@)
 say   = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' $(1) $(2);)
 
 # ---- dependencies ----
-ifdef LIBFABRIC_HOME
+# No LIBFABRIC_HOME and no system libfabric (the GPU device machine): the
+# newest libfabric an efasim build made here (build-efasim/lf-V/prefix), said once.
+ifndef LIBFABRIC_HOME
+  ifeq ($(shell pkg-config --exists libfabric 2>/dev/null && echo y)$(wildcard /usr/include/rdma/fabric.h),)
+    LIBFABRIC_HOME := $(lastword $(sort $(wildcard $(CURDIR)/build-efasim/lf-*/prefix)))
+    ifneq ($(LIBFABRIC_HOME),)
+      $(info make: no system libfabric: using LIBFABRIC_HOME=$(LIBFABRIC_HOME) (efasim's build; set LIBFABRIC_HOME to choose))
+    else
+      LIBFABRIC_HOME :=
+      ifeq ($(filter deps demo check clean efasim efasim-all format,$(MAKECMDGOALS)),)
+        $(info make: no libfabric found (no pkg-config libfabric, no /usr/include/rdma/fabric.h): set LIBFABRIC_HOME, run make deps, or make efasim V=2.6.0 first)
+      endif
+    endif
+  endif
+endif
+ifneq ($(LIBFABRIC_HOME),)
   FABRIC_CFLAGS := -I$(LIBFABRIC_HOME)/include
   FABRIC_LIBS   := $(foreach d,lib lib64,-L$(LIBFABRIC_HOME)/$(d) -Wl,-rpath,$(LIBFABRIC_HOME)/$(d)) -lfabric
 else

@@ -747,8 +747,8 @@ static void print_matrix(const scan_state_t *scan, const char *title, const doub
 	}
 }
 
-static void print_report(const efab_ctx_t *c, const double *bw, const double *lat,
-			 const efab_scan_verdict_t *v)
+static void print_report(const efab_ctx_t *c, const efab_scan_data_t *d, const double *bw,
+			 const double *lat, const efab_scan_verdict_t *v)
 {
 	const scan_state_t *scan = c->priv;
 	print_matrix(scan, "bandwidth, 10^6 B/s (median over NICs; row writes to column)", bw, 0);
@@ -776,17 +776,14 @@ static void print_report(const efab_ctx_t *c, const double *bw, const double *la
 	printf("cluster median: send %.1f MB/s, receive %.1f MB/s, latency %.2f us\n",
 	       v->ref[EFAB_SCAN_SEND], v->ref[EFAB_SCAN_RECV], v->ref[EFAB_SCAN_LAT]);
 	printf("\nverdict: %s\n", v->nflags ? "FLAGGED" : "no node or NIC flagged");
+	char line[sizeof(v->flags->evidence) + 512];
 	for (size_t f = 0; f < v->nflags; f++) {
-		const efab_scan_flag_t *g = &v->flags[f];
-		if (g->nic < 0)
-			printf("  node %s: %s\n", scan->node_names[g->node], g->evidence);
-		else
-			printf("  node %s NIC %s: %s\n", scan->node_names[g->node],
-			       scan->nic_names[g->node * scan->nics + g->nic], g->evidence);
+		efab_scan_flag_line(d, &v->flags[f], line, sizeof(line));
+		printf("  %s\n", line);
 	}
 	if (scan->nodes == 2 && v->nflags)
-		printf("  (2 nodes: a slow direction cannot be told from its other end; scan 3 or "
-		       "more nodes to attribute it)\n");
+		printf("  (2 nodes: a slow direction or a failure cannot be told from its other end, "
+		       "the pair is the subject; scan 3 or more nodes to attribute it)\n");
 	if (scan->nodes == 3 && v->nflags)
 		printf("  (3 nodes: each NIC has 2 peers, the medians are means; 4 or more attribute "
 		       "better)\n");
@@ -898,12 +895,29 @@ static void progress(int p, int passes, int r, int rounds, double secs, double l
 			rounds, secs, left, failed);
 }
 
+/* --verdict-json: the verdict's findings, the same list the text prints. */
+static int write_verdict_json(const char *path, const efab_scan_data_t *d,
+			      const efab_scan_verdict_t *v)
+{
+	FILE *fp = fopen(path, "w");
+	if (!fp) {
+		efab_log_error("--verdict-json: cannot write '%s': %s", path, strerror(errno));
+		return EFAB_ERR;
+	}
+	int rc = efab_scan_verdict_json(fp, d, v);
+	if (fclose(fp) || rc) {
+		efab_log_error("--verdict-json: writing '%s' failed", path);
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
 /* Rank 0: each figure the median over the passes, the report, the verdict;
  * EFAB_ERR when a node or NIC is flagged or data did not validate. */
 static int conclude(efab_ctx_t *c, figures_t *f, efab_stopwatch_t sw)
 {
 	const scan_state_t *scan = c->priv;
-	int rc;
+	int rc = EFAB_OK;
 	for (size_t k = 0; k < f->cells; k++) {
 		double vb[1000], vl[1000];
 		for (int p = 0; p < f->passes; p++) {
@@ -922,9 +936,12 @@ static int conclude(efab_ctx_t *c, figures_t *f, efab_stopwatch_t sw)
 		efab_log_error("out of memory for the verdict");
 		rc = EFAB_ERR;
 	} else {
-		print_report(c, f->bw, f->lat, &v);
+		print_report(c, &d, f->bw, f->lat, &v);
+		if (c->o.verdict_json[0] && write_verdict_json(c->o.verdict_json, &d, &v))
+			rc = EFAB_ERR;
 		printf("scan wall time %.1f s\n", efab_stopwatch_elapsed_s(sw));
-		rc = v.nflags ? EFAB_ERR : EFAB_OK;
+		if (v.nflags)
+			rc = EFAB_ERR;
 		efab_scan_verdict_free(&v);
 	}
 	if (f->errors) {
@@ -952,6 +969,16 @@ static int scan_drive(efab_ctx_t *c)
 	}
 	if (me && c->o.csv[0] && efab_csv_open_with_header(c->o.csv, CSV_HEADER, &csv))
 		rc = EFAB_EUSAGE;
+	if (me && !rc && c->o.verdict_json[0]) { /* a path that cannot be written fails now */
+		FILE *fp = fopen(c->o.verdict_json, "w");
+		if (!fp) {
+			efab_log_error("--verdict-json: cannot write '%s': %s", c->o.verdict_json,
+				       strerror(errno));
+			rc = EFAB_EUSAGE;
+		} else {
+			fclose(fp);
+		}
+	}
 	if ((rc = efab_rt_agree(rt, rc)))
 		goto out;
 	if (me)

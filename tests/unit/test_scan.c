@@ -125,6 +125,65 @@ static void cluster_free(cluster_t *c)
 
 static const efab_scan_limits_t limits = {0.8, 0, 0};
 
+/* Every finding's "SUBJECT: KIND" (its text line up to the second ": "), in
+ * the verdict's order, one a line: what a test compares exactly. */
+static const char *subjects(const cluster_t *c, const efab_scan_verdict_t *v)
+{
+	static char out[8192];
+	char line[4096];
+	size_t n = 0;
+	out[0] = 0;
+	for (size_t f = 0; f < v->nflags && n < sizeof(out); f++) {
+		efab_scan_flag_line(&c->d, &v->flags[f], line, sizeof(line));
+		char *k = strstr(line, ": ");
+		k = k ? strstr(k + 2, ": ") : NULL;
+		if (k)
+			*k = 0;
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%s", f ? "\n" : "", line);
+	}
+	return out;
+}
+
+/* The JSON says what the text says: one record per finding, in order, each
+ * with the finding's text line, subject and names; the verdict word. */
+static void check_json(const cluster_t *c, const efab_scan_verdict_t *v)
+{
+	char *json = NULL, line[4096], want[4200];
+	size_t len = 0;
+	FILE *fp = open_memstream(&json, &len);
+	assert_non_null(fp);
+	assert_int_equal(efab_scan_verdict_json(fp, &c->d, v), EFAB_OK);
+	fclose(fp);
+	assert_non_null(strstr(json, v->nflags ? "\"verdict\": \"flagged\"" : "\"verdict\": \"clean\""));
+	const char *at = json;
+	for (size_t f = 0; f < v->nflags; f++) {
+		const efab_scan_flag_t *g = &v->flags[f];
+		snprintf(want, sizeof(want), "{\"subject\": \"%s\", \"node\": \"%s\"",
+			 efab_scan_subject_name(g->subject), c->d.node_names[g->node]);
+		at = strstr(at, want);
+		assert_non_null(at);
+		efab_scan_flag_line(&c->d, g, line, sizeof(line));
+		snprintf(want, sizeof(want), "\"text\": \"%s\"", line);
+		assert_non_null(strstr(at, want));
+		snprintf(want, sizeof(want), "\"kind\": \"%s\"", efab_scan_kind_name(g->kind));
+		assert_non_null(strstr(at, want));
+	}
+	size_t records = 0;
+	for (const char *p = json; (p = strstr(p, "{\"subject\": ")); p++)
+		records++;
+	assert_int_equal(records, v->nflags);
+	free(json);
+}
+
+/* The verdict of c, its subjects exactly want, the JSON in agreement. */
+static void verdict_is(const cluster_t *c, const efab_scan_limits_t *lim, efab_scan_verdict_t *v,
+		       const char *want)
+{
+	assert_int_equal(efab_scan_verdict(&c->d, lim, v), EFAB_OK);
+	assert_string_equal(subjects(c, v), want);
+	check_json(c, v);
+}
+
 static void test_no_fault(void **state)
 {
 	(void)state;
@@ -132,7 +191,7 @@ static void test_no_fault(void **state)
 		cluster_t c;
 		cluster_init(&c, n, 2);
 		efab_scan_verdict_t v;
-		assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+		verdict_is(&c, &limits, &v, "");
 		assert_int_equal(v.nflags, 0);
 		assert_true(fabs(v.ref[EFAB_SCAN_SEND] - 1000) < 60);
 		assert_true(fabs(v.ref[EFAB_SCAN_LAT] - 20) < 1.5);
@@ -152,7 +211,7 @@ static void test_slow_node(void **state)
 		cluster_init(&c, sizes[s], 1);
 		slow_sender(&c, 2, 0.05);
 		efab_scan_verdict_t v;
-		assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+		verdict_is(&c, &limits, &v, "node node2: slow bandwidth");
 		assert_int_equal(v.nflags, 1);
 		assert_int_equal(v.flags[0].node, 2);
 		assert_int_equal(v.flags[0].nic, -1);
@@ -180,7 +239,9 @@ static void test_slow_nic(void **state)
 		c.lat[idx(&c, b, 1, 1)] *= 4;
 	}
 	efab_scan_verdict_t v;
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+	verdict_is(&c, &limits, &v,
+		   "node node1 NIC nic1: slow latency\nnode node1 NIC nic1: slow bandwidth\n"
+		   "node node1 NIC nic1: slow bandwidth");
 	assert_int_equal(v.nflags, 3); /* send, receive, latency */
 	for (size_t f = 0; f < v.nflags; f++) {
 		assert_int_equal(v.flags[f].node, 1);
@@ -245,23 +306,19 @@ static void test_noise(void **state)
 		efab_scan_verdict_free(&v);
 		cluster_free(&c);
 	}
-	/* 2 nodes: no pair outside a node to measure noise by; the ratio decides
-	 * and both ends of the slow direction are named (the sender for its
-	 * send, the receiver for its receive bandwidth) */
+	/* 2 nodes: no pair outside a node to measure noise by, the ratio
+	 * decides; each end rests on one peer, so the slow direction's pair is
+	 * the subject (nothing tells its ends apart) */
 	cluster_t c;
 	cluster_init(&c, 2, 1);
 	slow_sender(&c, 0, 0.1);
 	efab_scan_verdict_t v;
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
-	assert_int_equal(v.nflags, 2);
+	verdict_is(&c, &limits, &v, "pair node0 NIC nic0 -> node1 NIC nic0: slow bandwidth");
 	assert_true(isnan(v.spread[EFAB_SCAN_SEND]));
-	int send0 = 0, recv1 = 0;
-	for (size_t f = 0; f < v.nflags; f++) {
-		send0 += v.flags[f].node == 0 && v.flags[f].metric == EFAB_SCAN_SEND;
-		recv1 += v.flags[f].node == 1 && v.flags[f].metric == EFAB_SCAN_RECV;
-	}
-	assert_int_equal(send0, 1);
-	assert_int_equal(recv1, 1);
+	assert_int_equal(v.flags[0].subject, EFAB_SCAN_SUBJ_PAIR);
+	assert_int_equal(v.flags[0].node, 0);
+	assert_int_equal(v.flags[0].peer, 1);
+	assert_non_null(strstr(v.flags[0].evidence, "2 nodes: nothing tells its ends apart"));
 	efab_scan_verdict_free(&v);
 	cluster_free(&c);
 }
@@ -270,7 +327,7 @@ static void test_noise(void **state)
  * figures gone as the scan leaves them (NAN). */
 typedef struct failures {
 	unsigned char failed[16 * 16 * 4];
-	char why[16 * 16 * 4][32];
+	char why[16 * 16 * 4][64];
 	const char *whyp[16 * 16 * 4];
 } failures_t;
 
@@ -306,13 +363,15 @@ static void test_unreachable_node(void **state)
 			fail_pair(&c, &f, 2, b, i, "latency: timeout");
 	failures_attach(&c, &f);
 	efab_scan_verdict_t v;
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
-	assert_int_equal(v.nflags, 1);
+	verdict_is(&c, &limits, &v, "node node2: failed");
 	assert_int_equal(v.flags[0].node, 2);
 	assert_int_equal(v.flags[0].nic, -1);
 	assert_int_equal(v.flags[0].metric, EFAB_SCAN_UNREACHABLE);
-	assert_non_null(strstr(v.flags[0].evidence, "no progress with any peer (2 of 2 NICs)"));
-	assert_non_null(strstr(v.flags[0].evidence, "with node0 NIC nic0 (latency: timeout)"));
+	assert_int_equal(v.flags[0].first_round, 1);
+	assert_int_equal(v.flags[0].nev, 6);
+	assert_non_null(strstr(v.flags[0].evidence,
+			       "all 6 of its NIC pairs failed (no progress with any peer) (2 of 2 NICs)"));
+	assert_non_null(strstr(v.flags[0].evidence, "NIC nic0 with node0 NIC nic0 in round 3 (latency: timeout)"));
 	assert_non_null(strstr(v.flags[0].evidence, "with node3 NIC nic1"));
 	efab_scan_verdict_free(&v);
 	/* one NIC of node2 only: that NIC, not the node */
@@ -323,8 +382,7 @@ static void test_unreachable_node(void **state)
 		if (b != 2)
 			fail_pair(&c, &f, 2, b, 1, "bandwidth a->b: timeout");
 	failures_attach(&c, &f);
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
-	assert_int_equal(v.nflags, 1);
+	verdict_is(&c, &limits, &v, "node node2 NIC nic1: failed");
 	assert_int_equal(v.flags[0].node, 2);
 	assert_int_equal(v.flags[0].nic, 1);
 	assert_int_equal(v.flags[0].metric, EFAB_SCAN_UNREACHABLE);
@@ -332,7 +390,8 @@ static void test_unreachable_node(void **state)
 	cluster_free(&c);
 }
 
-/* 2 nodes whose only pair failed: nothing tells the ends apart, both named. */
+/* 2 nodes whose only pair failed: nothing tells the ends apart, the pair is
+ * the subject. */
 static void test_unreachable_two_nodes(void **state)
 {
 	(void)state;
@@ -343,13 +402,9 @@ static void test_unreachable_two_nodes(void **state)
 	fail_pair(&c, &f, 0, 1, 0, "latency: timeout");
 	failures_attach(&c, &f);
 	efab_scan_verdict_t v;
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
-	assert_int_equal(v.nflags, 2);
-	for (size_t k = 0; k < 2; k++) {
-		assert_int_equal(v.flags[k].metric, EFAB_SCAN_UNREACHABLE);
-		assert_non_null(strstr(v.flags[k].evidence, "or its only peer's fault"));
-	}
-	assert_int_not_equal(v.flags[0].node, v.flags[1].node);
+	verdict_is(&c, &limits, &v, "pair node0 NIC nic0 - node1 NIC nic0: failed");
+	assert_int_equal(v.flags[0].metric, EFAB_SCAN_PAIR_FAILED);
+	assert_non_null(strstr(v.flags[0].evidence, "2 nodes: nothing tells its ends apart"));
 	efab_scan_verdict_free(&v);
 	cluster_free(&c);
 }
@@ -366,11 +421,13 @@ static void test_one_failed_pair(void **state)
 	fail_pair(&c, &f, 1, 3, 0, "bandwidth b->a: completion error");
 	failures_attach(&c, &f);
 	efab_scan_verdict_t v;
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
-	assert_int_equal(v.nflags, 1);
+	verdict_is(&c, &limits, &v, "pair node1 NIC nic0 - node3 NIC nic0: failed");
 	assert_int_equal(v.flags[0].metric, EFAB_SCAN_PAIR_FAILED);
 	assert_int_equal(v.flags[0].node, 1);
-	assert_non_null(strstr(v.flags[0].evidence, "the pair with node3 NIC nic0 failed (bandwidth b->a"));
+	assert_int_equal(v.flags[0].peer, 3);
+	assert_int_equal(v.flags[0].first_round, 3);
+	assert_non_null(strstr(v.flags[0].evidence, "the pair failed in round 3 (bandwidth b->a: completion error); "
+						    "both ends passed with other nodes: no common end"));
 	efab_scan_verdict_free(&v);
 	cluster_free(&c);
 }
@@ -394,7 +451,7 @@ static void test_nic_counters(void **state)
 		}
 	c.d.hw_trouble = t;
 	efab_scan_verdict_t v;
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+	verdict_is(&c, &limits, &v, "node node2 NIC nic0: counters");
 	assert_int_equal(v.nflags, 1);
 	assert_int_equal(v.flags[0].metric, EFAB_SCAN_NIC_COUNTERS);
 	assert_int_equal(v.flags[0].node, 2);
@@ -403,13 +460,13 @@ static void test_nic_counters(void **state)
 	assert_non_null(strstr(v.flags[0].evidence, "with node0: here retrans_pkts=40"));
 	assert_non_null(strstr(v.flags[0].evidence, "at the peer retrans_pkts=38"));
 	efab_scan_verdict_free(&v);
-	/* one troubled round of node0 with node1 only: node0's NIC is named for it */
+	/* one troubled round of node0 with node1 only: evidence from one pair,
+	 * the pair is the subject (the counters say at which end they rose) */
 	memset(t, 0, sizeof(t));
 	t[idx(&c, 0, 1, 0)] = "rx_drops=3 (round 2)";
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
-	assert_int_equal(v.nflags, 1);
+	verdict_is(&c, &limits, &v, "pair node0 NIC nic0 - node1 NIC nic0: counters");
 	assert_int_equal(v.flags[0].node, 0);
-	assert_non_null(strstr(v.flags[0].evidence, "in its round with node1 NIC nic0: rx_drops=3"));
+	assert_non_null(strstr(v.flags[0].evidence, "only: at node0 NIC nic0 rx_drops=3 (round 2);"));
 	efab_scan_verdict_free(&v);
 	/* no counter rose: nothing */
 	memset(t, 0, sizeof(t));

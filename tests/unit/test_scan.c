@@ -491,6 +491,175 @@ static void test_nic_counters(void **state)
 	cluster_free(&c);
 }
 
+/* Issue 35, the case on the test cluster: 4 nodes, node3's link went down
+ * after its first round. Round 1 (node0-node3) passed; its pairs with node2
+ * (round 2) and node1 (round 3) failed; node1 and node2 passed with others.
+ * node3, the common end, is the only failure subject, the failures dated
+ * from round 2; and node2's one 4 ms ping-pong pair (with node0, its other
+ * live peer at 6.6 us) names that pair, not node2 (the old verdict named
+ * node1 and node2, each for a pair with node3, and node2 as a node). */
+static void test_link_down_after_first_round(void **state)
+{
+	(void)state;
+	cluster_t c;
+	static failures_t f;
+	memset(&f, 0, sizeof(f));
+	cluster_init(&c, 4, 1);
+	fail_pair(&c, &f, 2, 3, 0, "latency: timeout after 30.0 s waiting for pong");
+	fail_pair(&c, &f, 1, 3, 0, "bandwidth a->b: timeout after 30.0 s");
+	failures_attach(&c, &f);
+	efab_scan_verdict_t v;
+	verdict_is(&c, &limits, &v, "node node3: failed");
+	const efab_scan_flag_t *g = &v.flags[0];
+	assert_int_equal(g->subject, EFAB_SCAN_SUBJ_NODE);
+	assert_int_equal(g->first_round, 2);
+	assert_int_equal(g->peers, 3);
+	assert_int_equal(g->nev, 3); /* rounds 1 (passed), 2, 3 (failed) */
+	assert_int_equal(g->ev[0].round, 1);
+	assert_int_equal(g->ev[0].failed, 0);
+	assert_int_equal(g->ev[1].b, 2);
+	assert_int_equal(g->ev[1].failed, 1);
+	assert_non_null(strstr(g->evidence, "2 of its 3 pairs failed, each failure involves it; the "
+					    "failures began in round 2: with node2 NIC nic0 in round 2 "
+					    "(latency: timeout"));
+	assert_non_null(strstr(g->evidence, "passed: with node0 NIC nic0 in round 1 (before the failures)"));
+	efab_scan_verdict_free(&v);
+	/* the same with the issue's 4 ms ping-pong pair (node0-node2, round 3) */
+	c.lat[idx(&c, 0, 2, 0)] = c.lat[idx(&c, 2, 0, 0)] = 4003;
+	verdict_is(&c, &limits, &v, "node node3: failed\npair node0 NIC nic0 - node2 NIC nic0: slow latency");
+	g = &v.flags[1];
+	assert_int_equal(g->subject, EFAB_SCAN_SUBJ_PAIR);
+	assert_int_equal(g->node, 0);
+	assert_int_equal(g->peer, 2);
+	assert_non_null(strstr(g->evidence, "latency 4003 us = "));
+	assert_non_null(strstr(g->evidence, "in round 3; with their other peers node0 latency"));
+	assert_non_null(strstr(g->evidence, "(median over 2), node2 latency"));
+	assert_non_null(strstr(g->evidence, "(median over 1): one pair, not an end"));
+	efab_scan_verdict_free(&v);
+	cluster_free(&c);
+}
+
+/* A node that dies between rounds: 8 nodes x 2 NICs, node5 passes its
+ * first 2 rounds and fails every pair after, on both NICs: node5 alone, as
+ * a node, failures from round 3; its 2 passed rounds before them. */
+static void test_node_dies_between_rounds(void **state)
+{
+	(void)state;
+	cluster_t c;
+	static failures_t f;
+	memset(&f, 0, sizeof(f));
+	cluster_init(&c, 8, 2);
+	for (int r = 2; r < efab_scan_rounds(8); r++) {
+		int b = efab_scan_partner(8, r, 5);
+		for (int i = 0; i < 2; i++)
+			fail_pair(&c, &f, 5, b, i, "latency: timeout");
+	}
+	failures_attach(&c, &f);
+	efab_scan_verdict_t v;
+	verdict_is(&c, &limits, &v, "node node5: failed");
+	const efab_scan_flag_t *g = &v.flags[0];
+	assert_int_equal(g->first_round, 3);
+	assert_int_equal(g->peers, 14);
+	assert_non_null(strstr(g->evidence, "10 of its 14 NIC pairs failed, each failure involves it "
+					    "(2 of 2 NICs); the failures began in round 3"));
+	assert_non_null(strstr(g->evidence, "its 4 other pairs passed (4 before the failures began, 0 after)"));
+	efab_scan_verdict_free(&v);
+	/* only NIC 1 died: that NIC, not the node */
+	memset(&f, 0, sizeof(f));
+	cluster_free(&c);
+	cluster_init(&c, 8, 2);
+	for (int r = 2; r < efab_scan_rounds(8); r++)
+		fail_pair(&c, &f, 5, efab_scan_partner(8, r, 5), 1, "latency: timeout");
+	failures_attach(&c, &f);
+	verdict_is(&c, &limits, &v, "node node5 NIC nic1: failed");
+	assert_non_null(strstr(v.flags[0].evidence, "5 of its 7 pairs failed"));
+	efab_scan_verdict_free(&v);
+	/* two nodes die: each is a common end (their pair with each other
+	 * failed too), nobody else is named */
+	memset(&f, 0, sizeof(f));
+	cluster_free(&c);
+	cluster_init(&c, 8, 1);
+	for (int b = 0; b < 8; b++) {
+		if (b != 2)
+			fail_pair(&c, &f, 2, b, 0, "latency: timeout");
+		if (b != 6 && b != 2)
+			fail_pair(&c, &f, 6, b, 0, "latency: timeout");
+	}
+	failures_attach(&c, &f);
+	verdict_is(&c, &limits, &v, "node node2: failed\nnode node6: failed");
+	efab_scan_verdict_free(&v);
+	/* a dead node and one failed pair elsewhere: the node, and that pair */
+	fail_pair(&c, &f, 0, 1, 0, "bandwidth a->b: error");
+	verdict_is(&c, &limits, &v,
+		   "node node2: failed\nnode node6: failed\npair node0 NIC nic0 - node1 NIC nic0: failed");
+	efab_scan_verdict_free(&v);
+	cluster_free(&c);
+}
+
+/* One outlier pair between two healthy nodes: its bandwidth (both ways)
+ * and its latency are findings of the pair; neither end is flagged, at 3
+ * nodes (each end's median over 2 peers is off, but one peer is) as at 4
+ * and 8 (where the old verdict flagged nothing, or the ends). */
+static void test_outlier_pair(void **state)
+{
+	(void)state;
+	int sizes[] = {3, 4, 8};
+	for (size_t s = 0; s < EFAB_ARRAY_SIZE(sizes); s++) {
+		cluster_t c;
+		cluster_init(&c, sizes[s], 1);
+		c.bw[idx(&c, 0, 2, 0)] *= 0.1;
+		c.bw[idx(&c, 2, 0, 0)] *= 0.1;
+		c.lat[idx(&c, 0, 2, 0)] = c.lat[idx(&c, 2, 0, 0)] = 200;
+		efab_scan_verdict_t v;
+		verdict_is(&c, &limits, &v,
+			   "pair node0 NIC nic0 - node2 NIC nic0: slow latency\n"
+			   "pair node0 NIC nic0 - node2 NIC nic0: slow bandwidth");
+		assert_int_equal(v.flags[1].both, 1);
+		assert_non_null(strstr(v.flags[1].evidence, "both ways in round"));
+		efab_scan_verdict_free(&v);
+		/* one direction only: node2 writes slowly to node0 */
+		c.bw[idx(&c, 0, 2, 0)] *= 10;
+		c.lat[idx(&c, 0, 2, 0)] = c.lat[idx(&c, 2, 0, 0)] = 20;
+		verdict_is(&c, &limits, &v, "pair node2 NIC nic0 -> node0 NIC nic0: slow bandwidth");
+		assert_int_equal(v.flags[0].node, 2);
+		assert_int_equal(v.flags[0].peer, 0);
+		assert_int_equal(v.flags[0].both, 0);
+		assert_non_null(strstr(v.flags[0].evidence, "node2 writes to node0 at "));
+		efab_scan_verdict_free(&v);
+		cluster_free(&c);
+	}
+}
+
+/* A slow NIC among healthy ones, with a failed pair of its node's other
+ * NIC leaving it fewer peers: the NIC alone, its figures saying how many
+ * peers they rest on, and the failed pair as a pair. */
+static void test_slow_nic_few_peers(void **state)
+{
+	(void)state;
+	cluster_t c;
+	static failures_t f;
+	memset(&f, 0, sizeof(f));
+	cluster_init(&c, 4, 2);
+	for (int b = 0; b < 4; b++)
+		if (b != 1) {
+			c.bw[idx(&c, 1, b, 1)] *= 0.2;
+			c.bw[idx(&c, b, 1, 1)] *= 0.2;
+		}
+	fail_pair(&c, &f, 1, 3, 1, "bandwidth b->a: timeout");
+	failures_attach(&c, &f);
+	efab_scan_verdict_t v;
+	verdict_is(&c, &limits, &v,
+		   "pair node1 NIC nic1 - node3 NIC nic1: failed\n"
+		   "node node1 NIC nic1: slow bandwidth\nnode node1 NIC nic1: slow bandwidth");
+	for (size_t k = 1; k < 3; k++) {
+		assert_int_equal(v.flags[k].peers, 2);
+		assert_non_null(strstr(v.flags[k].evidence, "median over its 2 peers (node0 "));
+		assert_non_null(strstr(v.flags[k].evidence, "; 1 peer left out"));
+	}
+	efab_scan_verdict_free(&v);
+	cluster_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -500,6 +669,9 @@ int main(void)
 		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_unreachable_node), cmocka_unit_test(test_unreachable_two_nodes),
 		cmocka_unit_test(test_one_failed_pair), cmocka_unit_test(test_nic_counters),
+		cmocka_unit_test(test_link_down_after_first_round),
+		cmocka_unit_test(test_node_dies_between_rounds), cmocka_unit_test(test_outlier_pair),
+		cmocka_unit_test(test_slow_nic_few_peers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -689,7 +689,10 @@ static void print_header(efab_ctx_t *c, int rounds)
 	printf("# verdict: a NIC is flagged when the median over its peers is below %.2f x the "
 	       "cluster median (bandwidth) or above median / %.2f (latency) and further from it "
 	       "than %.0f x its noise (robust spread of the pair figures without that node, for a "
-	       "median of as many)%s%s; a node when more than half its NICs are\n",
+	       "median of as many)%s%s, and so are the figures of more than one of its peers; a "
+	       "node when more than half its NICs are; a pair beyond the limits that no flagged end "
+	       "explains is a finding of the pair; failed pairs name their common end (at least 2 "
+	       "failed peers that passed with others), else the pair\n",
 	       c->o.threshold, c->o.threshold, EFAB_SCAN_SIGMAS,
 	       c->o.min_bw > 0 ? ", or below --min-bw" : "",
 	       c->o.max_lat > 0 ? ", or above --max-lat" : "");

@@ -130,8 +130,9 @@ double efab_scan_median(const double *v, size_t n);
  *     flagged its pairs no longer count for its peers (a slow sender does not
  *     make its receivers look slow). A node whose NICs are more than half
  *     flagged for a metric is the subject instead of its NICs. Then every pair
- *     figure no flagged end explains and beyond the limits (noise: the
- *     spread of the other pair figures) is a finding with the pair as subject.
+ *     figure no flagged end explains and beyond the limits, with rel squared
+ *     (one figure that no other confirms; noise: the spread of the other pair
+ *     figures), is a finding with the pair as subject.
  *  3. NIC counters (d->hw_trouble), whatever the figures: a round with trouble
  *     is one where either end's trouble counters rose (SRD counts a lost
  *     packet's retransmission at the sender: a lossy link at one NIC shows at

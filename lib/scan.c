@@ -639,10 +639,15 @@ static void pair_context(const efab_scan_data_t *d, const unsigned char *flagged
 
 /* Pair figures beyond the limits that no flagged end explains (efab_scan.h,
  * 2., last): the pair is the subject. */
-static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
+static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit_lim,
 		       const unsigned char *flagged, const double *ref, flag_list_t *l, double *tmp)
 {
 	const int F = EFAB_SCAN_NMETRIC;
+	/* one figure that no other pair confirms must be further off: rel
+	 * squared (0.64 at the default 0.8); the absolute limits as they are */
+	efab_scan_limits_t pl = *unit_lim;
+	const efab_scan_limits_t *lim = &pl;
+	pl.rel = unit_lim->rel * unit_lim->rel;
 	for (int a = 0; a < d->nodes; a++)
 		for (int b = a + 1; b < d->nodes; b++)
 			for (int i = 0; i < d->nics && !l->oom; i++) {

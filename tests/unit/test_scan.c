@@ -626,6 +626,11 @@ static void test_outlier_pair(void **state)
 		assert_int_equal(v.flags[0].both, 0);
 		assert_non_null(strstr(v.flags[0].evidence, "node2 writes to node0 at "));
 		efab_scan_verdict_free(&v);
+		/* a pair at 0.7x (below 0.8, above 0.8 squared): one figure that no
+		 * other confirms, not flagged */
+		c.bw[idx(&c, 2, 0, 0)] *= 7;
+		verdict_is(&c, &limits, &v, "");
+		efab_scan_verdict_free(&v);
 		cluster_free(&c);
 	}
 }

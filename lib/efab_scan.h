@@ -43,6 +43,10 @@ typedef struct efab_scan_data {
 	 * its round with node b, as text ("" or NULL: none rose); NULL: no
 	 * counters read */
 	const char *const *hw_trouble;
+	/* optional (NULL: bw, lat): each pair's best figure over the passes
+	 * (highest bandwidth, lowest latency); a pair finding needs its pair
+	 * beyond the limits in every pass, as no other pair confirms it */
+	const double *bw_best, *lat_best;
 } efab_scan_data_t;
 
 /* A figure is flagged when it is both beyond rel of the cluster median and

@@ -652,13 +652,17 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 		for (int b = a + 1; b < d->nodes; b++)
 			for (int i = 0; i < d->nics && !l->oom; i++) {
 				int ua = a * d->nics + i, ub = b * d->nics + i;
-				/* latency, symmetric */
+				/* latency, symmetric; the best pass's must be off too */
 				double v = d->lat[at(d, a, b, i)];
+				double best = d->lat_best ? d->lat_best[at(d, a, b, i)] : v;
 				if (isfinite(v) && !cell_failed(d, a, b, i) && !flagged[ua * F + EFAB_SCAN_LAT] &&
 				    !flagged[ub * F + EFAB_SCAN_LAT]) {
 					double r = ratio_of(EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT]);
 					double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp);
-					if (violates(lim, EFAB_SCAN_LAT, v, r, ref[EFAB_SCAN_LAT], noise)) {
+					if (violates(lim, EFAB_SCAN_LAT, v, r, ref[EFAB_SCAN_LAT], noise) &&
+					    violates(lim, EFAB_SCAN_LAT, best,
+						     ratio_of(EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT]),
+						     ref[EFAB_SCAN_LAT], noise)) {
 						efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_PAIR,
 									       EFAB_SCAN_KIND_SLOW_LAT, a, i, b,
 									       EFAB_SCAN_LAT);
@@ -690,7 +694,11 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 					    flagged[(y * d->nics + i) * F + EFAB_SCAN_RECV])
 						continue;
 					double noise = pair_noise(d, flagged, EFAB_SCAN_SEND, x, y, tmp);
+					double best = d->bw_best ? d->bw_best[at(d, x, y, i)] : bv[dir];
 					off[dir] = violates(lim, EFAB_SCAN_SEND, bv[dir], br[dir],
+							    ref[EFAB_SCAN_SEND], noise) &&
+						   violates(lim, EFAB_SCAN_SEND, best,
+							    ratio_of(EFAB_SCAN_SEND, best, ref[EFAB_SCAN_SEND]),
 							    ref[EFAB_SCAN_SEND], noise);
 				}
 				if (!off[0] && !off[1])

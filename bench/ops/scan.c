@@ -800,6 +800,7 @@ typedef struct figures {
 	size_t cells, pcells;
 	int passes;
 	double *block, *bw_p, *lat_p, *lat99, *bw, *lat;
+	double *bw_best, *lat_best; /* [cell]: the best pass's (pair findings need every pass off) */
 	double errors;
 	unsigned char *failed; /* [cell]: the pair failed in some pass (symmetric) */
 	char (*why)[WHY_LEN];  /* [cell]: the first failure's phase and error */
@@ -816,7 +817,7 @@ static int figures_alloc(const scan_state_t *scan, int passes, figures_t *f)
 	f->passes = passes;
 	f->cells = (size_t)scan->nodes * (size_t)scan->nodes * (size_t)scan->nics;
 	f->pcells = f->cells * (size_t)passes;
-	f->block = malloc((2 * f->pcells + 3 * f->cells) * sizeof(double));
+	f->block = malloc((2 * f->pcells + 5 * f->cells) * sizeof(double));
 	if (!f->block)
 		return EFAB_ERR;
 	f->bw_p = f->block;
@@ -824,6 +825,8 @@ static int figures_alloc(const scan_state_t *scan, int passes, figures_t *f)
 	f->lat99 = f->lat_p + f->pcells;
 	f->bw = f->lat99 + f->cells;
 	f->lat = f->bw + f->cells;
+	f->bw_best = f->lat + f->cells;
+	f->lat_best = f->bw_best + f->cells;
 	for (size_t k = 0; k < f->pcells; k++)
 		f->bw_p[k] = f->lat_p[k] = NAN;
 	f->failed = calloc(f->cells, 1);
@@ -929,10 +932,18 @@ static int conclude(efab_ctx_t *c, figures_t *f, efab_stopwatch_t sw)
 		}
 		f->bw[k] = efab_scan_median(vb, (size_t)f->passes);
 		f->lat[k] = efab_scan_median(vl, (size_t)f->passes);
+		f->bw_best[k] = f->lat_best[k] = NAN;
+		for (int p = 0; p < f->passes; p++) {
+			if (isfinite(vb[p]) && !(vb[p] <= f->bw_best[k]))
+				f->bw_best[k] = vb[p];
+			if (isfinite(vl[p]) && !(vl[p] >= f->lat_best[k]))
+				f->lat_best[k] = vl[p];
+		}
 	}
 	efab_scan_data_t d = {scan->nodes, scan->nics, (const char *const *)scan->node_names,
 			      (const char *const *)scan->nic_names, f->bw, f->lat, f->failed,
-			      (const char *const *)f->whyp, f->any_hw ? (const char *const *)f->hwp : NULL};
+			      (const char *const *)f->whyp, f->any_hw ? (const char *const *)f->hwp : NULL,
+			      f->bw_best, f->lat_best};
 	efab_scan_limits_t lim = {c->o.threshold, c->o.min_bw, c->o.max_lat};
 	efab_scan_verdict_t v;
 	if (efab_scan_verdict(&d, &lim, &v)) {

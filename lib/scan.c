@@ -200,8 +200,9 @@ static double unit_noise(const efab_scan_data_t *d, const unsigned char *flagged
 }
 
 /* The noise of one pair figure (a, b, i) of metric m (SEND: a writes to b;
- * LAT): the robust spread of every other pair figure of m (the pair's own
- * left out, as a unit's node is for units) that no flagged end explains. */
+ * LAT): the robust spread of the logarithms of every other pair figure of m
+ * (the pair's own left out, as a unit's node is for units) that no flagged
+ * end explains. */
 static double pair_noise(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
 			 int b, double *tmp)
 {
@@ -215,10 +216,28 @@ static double pair_noise(const efab_scan_data_t *d, const unsigned char *flagged
 				if (fx || excluded_peer(flagged, d->nics, m, y, i))
 					continue;
 				double v = pair_value(d, m, x, y, i);
-				if (isfinite(v))
-					tmp[n++] = v;
+				if (isfinite(v) && v > 0)
+					tmp[n++] = log(v);
 			}
 	return robust_sd(tmp, n);
+}
+
+/* A pair figure beyond the pair limits: below rel (squared by the caller)
+ * and further from the median than EFAB_SCAN_SIGMAS x the log-scale noise
+ * (pair_noise: bandwidth is bounded by 0, and one figure's spread on a noisy
+ * fabric can exceed a third of the median, which an additive test could
+ * then never pass), or past an absolute limit. */
+static int pair_violates(const efab_scan_limits_t *lim, int m, double value, double ratio,
+			 double log_noise)
+{
+	if (!isfinite(value))
+		return 0;
+	if (isfinite(ratio) && ratio > 0 && ratio < lim->rel &&
+	    (!isfinite(log_noise) || -log(ratio) > EFAB_SCAN_SIGMAS * log_noise))
+		return 1;
+	if (m == EFAB_SCAN_LAT)
+		return lim->max_lat > 0 && value > lim->max_lat;
+	return lim->min_bw > 0 && value < lim->min_bw;
 }
 
 static int violates(const efab_scan_limits_t *lim, int m, double value, double ratio, double ref,
@@ -659,10 +678,10 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 				    !flagged[ub * F + EFAB_SCAN_LAT]) {
 					double r = ratio_of(EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT]);
 					double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp);
-					if (violates(lim, EFAB_SCAN_LAT, v, r, ref[EFAB_SCAN_LAT], noise) &&
-					    violates(lim, EFAB_SCAN_LAT, best,
-						     ratio_of(EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT]),
-						     ref[EFAB_SCAN_LAT], noise)) {
+					if (pair_violates(lim, EFAB_SCAN_LAT, v, r, noise) &&
+					    pair_violates(lim, EFAB_SCAN_LAT, best,
+							  ratio_of(EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT]),
+							  noise)) {
 						efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_PAIR,
 									       EFAB_SCAN_KIND_SLOW_LAT, a, i, b,
 									       EFAB_SCAN_LAT);
@@ -695,11 +714,11 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 						continue;
 					double noise = pair_noise(d, flagged, EFAB_SCAN_SEND, x, y, tmp);
 					double best = d->bw_best ? d->bw_best[at(d, x, y, i)] : bv[dir];
-					off[dir] = violates(lim, EFAB_SCAN_SEND, bv[dir], br[dir],
-							    ref[EFAB_SCAN_SEND], noise) &&
-						   violates(lim, EFAB_SCAN_SEND, best,
-							    ratio_of(EFAB_SCAN_SEND, best, ref[EFAB_SCAN_SEND]),
-							    ref[EFAB_SCAN_SEND], noise);
+					off[dir] = pair_violates(lim, EFAB_SCAN_SEND, bv[dir], br[dir], noise) &&
+						   pair_violates(lim, EFAB_SCAN_SEND, best,
+								 ratio_of(EFAB_SCAN_SEND, best,
+									  ref[EFAB_SCAN_SEND]),
+								 noise);
 				}
 				if (!off[0] && !off[1])
 					continue;

@@ -4,6 +4,7 @@
 #define EFAB_SCAN_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -15,6 +16,8 @@ extern "C" {
 int efab_scan_rounds(int nodes);
 /* node's partner in round (0-based), -1 when it sits out. */
 int efab_scan_partner(int nodes, int round, int node);
+/* The round (0-based) in which nodes a and b meet, -1 if never (a == b). */
+int efab_scan_round_of(int nodes, int a, int b);
 
 enum { EFAB_SCAN_SEND = 0, EFAB_SCAN_RECV, EFAB_SCAN_LAT, EFAB_SCAN_NMETRIC };
 /* Findings that are not a figure: a unit that made no progress with any peer
@@ -40,6 +43,10 @@ typedef struct efab_scan_data {
 	 * its round with node b, as text ("" or NULL: none rose); NULL: no
 	 * counters read */
 	const char *const *hw_trouble;
+	/* optional (NULL: bw, lat): each pair's best figure over the passes
+	 * (highest bandwidth, lowest latency); a pair finding needs its pair
+	 * beyond the limits in every pass, as no other pair confirms it */
+	const double *bw_best, *lat_best;
 } efab_scan_data_t;
 
 /* A figure is flagged when it is both beyond rel of the cluster median and
@@ -56,12 +63,41 @@ typedef struct efab_scan_limits {
 	double max_lat; /* 0 = off */
 } efab_scan_limits_t;
 
+/* What a finding is about: the unit a site acts on (drain a node, replace a
+ * NIC), or a pair of NICs where nothing tells its ends apart. */
+enum { EFAB_SCAN_SUBJ_NODE = 0, EFAB_SCAN_SUBJ_NIC, EFAB_SCAN_SUBJ_PAIR };
+/* What was found. */
+enum { EFAB_SCAN_KIND_FAILED = 0, EFAB_SCAN_KIND_SLOW_BW, EFAB_SCAN_KIND_SLOW_LAT,
+       EFAB_SCAN_KIND_COUNTERS };
+
+/* One pair a finding rests on: node a's NIC nic with node b's NIC nic, met in
+ * round (1-based, of a pass: efab_scan_round_of + 1). */
+typedef struct efab_scan_evidence {
+	int a, b, nic;
+	int round;
+	int failed; /* the pair failed (d->why says why) */
+	/* the figure quoted: EFAB_SCAN_SEND (a wrote to b), EFAB_SCAN_LAT, or
+	 * EFAB_SCAN_NIC_COUNTERS (the counters are d->hw_trouble's) */
+	int metric;
+	double value; /* NAN: none (failed) */
+	int off;      /* this figure alone is beyond the limits */
+} efab_scan_evidence_t;
+
 typedef struct efab_scan_flag {
-	int node;
-	int nic;    /* -1: the whole node (more than half its NICs are flagged for metric) */
-	int metric; /* EFAB_SCAN_* */
+	int subject; /* EFAB_SCAN_SUBJ_* */
+	int kind;    /* EFAB_SCAN_KIND_* */
+	int node;    /* the node; a pair's first end (for a bandwidth direction, the writer) */
+	int nic;     /* the NIC index; -1 for a node (more than half its NICs) */
+	int peer;    /* a pair's other end (node, same NIC index); -1 otherwise */
+	int both;    /* a pair's bandwidth: slow both ways (else node writes to peer) */
+	int metric;  /* EFAB_SCAN_SEND/RECV/LAT, or UNREACHABLE (a unit's failed pairs),
+		      * PAIR_FAILED, NIC_COUNTERS */
 	double value, ref, ratio; /* ratio: value/ref for bandwidth, ref/value for latency */
-	char evidence[768];
+	int peers;       /* figures: the peers the figure rests on; failed: the pairs tried */
+	int first_round; /* failed: the round (1-based) its first pair failed; else 0 */
+	efab_scan_evidence_t *ev; /* every pair the finding rests on (owned) */
+	size_t nev;
+	char evidence[2048]; /* the text after "SUBJECT: KIND: " */
 } efab_scan_flag_t;
 
 typedef struct efab_scan_verdict {
@@ -80,27 +116,52 @@ const char *efab_scan_metric_name(int metric);
 /* Median of the finite values among v[0..n) (NAN if none); v is not changed. */
 double efab_scan_median(const double *v, size_t n);
 
-/* NIC counters (d->hw_trouble), whatever the figures: a round with trouble
- * is one where either end's trouble counters rose (SRD counts a lost
- * packet's retransmission at the sender: a lossy link at one NIC shows at
- * its every peer too). A unit with trouble in every round it met a peer
- * (at least 2) is the common end and named; every other troubled round not
- * explained by a named end names the NIC whose counters rose, with the pair
- * (EFAB_SCAN_NIC_COUNTERS; evidence: the counters, and whether the unit's
- * figures passed). First the failures: a (node, NIC) unit whose every measured pair failed
- * while each of those peers succeeded with another unit is unreachable ("no
- * progress with any peer", with every failed pair as evidence; with 2 nodes
- * both ends are named, as nothing tells them apart); a node whose NICs are
- * more than half unreachable is reported as the node; every other failed pair
- * is a finding of its own. Then flag (node, NIC) units whose median over
- * their peers is below the thresholds, worst first; once a unit is flagged its pairs no longer count
- * for its peers (a slow sender does not make its receivers look slow). A
- * node whose NICs are more than half flagged for a metric is reported as the
- * node. EFAB_OK, or EFAB_ERR when out of memory. Free with
- * efab_scan_verdict_free. */
+/* The verdict (README, efab_scan, "Verdict rules"): findings in order of
+ * gravity, each with one subject.
+ *  1. Failures. A (node, NIC) unit is the common end of its failed pairs when
+ *     at least 2 of them failed with peers that passed with another unit (the
+ *     evidence of more than one peer), and every peer it failed with either
+ *     passed with another unit or is a common end itself; a node when more
+ *     than half its NICs are. Its evidence: the failed pairs and its passed
+ *     ones, with their rounds (when the failures began). Every failed pair no
+ *     common end explains is a finding of its own, the pair as subject (with
+ *     2 nodes always: nothing tells the ends apart).
+ *  2. Figures. A (node, NIC) unit is flagged for a figure when the median over
+ *     its peers is beyond the limits (below rel x the cluster median and
+ *     further from it than EFAB_SCAN_SIGMAS x its noise, or past an absolute
+ *     limit) and so is the pair figure of more than one of those peers: one
+ *     outlier pair names the pair, not an end. Worst first; once a unit is
+ *     flagged its pairs no longer count for its peers (a slow sender does not
+ *     make its receivers look slow). A node whose NICs are more than half
+ *     flagged for a metric is the subject instead of its NICs. Then every pair
+ *     figure no flagged end explains and beyond the limits, with rel squared
+ *     (one figure that no other confirms; noise: the spread of the other pair
+ *     figures), is a finding with the pair as subject.
+ *  3. NIC counters (d->hw_trouble), whatever the figures: a round with trouble
+ *     is one where either end's trouble counters rose (SRD counts a lost
+ *     packet's retransmission at the sender: a lossy link at one NIC shows at
+ *     its every peer too). A unit with trouble in every round it met a peer
+ *     (at least 2) is the common end and the subject; every other troubled
+ *     round not explained by such an end names the pair.
+ * EFAB_OK, or EFAB_ERR when out of memory. Free with efab_scan_verdict_free. */
 int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 		      efab_scan_verdict_t *out);
 void efab_scan_verdict_free(efab_scan_verdict_t *v);
+
+const char *efab_scan_subject_name(int subject); /* "node", "nic", "pair" */
+const char *efab_scan_kind_name(int kind);       /* "failed", "slow bandwidth", ... */
+
+/* The verdict's line of finding f, without indentation or newline:
+ * "node node3: failed: ...", "node node1 NIC eth0: slow bandwidth: ...",
+ * "pair node0 NIC eth0 - node2 NIC eth0: slow latency: ..." (a bandwidth
+ * direction: "->"). Truncated to len. */
+void efab_scan_flag_line(const efab_scan_data_t *d, const efab_scan_flag_t *f, char *buf,
+			 size_t len);
+
+/* The verdict as JSON (schema in the README): one record per finding, in
+ * the verdict's order, each with its subject, kind, figures, evidence pairs
+ * and its text line (efab_scan_flag_line). EFAB_OK or EFAB_ERR (write). */
+int efab_scan_verdict_json(FILE *fp, const efab_scan_data_t *d, const efab_scan_verdict_t *v);
 
 #ifdef __cplusplus
 }

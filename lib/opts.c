@@ -135,6 +135,10 @@ const efab_optdef_t efab_optdefs[] = {
 	{"max-lat", 0, EFAB_OT_DOUBLE, OFF(max_lat), SZ(max_lat), "US",
 	 "also flag latency above this (microseconds, p50 of half round trips)", EFAB_OG_SCAN, 0,
 	 1e9, NULL},
+	{"verdict-json", 0, EFAB_OT_STR, OFF(verdict_json), SZ(verdict_json), "FILE",
+	 "write the verdict to FILE as JSON: one record per finding (subject node, NIC or pair; "
+	 "kind; figures; evidence pairs), the same findings as the text verdict", EFAB_OG_SCAN, 0,
+	 0, NULL},
 	{"nodes-json", 0, EFAB_OT_STR, OFF(nodes_json), SZ(nodes_json), "FILE",
 	 "write every node's hostname, libfabric (version, path), EFA installer, kernel and "
 	 "topology to FILE as JSON, with the differences between nodes", EFAB_OG_NODES,

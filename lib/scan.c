@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,22 +93,67 @@ static int excluded_peer(const unsigned char *flagged, int nics, int m, int b, i
 	}
 }
 
+int efab_scan_round_of(int nodes, int a, int b)
+{
+	for (int r = 0; a != b && r < efab_scan_rounds(nodes); r++)
+		if (efab_scan_partner(nodes, r, a) == b)
+			return r;
+	return -1;
+}
+
+const char *efab_scan_subject_name(int subject)
+{
+	switch (subject) {
+	case EFAB_SCAN_SUBJ_NODE: return "node";
+	case EFAB_SCAN_SUBJ_NIC: return "nic";
+	case EFAB_SCAN_SUBJ_PAIR: return "pair";
+	default: return "?";
+	}
+}
+
+const char *efab_scan_kind_name(int kind)
+{
+	switch (kind) {
+	case EFAB_SCAN_KIND_FAILED: return "failed";
+	case EFAB_SCAN_KIND_SLOW_BW: return "slow bandwidth";
+	case EFAB_SCAN_KIND_SLOW_LAT: return "slow latency";
+	case EFAB_SCAN_KIND_COUNTERS: return "counters";
+	default: return "?";
+	}
+}
+
+static int kind_of_metric(int m)
+{
+	return m == EFAB_SCAN_LAT ? EFAB_SCAN_KIND_SLOW_LAT : EFAB_SCAN_KIND_SLOW_BW;
+}
+
+/* The peer figures unit (a, i)'s median for metric m is over: the finite
+ * ones of peers not flagged for the opposite figure; when every peer is
+ * (2 nodes, or a limit every unit misses) all of its own, as either end may
+ * be at fault. vals[k] and peers[k] (may be NULL); returns k. */
+static int peer_figures(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
+			int i, double *vals, int *peers)
+{
+	int k = 0;
+	for (int pass = 0; pass < 2 && !k; pass++)
+		for (int b = 0; b < d->nodes; b++) {
+			if (b == a || (!pass && excluded_peer(flagged, d->nics, m, b, i)))
+				continue;
+			double v = pair_value(d, m, a, b, i);
+			if (!isfinite(v))
+				continue;
+			if (peers)
+				peers[k] = b;
+			vals[k++] = v;
+		}
+	return k;
+}
+
 static double unit_value(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
 			 int i, double *tmp)
 {
-	size_t k = 0;
-	for (int b = 0; b < d->nodes; b++)
-		if (b != a && !excluded_peer(flagged, d->nics, m, b, i) &&
-		    isfinite(pair_value(d, m, a, b, i)))
-			tmp[k++] = pair_value(d, m, a, b, i);
-	if (k)
-		return efab_scan_median(tmp, k);
-	/* every peer is flagged (2 nodes, or a limit every unit misses): its own
-	 * figures are all there is, and either end may be at fault */
-	for (int b = 0; b < d->nodes; b++)
-		if (b != a)
-			tmp[k++] = pair_value(d, m, a, b, i);
-	return efab_scan_median(tmp, k);
+	int k = peer_figures(d, flagged, m, a, i, tmp, NULL);
+	return k ? efab_scan_median(tmp, (size_t)k) : NAN;
 }
 
 static double ratio_of(int m, double value, double ref)
@@ -115,6 +161,16 @@ static double ratio_of(int m, double value, double ref)
 	if (!isfinite(value) || !isfinite(ref) || ref <= 0 || value <= 0)
 		return NAN;
 	return m == EFAB_SCAN_LAT ? ref / value : value / ref;
+}
+
+static double robust_sd(double *v, size_t n)
+{
+	if (n < 3)
+		return NAN;
+	double med = efab_scan_median(v, n);
+	for (size_t j = 0; j < n; j++)
+		v[j] = fabs(v[j] - med);
+	return 1.4826 * efab_scan_median(v, n);
 }
 
 /* Measurement noise for unit (a, i)'s figure: the robust standard deviation
@@ -138,12 +194,50 @@ static double unit_noise(const efab_scan_data_t *d, const unsigned char *flagged
 					tmp[n++] = v;
 			}
 		}
-	if (n < 3 || k < 1)
+	if (k < 1)
 		return NAN;
-	double med = efab_scan_median(tmp, n);
-	for (size_t j = 0; j < n; j++)
-		tmp[j] = fabs(tmp[j] - med);
-	return 1.4826 * efab_scan_median(tmp, n) * 1.2533 / sqrt((double)k);
+	return robust_sd(tmp, n) * 1.2533 / sqrt((double)k);
+}
+
+/* The noise of one pair figure (a, b, i) of metric m (SEND: a writes to b;
+ * LAT): the robust spread of the logarithms of every other pair figure of m
+ * (the pair's own left out, as a unit's node is for units) that no flagged
+ * end explains. */
+static double pair_noise(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
+			 int b, double *tmp)
+{
+	size_t n = 0;
+	for (int x = 0; x < d->nodes; x++)
+		for (int y = 0; y < d->nodes; y++)
+			for (int i = 0; i < d->nics; i++) {
+				if (x == y || (x == a && y == b) || (m == EFAB_SCAN_LAT && x == b && y == a))
+					continue;
+				int fx = flagged[(x * d->nics + i) * EFAB_SCAN_NMETRIC + m];
+				if (fx || excluded_peer(flagged, d->nics, m, y, i))
+					continue;
+				double v = pair_value(d, m, x, y, i);
+				if (isfinite(v) && v > 0)
+					tmp[n++] = log(v);
+			}
+	return robust_sd(tmp, n);
+}
+
+/* A pair figure beyond the pair limits: below rel (squared by the caller)
+ * and further from the median than EFAB_SCAN_SIGMAS x the log-scale noise
+ * (pair_noise: bandwidth is bounded by 0, and one figure's spread on a noisy
+ * fabric can exceed a third of the median, which an additive test could
+ * then never pass), or past an absolute limit. */
+static int pair_violates(const efab_scan_limits_t *lim, int m, double value, double ratio,
+			 double log_noise)
+{
+	if (!isfinite(value))
+		return 0;
+	if (isfinite(ratio) && ratio > 0 && ratio < lim->rel &&
+	    (!isfinite(log_noise) || -log(ratio) > EFAB_SCAN_SIGMAS * log_noise))
+		return 1;
+	if (m == EFAB_SCAN_LAT)
+		return lim->max_lat > 0 && value > lim->max_lat;
+	return lim->min_bw > 0 && value < lim->min_bw;
 }
 
 static int violates(const efab_scan_limits_t *lim, int m, double value, double ratio, double ref,
@@ -159,103 +253,28 @@ static int violates(const efab_scan_limits_t *lim, int m, double value, double r
 	return lim->min_bw > 0 && value < lim->min_bw;
 }
 
-/* How many figures unit (a, i)'s median is over. */
-static int unit_count(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a, int i)
-{
-	int k = 0;
-	for (int b = 0; b < d->nodes; b++)
-		k += b != a && !excluded_peer(flagged, d->nics, m, b, i) &&
-		     isfinite(pair_value(d, m, a, b, i));
-	return k ? k : d->nodes - 1;
-}
-
 static const char *unit_of(int m)
 {
 	return m == EFAB_SCAN_LAT ? "us" : "MB/s";
 }
 
-static void unit_evidence(const efab_scan_data_t *d, int m, int a, int i, double value,
-			  double ref, double ratio, char *buf, size_t len)
+/* "x-fold" of a ratio as printed: latency's is inverted (higher is worse). */
+static double shown_ratio(int m, double ratio)
 {
-	size_t n = 0;
-	n += (size_t)snprintf(buf + n, len - n, "%s %.4g %s, median over its peers (", efab_scan_metric_name(m),
-			      value, unit_of(m));
-	for (int b = 0, first = 1; b < d->nodes && n < len; b++) {
-		if (b == a)
-			continue;
-		double v = pair_value(d, m, a, b, i);
-		n += (size_t)snprintf(buf + n, len - n, "%s%s %.4g", first ? "" : ", ",
-				      d->node_names[b], v);
-		first = 0;
-	}
-	if (n < len)
-		n += (size_t)snprintf(buf + n, len - n, ") = %.2fx the cluster median %.4g %s%s",
-				      m == EFAB_SCAN_LAT && isfinite(ratio) ? 1 / ratio : ratio,
-				      ref, unit_of(m), m == EFAB_SCAN_LAT ? " (higher is worse)" : "");
+	return m == EFAB_SCAN_LAT && isfinite(ratio) && ratio > 0 ? 1 / ratio : ratio;
 }
 
-static int cmp_flag(const void *a, const void *b)
+/* snprintf that appends at *n and never runs past len. */
+static void EFAB_PRINTF(4, 5) put(char *buf, size_t len, size_t *n, const char *fmt, ...)
 {
-	const efab_scan_flag_t *x = a, *y = b;
-	if ((x->nic < 0) != (y->nic < 0))
-		return x->nic < 0 ? -1 : 1;
-	double rx = isfinite(x->ratio) ? x->ratio : 0, ry = isfinite(y->ratio) ? y->ratio : 0;
-	return rx < ry ? -1 : rx > ry;
-}
-
-/* A node with more than half of its NICs flagged for m is one finding. */
-static void fold_nodes(const efab_scan_data_t *d, efab_scan_verdict_t *v)
-{
-	size_t w = 0;
-	for (int a = 0; a < d->nodes; a++) {
-		for (int m = 0; m < EFAB_SCAN_NMETRIC; m++) {
-			int count = 0;
-			for (size_t f = 0; f < v->nflags; f++)
-				count += v->flags[f].nic >= 0 && v->flags[f].node == a &&
-					 v->flags[f].metric == m;
-			if (count * 2 <= d->nics)
-				continue;
-			efab_scan_flag_t nf = {.node = a, .nic = -1, .metric = m};
-			double vals[1024];
-			int nv = 0;
-			size_t n = 0;
-			n += (size_t)snprintf(nf.evidence, sizeof(nf.evidence), "%d of %d NICs: ",
-					      count, d->nics);
-			for (size_t f = 0; f < v->nflags; f++) {
-				efab_scan_flag_t *g = &v->flags[f];
-				if (g->nic < 0 || g->node != a || g->metric != m)
-					continue;
-				if (nv < (int)EFAB_ARRAY_SIZE(vals))
-					vals[nv++] = g->value;
-				if (n < sizeof(nf.evidence))
-					n += (size_t)snprintf(nf.evidence + n, sizeof(nf.evidence) - n,
-							      "%s%s %.4g %s", nv > 1 ? ", " : "",
-							      d->nic_names[a * d->nics + g->nic],
-							      g->value, unit_of(m));
-				g->node = -1; /* folded into the node's finding */
-			}
-			nf.value = efab_scan_median(vals, (size_t)nv);
-			nf.ref = v->ref[m];
-			nf.ratio = ratio_of(m, nf.value, nf.ref);
-			if (n < sizeof(nf.evidence))
-				snprintf(nf.evidence + n, sizeof(nf.evidence) - n,
-					 "; %s median %.4g %s = %.2fx the cluster median %.4g %s",
-					 efab_scan_metric_name(m), nf.value, unit_of(m),
-					 m == EFAB_SCAN_LAT && isfinite(nf.ratio) ? 1 / nf.ratio : nf.ratio,
-					 nf.ref, unit_of(m));
-			/* room: flags only shrink when folding, plus at most one per (node, m) */
-			efab_scan_flag_t *grown = realloc(v->flags, (v->nflags + 1) * sizeof(*grown));
-			if (!grown)
-				continue;
-			v->flags = grown;
-			v->flags[v->nflags++] = nf;
-		}
-	}
-	for (size_t f = 0; f < v->nflags; f++)
-		if (v->flags[f].node >= 0)
-			v->flags[w++] = v->flags[f];
-	v->nflags = w;
-	qsort(v->flags, v->nflags, sizeof(*v->flags), cmp_flag);
+	if (*n + 1 >= len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int w = vsnprintf(buf + *n, len - *n, fmt, ap);
+	va_end(ap);
+	if (w > 0)
+		*n = *n + (size_t)w < len ? *n + (size_t)w : len - 1;
 }
 
 static int cell_failed(const efab_scan_data_t *d, int a, int b, int i)
@@ -278,130 +297,470 @@ static const char *why_of(const efab_scan_data_t *d, int a, int b, int i)
 	return w && *w ? w : "no detail";
 }
 
-static int add_flag(efab_scan_verdict_t *v, const efab_scan_flag_t *f)
-{
-	efab_scan_flag_t *grown = realloc(v->flags, (v->nflags + 1) * sizeof(*grown));
-	if (!grown)
-		return EFAB_ERR;
-	v->flags = grown;
-	v->flags[v->nflags++] = *f;
-	return EFAB_OK;
-}
-
-/* Evidence of unit (a, i)'s failed pairs: "with nodeB (why), ...". */
-static size_t failed_evidence(const efab_scan_data_t *d, int a, int i, char *buf, size_t len)
-{
-	size_t n = 0;
-	for (int b = 0, first = 1; b < d->nodes && n < len; b++) {
-		if (b == a || !cell_failed(d, a, b, i))
-			continue;
-		n += (size_t)snprintf(buf + n, len - n, "%swith %s NIC %s (%s)", first ? "" : "; ",
-				      d->node_names[b], d->nic_names[b * d->nics + i], why_of(d, a, b, i));
-		first = 0;
-	}
-	return n < len ? n : len - 1;
-}
-
-/* The failures' findings (efab_scan_verdict's first step); unreach[u] marks
- * the unreachable units. */
-static int failure_flags(const efab_scan_data_t *d, efab_scan_verdict_t *v, unsigned char *unreach)
-{
-	int units = d->nodes * d->nics;
-	if (!d->failed || units <= 0)
-		return EFAB_OK;
-	/* candidates: units whose every pair (at least one) failed */
-	for (int u = 0; u < units; u++) {
-		int a = u / d->nics, i = u % d->nics, tried = 0, fails = 0;
-		for (int b = 0; b < d->nodes; b++) {
-			if (b == a)
-				continue;
-			fails += cell_failed(d, a, b, i);
-			tried += cell_failed(d, a, b, i) || cell_measured(d, a, b, i);
-		}
-		unreach[u] = tried > 0 && fails == tried;
-	}
-	/* confirmed when every peer it failed with succeeded elsewhere (or is a
-	 * candidate itself: then both are); with 2 nodes, both ends */
-	unsigned char *confirmed = calloc((size_t)units, 1);
-	if (!confirmed)
-		return EFAB_ERR;
-	for (int u = 0; u < units; u++) {
-		int a = u / d->nics, i = u % d->nics, ok = unreach[u];
-		for (int b = 0; ok && b < d->nodes && d->nodes > 2; b++) {
-			if (b == a || !cell_failed(d, a, b, i) || unreach[b * d->nics + i])
-				continue;
-			int elsewhere = 0;
-			for (int x = 0; x < d->nodes; x++)
-				elsewhere |= x != b && x != a && cell_measured(d, b, x, i);
-			ok = elsewhere;
-		}
-		confirmed[u] = (unsigned char)ok;
-	}
-	memcpy(unreach, confirmed, (size_t)units);
-	free(confirmed);
-	for (int a = 0; a < d->nodes; a++) {
-		int count = 0;
-		for (int i = 0; i < d->nics; i++)
-			count += unreach[a * d->nics + i];
-		if (!count)
-			continue;
-		if (count * 2 > d->nics) { /* the node as a whole */
-			efab_scan_flag_t f = {.node = a, .nic = -1, .metric = EFAB_SCAN_UNREACHABLE,
-					      .value = NAN, .ref = NAN, .ratio = 0};
-			size_t n = (size_t)snprintf(f.evidence, sizeof(f.evidence),
-						    "no progress with any peer (%d of %d NICs)%s: ", count,
-						    d->nics, d->nodes == 2 ? ", or its only peer's fault" : "");
-			for (int i = 0; i < d->nics && n < sizeof(f.evidence); i++)
-				if (unreach[a * d->nics + i])
-					n += failed_evidence(d, a, i, f.evidence + n, sizeof(f.evidence) - n);
-			if (add_flag(v, &f))
-				return EFAB_ERR;
-			continue;
-		}
-		for (int i = 0; i < d->nics; i++) {
-			if (!unreach[a * d->nics + i])
-				continue;
-			efab_scan_flag_t f = {.node = a, .nic = i, .metric = EFAB_SCAN_UNREACHABLE,
-					      .value = NAN, .ref = NAN, .ratio = 0};
-			size_t n = (size_t)snprintf(f.evidence, sizeof(f.evidence),
-						    "no progress with any peer%s: ",
-						    d->nodes == 2 ? ", or its only peer's fault" : "");
-			failed_evidence(d, a, i, f.evidence + n, sizeof(f.evidence) - n);
-			if (add_flag(v, &f))
-				return EFAB_ERR;
-		}
-	}
-	/* failed pairs that no unreachable unit explains, once each (lower node) */
-	for (int a = 0; a < d->nodes; a++)
-		for (int b = a + 1; b < d->nodes; b++)
-			for (int i = 0; i < d->nics; i++) {
-				if (!cell_failed(d, a, b, i) || unreach[a * d->nics + i] ||
-				    unreach[b * d->nics + i])
-					continue;
-				efab_scan_flag_t f = {.node = a, .nic = i, .metric = EFAB_SCAN_PAIR_FAILED,
-						      .value = NAN, .ref = NAN, .ratio = 0};
-				snprintf(f.evidence, sizeof(f.evidence), "the pair with %s NIC %s failed (%s)",
-					 d->node_names[b], d->nic_names[b * d->nics + i], why_of(d, a, b, i));
-				if (add_flag(v, &f))
-					return EFAB_ERR;
-			}
-	return EFAB_OK;
-}
-
 static const char *trouble(const efab_scan_data_t *d, int a, int b, int i)
 {
-	const char *t = d->hw_trouble[at(d, a, b, i)];
+	const char *t = d->hw_trouble ? d->hw_trouble[at(d, a, b, i)] : NULL;
 	return t && *t ? t : NULL;
 }
 
-/* The NIC-counter findings (efab_scan.h). */
-static int nic_counter_flags(const efab_scan_data_t *d, const unsigned char *flagged,
-			     efab_scan_verdict_t *v)
+static const char *nic_name(const efab_scan_data_t *d, int a, int i)
+{
+	return d->nic_names[a * d->nics + i];
+}
+
+static int round1(const efab_scan_data_t *d, int a, int b)
+{
+	return efab_scan_round_of(d->nodes, a, b) + 1;
+}
+
+/* The findings as they are built: a growable list whose flags own their
+ * evidence arrays. */
+typedef struct flag_list {
+	efab_scan_flag_t *f;
+	size_t n, cap;
+	int oom;
+} flag_list_t;
+
+static efab_scan_flag_t *flag_new(flag_list_t *l, int subject, int kind, int node, int nic,
+				  int peer, int metric)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		efab_scan_flag_t *g = realloc(l->f, cap * sizeof(*g));
+		if (!g) {
+			l->oom = 1;
+			return NULL;
+		}
+		l->f = g;
+		l->cap = cap;
+	}
+	efab_scan_flag_t *f = &l->f[l->n++];
+	memset(f, 0, sizeof(*f));
+	*f = (efab_scan_flag_t){.subject = subject, .kind = kind, .node = node, .nic = nic,
+				.peer = peer, .metric = metric, .value = NAN, .ref = NAN, .ratio = NAN};
+	return f;
+}
+
+static void ev_add(const efab_scan_data_t *d, flag_list_t *l, efab_scan_flag_t *f, int a, int b,
+		   int i, int failed, int metric, double value, int off)
+{
+	efab_scan_evidence_t *g = realloc(f->ev, (f->nev + 1) * sizeof(*g));
+	if (!g) {
+		l->oom = 1;
+		return;
+	}
+	f->ev = g;
+	f->ev[f->nev++] = (efab_scan_evidence_t){a, b, i, round1(d, a, b), failed,
+						 metric, value, off};
+}
+
+/* Unit (b, i) passed with some node other than a. */
+static int passed_elsewhere(const efab_scan_data_t *d, int b, int i, int a)
+{
+	for (int x = 0; x < d->nodes; x++)
+		if (x != a && x != b && cell_measured(d, b, x, i))
+			return 1;
+	return 0;
+}
+
+/* The evidence of unit (a, i) as a common end of failures: its pairs in
+ * round order, failed or passed; the failures' first round. */
+static void unit_failure_ev(const efab_scan_data_t *d, flag_list_t *l, efab_scan_flag_t *f,
+			    int a, int i, int *first, int *fails, int *tried)
+{
+	for (int r = 0; r < efab_scan_rounds(d->nodes); r++) {
+		int b = efab_scan_partner(d->nodes, r, a);
+		if (b < 0)
+			continue;
+		int failed = cell_failed(d, a, b, i);
+		if (!failed && !cell_measured(d, a, b, i))
+			continue;
+		*tried += 1;
+		if (failed) {
+			*fails += 1;
+			if (!*first || r + 1 < *first)
+				*first = r + 1;
+		}
+		ev_add(d, l, f, a, b, i, failed, failed ? -1 : EFAB_SCAN_LAT,
+		       failed ? NAN : d->lat[at(d, a, b, i)], failed);
+	}
+}
+
+/* Text of a common end's pairs: "[NIC x ]with nodeB NIC y in round R (why)". */
+static void failure_text(const efab_scan_data_t *d, efab_scan_flag_t *f, int first,
+			 int fails, int tried, int nics_hit)
+{
+	char *buf = f->evidence;
+	size_t len = sizeof(f->evidence), n = 0;
+	int node = f->subject == EFAB_SCAN_SUBJ_NODE && d->nics > 1;
+	if (fails == tried)
+		put(buf, len, &n, "all %d of its %spairs failed (no progress with any peer)", tried,
+		    node ? "NIC " : "");
+	else
+		put(buf, len, &n, "%d of its %d %spairs failed, each failure involves it", fails, tried,
+		    node ? "NIC " : "");
+	if (node)
+		put(buf, len, &n, " (%d of %d NICs)", nics_hit, d->nics);
+	put(buf, len, &n, "; the failures began in round %d: ", first);
+	int k = 0;
+	for (size_t e = 0; e < f->nev; e++) {
+		const efab_scan_evidence_t *g = &f->ev[e];
+		if (!g->failed)
+			continue;
+		put(buf, len, &n, "%s%s%s%swith %s NIC %s in round %d (%s)", k++ ? "; " : "",
+		    node ? "NIC " : "", node ? nic_name(d, g->a, g->nic) : "", node ? " " : "",
+		    d->node_names[g->b], nic_name(d, g->b, g->nic), g->round, why_of(d, g->a, g->b, g->nic));
+	}
+	if (d->nodes > 2)
+		put(buf, len, &n, "; each of those peers passed with another node%s",
+		    f->subject == EFAB_SCAN_SUBJ_NIC || d->nics == 1 ? "" : " (or failed as a common end too)");
+	int passed = tried - fails, before = 0;
+	for (size_t e = 0; e < f->nev; e++)
+		before += !f->ev[e].failed && f->ev[e].round < first;
+	if (!passed)
+		return;
+	if (passed > 3) {
+		put(buf, len, &n, "; its %d other pairs passed (%d before the failures began, %d after)",
+		    passed, before, passed - before);
+		return;
+	}
+	put(buf, len, &n, "; passed: ");
+	k = 0;
+	for (size_t e = 0; e < f->nev; e++) {
+		const efab_scan_evidence_t *g = &f->ev[e];
+		if (g->failed)
+			continue;
+		put(buf, len, &n, "%s%s%s%swith %s NIC %s in round %d (%s)", k++ ? "; " : "",
+		    node ? "NIC " : "", node ? nic_name(d, g->a, g->nic) : "", node ? " " : "",
+		    d->node_names[g->b], nic_name(d, g->b, g->nic), g->round,
+		    g->round < first ? "before the failures" : "after the failures began");
+	}
+}
+
+/* The failures' findings (efab_scan.h, 1.): common ends, then the pairs no
+ * common end explains. end[u] marks the common ends. */
+static void failure_flags(const efab_scan_data_t *d, flag_list_t *l, unsigned char *end)
+{
+	int units = d->nodes * d->nics;
+	if (!d->failed || units <= 0)
+		return;
+	/* evidence from more than one peer: at least 2 failed pairs whose
+	 * other end passed with another node */
+	for (int u = 0; u < units; u++) {
+		int a = u / d->nics, i = u % d->nics, strong = 0;
+		for (int b = 0; b < d->nodes; b++)
+			strong += b != a && cell_failed(d, a, b, i) && passed_elsewhere(d, b, i, a);
+		end[u] = d->nodes > 2 && strong >= 2;
+	}
+	/* and no failed peer left unexplained: it passed elsewhere or is a
+	 * common end itself (two dead nodes failed with each other too) */
+	for (int changed = 1; changed;) {
+		changed = 0;
+		for (int u = 0; u < units; u++) {
+			int a = u / d->nics, i = u % d->nics;
+			for (int b = 0; end[u] && b < d->nodes; b++)
+				if (b != a && cell_failed(d, a, b, i) && !passed_elsewhere(d, b, i, a) &&
+				    !end[b * d->nics + i])
+					end[u] = 0, changed = 1;
+		}
+	}
+	for (int a = 0; a < d->nodes && !l->oom; a++) {
+		int count = 0;
+		for (int i = 0; i < d->nics; i++)
+			count += end[a * d->nics + i];
+		if (!count)
+			continue;
+		int as_node = count * 2 > d->nics;
+		for (int i = 0; i < (as_node ? 1 : d->nics) && !l->oom; i++) {
+			if (!as_node && !end[a * d->nics + i])
+				continue;
+			efab_scan_flag_t *f = flag_new(l, as_node ? EFAB_SCAN_SUBJ_NODE : EFAB_SCAN_SUBJ_NIC,
+						       EFAB_SCAN_KIND_FAILED, a, as_node ? -1 : i, -1,
+						       EFAB_SCAN_UNREACHABLE);
+			if (!f)
+				return;
+			int first = 0, fails = 0, tried = 0;
+			for (int j = as_node ? 0 : i; j < (as_node ? d->nics : i + 1); j++)
+				if (end[a * d->nics + j])
+					unit_failure_ev(d, l, f, a, j, &first, &fails, &tried);
+			f->first_round = first;
+			f->peers = tried;
+			failure_text(d, f, first, fails, tried, count);
+		}
+	}
+	/* failed pairs that no common end explains, once each (lower node) */
+	for (int a = 0; a < d->nodes; a++)
+		for (int b = a + 1; b < d->nodes; b++)
+			for (int i = 0; i < d->nics && !l->oom; i++) {
+				if (!cell_failed(d, a, b, i) || end[a * d->nics + i] || end[b * d->nics + i])
+					continue;
+				efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_PAIR, EFAB_SCAN_KIND_FAILED, a,
+							       i, b, EFAB_SCAN_PAIR_FAILED);
+				if (!f)
+					return;
+				ev_add(d, l, f, a, b, i, 1, -1, NAN, 1);
+				f->first_round = round1(d, a, b);
+				f->peers = 1;
+				int ea = passed_elsewhere(d, a, i, b), eb = passed_elsewhere(d, b, i, a);
+				snprintf(f->evidence, sizeof(f->evidence), "the pair failed in round %d (%s); %s",
+					 f->first_round, why_of(d, a, b, i),
+					 d->nodes == 2 ? "2 nodes: nothing tells its ends apart"
+					 : ea && eb ? "both ends passed with other nodes: no common end"
+					 : ea || eb ? "one end passed with other nodes, the other failed with fewer than 2 peers that passed elsewhere: no common end"
+						    : "neither end passed with another node: no end can be told");
+			}
+}
+
+static const char *metric_verb(int m)
+{
+	return m == EFAB_SCAN_SEND ? "sends" : m == EFAB_SCAN_RECV ? "receives" : "latency";
+}
+
+/* A flagged unit's finding: its figure, the peers it rests on. */
+static void unit_flag(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
+		      const unsigned char *flagged, flag_list_t *l, int m, int a, int i,
+		      double value, double ref, double noise, double *vals, int *peers)
+{
+	efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_NIC, kind_of_metric(m), a, i, -1, m);
+	if (!f)
+		return;
+	int k = peer_figures(d, flagged, m, a, i, vals, peers);
+	f->value = value;
+	f->ref = ref;
+	f->ratio = ratio_of(m, value, ref);
+	f->peers = k;
+	size_t n = 0, len = sizeof(f->evidence);
+	put(f->evidence, len, &n, "%s %.4g %s, median over its %d peer%s (", efab_scan_metric_name(m),
+	    value, unit_of(m), k, k == 1 ? "" : "s");
+	for (int j = 0; j < k; j++) {
+		int off = violates(lim, m, vals[j], ratio_of(m, vals[j], ref), ref, noise);
+		if (m == EFAB_SCAN_RECV)
+			ev_add(d, l, f, peers[j], a, i, 0, EFAB_SCAN_SEND, vals[j], off);
+		else
+			ev_add(d, l, f, a, peers[j], i, 0, m, vals[j], off);
+		put(f->evidence, len, &n, "%s%s %.4g", j ? ", " : "", d->node_names[peers[j]], vals[j]);
+	}
+	put(f->evidence, len, &n, ") = %.2fx the cluster median %.4g %s%s", shown_ratio(m, f->ratio),
+	    ref, unit_of(m), m == EFAB_SCAN_LAT ? " (higher is worse)" : "");
+	if (k < d->nodes - 1)
+		put(f->evidence, len, &n, "; %d peer%s left out (failed pairs, or ends flagged for the "
+					  "opposite figure)", d->nodes - 1 - k, d->nodes - 1 - k == 1 ? "" : "s");
+}
+
+static int cmp_flag(const void *a, const void *b)
+{
+	const efab_scan_flag_t *x = a, *y = b;
+	if (x->subject != y->subject)
+		return x->subject < y->subject ? -1 : 1;
+	double rx = isfinite(x->ratio) ? x->ratio : 0, ry = isfinite(y->ratio) ? y->ratio : 0;
+	return rx < ry ? -1 : rx > ry;
+}
+
+/* A node with more than half of its NICs flagged for m is one finding, the
+ * NICs' findings folded into it (flags [from, l->n)). */
+static void fold_nodes(const efab_scan_data_t *d, flag_list_t *l, size_t from)
+{
+	size_t end = l->n;
+	for (int a = 0; a < d->nodes && !l->oom; a++)
+		for (int m = 0; m < EFAB_SCAN_NMETRIC && !l->oom; m++) {
+			int count = 0;
+			for (size_t f = from; f < end; f++)
+				count += l->f[f].subject == EFAB_SCAN_SUBJ_NIC && l->f[f].node == a &&
+					 l->f[f].metric == m;
+			if (count * 2 <= d->nics)
+				continue;
+			efab_scan_flag_t *nf = flag_new(l, EFAB_SCAN_SUBJ_NODE, kind_of_metric(m), a, -1, -1, m);
+			if (!nf)
+				return;
+			double vals[1024];
+			int nv = 0, most = 0;
+			size_t n = 0, len = sizeof(nf->evidence);
+			put(nf->evidence, len, &n, "%d of %d NICs: ", count, d->nics);
+			for (size_t f = from; f < end; f++) {
+				efab_scan_flag_t *g = &l->f[f];
+				if (g->subject != EFAB_SCAN_SUBJ_NIC || g->node != a || g->metric != m)
+					continue;
+				if (nv < (int)EFAB_ARRAY_SIZE(vals))
+					vals[nv++] = g->value;
+				most = g->peers > most ? g->peers : most;
+				put(nf->evidence, len, &n, "%s%s %.4g %s over %d peer%s", nv > 1 ? ", " : "",
+				    nic_name(d, a, g->nic), g->value, unit_of(m), g->peers, g->peers == 1 ? "" : "s");
+				for (size_t e = 0; e < g->nev; e++)
+					ev_add(d, l, nf, g->ev[e].a, g->ev[e].b, g->ev[e].nic, 0, g->ev[e].metric,
+					       g->ev[e].value, g->ev[e].off);
+				g->subject = -1; /* folded into the node's finding */
+			}
+			nf->value = efab_scan_median(vals, (size_t)nv);
+			nf->ref = l->f[from].ref;
+			for (size_t f = from; f < end; f++)
+				if (l->f[f].metric == m)
+					nf->ref = l->f[f].ref;
+			nf->ratio = ratio_of(m, nf->value, nf->ref);
+			nf->peers = most;
+			put(nf->evidence, len, &n, "; %s median %.4g %s = %.2fx the cluster median %.4g %s",
+			    efab_scan_metric_name(m), nf->value, unit_of(m), shown_ratio(m, nf->ratio),
+			    nf->ref, unit_of(m));
+		}
+	size_t w = from;
+	for (size_t f = from; f < l->n; f++) {
+		if (l->f[f].subject < 0) {
+			free(l->f[f].ev);
+			continue;
+		}
+		l->f[w++] = l->f[f];
+	}
+	l->n = w;
+	qsort(l->f + from, l->n - from, sizeof(*l->f), cmp_flag);
+}
+
+/* Median of unit (a, i)'s figure m over its peers other than b and the
+ * flagged ends; *k how many. */
+static double others_median(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
+			    int i, int b, double *tmp, int *k)
+{
+	int n = 0;
+	for (int x = 0; x < d->nodes; x++) {
+		if (x == a || x == b || excluded_peer(flagged, d->nics, m, x, i))
+			continue;
+		double v = pair_value(d, m, a, x, i);
+		if (isfinite(v))
+			tmp[n++] = v;
+	}
+	*k = n;
+	return n ? efab_scan_median(tmp, (size_t)n) : NAN;
+}
+
+/* "nodeA's to its 2 other peers: median 7.1 us" and the same for b; or that
+ * nothing tells the ends apart. */
+static void pair_context(const efab_scan_data_t *d, const unsigned char *flagged, int ma, int mb,
+			 int a, int b, int i, double *tmp, char *buf, size_t len, size_t *n)
+{
+	int ka, kb;
+	double va = others_median(d, flagged, ma, a, i, b, tmp, &ka);
+	double vb = others_median(d, flagged, mb, b, i, a, tmp, &kb);
+	if (!ka && !kb) {
+		put(buf, len, n, "; %s", d->nodes == 2 ? "2 nodes: nothing tells its ends apart"
+						       : "neither end has other peers measured: no end can be told");
+		return;
+	}
+	put(buf, len, n, "; with their other peers %s %s", d->node_names[a], metric_verb(ma));
+	if (ka)
+		put(buf, len, n, " %.4g %s (median over %d)", va, unit_of(ma), ka);
+	else
+		put(buf, len, n, " nothing measured");
+	put(buf, len, n, ", %s %s", d->node_names[b], metric_verb(mb));
+	if (kb)
+		put(buf, len, n, " %.4g %s (median over %d)", vb, unit_of(mb), kb);
+	else
+		put(buf, len, n, " nothing measured");
+	put(buf, len, n, ": one pair, not an end");
+}
+
+/* Pair figures beyond the limits that no flagged end explains (efab_scan.h,
+ * 2., last): the pair is the subject. */
+static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit_lim,
+		       const unsigned char *flagged, const double *ref, flag_list_t *l, double *tmp)
+{
+	const int F = EFAB_SCAN_NMETRIC;
+	/* one figure that no other pair confirms must be further off: rel
+	 * squared (0.64 at the default 0.8); the absolute limits as they are */
+	efab_scan_limits_t pl = *unit_lim;
+	const efab_scan_limits_t *lim = &pl;
+	pl.rel = unit_lim->rel * unit_lim->rel;
+	for (int a = 0; a < d->nodes; a++)
+		for (int b = a + 1; b < d->nodes; b++)
+			for (int i = 0; i < d->nics && !l->oom; i++) {
+				int ua = a * d->nics + i, ub = b * d->nics + i;
+				/* latency, symmetric; the best pass's must be off too */
+				double v = d->lat[at(d, a, b, i)];
+				double best = d->lat_best ? d->lat_best[at(d, a, b, i)] : v;
+				if (isfinite(v) && !cell_failed(d, a, b, i) && !flagged[ua * F + EFAB_SCAN_LAT] &&
+				    !flagged[ub * F + EFAB_SCAN_LAT]) {
+					double r = ratio_of(EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT]);
+					double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp);
+					if (pair_violates(lim, EFAB_SCAN_LAT, v, r, noise) &&
+					    pair_violates(lim, EFAB_SCAN_LAT, best,
+							  ratio_of(EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT]),
+							  noise)) {
+						efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_PAIR,
+									       EFAB_SCAN_KIND_SLOW_LAT, a, i, b,
+									       EFAB_SCAN_LAT);
+						if (!f)
+							return;
+						f->value = v;
+						f->ref = ref[EFAB_SCAN_LAT];
+						f->ratio = r;
+						f->peers = 1;
+						ev_add(d, l, f, a, b, i, 0, EFAB_SCAN_LAT, v, 1);
+						size_t n = 0;
+						put(f->evidence, sizeof(f->evidence), &n,
+						    "latency %.4g us = %.2fx the cluster median %.4g us (higher is "
+						    "worse) in round %d", v, shown_ratio(EFAB_SCAN_LAT, r), f->ref,
+						    round1(d, a, b));
+						pair_context(d, flagged, EFAB_SCAN_LAT, EFAB_SCAN_LAT, a, b, i, tmp,
+							     f->evidence, sizeof(f->evidence), &n);
+					}
+				}
+				/* bandwidth, each direction */
+				int off[2] = {0, 0};
+				double bv[2], br[2];
+				for (int dir = 0; dir < 2; dir++) {
+					int x = dir ? b : a, y = dir ? a : b;
+					bv[dir] = d->bw[at(d, x, y, i)];
+					br[dir] = ratio_of(EFAB_SCAN_SEND, bv[dir], ref[EFAB_SCAN_SEND]);
+					if (!isfinite(bv[dir]) || cell_failed(d, a, b, i) ||
+					    flagged[(x * d->nics + i) * F + EFAB_SCAN_SEND] ||
+					    flagged[(y * d->nics + i) * F + EFAB_SCAN_RECV])
+						continue;
+					double noise = pair_noise(d, flagged, EFAB_SCAN_SEND, x, y, tmp);
+					double best = d->bw_best ? d->bw_best[at(d, x, y, i)] : bv[dir];
+					off[dir] = pair_violates(lim, EFAB_SCAN_SEND, bv[dir], br[dir], noise) &&
+						   pair_violates(lim, EFAB_SCAN_SEND, best,
+								 ratio_of(EFAB_SCAN_SEND, best,
+									  ref[EFAB_SCAN_SEND]),
+								 noise);
+				}
+				if (!off[0] && !off[1])
+					continue;
+				int w = off[0] ? 0 : 1, x = w ? b : a, y = w ? a : b;
+				efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_PAIR, EFAB_SCAN_KIND_SLOW_BW, x, i,
+							       y, EFAB_SCAN_SEND);
+				if (!f)
+					return;
+				f->both = off[0] && off[1];
+				f->value = f->both ? fmin(bv[0], bv[1]) : bv[w];
+				f->ref = ref[EFAB_SCAN_SEND];
+				f->ratio = ratio_of(EFAB_SCAN_SEND, f->value, f->ref);
+				f->peers = 1;
+				ev_add(d, l, f, x, y, i, 0, EFAB_SCAN_SEND, bv[w], 1);
+				ev_add(d, l, f, y, x, i, 0, EFAB_SCAN_SEND, bv[!w], off[!w]);
+				size_t n = 0, len = sizeof(f->evidence);
+				if (f->both)
+					put(f->evidence, len, &n,
+					    "both ways in round %d: %s -> %s %.4g MB/s (%.2fx), %s -> %s %.4g MB/s "
+					    "(%.2fx) of the cluster median %.4g MB/s", round1(d, a, b),
+					    d->node_names[a], d->node_names[b], bv[0], br[0], d->node_names[b],
+					    d->node_names[a], bv[1], br[1], f->ref);
+				else
+					put(f->evidence, len, &n,
+					    "%s writes to %s at %.4g MB/s = %.2fx the cluster median %.4g MB/s in "
+					    "round %d (the other way %.4g MB/s)", d->node_names[x],
+					    d->node_names[y], bv[w], br[w], f->ref, round1(d, a, b), bv[!w]);
+				pair_context(d, flagged, EFAB_SCAN_SEND, EFAB_SCAN_RECV, x, y, i, tmp,
+					     f->evidence, len, &n);
+			}
+}
+
+/* The NIC-counter findings (efab_scan.h, 3.). */
+static void nic_counter_flags(const efab_scan_data_t *d, const unsigned char *flagged,
+			      flag_list_t *l)
 {
 	int units = d->nodes * d->nics;
 	unsigned char *common = calloc((size_t)units, 1);
-	if (!common)
-		return EFAB_ERR;
+	if (!common) {
+		l->oom = 1;
+		return;
+	}
 	for (int u = 0; u < units; u++) {
 		int a = u / d->nics, i = u % d->nics, met = 0, bad = 0;
 		for (int b = 0; b < d->nodes; b++) {
@@ -413,60 +772,79 @@ static int nic_counter_flags(const efab_scan_data_t *d, const unsigned char *fla
 		}
 		common[u] = met >= 2 && bad == met;
 	}
-	int rc = EFAB_OK;
-	for (int u = 0; u < units && !rc; u++) {
+	for (int u = 0; u < units && !l->oom; u++) {
 		int a = u / d->nics, i = u % d->nics, figs = 0;
 		for (int m = 0; m < EFAB_SCAN_NMETRIC; m++)
 			figs |= flagged[u * EFAB_SCAN_NMETRIC + m];
-		const char *passed = figs ? " (its figures are flagged too)"
-					  : " (its bandwidth and latency passed)";
-		efab_scan_flag_t f = {.node = a, .nic = i, .metric = EFAB_SCAN_NIC_COUNTERS,
-				      .value = NAN, .ref = NAN, .ratio = 0};
-		size_t n = 0, len = sizeof(f.evidence);
-		if (common[u]) {
-			n += (size_t)snprintf(f.evidence, len, "NIC counters rose in its round with every "
-								"peer%s:", passed);
-			for (int b = 0; b < d->nodes && n < len; b++) {
-				const char *here = b == a ? NULL : trouble(d, a, b, i);
-				const char *there = b == a ? NULL : trouble(d, b, a, i);
-				if (here || there)
-					n += (size_t)snprintf(f.evidence + n, len - n, " with %s: %s%s%s%s%s;",
-							      d->node_names[b], here ? "here " : "",
-							      here ? here : "", here && there ? ", " : "",
-							      there ? "at the peer " : "", there ? there : "");
-			}
-			rc = add_flag(v, &f);
+		if (!common[u])
 			continue;
-		}
-		/* this unit's own troubled rounds that no common end explains */
-		for (int b = 0; b < d->nodes && !rc; b++) {
+		efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_NIC, EFAB_SCAN_KIND_COUNTERS, a, i, -1,
+					       EFAB_SCAN_NIC_COUNTERS);
+		if (!f)
+			break;
+		size_t n = 0, len = sizeof(f->evidence);
+		put(f->evidence, len, &n, "NIC counters rose in its round with every peer%s:",
+		    figs ? " (its figures are flagged too)" : " (its bandwidth and latency passed)");
+		for (int b = 0; b < d->nodes; b++) {
 			const char *here = b == a ? NULL : trouble(d, a, b, i);
-			if (!here || common[b * d->nics + i])
+			const char *there = b == a ? NULL : trouble(d, b, a, i);
+			if (!here && !there)
 				continue;
-			snprintf(f.evidence, len, "NIC counters rose in its round with %s NIC %s: %s%s",
-				 d->node_names[b], d->nic_names[b * d->nics + i], here, passed);
-			rc = add_flag(v, &f);
+			f->peers++;
+			ev_add(d, l, f, a, b, i, cell_failed(d, a, b, i), EFAB_SCAN_NIC_COUNTERS, NAN, 1);
+			put(f->evidence, len, &n, " with %s: %s%s%s%s%s;", d->node_names[b],
+			    here ? "here " : "", here ? here : "", here && there ? ", " : "",
+			    there ? "at the peer " : "", there ? there : "");
 		}
 	}
+	/* troubled rounds that no common end explains: the pair, once */
+	for (int a = 0; a < d->nodes; a++)
+		for (int b = a + 1; b < d->nodes; b++)
+			for (int i = 0; i < d->nics && !l->oom; i++) {
+				const char *ta = trouble(d, a, b, i), *tb = trouble(d, b, a, i);
+				if ((!ta && !tb) || common[a * d->nics + i] || common[b * d->nics + i])
+					continue;
+				efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_PAIR, EFAB_SCAN_KIND_COUNTERS,
+							       ta ? a : b, i, ta ? b : a,
+							       EFAB_SCAN_NIC_COUNTERS);
+				if (!f)
+					break;
+				f->peers = 1;
+				ev_add(d, l, f, f->node, f->peer, i, cell_failed(d, a, b, i),
+				       EFAB_SCAN_NIC_COUNTERS, NAN, 1);
+				size_t n = 0, len = sizeof(f->evidence);
+				put(f->evidence, len, &n, "NIC counters rose in their round (round %d) only:",
+				    round1(d, a, b));
+				if (ta)
+					put(f->evidence, len, &n, " at %s NIC %s %s;", d->node_names[a],
+					    nic_name(d, a, i), ta);
+				if (tb)
+					put(f->evidence, len, &n, " at %s NIC %s %s;", d->node_names[b],
+					    nic_name(d, b, i), tb);
+				put(f->evidence, len, &n, " neither end's rounds with other peers had trouble "
+							  "in all: no common end");
+			}
 	free(common);
-	return rc;
 }
 
 int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 		      efab_scan_verdict_t *out)
 {
 	int units = d->nodes * d->nics;
+	flag_list_t l = {0};
 	memset(out, 0, sizeof(*out));
 	out->unit = calloc((size_t)units * EFAB_SCAN_NMETRIC, sizeof(double));
 	unsigned char *flagged = calloc((size_t)units * EFAB_SCAN_NMETRIC, 1);
+	unsigned char *end = calloc((size_t)units + 1, 1);
 	double *tmp = malloc((size_t)units * (size_t)d->nodes * sizeof(double) + 8);
-	out->flags = malloc(((size_t)units * EFAB_SCAN_NMETRIC + 1) * sizeof(*out->flags));
-	if (!out->unit || !flagged || !tmp || !out->flags) {
-		free(flagged);
-		free(tmp);
-		efab_scan_verdict_free(out);
-		return EFAB_ERR;
+	double *vals = malloc(((size_t)d->nodes + 1) * sizeof(double));
+	int *peers = malloc(((size_t)d->nodes + 1) * sizeof(int));
+	if (!out->unit || !flagged || !end || !tmp || !vals || !peers) {
+		l.oom = 1;
+		goto out;
 	}
+	/* 1. the failures come first: they are the worst news */
+	failure_flags(d, &l, end);
 	for (int m = 0; m < EFAB_SCAN_NMETRIC; m++) {
 		for (int u = 0; u < units; u++)
 			out->unit[u * EFAB_SCAN_NMETRIC + m] =
@@ -476,81 +854,221 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 		out->ref[m] = efab_scan_median(tmp, (size_t)units);
 		out->spread[m] = unit_noise(d, flagged, m, -1, 1, tmp);
 	}
-	/* Worst first: flag one unit, recompute its peers without it, repeat. */
+	/* 2. figures, worst first: flag one unit, recompute its peers without
+	 * it, repeat. A unit needs more than one peer's figure beyond the
+	 * limits too (with 3 or more peers its median implies that). */
+	size_t figures_from = l.n;
 	for (;;) {
 		int worst_u = -1, worst_m = 0;
-		double worst_r = INFINITY;
+		double worst_r = INFINITY, worst_noise = NAN;
 		for (int m = 0; m < EFAB_SCAN_NMETRIC; m++)
 			for (int u = 0; u < units; u++) {
+				int a = u / d->nics, i = u % d->nics;
 				if (flagged[u * EFAB_SCAN_NMETRIC + m])
 					continue;
-				double val = unit_value(d, flagged, m, u / d->nics, u % d->nics, tmp);
+				int k = peer_figures(d, flagged, m, a, i, vals, NULL);
+				double val = k ? efab_scan_median(vals, (size_t)k) : NAN;
 				out->unit[u * EFAB_SCAN_NMETRIC + m] = val;
 				double r = ratio_of(m, val, out->ref[m]);
-				double noise = unit_noise(d, flagged, m, u / d->nics,
-							  unit_count(d, flagged, m, u / d->nics, u % d->nics), tmp);
+				double noise = unit_noise(d, flagged, m, a, k ? k : d->nodes - 1, tmp);
 				if (!violates(lim, m, val, r, out->ref[m], noise))
 					continue;
+				int off = 0;
+				for (int j = 0; j < k; j++)
+					off += violates(lim, m, vals[j], ratio_of(m, vals[j], out->ref[m]),
+							out->ref[m], noise);
+				/* too few peers left once flagged ends are left out (an
+				 * absolute limit every unit misses): its pairs with those
+				 * ends count as agreeing when they too are beyond it */
+				for (int b = 0; k < 2 && off < 2 && b < d->nodes; b++) {
+					double pv = pair_value(d, m, a, b, i);
+					off += b != a && excluded_peer(flagged, d->nics, m, b, i) &&
+					       violates(lim, m, pv, ratio_of(m, pv, out->ref[m]), out->ref[m], noise);
+				}
+				if (off < 2)
+					continue; /* one outlier pair: the pairs' step names it */
 				double key = isfinite(r) ? r : 0;
 				if (key < worst_r) {
 					worst_r = key;
 					worst_u = u;
 					worst_m = m;
+					worst_noise = noise;
 				}
 			}
 		if (worst_u < 0)
 			break;
+		unit_flag(d, lim, flagged, &l, worst_m, worst_u / d->nics, worst_u % d->nics,
+			  out->unit[worst_u * EFAB_SCAN_NMETRIC + worst_m], out->ref[worst_m], worst_noise,
+			  vals, peers);
 		flagged[worst_u * EFAB_SCAN_NMETRIC + worst_m] = 1;
-		efab_scan_flag_t *f = &out->flags[out->nflags++];
-		memset(f, 0, sizeof(*f));
-		f->node = worst_u / d->nics;
-		f->nic = worst_u % d->nics;
-		f->metric = worst_m;
-		f->value = out->unit[worst_u * EFAB_SCAN_NMETRIC + worst_m];
-		f->ref = out->ref[worst_m];
-		f->ratio = ratio_of(worst_m, f->value, f->ref);
-		unit_evidence(d, worst_m, f->node, f->nic, f->value, f->ref, f->ratio, f->evidence,
-			      sizeof(f->evidence));
+		if (l.oom)
+			goto out;
 	}
-	free(tmp);
-	fold_nodes(d, out);
-	if (d->hw_trouble && nic_counter_flags(d, flagged, out)) {
-		free(flagged);
-		efab_scan_verdict_free(out);
-		return EFAB_ERR;
-	}
+	fold_nodes(d, &l, figures_from);
+	pair_flags(d, lim, flagged, out->ref, &l, tmp);
+	/* 3. NIC counters */
+	if (d->hw_trouble && !l.oom)
+		nic_counter_flags(d, flagged, &l);
+out:
 	free(flagged);
-	/* the failures come first: they are the worst news */
-	efab_scan_verdict_t fails = {0};
-	unsigned char *unreach = calloc((size_t)units, 1);
-	if (!unreach || failure_flags(d, &fails, unreach)) {
-		free(unreach);
-		free(fails.flags);
+	free(end);
+	free(tmp);
+	free(vals);
+	free(peers);
+	out->flags = l.f;
+	out->nflags = l.n;
+	if (l.oom) {
 		efab_scan_verdict_free(out);
 		return EFAB_ERR;
-	}
-	free(unreach);
-	if (fails.nflags) {
-		efab_scan_flag_t *all = realloc(fails.flags, (fails.nflags + out->nflags + 1) * sizeof(*all));
-		if (!all) {
-			free(fails.flags);
-			efab_scan_verdict_free(out);
-			return EFAB_ERR;
-		}
-		if (out->nflags)
-			memcpy(all + fails.nflags, out->flags, out->nflags * sizeof(*all));
-		free(out->flags);
-		out->flags = all;
-		out->nflags += fails.nflags;
-	} else {
-		free(fails.flags);
 	}
 	return EFAB_OK;
 }
 
 void efab_scan_verdict_free(efab_scan_verdict_t *v)
 {
+	for (size_t f = 0; v->flags && f < v->nflags; f++)
+		free(v->flags[f].ev);
 	free(v->unit);
 	free(v->flags);
 	memset(v, 0, sizeof(*v));
+}
+
+void efab_scan_flag_line(const efab_scan_data_t *d, const efab_scan_flag_t *f, char *buf,
+			 size_t len)
+{
+	size_t n = 0;
+	if (!len)
+		return;
+	buf[0] = 0;
+	switch (f->subject) {
+	case EFAB_SCAN_SUBJ_NODE: put(buf, len, &n, "node %s", d->node_names[f->node]); break;
+	case EFAB_SCAN_SUBJ_NIC:
+		put(buf, len, &n, "node %s NIC %s", d->node_names[f->node], nic_name(d, f->node, f->nic));
+		break;
+	default:
+		put(buf, len, &n, "pair %s NIC %s %s %s NIC %s", d->node_names[f->node],
+		    nic_name(d, f->node, f->nic),
+		    f->kind == EFAB_SCAN_KIND_SLOW_BW && !f->both ? "->" : "-", d->node_names[f->peer],
+		    nic_name(d, f->peer, f->nic));
+	}
+	put(buf, len, &n, ": %s: %s", efab_scan_kind_name(f->kind), f->evidence);
+}
+
+static void json_str(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(fp, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(fp, "\\u%04x", c);
+		else
+			fputc(c, fp);
+	}
+	fputc('"', fp);
+}
+
+static void json_num(FILE *fp, double v)
+{
+	if (isfinite(v))
+		fprintf(fp, "%.6g", v);
+	else
+		fputs("null", fp);
+}
+
+int efab_scan_verdict_json(FILE *fp, const efab_scan_data_t *d, const efab_scan_verdict_t *v)
+{
+	char line[sizeof(v->flags->evidence) + 512];
+	fprintf(fp, "{\n  \"schema\": 1,\n  \"verdict\": \"%s\",\n  \"nodes\": %d,\n  \"nics\": %d,\n"
+		    "  \"rounds\": %d,\n  \"cluster_median\": {\"send_MBps\": ",
+		v->nflags ? "flagged" : "clean", d->nodes, d->nics, efab_scan_rounds(d->nodes));
+	json_num(fp, v->ref[EFAB_SCAN_SEND]);
+	fputs(", \"recv_MBps\": ", fp);
+	json_num(fp, v->ref[EFAB_SCAN_RECV]);
+	fputs(", \"lat_us\": ", fp);
+	json_num(fp, v->ref[EFAB_SCAN_LAT]);
+	fputs("},\n  \"findings\": [", fp);
+	for (size_t k = 0; k < v->nflags; k++) {
+		const efab_scan_flag_t *f = &v->flags[k];
+		fprintf(fp, "%s\n    {\"subject\": \"%s\", \"node\": ", k ? "," : "",
+			efab_scan_subject_name(f->subject));
+		json_str(fp, d->node_names[f->node]);
+		fputs(", \"nic\": ", fp);
+		if (f->nic >= 0)
+			json_str(fp, nic_name(d, f->node, f->nic));
+		else
+			fputs("null", fp);
+		fputs(", \"peer_node\": ", fp);
+		if (f->peer >= 0)
+			json_str(fp, d->node_names[f->peer]);
+		else
+			fputs("null", fp);
+		fputs(", \"peer_nic\": ", fp);
+		if (f->peer >= 0)
+			json_str(fp, nic_name(d, f->peer, f->nic));
+		else
+			fputs("null", fp);
+		fprintf(fp, ",\n     \"kind\": \"%s\", \"metric\": ", efab_scan_kind_name(f->kind));
+		if (f->metric < EFAB_SCAN_NMETRIC)
+			json_str(fp, efab_scan_metric_name(f->metric));
+		else
+			fputs("null", fp);
+		fprintf(fp, ", \"direction\": %s, \"value\": ",
+			f->subject == EFAB_SCAN_SUBJ_PAIR && f->kind == EFAB_SCAN_KIND_SLOW_BW
+				? f->both ? "\"both\"" : "\"node->peer\"" : "null");
+		json_num(fp, f->value);
+		fprintf(fp, ", \"unit\": %s, \"cluster_median\": ",
+			f->metric < EFAB_SCAN_NMETRIC ? f->metric == EFAB_SCAN_LAT ? "\"us\"" : "\"MB/s\""
+						       : "null");
+		json_num(fp, f->ref);
+		fputs(", \"ratio\": ", fp);
+		json_num(fp, f->metric < EFAB_SCAN_NMETRIC ? shown_ratio(f->metric, f->ratio) : NAN);
+		fprintf(fp, ", \"peers\": %d, \"first_failed_round\": ", f->peers);
+		if (f->first_round)
+			fprintf(fp, "%d", f->first_round);
+		else
+			fputs("null", fp);
+		fputs(",\n     \"text\": ", fp);
+		efab_scan_flag_line(d, f, line, sizeof(line));
+		json_str(fp, line);
+		fputs(",\n     \"evidence\": [", fp);
+		for (size_t e = 0; e < f->nev; e++) {
+			const efab_scan_evidence_t *g = &f->ev[e];
+			fprintf(fp, "%s\n       {\"node_a\": ", e ? "," : "");
+			json_str(fp, d->node_names[g->a]);
+			fputs(", \"nic_a\": ", fp);
+			json_str(fp, nic_name(d, g->a, g->nic));
+			fputs(", \"node_b\": ", fp);
+			json_str(fp, d->node_names[g->b]);
+			fputs(", \"nic_b\": ", fp);
+			json_str(fp, nic_name(d, g->b, g->nic));
+			fprintf(fp, ", \"round\": %d, \"status\": \"%s\", \"metric\": ", g->round,
+				g->failed ? "failed" : "ok");
+			if (g->metric >= 0 && g->metric < EFAB_SCAN_NMETRIC)
+				json_str(fp, g->metric == EFAB_SCAN_SEND ? "bandwidth a->b"
+								: efab_scan_metric_name(g->metric));
+			else if (g->metric == EFAB_SCAN_NIC_COUNTERS)
+				json_str(fp, "NIC counters");
+			else
+				fputs("null", fp);
+			fputs(", \"value\": ", fp);
+			json_num(fp, g->value);
+			fprintf(fp, ", \"beyond_limits\": %s", g->off ? "true" : "false");
+			if (g->failed) {
+				fputs(", \"error\": ", fp);
+				json_str(fp, why_of(d, g->a, g->b, g->nic));
+			}
+			if (g->metric == EFAB_SCAN_NIC_COUNTERS) {
+				fputs(", \"counters_a\": ", fp);
+				json_str(fp, trouble(d, g->a, g->b, g->nic));
+				fputs(", \"counters_b\": ", fp);
+				json_str(fp, trouble(d, g->b, g->a, g->nic));
+			}
+			fputc('}', fp);
+		}
+		fputs(f->nev ? "\n     ]}" : "]}", fp);
+	}
+	fputs(v->nflags ? "\n  ]\n}\n" : "]\n}\n", fp);
+	return ferror(fp) ? EFAB_ERR : EFAB_OK;
 }

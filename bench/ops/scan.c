@@ -689,7 +689,10 @@ static void print_header(efab_ctx_t *c, int rounds)
 	printf("# verdict: a NIC is flagged when the median over its peers is below %.2f x the "
 	       "cluster median (bandwidth) or above median / %.2f (latency) and further from it "
 	       "than %.0f x its noise (robust spread of the pair figures without that node, for a "
-	       "median of as many)%s%s; a node when more than half its NICs are\n",
+	       "median of as many)%s%s, and so are the figures of more than one of its peers; a "
+	       "node when more than half its NICs are; a pair beyond the limits (threshold squared) that no flagged end "
+	       "explains is a finding of the pair; failed pairs name their common end (at least 2 "
+	       "failed peers that passed with others), else the pair\n",
 	       c->o.threshold, c->o.threshold, EFAB_SCAN_SIGMAS,
 	       c->o.min_bw > 0 ? ", or below --min-bw" : "",
 	       c->o.max_lat > 0 ? ", or above --max-lat" : "");
@@ -747,8 +750,8 @@ static void print_matrix(const scan_state_t *scan, const char *title, const doub
 	}
 }
 
-static void print_report(const efab_ctx_t *c, const double *bw, const double *lat,
-			 const efab_scan_verdict_t *v)
+static void print_report(const efab_ctx_t *c, const efab_scan_data_t *d, const double *bw,
+			 const double *lat, const efab_scan_verdict_t *v)
 {
 	const scan_state_t *scan = c->priv;
 	print_matrix(scan, "bandwidth, 10^6 B/s (median over NICs; row writes to column)", bw, 0);
@@ -776,17 +779,14 @@ static void print_report(const efab_ctx_t *c, const double *bw, const double *la
 	printf("cluster median: send %.1f MB/s, receive %.1f MB/s, latency %.2f us\n",
 	       v->ref[EFAB_SCAN_SEND], v->ref[EFAB_SCAN_RECV], v->ref[EFAB_SCAN_LAT]);
 	printf("\nverdict: %s\n", v->nflags ? "FLAGGED" : "no node or NIC flagged");
+	char line[sizeof(v->flags->evidence) + 512];
 	for (size_t f = 0; f < v->nflags; f++) {
-		const efab_scan_flag_t *g = &v->flags[f];
-		if (g->nic < 0)
-			printf("  node %s: %s\n", scan->node_names[g->node], g->evidence);
-		else
-			printf("  node %s NIC %s: %s\n", scan->node_names[g->node],
-			       scan->nic_names[g->node * scan->nics + g->nic], g->evidence);
+		efab_scan_flag_line(d, &v->flags[f], line, sizeof(line));
+		printf("  %s\n", line);
 	}
 	if (scan->nodes == 2 && v->nflags)
-		printf("  (2 nodes: a slow direction cannot be told from its other end; scan 3 or "
-		       "more nodes to attribute it)\n");
+		printf("  (2 nodes: a slow direction or a failure cannot be told from its other end, "
+		       "the pair is the subject; scan 3 or more nodes to attribute it)\n");
 	if (scan->nodes == 3 && v->nflags)
 		printf("  (3 nodes: each NIC has 2 peers, the medians are means; 4 or more attribute "
 		       "better)\n");
@@ -800,6 +800,7 @@ typedef struct figures {
 	size_t cells, pcells;
 	int passes;
 	double *block, *bw_p, *lat_p, *lat99, *bw, *lat;
+	double *bw_best, *lat_best; /* [cell]: the best pass's (pair findings need every pass off) */
 	double errors;
 	unsigned char *failed; /* [cell]: the pair failed in some pass (symmetric) */
 	char (*why)[WHY_LEN];  /* [cell]: the first failure's phase and error */
@@ -816,7 +817,7 @@ static int figures_alloc(const scan_state_t *scan, int passes, figures_t *f)
 	f->passes = passes;
 	f->cells = (size_t)scan->nodes * (size_t)scan->nodes * (size_t)scan->nics;
 	f->pcells = f->cells * (size_t)passes;
-	f->block = malloc((2 * f->pcells + 3 * f->cells) * sizeof(double));
+	f->block = malloc((2 * f->pcells + 5 * f->cells) * sizeof(double));
 	if (!f->block)
 		return EFAB_ERR;
 	f->bw_p = f->block;
@@ -824,6 +825,8 @@ static int figures_alloc(const scan_state_t *scan, int passes, figures_t *f)
 	f->lat99 = f->lat_p + f->pcells;
 	f->bw = f->lat99 + f->cells;
 	f->lat = f->bw + f->cells;
+	f->bw_best = f->lat + f->cells;
+	f->lat_best = f->bw_best + f->cells;
 	for (size_t k = 0; k < f->pcells; k++)
 		f->bw_p[k] = f->lat_p[k] = NAN;
 	f->failed = calloc(f->cells, 1);
@@ -898,12 +901,29 @@ static void progress(int p, int passes, int r, int rounds, double secs, double l
 			rounds, secs, left, failed);
 }
 
+/* --verdict-json: the verdict's findings, the same list the text prints. */
+static int write_verdict_json(const char *path, const efab_scan_data_t *d,
+			      const efab_scan_verdict_t *v)
+{
+	FILE *fp = fopen(path, "w");
+	if (!fp) {
+		efab_log_error("--verdict-json: cannot write '%s': %s", path, strerror(errno));
+		return EFAB_ERR;
+	}
+	int rc = efab_scan_verdict_json(fp, d, v);
+	if (fclose(fp) || rc) {
+		efab_log_error("--verdict-json: writing '%s' failed", path);
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
 /* Rank 0: each figure the median over the passes, the report, the verdict;
  * EFAB_ERR when a node or NIC is flagged or data did not validate. */
 static int conclude(efab_ctx_t *c, figures_t *f, efab_stopwatch_t sw)
 {
 	const scan_state_t *scan = c->priv;
-	int rc;
+	int rc = EFAB_OK;
 	for (size_t k = 0; k < f->cells; k++) {
 		double vb[1000], vl[1000];
 		for (int p = 0; p < f->passes; p++) {
@@ -912,19 +932,30 @@ static int conclude(efab_ctx_t *c, figures_t *f, efab_stopwatch_t sw)
 		}
 		f->bw[k] = efab_scan_median(vb, (size_t)f->passes);
 		f->lat[k] = efab_scan_median(vl, (size_t)f->passes);
+		f->bw_best[k] = f->lat_best[k] = NAN;
+		for (int p = 0; p < f->passes; p++) {
+			if (isfinite(vb[p]) && !(vb[p] <= f->bw_best[k]))
+				f->bw_best[k] = vb[p];
+			if (isfinite(vl[p]) && !(vl[p] >= f->lat_best[k]))
+				f->lat_best[k] = vl[p];
+		}
 	}
 	efab_scan_data_t d = {scan->nodes, scan->nics, (const char *const *)scan->node_names,
 			      (const char *const *)scan->nic_names, f->bw, f->lat, f->failed,
-			      (const char *const *)f->whyp, f->any_hw ? (const char *const *)f->hwp : NULL};
+			      (const char *const *)f->whyp, f->any_hw ? (const char *const *)f->hwp : NULL,
+			      f->bw_best, f->lat_best};
 	efab_scan_limits_t lim = {c->o.threshold, c->o.min_bw, c->o.max_lat};
 	efab_scan_verdict_t v;
 	if (efab_scan_verdict(&d, &lim, &v)) {
 		efab_log_error("out of memory for the verdict");
 		rc = EFAB_ERR;
 	} else {
-		print_report(c, f->bw, f->lat, &v);
+		print_report(c, &d, f->bw, f->lat, &v);
+		if (c->o.verdict_json[0] && write_verdict_json(c->o.verdict_json, &d, &v))
+			rc = EFAB_ERR;
 		printf("scan wall time %.1f s\n", efab_stopwatch_elapsed_s(sw));
-		rc = v.nflags ? EFAB_ERR : EFAB_OK;
+		if (v.nflags)
+			rc = EFAB_ERR;
 		efab_scan_verdict_free(&v);
 	}
 	if (f->errors) {
@@ -952,6 +983,16 @@ static int scan_drive(efab_ctx_t *c)
 	}
 	if (me && c->o.csv[0] && efab_csv_open_with_header(c->o.csv, CSV_HEADER, &csv))
 		rc = EFAB_EUSAGE;
+	if (me && !rc && c->o.verdict_json[0]) { /* a path that cannot be written fails now */
+		FILE *fp = fopen(c->o.verdict_json, "w");
+		if (!fp) {
+			efab_log_error("--verdict-json: cannot write '%s': %s", c->o.verdict_json,
+				       strerror(errno));
+			rc = EFAB_EUSAGE;
+		} else {
+			fclose(fp);
+		}
+	}
 	if ((rc = efab_rt_agree(rt, rc)))
 		goto out;
 	if (me)

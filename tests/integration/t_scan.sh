@@ -28,6 +28,63 @@ scan_flagged() {
 	sed -n 's/^  node \([^ :]*\)[ :].*/\1/p' "$WORK/last.out" | sort -u | tr '\n' ' '
 }
 
+# The verdict of the last scan, text and --verdict-json JSON: every finding's
+# "SUBJECT: KIND" is one of WANT, each WANT exactly once (order free); the
+# JSON has one record per text line, in the same order, with the same text,
+# and its subject, names and kind are the line's. LAT_ARTIFACT=1: also
+# accept, and print, findings "pair ...: slow latency" of at least 900 us
+# between nodes no WANT names: on these nodes, which share 2 cores with each
+# other and with whatever else runs on the machine, a single pass's
+# ping-pong between two spinning ranks waits for a CPU time slice now and
+# then (1, 4 or 6 ms half round trips: seen on 6 of 6 one-pass clean scans,
+# on one pair or on every pair of a round); that is a real finding of the
+# pair there, not of the fault a test puts in.
+scan_verdict_is() { # JSON WANT...
+	LAT_ARTIFACT=${LAT_ARTIFACT:-0} python3 - "$WORK/last.out" "$@" <<'EOF' || die "verdict: see above"
+import json, os, re, sys
+out, jpath, want = sys.argv[1], sys.argv[2], sys.argv[3:]
+text = open(out).read().split("\n")
+i = next(k for k, l in enumerate(text) if l.startswith("verdict: "))
+lines = []
+for l in text[i + 1:]:
+    if not l.startswith("  ") or l.startswith("  ("):
+        break
+    lines.append(l[2:])
+doc = json.load(open(jpath))
+recs = doc["findings"]
+print("verdict:", *lines, sep="\n  ")
+assert text[i] == ("verdict: FLAGGED" if lines else "verdict: no node or NIC flagged"), text[i]
+assert doc["verdict"] == ("flagged" if lines else "clean"), doc["verdict"]
+assert len(recs) == len(lines), (len(recs), len(lines))
+got = []
+for line, r in zip(lines, recs):
+    assert r["text"] == line, ("JSON text differs", r["text"], line)
+    if r["subject"] == "node":
+        subj = f"node {r['node']}"
+    elif r["subject"] == "nic":
+        subj = f"node {r['node']} NIC {r['nic']}"
+    else:
+        arrow = "->" if r["direction"] == "node->peer" else "-"
+        subj = f"pair {r['node']} NIC {r['nic']} {arrow} {r['peer_node']} NIC {r['peer_nic']}"
+    assert line.startswith(f"{subj}: {r['kind']}: "), ("subject or kind differs", subj, r["kind"], line)
+    assert r["evidence"], ("no evidence pairs", line)
+    got.append((f"{subj}: {r['kind']}", r))
+left = list(want)
+extra = []
+named = {w.split()[1] for w in want}
+for g, r in got:
+    if g in left:
+        left.remove(g)
+        continue
+    if (os.environ["LAT_ARTIFACT"] == "1" and r["subject"] == "pair" and r["kind"] == "slow latency"
+            and r["value"] >= 900 and not {r["node"], r["peer_node"]} & named):
+        print(f"accepted (shared cores, see scan_verdict_is): {g} at {r['value']:.0f} us")
+        continue
+    extra.append(g)
+assert not left and not extra, ("expected", want, "missing", left, "unexpected", extra)
+EOF
+}
+
 # Every unordered node pair exactly once per NIC index, with figures.
 scan_csv_complete() { # CSV NODES NICS
 	python3 - "$@" <<'EOF' || die "scan CSV incomplete"
@@ -66,21 +123,24 @@ t_scan_four_nodes_slow_node() {
 	local k fp=0
 	for k in 1 2 3; do
 		timeout -k 5 "${EFAB_TEST_TIMEOUT:-300}" "$ROOT/tests/cluster/scan" -- "${SCAN_ARGS[@]}" \
-			--csv "$WORK/clean.csv" >"$WORK/last.out" 2>&1
+			--csv "$WORK/clean.csv" --verdict-json "$WORK/clean.json" >"$WORK/last.out" 2>&1
 		local rc=$?
 		[ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$WORK/last.out"; die "scan $k: exit $rc"; }
 		if [ "$rc" = 1 ]; then
 			fp=$((fp + 1))
 			sed -n '/^verdict/,$p' "$WORK/last.out"
+		else
+			scan_verdict_is "$WORK/clean.json" # clean, in the JSON too
 		fi
 	done
 	echo "no-fault scans flagging something: $fp of 3"
 	[ "$fp" = 0 ] || die "$fp of 3 scans without a fault flagged a node"
 	scan_csv_complete "$WORK/clean.csv" 4 1
-	scan_run 1 --slow node2:200mbit -- "${SCAN_ARGS[@]}" --csv "$WORK/slow.csv"
-	[ "$(scan_flagged)" = "node2 " ] || die "flagged '$(scan_flagged)', expected node2 alone"
-	grep -q "^  node node2: 1 of 1 NICs: eth0 .* send bandwidth median" "$WORK/last.out" ||
-		die "node2 not flagged for its send bandwidth"
+	scan_run 1 --slow node2:200mbit -- "${SCAN_ARGS[@]}" --csv "$WORK/slow.csv" \
+		--verdict-json "$WORK/slow.json"
+	scan_verdict_is "$WORK/slow.json" "node node2: slow bandwidth"
+	grep -q "^  node node2: slow bandwidth: 1 of 1 NICs: eth0 .* over 3 peers; send bandwidth median" \
+		"$WORK/last.out" || die "node2 not flagged for its send bandwidth"
 	grep -q "^# estimate: 3 x 3 rounds x 2 groups" "$WORK/last.out" || die "no estimate before the scan"
 	said "pass 3/3 round 3/3 done" || die "no progress lines"
 	scan_csv_complete "$WORK/slow.csv" 4 1
@@ -94,10 +154,11 @@ t_scan_four_nodes_slow_node() {
 # one scan without the fault flags nothing.
 t_scan_eight_nodes_slow_node() {
 	cluster_need 8
-	scan_run 0 -- "${SCAN_ARGS[@]}" --csv "$WORK/clean.csv"
+	scan_run 0 -- "${SCAN_ARGS[@]}" --csv "$WORK/clean.csv" --verdict-json "$WORK/clean.json"
+	scan_verdict_is "$WORK/clean.json"
 	scan_csv_complete "$WORK/clean.csv" 8 1
-	scan_run 1 --slow node5:200mbit -- "${SCAN_ARGS[@]}"
-	[ "$(scan_flagged)" = "node5 " ] || die "flagged '$(scan_flagged)', expected node5 alone"
+	scan_run 1 --slow node5:200mbit -- "${SCAN_ARGS[@]}" --verdict-json "$WORK/slow.json"
+	scan_verdict_is "$WORK/slow.json" "node node5: slow bandwidth"
 	grep -q "^scan wall time" "$WORK/last.out" || die "no wall time"
 }
 
@@ -214,7 +275,7 @@ t_scan_efasim_lossy_nic() {
 	local lines
 	lines=$(grep '^  node ' "$WORK/last.out")
 	[ "$(echo "$lines" | wc -l)" = 1 ] || die "expected one finding, got: $lines"
-	echo "$lines" | grep -q '^  node node2 NIC [^:]*: NIC counters rose in its round with every peer (its bandwidth and latency passed): with node0: here retrans_bytes=[1-9][0-9]*;retrans_pkts=[1-9]' ||
+	echo "$lines" | grep -q '^  node node2 NIC [^:]*: counters: NIC counters rose in its round with every peer (its bandwidth and latency passed): with node0: here retrans_bytes=[1-9][0-9]*;retrans_pkts=[1-9]' ||
 		die "node2's NIC not named as the common end: $lines"
 	python3 - "$WORK/loss.csv" <<'EOF' || die "counters in the CSV"
 import csv, sys
@@ -244,13 +305,17 @@ t_scan_defaults_slow_node_and_clean() {
 	cluster_need 4
 	local k most wall
 	for k in 1 2 3; do
-		scan_run 0 -- -p tcp --threshold 0.5 --passes 3 --csv "$WORK/clean$k.csv"
+		scan_run 0 -- -p tcp --threshold 0.5 --passes 3 --csv "$WORK/clean$k.csv" \
+			--verdict-json "$WORK/clean$k.json"
+		scan_verdict_is "$WORK/clean$k.json"
 		scan_csv_complete "$WORK/clean$k.csv" 4 1
 	done
-	scan_run 1 --slow node2:200mbit -- -p tcp --threshold 0.5 --csv "$WORK/slow.csv"
+	scan_run 1 --slow node2:200mbit -- -p tcp --threshold 0.5 --csv "$WORK/slow.csv" \
+		--verdict-json "$WORK/slow.json"
 	said "MPI_ABORT" && die "the scan aborted"
-	[ "$(scan_flagged)" = "node2 " ] || die "flagged '$(scan_flagged)', expected node2 alone"
-	grep -q "^  node node2: 1 of 1 NICs: eth0 .* send bandwidth median" "$WORK/last.out" ||
+	# one pass, every pair of a round at once: 4 spinning ranks on 2 cores
+	LAT_ARTIFACT=1 scan_verdict_is "$WORK/slow.json" "node node2: slow bandwidth"
+	grep -q "^  node node2: slow bandwidth: 1 of 1 NICs: eth0 .* send bandwidth median" "$WORK/last.out" ||
 		die "node2 not flagged for its send bandwidth"
 	scan_csv_complete "$WORK/slow.csv" 4 1
 	most=$(sed -n 's/^# estimate: .*, at most \([0-9]*\) s while.*/\1/p' "$WORK/last.out")
@@ -287,13 +352,15 @@ t_scan_fabric_down_unreachable() {
 	cluster_need 4
 	local t0 secs
 	t0=$(date +%s)
-	scan_run 1 --down node2:2 -- -p tcp --threshold 0.5 -t 5 --csv "$WORK/down.csv"
+	scan_run 1 --down node2:2 -- -p tcp --threshold 0.5 -t 5 --csv "$WORK/down.csv" \
+		--verdict-json "$WORK/down.json"
 	secs=$(($(date +%s) - t0))
 	echo "scan with node2's eth0 down: $secs s"
 	said "MPI_ABORT" && die "the scan aborted"
-	grep -q "^  node node2: no progress with any peer (1 of 1 NICs): with node" "$WORK/last.out" ||
-		die "node2 not named unreachable"
-	[ "$(scan_flagged)" = "node2 " ] || die "flagged '$(scan_flagged)', expected node2 alone"
+	# its first round may pass before the link goes down (2 s): either way node2
+	grep -Eq "^  node node2: failed: (all 3 of its pairs failed \(no progress with any peer\)|2 of its 3 pairs failed, each failure involves it); the failures began in round [12]: with node" \
+		"$WORK/last.out" || die "node2 not named as the failures' common end"
+	LAT_ARTIFACT=1 scan_verdict_is "$WORK/down.json" "node node2: failed"
 	[ "$secs" -le 60 ] || die "took $secs s (3 rounds x --timeout 5 s and the rest)"
 	python3 - "$WORK/down.csv" <<'EOF' || die "CSV"
 import csv, sys
@@ -307,4 +374,67 @@ assert failed and all("node2" in (r["node_a"], r["node_b"]) for r in failed), fa
 assert all(r["error"] for r in failed), failed
 print(f"{len(others)} pairs without node2 complete, {len(failed)} with it failed")
 EOF
+}
+
+# Issue 35: the verdict names the failures' common end. node3's fabric goes
+# down 0.3 s after round 1's progress line (round 1: node0-node3 passed),
+# during round 2, no process dying, as in the issue (there 3 s after the
+# start): its pairs with node2 (round 2) and node1 (round 3) fail, node1 and
+# node2 pass with others. The verdict: node3 alone, failed, the failures
+# from round 2, its round-1 pair passed before them; the JSON says the same.
+# (The old verdict named node1 and node2, each for its pair with node3.)
+# One pass, so that round 1's pass stays (a pair failed in any pass is
+# failed); so the figures are judged at --threshold 0.01 only: these tests
+# are about the failures, and one pass's figures on these shared cores put a
+# healthy pair at 0.02x bandwidth now and then (seen: 15.6 MB/s against a
+# median of 992, with a 50-300x latency: LAT_ARTIFACT, scan_verdict_is);
+# the figures' rules are t_scan_outlier_pair's, the slow-node and clean
+# scans' (3 passes) and test_scan's.
+SCAN_FAIL_ARGS=(-p tcp --bw-size 64K -W 16 --time 0.2 --concurrent 1 --threshold 0.01 -t 5)
+t_scan_link_down_after_first_round() {
+	cluster_need 4
+	scan_run 1 --down-after node3:1+0.3 -- "${SCAN_FAIL_ARGS[@]}" \
+		--csv "$WORK/down.csv" --verdict-json "$WORK/down.json"
+	said "MPI_ABORT" && die "the scan aborted"
+	LAT_ARTIFACT=1 scan_verdict_is "$WORK/down.json" "node node3: failed"
+	grep -q "^  node node3: failed: 2 of its 3 pairs failed, each failure involves it; the failures began in round 2: with node2 NIC eth0 in round 2 (.*); with node1 NIC eth0 in round 3 (.*); each of those peers passed with another node; passed: with node0 NIC eth0 in round 1 (before the failures)$" \
+		"$WORK/last.out" || die "node3's finding does not say which pairs failed when"
+	python3 - "$WORK/down.json" <<'EOF' || die "JSON evidence"
+import json, sys
+f = json.load(open(sys.argv[1]))["findings"][0]
+assert f["first_failed_round"] == 2 and f["peers"] == 3, f
+ev = [(e["node_b"], e["round"], e["status"]) for e in f["evidence"]]
+assert ev == [("node0", 1, "ok"), ("node2", 2, "failed"), ("node1", 3, "failed")], ev
+assert all(e["error"] for e in f["evidence"] if e["status"] == "failed"), f
+EOF
+}
+
+# A node whose fabric dies between rounds (its eth0 down at round 2's
+# progress line: its processes live, so the scan concludes; a node whose
+# processes die ends the job, t_scan_node_dies): 6 nodes, node4 passes
+# rounds 1-2 and fails its 3 pairs of rounds 3-5; every other node passes
+# with the others. The verdict: node4 alone, failed from round 3.
+t_scan_fabric_dies_between_rounds() {
+	cluster_need 6
+	scan_run 1 --down-after node4:2 -- "${SCAN_FAIL_ARGS[@]}" \
+		--verdict-json "$WORK/dies.json"
+	said "MPI_ABORT" && die "the scan aborted"
+	LAT_ARTIFACT=1 scan_verdict_is "$WORK/dies.json" "node node4: failed"
+	grep -q "^  node node4: failed: 3 of its 5 pairs failed, each failure involves it; the failures began in round 3: " \
+		"$WORK/last.out" || die "node4's finding does not date its failures"
+	grep -q "passed: with node[0-9] NIC eth0 in round 1 (before the failures); with node[0-9] NIC eth0 in round 2 (before the failures)$" \
+		"$WORK/last.out" || die "node4's passed rounds not named"
+}
+
+# One outlier pair between two healthy nodes: node0 <-> node2 rate-limited
+# to 200 Mbit/s both ways (htb, that destination only), every other pair
+# and each node's other pairs at full speed. The verdict: that pair, slow
+# both ways, neither node (the old verdict flagged nothing: each end's
+# median over its 3 peers passed).
+t_scan_outlier_pair() {
+	cluster_need 4
+	scan_run 1 --slow-pair node0:node2:200mbit -- "${SCAN_ARGS[@]}" --verdict-json "$WORK/pair.json"
+	scan_verdict_is "$WORK/pair.json" "pair node0 NIC eth0 - node2 NIC eth0: slow bandwidth"
+	grep -q "^  pair node0 NIC eth0 - node2 NIC eth0: slow bandwidth: both ways in round 3: .*: one pair, not an end$" \
+		"$WORK/last.out" || die "the pair's finding"
 }

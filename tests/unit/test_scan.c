@@ -100,7 +100,7 @@ static void cluster_init_jitter(cluster_t *c, int nodes, int nics, double jitter
 				c->lat[k] = a == b ? NAN : 20 / j;
 			}
 	}
-	c->d = (efab_scan_data_t){nodes, nics, c->np, c->nicp, c->bw, c->lat, NULL, NULL, NULL};
+	c->d = (efab_scan_data_t){nodes, nics, c->np, c->nicp, c->bw, c->lat, NULL, NULL, NULL, NULL, NULL};
 }
 
 static size_t idx(const cluster_t *c, int a, int b, int i)
@@ -125,6 +125,65 @@ static void cluster_free(cluster_t *c)
 
 static const efab_scan_limits_t limits = {0.8, 0, 0};
 
+/* Every finding's "SUBJECT: KIND" (its text line up to the second ": "), in
+ * the verdict's order, one a line: what a test compares exactly. */
+static const char *subjects(const cluster_t *c, const efab_scan_verdict_t *v)
+{
+	static char out[8192];
+	char line[4096];
+	size_t n = 0;
+	out[0] = 0;
+	for (size_t f = 0; f < v->nflags && n < sizeof(out); f++) {
+		efab_scan_flag_line(&c->d, &v->flags[f], line, sizeof(line));
+		char *k = strstr(line, ": ");
+		k = k ? strstr(k + 2, ": ") : NULL;
+		if (k)
+			*k = 0;
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%s", f ? "\n" : "", line);
+	}
+	return out;
+}
+
+/* The JSON says what the text says: one record per finding, in order, each
+ * with the finding's text line, subject and names; the verdict word. */
+static void check_json(const cluster_t *c, const efab_scan_verdict_t *v)
+{
+	char *json = NULL, line[4096], want[4200];
+	size_t len = 0;
+	FILE *fp = open_memstream(&json, &len);
+	assert_non_null(fp);
+	assert_int_equal(efab_scan_verdict_json(fp, &c->d, v), EFAB_OK);
+	fclose(fp);
+	assert_non_null(strstr(json, v->nflags ? "\"verdict\": \"flagged\"" : "\"verdict\": \"clean\""));
+	const char *at = json;
+	for (size_t f = 0; f < v->nflags; f++) {
+		const efab_scan_flag_t *g = &v->flags[f];
+		snprintf(want, sizeof(want), "{\"subject\": \"%s\", \"node\": \"%s\"",
+			 efab_scan_subject_name(g->subject), c->d.node_names[g->node]);
+		at = strstr(at, want);
+		assert_non_null(at);
+		efab_scan_flag_line(&c->d, g, line, sizeof(line));
+		snprintf(want, sizeof(want), "\"text\": \"%s\"", line);
+		assert_non_null(strstr(at, want));
+		snprintf(want, sizeof(want), "\"kind\": \"%s\"", efab_scan_kind_name(g->kind));
+		assert_non_null(strstr(at, want));
+	}
+	size_t records = 0;
+	for (const char *p = json; (p = strstr(p, "{\"subject\": ")); p++)
+		records++;
+	assert_int_equal(records, v->nflags);
+	free(json);
+}
+
+/* The verdict of c, its subjects exactly want, the JSON in agreement. */
+static void verdict_is(const cluster_t *c, const efab_scan_limits_t *lim, efab_scan_verdict_t *v,
+		       const char *want)
+{
+	assert_int_equal(efab_scan_verdict(&c->d, lim, v), EFAB_OK);
+	assert_string_equal(subjects(c, v), want);
+	check_json(c, v);
+}
+
 static void test_no_fault(void **state)
 {
 	(void)state;
@@ -132,7 +191,7 @@ static void test_no_fault(void **state)
 		cluster_t c;
 		cluster_init(&c, n, 2);
 		efab_scan_verdict_t v;
-		assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+		verdict_is(&c, &limits, &v, "");
 		assert_int_equal(v.nflags, 0);
 		assert_true(fabs(v.ref[EFAB_SCAN_SEND] - 1000) < 60);
 		assert_true(fabs(v.ref[EFAB_SCAN_LAT] - 20) < 1.5);
@@ -152,7 +211,7 @@ static void test_slow_node(void **state)
 		cluster_init(&c, sizes[s], 1);
 		slow_sender(&c, 2, 0.05);
 		efab_scan_verdict_t v;
-		assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+		verdict_is(&c, &limits, &v, "node node2: slow bandwidth");
 		assert_int_equal(v.nflags, 1);
 		assert_int_equal(v.flags[0].node, 2);
 		assert_int_equal(v.flags[0].nic, -1);
@@ -180,7 +239,9 @@ static void test_slow_nic(void **state)
 		c.lat[idx(&c, b, 1, 1)] *= 4;
 	}
 	efab_scan_verdict_t v;
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+	verdict_is(&c, &limits, &v,
+		   "node node1 NIC nic1: slow latency\nnode node1 NIC nic1: slow bandwidth\n"
+		   "node node1 NIC nic1: slow bandwidth");
 	assert_int_equal(v.nflags, 3); /* send, receive, latency */
 	for (size_t f = 0; f < v.nflags; f++) {
 		assert_int_equal(v.flags[f].node, 1);
@@ -245,23 +306,19 @@ static void test_noise(void **state)
 		efab_scan_verdict_free(&v);
 		cluster_free(&c);
 	}
-	/* 2 nodes: no pair outside a node to measure noise by; the ratio decides
-	 * and both ends of the slow direction are named (the sender for its
-	 * send, the receiver for its receive bandwidth) */
+	/* 2 nodes: no pair outside a node to measure noise by, the ratio
+	 * decides; each end rests on one peer, so the slow direction's pair is
+	 * the subject (nothing tells its ends apart) */
 	cluster_t c;
 	cluster_init(&c, 2, 1);
 	slow_sender(&c, 0, 0.1);
 	efab_scan_verdict_t v;
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
-	assert_int_equal(v.nflags, 2);
+	verdict_is(&c, &limits, &v, "pair node0 NIC nic0 -> node1 NIC nic0: slow bandwidth");
 	assert_true(isnan(v.spread[EFAB_SCAN_SEND]));
-	int send0 = 0, recv1 = 0;
-	for (size_t f = 0; f < v.nflags; f++) {
-		send0 += v.flags[f].node == 0 && v.flags[f].metric == EFAB_SCAN_SEND;
-		recv1 += v.flags[f].node == 1 && v.flags[f].metric == EFAB_SCAN_RECV;
-	}
-	assert_int_equal(send0, 1);
-	assert_int_equal(recv1, 1);
+	assert_int_equal(v.flags[0].subject, EFAB_SCAN_SUBJ_PAIR);
+	assert_int_equal(v.flags[0].node, 0);
+	assert_int_equal(v.flags[0].peer, 1);
+	assert_non_null(strstr(v.flags[0].evidence, "2 nodes: nothing tells its ends apart"));
 	efab_scan_verdict_free(&v);
 	cluster_free(&c);
 }
@@ -270,7 +327,7 @@ static void test_noise(void **state)
  * figures gone as the scan leaves them (NAN). */
 typedef struct failures {
 	unsigned char failed[16 * 16 * 4];
-	char why[16 * 16 * 4][32];
+	char why[16 * 16 * 4][64];
 	const char *whyp[16 * 16 * 4];
 } failures_t;
 
@@ -306,13 +363,15 @@ static void test_unreachable_node(void **state)
 			fail_pair(&c, &f, 2, b, i, "latency: timeout");
 	failures_attach(&c, &f);
 	efab_scan_verdict_t v;
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
-	assert_int_equal(v.nflags, 1);
+	verdict_is(&c, &limits, &v, "node node2: failed");
 	assert_int_equal(v.flags[0].node, 2);
 	assert_int_equal(v.flags[0].nic, -1);
 	assert_int_equal(v.flags[0].metric, EFAB_SCAN_UNREACHABLE);
-	assert_non_null(strstr(v.flags[0].evidence, "no progress with any peer (2 of 2 NICs)"));
-	assert_non_null(strstr(v.flags[0].evidence, "with node0 NIC nic0 (latency: timeout)"));
+	assert_int_equal(v.flags[0].first_round, 1);
+	assert_int_equal(v.flags[0].nev, 6);
+	assert_non_null(strstr(v.flags[0].evidence,
+			       "all 6 of its NIC pairs failed (no progress with any peer) (2 of 2 NICs)"));
+	assert_non_null(strstr(v.flags[0].evidence, "NIC nic0 with node0 NIC nic0 in round 3 (latency: timeout)"));
 	assert_non_null(strstr(v.flags[0].evidence, "with node3 NIC nic1"));
 	efab_scan_verdict_free(&v);
 	/* one NIC of node2 only: that NIC, not the node */
@@ -323,8 +382,7 @@ static void test_unreachable_node(void **state)
 		if (b != 2)
 			fail_pair(&c, &f, 2, b, 1, "bandwidth a->b: timeout");
 	failures_attach(&c, &f);
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
-	assert_int_equal(v.nflags, 1);
+	verdict_is(&c, &limits, &v, "node node2 NIC nic1: failed");
 	assert_int_equal(v.flags[0].node, 2);
 	assert_int_equal(v.flags[0].nic, 1);
 	assert_int_equal(v.flags[0].metric, EFAB_SCAN_UNREACHABLE);
@@ -332,7 +390,8 @@ static void test_unreachable_node(void **state)
 	cluster_free(&c);
 }
 
-/* 2 nodes whose only pair failed: nothing tells the ends apart, both named. */
+/* 2 nodes whose only pair failed: nothing tells the ends apart, the pair is
+ * the subject. */
 static void test_unreachable_two_nodes(void **state)
 {
 	(void)state;
@@ -343,13 +402,9 @@ static void test_unreachable_two_nodes(void **state)
 	fail_pair(&c, &f, 0, 1, 0, "latency: timeout");
 	failures_attach(&c, &f);
 	efab_scan_verdict_t v;
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
-	assert_int_equal(v.nflags, 2);
-	for (size_t k = 0; k < 2; k++) {
-		assert_int_equal(v.flags[k].metric, EFAB_SCAN_UNREACHABLE);
-		assert_non_null(strstr(v.flags[k].evidence, "or its only peer's fault"));
-	}
-	assert_int_not_equal(v.flags[0].node, v.flags[1].node);
+	verdict_is(&c, &limits, &v, "pair node0 NIC nic0 - node1 NIC nic0: failed");
+	assert_int_equal(v.flags[0].metric, EFAB_SCAN_PAIR_FAILED);
+	assert_non_null(strstr(v.flags[0].evidence, "2 nodes: nothing tells its ends apart"));
 	efab_scan_verdict_free(&v);
 	cluster_free(&c);
 }
@@ -366,11 +421,13 @@ static void test_one_failed_pair(void **state)
 	fail_pair(&c, &f, 1, 3, 0, "bandwidth b->a: completion error");
 	failures_attach(&c, &f);
 	efab_scan_verdict_t v;
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
-	assert_int_equal(v.nflags, 1);
+	verdict_is(&c, &limits, &v, "pair node1 NIC nic0 - node3 NIC nic0: failed");
 	assert_int_equal(v.flags[0].metric, EFAB_SCAN_PAIR_FAILED);
 	assert_int_equal(v.flags[0].node, 1);
-	assert_non_null(strstr(v.flags[0].evidence, "the pair with node3 NIC nic0 failed (bandwidth b->a"));
+	assert_int_equal(v.flags[0].peer, 3);
+	assert_int_equal(v.flags[0].first_round, 3);
+	assert_non_null(strstr(v.flags[0].evidence, "the pair failed in round 3 (bandwidth b->a: completion error); "
+						    "both ends passed with other nodes: no common end"));
 	efab_scan_verdict_free(&v);
 	cluster_free(&c);
 }
@@ -394,7 +451,7 @@ static void test_nic_counters(void **state)
 		}
 	c.d.hw_trouble = t;
 	efab_scan_verdict_t v;
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+	verdict_is(&c, &limits, &v, "node node2 NIC nic0: counters");
 	assert_int_equal(v.nflags, 1);
 	assert_int_equal(v.flags[0].metric, EFAB_SCAN_NIC_COUNTERS);
 	assert_int_equal(v.flags[0].node, 2);
@@ -403,13 +460,13 @@ static void test_nic_counters(void **state)
 	assert_non_null(strstr(v.flags[0].evidence, "with node0: here retrans_pkts=40"));
 	assert_non_null(strstr(v.flags[0].evidence, "at the peer retrans_pkts=38"));
 	efab_scan_verdict_free(&v);
-	/* one troubled round of node0 with node1 only: node0's NIC is named for it */
+	/* one troubled round of node0 with node1 only: evidence from one pair,
+	 * the pair is the subject (the counters say at which end they rose) */
 	memset(t, 0, sizeof(t));
 	t[idx(&c, 0, 1, 0)] = "rx_drops=3 (round 2)";
-	assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
-	assert_int_equal(v.nflags, 1);
+	verdict_is(&c, &limits, &v, "pair node0 NIC nic0 - node1 NIC nic0: counters");
 	assert_int_equal(v.flags[0].node, 0);
-	assert_non_null(strstr(v.flags[0].evidence, "in its round with node1 NIC nic0: rx_drops=3"));
+	assert_non_null(strstr(v.flags[0].evidence, "only: at node0 NIC nic0 rx_drops=3 (round 2);"));
 	efab_scan_verdict_free(&v);
 	/* no counter rose: nothing */
 	memset(t, 0, sizeof(t));
@@ -434,6 +491,193 @@ static void test_nic_counters(void **state)
 	cluster_free(&c);
 }
 
+/* Issue 35, the case on the test cluster: 4 nodes, node3's link went down
+ * after its first round. Round 1 (node0-node3) passed; its pairs with node2
+ * (round 2) and node1 (round 3) failed; node1 and node2 passed with others.
+ * node3, the common end, is the only failure subject, the failures dated
+ * from round 2; and node2's one 4 ms ping-pong pair (with node0, its other
+ * live peer at 6.6 us) names that pair, not node2 (the old verdict named
+ * node1 and node2, each for a pair with node3, and node2 as a node). */
+static void test_link_down_after_first_round(void **state)
+{
+	(void)state;
+	cluster_t c;
+	static failures_t f;
+	memset(&f, 0, sizeof(f));
+	cluster_init(&c, 4, 1);
+	fail_pair(&c, &f, 2, 3, 0, "latency: timeout after 30.0 s waiting for pong");
+	fail_pair(&c, &f, 1, 3, 0, "bandwidth a->b: timeout after 30.0 s");
+	failures_attach(&c, &f);
+	efab_scan_verdict_t v;
+	verdict_is(&c, &limits, &v, "node node3: failed");
+	const efab_scan_flag_t *g = &v.flags[0];
+	assert_int_equal(g->subject, EFAB_SCAN_SUBJ_NODE);
+	assert_int_equal(g->first_round, 2);
+	assert_int_equal(g->peers, 3);
+	assert_int_equal(g->nev, 3); /* rounds 1 (passed), 2, 3 (failed) */
+	assert_int_equal(g->ev[0].round, 1);
+	assert_int_equal(g->ev[0].failed, 0);
+	assert_int_equal(g->ev[1].b, 2);
+	assert_int_equal(g->ev[1].failed, 1);
+	assert_non_null(strstr(g->evidence, "2 of its 3 pairs failed, each failure involves it; the "
+					    "failures began in round 2: with node2 NIC nic0 in round 2 "
+					    "(latency: timeout"));
+	assert_non_null(strstr(g->evidence, "passed: with node0 NIC nic0 in round 1 (before the failures)"));
+	efab_scan_verdict_free(&v);
+	/* the same with the issue's 4 ms ping-pong pair (node0-node2, round 3) */
+	c.lat[idx(&c, 0, 2, 0)] = c.lat[idx(&c, 2, 0, 0)] = 4003;
+	verdict_is(&c, &limits, &v, "node node3: failed\npair node0 NIC nic0 - node2 NIC nic0: slow latency");
+	g = &v.flags[1];
+	assert_int_equal(g->subject, EFAB_SCAN_SUBJ_PAIR);
+	assert_int_equal(g->node, 0);
+	assert_int_equal(g->peer, 2);
+	assert_non_null(strstr(g->evidence, "latency 4003 us = "));
+	assert_non_null(strstr(g->evidence, "in round 3; with their other peers node0 latency"));
+	assert_non_null(strstr(g->evidence, "(median over 2), node2 latency"));
+	assert_non_null(strstr(g->evidence, "(median over 1): one pair, not an end"));
+	efab_scan_verdict_free(&v);
+	cluster_free(&c);
+}
+
+/* A node that dies between rounds: 8 nodes x 2 NICs, node5 passes its
+ * first 2 rounds and fails every pair after, on both NICs: node5 alone, as
+ * a node, failures from round 3; its 2 passed rounds before them. */
+static void test_node_dies_between_rounds(void **state)
+{
+	(void)state;
+	cluster_t c;
+	static failures_t f;
+	memset(&f, 0, sizeof(f));
+	cluster_init(&c, 8, 2);
+	for (int r = 2; r < efab_scan_rounds(8); r++) {
+		int b = efab_scan_partner(8, r, 5);
+		for (int i = 0; i < 2; i++)
+			fail_pair(&c, &f, 5, b, i, "latency: timeout");
+	}
+	failures_attach(&c, &f);
+	efab_scan_verdict_t v;
+	verdict_is(&c, &limits, &v, "node node5: failed");
+	const efab_scan_flag_t *g = &v.flags[0];
+	assert_int_equal(g->first_round, 3);
+	assert_int_equal(g->peers, 14);
+	assert_non_null(strstr(g->evidence, "10 of its 14 NIC pairs failed, each failure involves it "
+					    "(2 of 2 NICs); the failures began in round 3"));
+	assert_non_null(strstr(g->evidence, "its 4 other pairs passed (4 before the failures began, 0 after)"));
+	efab_scan_verdict_free(&v);
+	/* only NIC 1 died: that NIC, not the node */
+	memset(&f, 0, sizeof(f));
+	cluster_free(&c);
+	cluster_init(&c, 8, 2);
+	for (int r = 2; r < efab_scan_rounds(8); r++)
+		fail_pair(&c, &f, 5, efab_scan_partner(8, r, 5), 1, "latency: timeout");
+	failures_attach(&c, &f);
+	verdict_is(&c, &limits, &v, "node node5 NIC nic1: failed");
+	assert_non_null(strstr(v.flags[0].evidence, "5 of its 7 pairs failed"));
+	efab_scan_verdict_free(&v);
+	/* two nodes die: each is a common end (their pair with each other
+	 * failed too), nobody else is named */
+	memset(&f, 0, sizeof(f));
+	cluster_free(&c);
+	cluster_init(&c, 8, 1);
+	for (int b = 0; b < 8; b++) {
+		if (b != 2)
+			fail_pair(&c, &f, 2, b, 0, "latency: timeout");
+		if (b != 6 && b != 2)
+			fail_pair(&c, &f, 6, b, 0, "latency: timeout");
+	}
+	failures_attach(&c, &f);
+	verdict_is(&c, &limits, &v, "node node2: failed\nnode node6: failed");
+	efab_scan_verdict_free(&v);
+	/* a dead node and one failed pair elsewhere: the node, and that pair */
+	fail_pair(&c, &f, 0, 1, 0, "bandwidth a->b: error");
+	verdict_is(&c, &limits, &v,
+		   "node node2: failed\nnode node6: failed\npair node0 NIC nic0 - node1 NIC nic0: failed");
+	efab_scan_verdict_free(&v);
+	cluster_free(&c);
+}
+
+/* One outlier pair between two healthy nodes: its bandwidth (both ways)
+ * and its latency are findings of the pair; neither end is flagged, at 3
+ * nodes (each end's median over 2 peers is off, but one peer is) as at 4
+ * and 8 (where the old verdict flagged nothing, or the ends). */
+static void test_outlier_pair(void **state)
+{
+	(void)state;
+	int sizes[] = {3, 4, 8};
+	for (size_t s = 0; s < EFAB_ARRAY_SIZE(sizes); s++) {
+		cluster_t c;
+		cluster_init(&c, sizes[s], 1);
+		c.bw[idx(&c, 0, 2, 0)] *= 0.1;
+		c.bw[idx(&c, 2, 0, 0)] *= 0.1;
+		c.lat[idx(&c, 0, 2, 0)] = c.lat[idx(&c, 2, 0, 0)] = 200;
+		efab_scan_verdict_t v;
+		verdict_is(&c, &limits, &v,
+			   "pair node0 NIC nic0 - node2 NIC nic0: slow latency\n"
+			   "pair node0 NIC nic0 - node2 NIC nic0: slow bandwidth");
+		assert_int_equal(v.flags[1].both, 1);
+		assert_non_null(strstr(v.flags[1].evidence, "both ways in round"));
+		efab_scan_verdict_free(&v);
+		/* one direction only: node2 writes slowly to node0 */
+		c.bw[idx(&c, 0, 2, 0)] *= 10;
+		c.lat[idx(&c, 0, 2, 0)] = c.lat[idx(&c, 2, 0, 0)] = 20;
+		verdict_is(&c, &limits, &v, "pair node2 NIC nic0 -> node0 NIC nic0: slow bandwidth");
+		assert_int_equal(v.flags[0].node, 2);
+		assert_int_equal(v.flags[0].peer, 0);
+		assert_int_equal(v.flags[0].both, 0);
+		assert_non_null(strstr(v.flags[0].evidence, "node2 writes to node0 at "));
+		efab_scan_verdict_free(&v);
+		/* a pair at 0.7x (below 0.8, above 0.8 squared): one figure that no
+		 * other confirms, not flagged */
+		c.bw[idx(&c, 2, 0, 0)] *= 7;
+		verdict_is(&c, &limits, &v, "");
+		efab_scan_verdict_free(&v);
+		/* slow in the median over passes but not in its best pass (a
+		 * passing slowdown, as a shared core's): no pair finding */
+		double *best = malloc((size_t)(sizes[s] * sizes[s]) * sizeof(double));
+		assert_non_null(best);
+		memcpy(best, c.lat, (size_t)(sizes[s] * sizes[s]) * sizeof(double));
+		c.lat[idx(&c, 0, 2, 0)] = c.lat[idx(&c, 2, 0, 0)] = 1000;
+		c.d.lat_best = best;
+		verdict_is(&c, &limits, &v, "");
+		efab_scan_verdict_free(&v);
+		c.d.lat_best = NULL;
+		verdict_is(&c, &limits, &v, "pair node0 NIC nic0 - node2 NIC nic0: slow latency");
+		efab_scan_verdict_free(&v);
+		free(best);
+		cluster_free(&c);
+	}
+}
+
+/* A slow NIC among healthy ones, with a failed pair of its node's other
+ * NIC leaving it fewer peers: the NIC alone, its figures saying how many
+ * peers they rest on, and the failed pair as a pair. */
+static void test_slow_nic_few_peers(void **state)
+{
+	(void)state;
+	cluster_t c;
+	static failures_t f;
+	memset(&f, 0, sizeof(f));
+	cluster_init(&c, 4, 2);
+	for (int b = 0; b < 4; b++)
+		if (b != 1) {
+			c.bw[idx(&c, 1, b, 1)] *= 0.2;
+			c.bw[idx(&c, b, 1, 1)] *= 0.2;
+		}
+	fail_pair(&c, &f, 1, 3, 1, "bandwidth b->a: timeout");
+	failures_attach(&c, &f);
+	efab_scan_verdict_t v;
+	verdict_is(&c, &limits, &v,
+		   "pair node1 NIC nic1 - node3 NIC nic1: failed\n"
+		   "node node1 NIC nic1: slow bandwidth\nnode node1 NIC nic1: slow bandwidth");
+	for (size_t k = 1; k < 3; k++) {
+		assert_int_equal(v.flags[k].peers, 2);
+		assert_non_null(strstr(v.flags[k].evidence, "median over its 2 peers (node0 "));
+		assert_non_null(strstr(v.flags[k].evidence, "; 1 peer left out"));
+	}
+	efab_scan_verdict_free(&v);
+	cluster_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,6 +687,9 @@ int main(void)
 		cmocka_unit_test(test_noise),
 		cmocka_unit_test(test_unreachable_node), cmocka_unit_test(test_unreachable_two_nodes),
 		cmocka_unit_test(test_one_failed_pair), cmocka_unit_test(test_nic_counters),
+		cmocka_unit_test(test_link_down_after_first_round),
+		cmocka_unit_test(test_node_dies_between_rounds), cmocka_unit_test(test_outlier_pair),
+		cmocka_unit_test(test_slow_nic_few_peers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -109,6 +109,10 @@ typedef struct efab_scan_verdict {
 	double *unit; /* [(a * nics + i) * EFAB_SCAN_NMETRIC + m] */
 	efab_scan_flag_t *flags;
 	size_t nflags;
+	/* rounds in which every measured pair (at least 2, one NIC index) was
+	 * beyond the pair limits for latency: the machine or the fabric at that
+	 * time, no unit or pair named (2., last) -- "" when none */
+	char round_note[512];
 } efab_scan_verdict_t;
 
 const char *efab_scan_metric_name(int metric);
@@ -136,7 +140,11 @@ double efab_scan_median(const double *v, size_t n);
  *     flagged for a metric is the subject instead of its NICs. Then every pair
  *     figure no flagged end explains and beyond the limits, with rel squared
  *     (one figure that no other confirms; noise: the spread of the other pair
- *     figures), is a finding with the pair as subject.
+ *     figures), is a finding with the pair as subject -- except a latency
+ *     figure whose every round mate (the other pairs measured at the same
+ *     time, at least 2 pairs in all) is beyond those limits too: a whole
+ *     round off is the machine's or the fabric's state then, said in
+ *     round_note, not a unit's or a pair's.
  *  3. NIC counters (d->hw_trouble), whatever the figures: a round with trouble
  *     is one where either end's trouble counters rose (SRD counts a lost
  *     packet's retransmission at the sender: a lossy link at one NIC shows at

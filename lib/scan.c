@@ -656,11 +656,49 @@ static void pair_context(const efab_scan_data_t *d, const unsigned char *flagged
 	put(buf, len, n, ": one pair, not an end");
 }
 
-/* Pair figures beyond the limits that no flagged end explains (efab_scan.h,
- * 2., last): the pair is the subject. */
-static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit_lim,
-		       const unsigned char *flagged, const double *ref, flag_list_t *l, double *tmp)
+/* Latency pair (a, b) of NIC index i beyond the pair limits lim (the best
+ * pass's figure too), its ends not flagged: 1, 0; -1 when not measured. */
+static int lat_pair_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim, const unsigned char *flagged,
+			const double *ref, int a, int b, int i, double *tmp)
 {
+	const int F = EFAB_SCAN_NMETRIC;
+	double v = d->lat[at(d, a, b, i)];
+	double best = d->lat_best ? d->lat_best[at(d, a, b, i)] : v;
+	if (!isfinite(v) || cell_failed(d, a, b, i) || flagged[(a * d->nics + i) * F + EFAB_SCAN_LAT] ||
+	    flagged[(b * d->nics + i) * F + EFAB_SCAN_LAT])
+		return -1;
+	double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp);
+	return pair_violates(lim, EFAB_SCAN_LAT, v, ratio_of(EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT]), noise) &&
+	       pair_violates(lim, EFAB_SCAN_LAT, best, ratio_of(EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT]), noise);
+}
+
+/* Every measured latency pair of round r and NIC index i off, at least 2
+ * of them: the round is off, not a pair (efab_scan.h, 2., last). */
+static int round_all_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim, const unsigned char *flagged,
+			 const double *ref, int r, int i, double *tmp)
+{
+	int measured = 0;
+	for (int x = 0; x < d->nodes; x++) {
+		int y = efab_scan_partner(d->nodes, r, x);
+		if (y <= x)
+			continue;
+		int off = lat_pair_off(d, lim, flagged, ref, x, y, i, tmp);
+		if (off == 0)
+			return 0;
+		measured += off > 0;
+	}
+	return measured >= 2;
+}
+
+/* Pair figures beyond the limits that no flagged end explains (efab_scan.h,
+ * 2., last): the pair is the subject; a round whose every pair is off goes
+ * into round_note instead. */
+static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit_lim,
+		       const unsigned char *flagged, const double *ref, flag_list_t *l, double *tmp,
+		       char *round_note, size_t note_len, unsigned char *said)
+{
+	size_t nn = 0;
+	round_note[0] = 0;
 	const int F = EFAB_SCAN_NMETRIC;
 	/* one figure that no other pair confirms must be further off: rel
 	 * squared (0.64 at the default 0.8); the absolute limits as they are */
@@ -678,10 +716,24 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 				    !flagged[ub * F + EFAB_SCAN_LAT]) {
 					double r = ratio_of(EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT]);
 					double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp);
-					if (pair_violates(lim, EFAB_SCAN_LAT, v, r, noise) &&
-					    pair_violates(lim, EFAB_SCAN_LAT, best,
-							  ratio_of(EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT]),
-							  noise)) {
+					int off = pair_violates(lim, EFAB_SCAN_LAT, v, r, noise) &&
+						  pair_violates(lim, EFAB_SCAN_LAT, best,
+								ratio_of(EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT]),
+								noise);
+					int rd = efab_scan_round_of(d->nodes, a, b);
+					if (off && round_all_off(d, lim, flagged, ref, rd, i, tmp)) {
+						if (!said[rd * d->nics + i]++) /* once per round and NIC index */
+							put(round_note, note_len, &nn,
+							    "%sround %d%s%s: every pair's latency beyond the limits "
+							    "(e.g. %s-%s %.4g us, %.2fx the cluster median): the "
+							    "machine or the fabric at that time, no node, NIC or "
+							    "pair named",
+							    nn ? "; " : "", rd + 1, d->nics > 1 ? " NIC " : "",
+							    d->nics > 1 ? nic_name(d, a, i) : "", d->node_names[a],
+							    d->node_names[b], v, shown_ratio(EFAB_SCAN_LAT, r));
+						off = 0;
+					}
+					if (off) {
 						efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_PAIR,
 									       EFAB_SCAN_KIND_SLOW_LAT, a, i, b,
 									       EFAB_SCAN_LAT);
@@ -905,7 +957,14 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 			goto out;
 	}
 	fold_nodes(d, &l, figures_from);
-	pair_flags(d, lim, flagged, out->ref, &l, tmp);
+	/* which rounds (x NIC index) round_note names already */
+	int rounds = efab_scan_rounds(d->nodes);
+	unsigned char *said = calloc((size_t)(rounds > 0 ? rounds : 1) * (size_t)d->nics, 1);
+	if (said)
+		pair_flags(d, lim, flagged, out->ref, &l, tmp, out->round_note, sizeof(out->round_note), said);
+	else
+		l.oom = 1;
+	free(said);
 	/* 3. NIC counters */
 	if (d->hw_trouble && !l.oom)
 		nic_counter_flags(d, flagged, &l);
@@ -988,7 +1047,12 @@ int efab_scan_verdict_json(FILE *fp, const efab_scan_data_t *d, const efab_scan_
 	json_num(fp, v->ref[EFAB_SCAN_RECV]);
 	fputs(", \"lat_us\": ", fp);
 	json_num(fp, v->ref[EFAB_SCAN_LAT]);
-	fputs("},\n  \"findings\": [", fp);
+	fputs("},\n  \"round_note\": ", fp);
+	if (v->round_note[0])
+		json_str(fp, v->round_note);
+	else
+		fputs("null", fp);
+	fputs(",\n  \"findings\": [", fp);
 	for (size_t k = 0; k < v->nflags; k++) {
 		const efab_scan_flag_t *f = &v->flags[k];
 		fprintf(fp, "%s\n    {\"subject\": \"%s\", \"node\": ", k ? "," : "",

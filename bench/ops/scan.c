@@ -784,6 +784,8 @@ static void print_report(const efab_ctx_t *c, const efab_scan_data_t *d, const d
 		efab_scan_flag_line(d, &v->flags[f], line, sizeof(line));
 		printf("  %s\n", line);
 	}
+	if (v->round_note[0])
+		printf("  note: %s\n", v->round_note);
 	if (scan->nodes == 2 && v->nflags)
 		printf("  (2 nodes: a slow direction or a failure cannot be told from its other end, "
 		       "the pair is the subject; scan 3 or more nodes to attribute it)\n");

@@ -651,6 +651,49 @@ static void test_outlier_pair(void **state)
 /* A slow NIC among healthy ones, with a failed pair of its node's other
  * NIC leaving it fewer peers: the NIC alone, its figures saying how many
  * peers they rest on, and the failed pair as a pair. */
+/* A whole round slow (the test cluster's shared cores: every pair of one
+ * round at 4 ms, its other rounds at 7 us): the machine at that time, no
+ * pair named, round_note says which round; one pair of the round fast
+ * again: the slow ones are pairs again. */
+static void test_round_off(void **state)
+{
+	(void)state;
+	int sizes[] = {4, 8};
+	for (size_t s = 0; s < EFAB_ARRAY_SIZE(sizes); s++) {
+		int n = sizes[s];
+		cluster_t c;
+		cluster_init(&c, n, 1);
+		int r = efab_scan_round_of(n, 0, 1), slow = 0, keep = -1;
+		for (int x = 0; x < n; x++) {
+			int y = efab_scan_partner(n, r, x);
+			if (y > x) {
+				c.lat[idx(&c, x, y, 0)] = c.lat[idx(&c, y, x, 0)] = 4000;
+				slow++;
+				keep = x;
+			}
+		}
+		assert_int_equal(slow, n / 2);
+		efab_scan_verdict_t v;
+		verdict_is(&c, &limits, &v, "");
+		char want[32];
+		snprintf(want, sizeof(want), "round %d: every pair", r + 1);
+		assert_non_null(strstr(v.round_note, want));
+		efab_scan_verdict_free(&v);
+		/* the round's last pair measured at 7 us: the others are pair findings */
+		int y = efab_scan_partner(n, r, keep);
+		c.lat[idx(&c, keep, y, 0)] = c.lat[idx(&c, y, keep, 0)] = c.lat[idx(&c, 0, n - 1, 0)];
+		assert_int_equal(efab_scan_verdict(&c.d, &limits, &v), EFAB_OK);
+		assert_int_equal(v.nflags, (size_t)(n / 2 - 1));
+		for (size_t f = 0; f < v.nflags; f++) {
+			assert_int_equal(v.flags[f].subject, EFAB_SCAN_SUBJ_PAIR);
+			assert_int_equal(v.flags[f].kind, EFAB_SCAN_KIND_SLOW_LAT);
+		}
+		assert_string_equal(v.round_note, "");
+		efab_scan_verdict_free(&v);
+		cluster_free(&c);
+	}
+}
+
 static void test_slow_nic_few_peers(void **state)
 {
 	(void)state;
@@ -688,7 +731,7 @@ int main(void)
 		cmocka_unit_test(test_unreachable_node), cmocka_unit_test(test_unreachable_two_nodes),
 		cmocka_unit_test(test_one_failed_pair), cmocka_unit_test(test_nic_counters),
 		cmocka_unit_test(test_link_down_after_first_round),
-		cmocka_unit_test(test_node_dies_between_rounds), cmocka_unit_test(test_outlier_pair),
+		cmocka_unit_test(test_node_dies_between_rounds), cmocka_unit_test(test_outlier_pair), cmocka_unit_test(test_round_off),
 		cmocka_unit_test(test_slow_nic_few_peers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,6 +56,22 @@ static uint32_t fnv1a(const char *s)
 	return h;
 }
 
+void ebusy_note(const char *what, const char *users, int n)
+{
+	slog("%s: EBUSY (%d %s)", what, n, users);
+	const char *f = getenv("EFASIM_EBUSY_LOG");
+	if (!f || !*f)
+		return;
+	int fd = open(f, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	char line[256];
+	int len = snprintf(line, sizeof(line), "%d %s: EBUSY, %d %s\n", (int)getpid(), what, n, users);
+	if (write(fd, line, (size_t)len) < 0) {
+	}
+	close(fd);
+}
+
 void robust_lock(pthread_mutex_t *m)
 {
 	if (pthread_mutex_lock(m) == EOWNERDEAD)

@@ -109,6 +109,10 @@ struct efadv_cq *efasim_efadv_cq_from_ibv_cq_ex(struct ibv_cq_ex *cqx)
 EXPORT int ibv_destroy_cq(struct ibv_cq *cq)
 {
 	struct sim_cq *c = container_of((struct ibv_cq_ex *)cq, struct sim_cq, cqx);
+	if (atomic_load(&c->usecnt)) {
+		ebusy_note("ibv_destroy_cq", "QPs bound", atomic_load(&c->usecnt));
+		return EBUSY; /* ib_destroy_cq_user */
+	}
 	if (c->owner != sim.pid) { /* inherited: the ring is the parent's */
 		free(c);
 		return 0;

@@ -19,7 +19,12 @@ EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 
 EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
-	free(container_of(pd, struct sim_pd, pd));
+	struct sim_pd *p = container_of(pd, struct sim_pd, pd);
+	if (atomic_load(&p->usecnt)) {
+		ebusy_note("ibv_dealloc_pd", "MRs, QPs and AHs on it", atomic_load(&p->usecnt));
+		return EBUSY; /* uverbs_free_pd */
+	}
+	free(p);
 	return 0;
 }
 
@@ -188,6 +193,9 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 	pthread_mutex_unlock(&r->lock);
 	m->slot = s;
 	m->owner = sim.pid;
+	m->mr_type = SIM_MR_TYPE_MR; /* ibv_cmd_reg_mr (cmd.c) */
+	m->access = access;
+	atomic_fetch_add(&p->usecnt, 1);
 	m->mr.context = pd->context;
 	m->mr.pd = pd;
 	m->mr.addr = addr;
@@ -222,14 +230,17 @@ EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size
 		return NULL;
 	}
 	struct ibv_mr *mr = reg_mr(pd, (void *)(uintptr_t)iova, len, iova, access, &mi);
-	if (mr)
+	if (mr) {
 		mr->addr = (void *)(uintptr_t)offset;
+		container_of(mr, struct sim_mr, mr)->mr_type = SIM_MR_TYPE_DMABUF_MR; /* cmd_mr.c */
+	}
 	return mr;
 }
 
 EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 {
 	struct sim_mr *m = container_of(mr, struct sim_mr, mr);
+	atomic_fetch_sub(&container_of(mr->pd, struct sim_pd, pd)->usecnt, 1);
 	if (m->owner != sim.pid) { /* inherited from the parent: its registration stays */
 		free(m);
 		return 0;
@@ -324,6 +335,7 @@ EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	a->ahn = e->ahn;
 	pthread_mutex_unlock(&c->lock);
 	a->owner = sim.pid;
+	atomic_fetch_add(&container_of(pd, struct sim_pd, pd)->usecnt, 1);
 	a->ah.context = pd->context;
 	a->ah.pd = pd;
 	a->ah.handle = a->ahn;
@@ -334,6 +346,7 @@ EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
 {
 	struct sim_ah *a = container_of(ah, struct sim_ah, ah);
 	struct sim_ctx *c = to_ctx(ah->context);
+	atomic_fetch_sub(&container_of(ah->pd, struct sim_pd, pd)->usecnt, 1);
 	if (a->owner != sim.pid) { /* inherited: the parent's record stays */
 		free(a);
 		return 0;

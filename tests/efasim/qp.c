@@ -105,6 +105,10 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	e->used = 1;
 	pthread_mutex_unlock(&r->lock);
 	q->slot = slot;
+	/* ib_qp_usecnt_inc: the PD and each CQ (send, recv) are held */
+	atomic_fetch_add(&q->pd->usecnt, 1);
+	atomic_fetch_add(&q->scq->usecnt, 1);
+	atomic_fetch_add(&q->rcq->usecnt, 1);
 	struct ibv_qp *qp = &q->qpx.qp_base;
 	qp->context = ctx;
 	qp->qp_context = attr->qp_context;
@@ -216,6 +220,10 @@ static void cq_purge(struct sim_cq *c, int slot, uint32_t qpn)
 EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct sim_qp *q = to_qp(qp);
+	/* ib_qp_usecnt_dec */
+	atomic_fetch_sub(&q->pd->usecnt, 1);
+	atomic_fetch_sub(&q->scq->usecnt, 1);
+	atomic_fetch_sub(&q->rcq->usecnt, 1);
 	if (q->owner != sim.pid) { /* inherited from the parent: the QP is the parent's */
 		for (struct sim_wr *w = q->pending, *n; w; w = n) {
 			n = w->next;

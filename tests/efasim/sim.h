@@ -131,6 +131,7 @@ struct sim_ctx {
 struct sim_pd {
 	struct ibv_pd pd;
 	uint64_t tag;
+	atomic_int usecnt;       /* MRs, QPs, AHs on it: dealloc is EBUSY while > 0 (kernel pd->usecnt) */
 };
 
 /* Every object records the process that created it (owner): a forked child
@@ -143,8 +144,13 @@ struct sim_ah {
 	pid_t owner;
 };
 
+/* rdma-core's struct verbs_mr (libibverbs/driver.h): ibv_mr, then the MR type
+ * and the access flags ibv_cmd_reg_mr fills in (cmd.c) and callers read back */
+enum { SIM_MR_TYPE_MR = 0, SIM_MR_TYPE_DMABUF_MR = 3 };
 struct sim_mr {
 	struct ibv_mr mr;
+	int mr_type;             /* enum ibv_mr_type */
+	int access;
 	int slot;
 	pid_t owner;
 };
@@ -165,6 +171,7 @@ struct sim_cq {
 	uint32_t events_acked;
 	int direct;              /* efadv_query_cq handed its buffer to the provider */
 	pid_t owner;
+	atomic_int usecnt;       /* QPs bound (send and recv each): destroy is EBUSY while > 0 */
 };
 
 enum { OP_SEND, OP_SEND_IMM, OP_WRITE, OP_WRITE_IMM, OP_READ };
@@ -275,6 +282,10 @@ uint64_t hw_pkts(uint64_t bytes);
 void hw_counters_init(void);
 /* config.c */
 int mkdir_p(const char *path);
+/* A destroy refused with EBUSY, as the kernel refuses it (object in use):
+ * logged (EFASIM_LOG), and appended to the file EFASIM_EBUSY_LOG names
+ * (tests collect them there: "pid what: n users"). */
+void ebusy_note(const char *what, const char *users, int n);
 void slog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t now_ns(void);
 void robust_lock(pthread_mutex_t *m);

@@ -413,3 +413,32 @@ t_efasim_gpu_registration() {
 	expect_rc 0 env EFASIM_P2P=0 "$ROOT/tests/efasim/run" 2.6.0 timeout 60 "$b"
 	grep -q '^ok   EFASIM_P2P=0: ibv_reg_mr on cuMemAlloc memory: EFAULT' "$WORK/last.out" || die "EFASIM_P2P=0 registered"
 }
+
+# The kernel's object rules on the simulated device (tests/efasim/objrules.c):
+# destroying a PD with MRs, QPs or AHs on it, or a CQ a QP is bound to,
+# fails with EBUSY as ib_uverbs refuses it; the MR carries the type and
+# access flags rdma-core's verbs layer fills in. A table of bad usage.
+t_efasim_object_rules() {
+	efasim_built 2.6.0
+	local b=$EFASIM_BUILD_DIR/sim/bin/objrules
+	[ -x "$b" ] || die "$b not built (tests/efasim/build 2.6.0 sim)"
+	export EFASIM_DIR="$WORK/efasim"
+	unset EFASIM_EBUSY_LOG # its refusals are what it checks
+	expect_rc 0 efa_run 2.6.0 "$b"
+	[ "$(grep -c '^ok ' "$WORK/last.out")" = 12 ] || die "12 rows expected"
+}
+
+# libfabric 2.6.0's own efa unit tests (prov/efa/test) on the simulated
+# device (tests/efasim/unit-test): every test passes or is a listed skip.
+# Built by `make efa-unit-test V=2.6.0` (about 4 minutes on 2 cores, so not
+# by make check: skipped when it is not built).
+t_efa260_unit_tests() {
+	efasim_built 2.6.0
+	export EFASIM_DIR="$WORK/efasim"
+	"$ROOT/tests/efasim/unit-test" 2.6.0 run >"$WORK/ut.out" 2>&1
+	local rc=$?
+	cat "$WORK/ut.out"
+	[ $rc = 77 ] && exit 77
+	[ $rc = 0 ] || die "efa unit tests failed"
+	grep -q 'failed 0$' "$WORK/ut.out" || grep -q 'failed (expected' "$WORK/ut.out" || die "no count line"
+}

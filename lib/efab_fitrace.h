@@ -30,6 +30,18 @@ typedef struct efab_fitrace_dom {
  * how many domains were opened in all. */
 typedef size_t (*efab_fitrace_read_fn)(efab_fitrace_dom_t *out, size_t max);
 #define EFAB_FITRACE_READ "efab_fitrace_read"
+
+/* struct fi_info as libfabric's 1.3 ABI lays it out (src/abi_1_0.c, struct
+ * fi_info_1_3): today's first fields, nic last. */
+typedef struct efab_fi_info_1_3 {
+	void *next;
+	uint64_t caps, mode;
+	uint32_t addr_format;
+	size_t src_addrlen, dest_addrlen;
+	void *src_addr, *dest_addr, *handle;
+	void *tx_attr, *rx_attr, *ep_attr, *domain_attr, *fabric_attr;
+	void *nic;
+} efab_fi_info_1_3_t;
 #ifdef __cplusplus
 }
 #endif

@@ -238,24 +238,14 @@ int efab_fitrace_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabr
 	return rc;
 }
 
-/* fi_info as the 1.3 ABI lays it out (libfabric src/abi_1_0.c, struct
- * fi_info_1_3): the same first fields as today's, nic last. */
-struct info_1_3 {
-	void *next;
-	uint64_t caps, mode;
-	uint32_t addr_format;
-	size_t src_addrlen, dest_addrlen;
-	void *src_addr, *dest_addr, *handle;
-	void *tx_attr, *rx_attr, *ep_attr, *domain_attr, *fabric_attr;
-	void *nic;
-};
-typedef int (*getinfo13_fn)(uint32_t, const char *, const char *, uint64_t, const struct info_1_3 *, void **);
+/* efab_fi_info_1_3_t (efab_fitrace.h): fi_info as the 1.3 ABI lays it out */
+typedef int (*getinfo13_fn)(uint32_t, const char *, const char *, uint64_t, const efab_fi_info_1_3_t *, void **);
 
 EXPORT int efab_fitrace_fi_getinfo_1_3(uint32_t version, const char *node, const char *service, uint64_t flags,
-				       const struct info_1_3 *hints, void **info);
+				       const efab_fi_info_1_3_t *hints, void **info);
 __asm__(".symver efab_fitrace_fi_getinfo_1_3,fi_getinfo@FABRIC_1.3");
 int efab_fitrace_fi_getinfo_1_3(uint32_t version, const char *node, const char *service, uint64_t flags,
-				const struct info_1_3 *hints, void **info)
+				const efab_fi_info_1_3_t *hints, void **info)
 {
 	static getinfo13_fn real;
 	if (!real)
@@ -264,7 +254,7 @@ int efab_fitrace_fi_getinfo_1_3(uint32_t version, const char *node, const char *
 		return -FI_ENOSYS;
 	const char *clear = getenv("EFAB_FITRACE_CLEAR_NIC");
 	if (hints && hints->nic && clear && !strcmp(clear, "1")) {
-		struct info_1_3 h = *hints;
+		efab_fi_info_1_3_t h = *hints;
 		h.nic = NULL;
 		return real(version, node, service, flags, &h, info);
 	}

@@ -110,16 +110,6 @@ static int count(const char *prov)
 	return 0;
 }
 
-/* struct fi_info as the 1.3 ABI has it: today's first fields, nic last */
-struct info_1_3 {
-	void *next;
-	uint64_t caps, mode;
-	uint32_t addr_format;
-	size_t src_addrlen, dest_addrlen;
-	void *src_addr, *dest_addr, *handle;
-	void *tx_attr, *rx_attr, *ep_attr, *domain_attr, *fabric_attr;
-	void *nic;
-};
 
 static int nic13(void)
 {
@@ -134,7 +124,7 @@ static int nic13(void)
 	h->ep_attr->type = FI_EP_RDM;
 	h->fabric_attr->prov_name = strdup("tcp;ofi_rxm");
 	static struct fid_nic zero_nic; /* what NVSHMEM 3.4.5 passes: no ops */
-	struct info_1_3 *h13 = (struct info_1_3 *)h;
+	efab_fi_info_1_3_t *h13 = (efab_fi_info_1_3_t *)h;
 	void *saved = h13->nic;
 	h13->nic = &zero_nic;
 	void *info = NULL;

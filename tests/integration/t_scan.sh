@@ -45,13 +45,17 @@ import json, os, re, sys
 out, jpath, want = sys.argv[1], sys.argv[2], sys.argv[3:]
 text = open(out).read().split("\n")
 i = next(k for k, l in enumerate(text) if l.startswith("verdict: "))
-lines = []
+lines, notes = [], []
 for l in text[i + 1:]:
     if not l.startswith("  ") or l.startswith("  ("):
         break
-    lines.append(l[2:])
+    (notes if l.startswith("  note: ") else lines).append(l[2:])
 doc = json.load(open(jpath))
 recs = doc["findings"]
+# a whole round off (the note): the same words in the JSON's round_note
+assert (doc.get("round_note") or "") == (notes[0][len("note: "):] if notes else ""), (doc.get("round_note"), notes)
+for n in notes:
+    print("  " + n)
 print("verdict:", *lines, sep="\n  ")
 assert text[i] == ("verdict: FLAGGED" if lines else "verdict: no node or NIC flagged"), text[i]
 assert doc["verdict"] == ("flagged" if lines else "clean"), doc["verdict"]

@@ -19,6 +19,7 @@ typedef struct efab_fitrace_dom {
 	char prov[32];     /* fabric_attr->prov_name */
 	char name[64];     /* domain_attr->name */
 	int mr_mode;       /* domain_attr->mr_mode */
+	int simulated;     /* the NIC is efasim's (fi_info nic firmware "efasim...") */
 	int inner;         /* opened by a provider while it opened another domain
 			    * (rxm's core domain, the efa fabric's shm peer domain):
 			    * its registrations are the provider's own */

@@ -129,6 +129,9 @@ static void seen_domain(struct fid_domain *d, const struct fi_info *info)
 			copy_str(r->name, sizeof(r->name), info->domain_attr->name);
 			r->mr_mode = info->domain_attr->mr_mode;
 		}
+		/* (lib/select.c efab_info_simulated: the same test) */
+		r->simulated = info && info->nic && info->nic->device_attr && info->nic->device_attr->firmware &&
+			       !strncmp(info->nic->device_attr->firmware, "efasim", 6);
 	}
 	ndoms++;
 	const struct fi_ops_mr *o = d->mr;

@@ -84,8 +84,9 @@ static int count(const char *prov)
 	size_t nd = rd(t, 8), outer = 0;
 	CHECK(nd <= 8, "%zu domains seen", nd);
 	for (size_t i = 0; i < nd; i++) {
-		printf("domain %zu: %s %s %s mr_mode %#x%s regs %llu regattr %llu failed %llu\n", i, t[i].prov,
+		printf("domain %zu: %s %s %s mr_mode %#x%s%s regs %llu regattr %llu failed %llu\n", i, t[i].prov,
 		       t[i].fabric, t[i].name, t[i].mr_mode, t[i].inner ? " (inner)" : "",
+		       t[i].simulated ? " (simulated)" : "",
 		       (unsigned long long)t[i].regs, (unsigned long long)t[i].regattr,
 		       (unsigned long long)t[i].failed);
 		if (t[i].inner)

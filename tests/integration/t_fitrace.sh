@@ -24,6 +24,7 @@ t_fitrace_counts() {
 	for g in "" --global; do
 		expect_rc 0 env "$pre" "$BUILD/tests/fitrace_check" $g count shm
 		[ "$(grep -c '^domain' "$WORK/last.out")" = 2 ] || die "shm $g: 2 domains expected"
+		! grep -q '(simulated)' "$WORK/last.out" || die "shm is not a simulated NIC"
 		expect_rc 0 env "$pre" "$BUILD/tests/fitrace_check" $g count tcp
 		[ "$(grep -c '(inner)' "$WORK/last.out")" = 2 ] || die "tcp;ofi_rxm $g: its 2 core domains should be inner"
 	done
@@ -48,4 +49,5 @@ t_efa260_fitrace_nic13_and_efa() {
 	grep -q "returned 0 (ok)" "$WORK/last.out" || die "the cleared hints should find a provider"
 	expect_rc 0 efa_run 2.6.0 env LD_PRELOAD="$B/lib/libefab_fitrace.so" "$B/tests/fitrace_check" count efa
 	grep -q '^domain [0-9]*: efa efa-direct\|^domain [0-9]*: efa efa ' "$WORK/last.out" || die "no efa domain"
+	grep -q '^domain [0-9]*: efa .*(simulated)' "$WORK/last.out" || die "efasim's NIC not seen as simulated"
 }

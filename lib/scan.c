@@ -610,7 +610,8 @@ static void fold_nodes(const efab_scan_data_t *d, flag_list_t *l, size_t from)
 		l->f[w++] = l->f[f];
 	}
 	l->n = w;
-	qsort(l->f + from, l->n - from, sizeof(*l->f), cmp_flag);
+	if (l->n > from) /* (an empty list has no array: qsort's base must not be NULL) */
+		qsort(l->f + from, l->n - from, sizeof(*l->f), cmp_flag);
 }
 
 /* Median of unit (a, i)'s figure m over its peers other than b and the

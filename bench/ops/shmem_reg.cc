@@ -7,10 +7,7 @@
  * Built only when NVSHMEM is found; exits 77 without a GPU. C++ because
  * NVSHMEM's headers are. */
 #include <assert.h>
-#include <dlfcn.h>
-#include <limits.h>
 #include <mpi.h>
-#include <unistd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -108,12 +108,14 @@ $(BUILD)/bench/ops/shmem_%.o: bench/ops/shmem_%.cc
 	  $(CUDA_CFLAGS) $(if $(filter 1,$(SAN)),-fsanitize=address$(comma)undefined) -c $< -o $@
 
 $(BUILD)/bin/efab_shmem_reg: $(BUILD)/bench/ops/shmem_reg.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(MPICXX) -o $@ $^ $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
 	  -Wl,-rpath,$(NVSHMEM_HOME)/lib $(LIBS)
 
 # the seed's put on a stream needs the CUDA runtime (a stream)
 $(BUILD)/bin/efab_shmem_seed: $(BUILD)/bench/ops/shmem_seed.o $(BUILD)/lib/libefab.a
+	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(MPICXX) -o $@ $^ $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
 	  -Wl,-rpath,$(NVSHMEM_HOME)/lib -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart $(LIBS)

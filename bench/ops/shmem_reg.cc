@@ -179,33 +179,10 @@ static const char *const shmem_cols[S_N] = {"nvshmem_version", "transport", "lf_
 					    "fi_mr_reg_calls", "fi_mr_reg_domains", "fi_mr_reg_inner"};
 static char nv_version[32], nv_transport[96];
 
-/* The fabric and mr_mode of the domains NVSHMEM opened (outer ones), as
- * the interposer saw them; "-" when none or not traced. */
-static void traced_fabric(char *fab, size_t flen, char *mrm, size_t mlen)
-{
-	static efab_fitrace_dom_t d[EFAB_FITRACE_MAX_DOMAINS];
-	size_t n = trace_read ? trace_snap(d) : 0;
-	fab[0] = 0;
-	snprintf(mrm, mlen, "-");
-	for (size_t i = 0; i < n; i++) {
-		if (d[i].inner)
-			continue;
-		if (!fab[0]) {
-			snprintf(fab, flen, "%s", d[i].fabric);
-			snprintf(mrm, mlen, "%#x", d[i].mr_mode);
-		} else if (strcmp(fab, d[i].fabric)) { /* several fabrics: all named */
-			size_t o = strlen(fab);
-			snprintf(fab + o, flen - o, "+%s", d[i].fabric);
-		}
-	}
-	if (!fab[0])
-		snprintf(fab, flen, "-");
-}
-
 static void row_more(reg_ctx_t *, const char *op, efab_row_t *row, size_t first)
 {
 	char fab[128], mrm[32];
-	traced_fabric(fab, sizeof(fab), mrm, sizeof(mrm));
+	efab_fitrace_fabric(trace_read, fab, sizeof(fab), mrm, sizeof(mrm));
 	snprintf(row->extra[first + S_VERSION], sizeof(row->extra[0]), "%s", nv_version);
 	snprintf(row->extra[first + S_TRANSPORT], sizeof(row->extra[0]), "%s", nv_transport);
 	snprintf(row->extra[first + S_LF_FABRIC], sizeof(row->extra[0]), "%s", fab);
@@ -269,7 +246,7 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 	efab_run_info_begin(&r->ri, row->csv_name, rt.size);
 	rc = efab_reg_open_csv(r);
 	char note1[512], note2[256], note3[512], tfab[128], tmrm[32];
-	traced_fabric(tfab, sizeof(tfab), tmrm, sizeof(tmrm));
+	efab_fitrace_fabric(trace_read, tfab, sizeof(tfab), tmrm, sizeof(tmrm));
 	if (trace_read)
 		snprintf(note3, sizeof(note3),
 			 "fi_mr_reg_calls = fi_mr_reg/regv/regattr calls one registration caused on the "

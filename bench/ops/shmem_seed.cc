@@ -128,7 +128,9 @@ int main(int argc, char **argv)
 	snprintf(case_desc, sizeof(case_desc), "%s from %s (%s), %zu B", on_stream ? "nvshmemx_putmem_nbi_on_stream" : "nvshmem_putmem",
 		 src_host ? "malloc host memory" : "cuMemAlloc memory", reg ? "nvshmemx_buffer_register'ed" : "never registered",
 		 bytes);
-	efab_fitrace_up(argv); /* the interposer's EFAB_FITRACE_CLEAR_NIC (NVSHMEM 3.4.5) */
+	/* the interposer: EFAB_FITRACE_CLEAR_NIC (NVSHMEM 3.4.5), EFAB_FITRACE_FABRIC,
+	 * and the fabric NVSHMEM's domains were opened on, for the outcome line */
+	efab_fitrace_read_fn trace = efab_fitrace_up(argv);
 	catch_faults();
 	MPI_Init(&argc, &argv);
 	int rank, size, rc = EFAB_OK, gpu;
@@ -214,7 +216,9 @@ int main(int argc, char **argv)
 			snprintf(outcome, sizeof(outcome), "ok (data verified, %zu bytes)", bytes);
 		else if (!outcome[0])
 			snprintf(outcome, sizeof(outcome), "wrong data: %d of %zu bytes differ at PE 1", bad, bytes);
-		printf("seed: %s: transport %s: %s\n", case_desc, transport, outcome);
+		char fab[128], mrm[32];
+		efab_fitrace_fabric(trace, fab, sizeof(fab), mrm, sizeof(mrm));
+		printf("seed: %s: transport %s, fabric %s, mr_mode %s: %s\n", case_desc, transport, fab, mrm, outcome);
 		fflush(stdout);
 	}
 	snprintf(case_desc + strlen(case_desc), sizeof(case_desc) - strlen(case_desc), ", at teardown after the put");

@@ -99,4 +99,37 @@ static inline efab_fitrace_read_fn efab_fitrace_up(char **argv)
 	return NULL;
 }
 
+/* The fabric and mr_mode of the domains the program's libfabric user opened
+ * (outer ones: not a provider's inner domains), as the interposer rd saw
+ * them: "efa-direct" and "0x474", several fabrics joined with '+', "-" when
+ * none or not traced; " (EFAB_FITRACE_FABRIC)" added when the interposer
+ * chose the fabric. */
+static inline void efab_fitrace_fabric(efab_fitrace_read_fn rd, char *fab, size_t flen, char *mrm, size_t mlen)
+{
+	static efab_fitrace_dom_t d[EFAB_FITRACE_MAX_DOMAINS];
+	size_t n = rd ? rd(d, EFAB_FITRACE_MAX_DOMAINS) : 0;
+	if (n > EFAB_FITRACE_MAX_DOMAINS)
+		n = EFAB_FITRACE_MAX_DOMAINS;
+	fab[0] = 0;
+	snprintf(mrm, mlen, "-");
+	for (size_t i = 0; i < n; i++) {
+		if (d[i].inner)
+			continue;
+		if (!fab[0]) {
+			snprintf(fab, flen, "%s", d[i].fabric);
+			snprintf(mrm, mlen, "%#x", d[i].mr_mode);
+		} else if (strcmp(fab, d[i].fabric)) { /* several fabrics: all named */
+			size_t o = strlen(fab);
+			snprintf(fab + o, flen - o, "+%s", d[i].fabric);
+		}
+	}
+	if (!fab[0])
+		snprintf(fab, flen, "-");
+	const char *forced = getenv("EFAB_FITRACE_FABRIC");
+	if (n && forced && *forced) {
+		size_t o = strlen(fab);
+		snprintf(fab + o, flen - o, " (EFAB_FITRACE_FABRIC)");
+	}
+}
+
 #endif

@@ -17,8 +17,16 @@
  * through fi_control(&nic->fid, FI_DUP), reading ops->control at offset 0x18
  * of a NULL table: SIGSEGV (libfabric 2.6 src/abi_1_0.c:714-734 ->
  * src/fabric.c:1541-1542). An all-zero nic constrains nothing, so clearing
- * it asks for the same NICs. Off by default: only what a user asks changes
- * what the caller sees. */
+ * it asks for the same NICs.
+ *
+ * EFAB_FITRACE_FABRIC=NAME: fi_getinfo (the 1.3 entry and the 1.8 entry,
+ * which NVSHMEM 3.5+ links) returns only the entries of fabric NAME
+ * (-FI_ENODATA when none is). On EFA with libfabric >= 2.1 a program that
+ * asks FI_MR_LOCAL gets efa-direct first; with EFAB_FITRACE_FABRIC=efa it is
+ * given the efa fabric of the same NIC, which honours FI_MR_LOCAL too: the
+ * same program on the other fabric, without changing it.
+ * Both are off by default: only what a user asks changes what the caller
+ * sees. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -28,6 +36,7 @@
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_errno.h>
 
 #include "efab_fitrace.h"
 
@@ -226,6 +235,42 @@ static void *real_sym(const char *name, const char *version)
 	return f;
 }
 
+/* Keeps the entries of list whose fabric_attr->name is want, in order;
+ * frees the others one at a time with freeinfo (the caller's ABI version of
+ * fi_freeinfo). Every fi_info ABI since 1.0 starts with next and keeps
+ * fabric_attr where efab_fi_info_1_3_t has it, and every fi_fabric_attr
+ * has name second: one walk serves the 1.3 and the 1.8 entries. Returns 0,
+ * or -FI_ENODATA (list emptied) when no entry is of that fabric. */
+static int keep_fabric(void **list, const char *want, void (*freeinfo)(void *))
+{
+	void **link = list;
+	while (*link) {
+		efab_fi_info_1_3_t *e = *link;
+		const struct fi_fabric_attr *fa = e->fabric_attr;
+		if (fa && fa->name && !strcmp(fa->name, want)) {
+			link = &e->next;
+			continue;
+		}
+		*link = e->next;
+		e->next = NULL;
+		freeinfo(e);
+	}
+	return *list ? 0 : -FI_ENODATA;
+}
+
+typedef void (*freeinfo_fn)(void *);
+
+static int filtered(int rc, void **info, const char *version)
+{
+	const char *want = getenv("EFAB_FITRACE_FABRIC");
+	if (rc || !info || !*info || !want || !*want)
+		return rc;
+	freeinfo_fn fr = (freeinfo_fn)real_sym("fi_freeinfo", version);
+	if (!fr)
+		return rc; /* cannot free what it drops: leave the list as it is */
+	return keep_fabric(info, want, fr);
+}
+
 EXPORT int efab_fitrace_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
 __asm__(".symver efab_fitrace_fi_fabric,fi_fabric@@FABRIC_1.1");
 int efab_fitrace_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context)
@@ -259,9 +304,27 @@ int efab_fitrace_fi_getinfo_1_3(uint32_t version, const char *node, const char *
 	if (hints && hints->nic && clear && !strcmp(clear, "1")) {
 		efab_fi_info_1_3_t h = *hints;
 		h.nic = NULL;
-		return real(version, node, service, flags, &h, info);
+		return filtered(real(version, node, service, flags, &h, info), info, "FABRIC_1.3");
 	}
-	return real(version, node, service, flags, hints, info);
+	return filtered(real(version, node, service, flags, hints, info), info, "FABRIC_1.3");
+}
+
+/* fi_info of the 1.8 ABI (libfabric 1.18 .. 2.4's default, a compatibility
+ * entry in 2.5+); only its next and fabric_attr are read here. */
+typedef int (*getinfo18_fn)(uint32_t, const char *, const char *, uint64_t, const void *, void **);
+
+EXPORT int efab_fitrace_fi_getinfo_1_8(uint32_t version, const char *node, const char *service, uint64_t flags,
+				       const void *hints, void **info);
+__asm__(".symver efab_fitrace_fi_getinfo_1_8,fi_getinfo@FABRIC_1.8");
+int efab_fitrace_fi_getinfo_1_8(uint32_t version, const char *node, const char *service, uint64_t flags,
+				const void *hints, void **info)
+{
+	static getinfo18_fn real;
+	if (!real)
+		real = (getinfo18_fn)real_sym("fi_getinfo", "FABRIC_1.8");
+	if (!real)
+		return -FI_ENOSYS;
+	return filtered(real(version, node, service, flags, hints, info), info, "FABRIC_1.8");
 }
 
 EXPORT size_t efab_fitrace_read(efab_fitrace_dom_t *out, size_t max)

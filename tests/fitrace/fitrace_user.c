@@ -11,7 +11,11 @@
  *       interposer is not preloaded or PROV is not here.
  *   fitrace_check nic13           fi_getinfo@FABRIC_1.3 with hints->nic an
  *       all-zero struct fid_nic (NVSHMEM 3.4.5, libfabric.cpp:1511-1533):
- *       prints what it returned and exits 0 -- or dies with the signal. */
+ *       prints what it returned and exits 0 -- or dies with the signal.
+ *   fitrace_check fabric VER PROV fi_getinfo@FABRIC_VER (1.3 or 1.8) for
+ *       PROV with FI_RMA and FI_MR_LOCAL, as NVSHMEM's transport asks:
+ *       prints the return and each entry's fabric name ("fabrics: a b");
+ *       exit 0, 77 when this libfabric has no such entry. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -140,12 +144,47 @@ static int nic13(void)
 	return 0;
 }
 
+static int fabrics(const char *ver, const char *prov)
+{
+	typedef int (*gi_fn)(uint32_t, const char *, const char *, uint64_t, const void *, void **);
+	typedef void (*fr_fn)(void *);
+	char v[32];
+	snprintf(v, sizeof(v), "FABRIC_%s", ver);
+	gi_fn gi = (gi_fn)dlvsym(RTLD_DEFAULT, "fi_getinfo", v);
+	fr_fn fr = (fr_fn)dlvsym(RTLD_DEFAULT, "fi_freeinfo", v);
+	if (!gi || !fr) {
+		printf("this libfabric has no fi_getinfo@%s\n", v);
+		return 77;
+	}
+	/* today's layout: the 1.3 and 1.8 layouts are its prefixes */
+	struct fi_info *h = fi_allocinfo();
+	h->caps = FI_RMA;
+	h->mode = FI_CONTEXT | FI_CONTEXT2;
+	h->ep_attr->type = FI_EP_RDM;
+	h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_LOCAL;
+	h->fabric_attr->prov_name = strdup(prov);
+	void *info = NULL;
+	int rc = gi(FI_VERSION(1, 5), NULL, NULL, 0, h, &info);
+	printf("fi_getinfo@%s returned %d (%s); fabrics:", v, rc, rc ? fi_strerror(-rc) : "ok");
+	for (efab_fi_info_1_3_t *e = rc ? NULL : info; e; e = e->next) {
+		const struct fi_fabric_attr *fa = e->fabric_attr;
+		printf(" %s", fa && fa->name ? fa->name : "(none)");
+	}
+	printf("\n");
+	if (!rc)
+		fr(info);
+	fi_freeinfo(h);
+	return 0;
+}
+
 int fitrace_user_main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "fabric"))
+		return fabrics(argv[2], argv[3]);
 	if (argc == 3 && !strcmp(argv[1], "count"))
 		return count(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "nic13"))
 		return nic13();
-	fprintf(stderr, "usage: fitrace_check [--global] count PROVIDER | fitrace_check [--global] nic13\n");
+	fprintf(stderr, "usage: fitrace_check [--global] count PROVIDER | nic13 | fabric 1.3|1.8 PROVIDER\n");
 	return 2;
 }

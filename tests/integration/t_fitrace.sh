@@ -51,3 +51,46 @@ t_efa260_fitrace_nic13_and_efa() {
 	grep -q '^domain [0-9]*: efa efa-direct\|^domain [0-9]*: efa efa ' "$WORK/last.out" || die "no efa domain"
 	grep -q '^domain [0-9]*: efa .*(simulated)' "$WORK/last.out" || die "efasim's NIC not seen as simulated"
 }
+
+# EFAB_FITRACE_FABRIC=NAME: fi_getinfo returns only fabric NAME's entries
+# (how efab_shmem_reg puts NVSHMEM >= 3.5 on the efa fabric of the NIC whose
+# efa-direct it would take). tcp (libfabric 1.17, the 1.3 entry): each
+# address is a fabric; keeping one keeps exactly its entries, in order; a
+# name no entry has gives -FI_ENODATA.
+t_fitrace_fabric_filter() {
+	fitrace_need
+	local pre="LD_PRELOAD=$ROOT/$BUILD/lib/libefab_fitrace.so" all one n1 n
+	expect_rc 0 env "$pre" "$BUILD/tests/fitrace_check" fabric 1.3 "tcp;ofi_rxm"
+	all=$(sed -n 's/.*returned 0 (ok); fabrics: //p' "$WORK/last.out")
+	[ -n "$all" ] || die "no tcp fabric listed"
+	one=$(echo "$all" | tr ' ' '\n' | tail -1)
+	n1=$(echo "$all" | tr ' ' '\n' | grep -cxF "$one")
+	expect_rc 0 env "$pre" EFAB_FITRACE_FABRIC="$one" "$BUILD/tests/fitrace_check" fabric 1.3 "tcp;ofi_rxm"
+	n=$(sed -n 's/.*returned 0 (ok); fabrics: //p' "$WORK/last.out" | tr ' ' '\n' | grep -c .)
+	[ "$n" = "$n1" ] || die "kept $n entries, $n1 are of fabric $one"
+	! sed -n 's/.*fabrics: //p' "$WORK/last.out" | tr ' ' '\n' | grep -v -xF "$one" | grep -q . ||
+		die "an entry of another fabric was kept"
+	expect_rc 0 env "$pre" EFAB_FITRACE_FABRIC=nonesuch "$BUILD/tests/fitrace_check" fabric 1.3 "tcp;ofi_rxm"
+	grep -q "returned -61" "$WORK/last.out" || die "no fabric of that name: -FI_ENODATA expected"
+}
+
+# The same through the 1.8 entry (what NVSHMEM 3.6.5 and 3.8.0's transports
+# link) on the simulated NIC: with FI_MR_LOCAL asked, efa-direct comes first
+# and efa after it; the filter keeps either alone.
+t_efa_fitrace_fabric_filter() {
+	fitrace_need
+	local v B
+	efasim_need 2.6.0
+	for v in 2.6.0 2.4.0; do
+		[ -e "$EFASIM_BUILD_DIR/lf-$v/efab/tests/fitrace_check" ] || { echo "($v not built: not checked)"; continue; }
+		B=$EFASIM_BUILD_DIR/lf-$v/efab
+		expect_rc 0 efa_run "$v" env LD_PRELOAD="$B/lib/libefab_fitrace.so" "$B/tests/fitrace_check" fabric 1.8 efa
+		grep -q "returned 0 (ok); fabrics: efa-direct .*efa" "$WORK/last.out" || die "$v: efa-direct then efa expected"
+		expect_rc 0 efa_run "$v" env LD_PRELOAD="$B/lib/libefab_fitrace.so" EFAB_FITRACE_FABRIC=efa \
+			"$B/tests/fitrace_check" fabric 1.8 efa
+		grep -q "returned 0 (ok); fabrics: efa\( efa\)*$" "$WORK/last.out" || die "$v: only efa expected"
+		expect_rc 0 efa_run "$v" env LD_PRELOAD="$B/lib/libefab_fitrace.so" EFAB_FITRACE_FABRIC=efa-direct \
+			"$B/tests/fitrace_check" fabric 1.8 efa
+		grep -q "returned 0 (ok); fabrics: efa-direct\( efa-direct\)*$" "$WORK/last.out" || die "$v: only efa-direct expected"
+	done
+}

@@ -114,3 +114,32 @@ PY
 	grep -q "^# --domains local: K = 1 (shm).*local = the domain in use" "$WORK/last.out" ||
 		die "--domains local without a GPU does not say what it did"
 }
+
+# efab_shmem_reg and efab_shmem_seed built against an NVSHMEM's headers and
+# host library (NVSHMEM_HOME, e.g. an unpacked nvidia-nvshmem-cu13 wheel:
+# .ci/run fetches 3.6.5's), run where there is no GPU: --help, and a run
+# that says why it cannot measure (exit 77), not a crash. The interposer's
+# fabric line (efab_fitrace_fabric) is what the seed prints: "-" untraced.
+t_nvshmem_headers_build() {
+	local nv=${NVSHMEM_HOME:-}
+	[ -n "$nv" ] || nv=$(python3 -c "import importlib.util as u; s = u.find_spec('nvidia.nvshmem'); print(list(s.submodule_search_locations)[0] if s else '')" 2>/dev/null)
+	if [ -z "$nv" ] || [ ! -f "$nv/include/nvshmem.h" ]; then
+		echo "no NVSHMEM headers (set NVSHMEM_HOME; .ci/run fetches the 3.6.5 wheel)"
+		exit 77
+	fi
+	[ -f /usr/local/cuda/include/cuda.h ] || [ -f "${CUDA_HOME:-/nonexistent}/include/cuda.h" ] ||
+		{ echo "no CUDA headers (CUDA_HOME): efab_shmem_reg is not built without them"; exit 77; }
+	make -s BUILD="$WORK/nb" NVSHMEM_HOME="$nv" "$WORK/nb/bin/efab_shmem_reg" "$WORK/nb/bin/efab_shmem_seed" \
+		>"$WORK/make.log" 2>&1 || { cat "$WORK/make.log"; die "build against $nv failed"; }
+	expect_rc 0 "$WORK/nb/bin/efab_shmem_reg" --help
+	grep -q "nvshmemx_buffer_register" "$WORK/last.out" || die "--help does not say what it times"
+	expect_rc 0 "$WORK/nb/bin/efab_shmem_seed" --help
+	grep -q "nvshmemx_buffer_register" "$WORK/last.err" "$WORK/last.out" || die "seed --help"
+	expect_rc 2 "$WORK/nb/bin/efab_shmem_seed" --api nonesuch
+	if ! command -v nvidia-smi >/dev/null 2>&1; then
+		EFAB_FITRACE=0 expect_rc 77 mpi 1 "$WORK/nb/bin/efab_shmem_reg" -m 4K
+		expect_msg "cuda memory kinds unavailable|no GPU visible"
+		EFAB_FITRACE=0 expect_rc 77 mpi 2 "$WORK/nb/bin/efab_shmem_seed"
+		grep -q "^seed: no GPU here" "$WORK/last.out" || die "the seed does not say why it cannot run"
+	fi
+}

@@ -14,6 +14,9 @@
 #            libfabric (two PEs) alternating (REPS, default 2), SYSMEM heap
 #   reglf    the libfabric half of reg alone
 #   nics     4 simulated NICs per host, NVSHMEM_LIBFABRIC_MAX_NIC_PER_PE 1, 2, 4
+#   fabrics  transport none (1 PE), libfabric on the fabric NVSHMEM picks, and
+#            libfabric on the efa fabric (EFAB_FITRACE_FABRIC=efa: the
+#            interposer hides efa-direct), alternating (REPS), cuda and host
 #   seed     efab_shmem_seed: nvshmem_putmem and nvshmemx_putmem_nbi_on_stream
 #            from cuMemAlloc memory, unregistered and registered, one run each
 # (default: all). One line per run in OUTDIR/summary.txt: name, exit status,
@@ -24,7 +27,7 @@ NV=${1:?usage: tests/nvshmem/sitting.sh NVSHMEM_HOME LIBFABRIC_VERSION OUTDIR [P
 V=${2:?libfabric version}
 OUTD=${3:?outdir}
 shift 3
-PARTS=${*:-smoke vidmem seed reg nics}
+PARTS=${*:-smoke vidmem seed reg nics fabrics}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 B=${EFASIM_BUILD:-$top/build-efasim}
@@ -61,7 +64,7 @@ export EFAB_FITRACE_CLEAR_NIC=${EFAB_FITRACE_CLEAR_NIC:-1}
 TO=${EFAB_NV_TIMEOUT:-240}
 # 4 KiB .. 4 GiB: one 2 GiB chunk and beyond (nvshmemx_buffer_register splits at 2 GiB)
 REGSZ=${REGSZ:--m 4K:4G:x16 -n 50 --max-total 8G}
-FWD="-x EFASIM_DIR -x EFASIM_NICS -x EFASIM_P2P -x LD_LIBRARY_PATH -x PATH -x NVSHMEM_REMOTE_TRANSPORT -x NVSHMEM_LIBFABRIC_PROVIDER -x NVSHMEM_LIBFABRIC_MAX_NIC_PER_PE -x NVSHMEM_HEAP_KIND -x NVSHMEM_DEBUG -x NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME -x FI_PROVIDER -x FI_LOG_LEVEL -x EFASIM_LOG -x EFAB_FITRACE_CLEAR_NIC"
+FWD="-x EFASIM_DIR -x EFASIM_NICS -x EFASIM_P2P -x LD_LIBRARY_PATH -x PATH -x NVSHMEM_REMOTE_TRANSPORT -x NVSHMEM_LIBFABRIC_PROVIDER -x NVSHMEM_LIBFABRIC_MAX_NIC_PER_PE -x NVSHMEM_HEAP_KIND -x NVSHMEM_DEBUG -x NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME -x FI_PROVIDER -x FI_LOG_LEVEL -x EFASIM_LOG -x EFAB_FITRACE_CLEAR_NIC -x EFAB_FITRACE_FABRIC"
 # run NAME CMD...: two PEs under mpirun, each its own simulated host
 run() {
 	local name=$1 rc s
@@ -98,6 +101,17 @@ for part in $PARTS; do
 				--csv "$OUTD/reg_libfabric.csv"
 		done
 		;;
+	fabrics)
+		FABSZ=${FABSZ:--m 4K:1G:x16 -n 20}
+		for rep in $(seq "${REPS:-2}"); do
+			NP=1 NVSHMEM_REMOTE_TRANSPORT=none run "fab_none_$rep" "$EBIN/efab_shmem_reg" $FABSZ \
+				--csv "$OUTD/fab_none.csv"
+			NVSHMEM_REMOTE_TRANSPORT=libfabric run "fab_default_$rep" "$EBIN/efab_shmem_reg" $FABSZ \
+				--csv "$OUTD/fab_default.csv"
+			EFAB_FITRACE_FABRIC=efa NVSHMEM_REMOTE_TRANSPORT=libfabric run "fab_efa_$rep" \
+				"$EBIN/efab_shmem_reg" $FABSZ --csv "$OUTD/fab_efa.csv"
+		done
+		;;
 	reglf) # the libfabric half of reg alone
 		NVSHMEM_REMOTE_TRANSPORT=libfabric run reg_libfabric_1 "$EBIN/efab_shmem_reg" $REGSZ --csv "$OUTD/reg_libfabric.csv"
 		;;
@@ -109,10 +123,15 @@ for part in $PARTS; do
 		;;
 	seed)
 		TO=${EFAB_SEED_TIMEOUT:-45} # a put that hangs is an outcome too
-		for api in ${SEED_APIS:-putmem putmem_nbi_on_stream}; do
-			for r in "" --register; do
-				NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn run "seed_${api}${r:+_registered}" \
-					"$EBIN/efab_shmem_seed" --api $api $r -m 65536
+		# SEED_FABRICS: "default" (the fabric NVSHMEM picks) and "efa" (the
+		# interposer hides efa-direct: EFAB_FITRACE_FABRIC=efa)
+		for fab in ${SEED_FABRICS:-default efa}; do
+			ff=; [ "$fab" = default ] || ff=$fab
+			for api in ${SEED_APIS:-putmem putmem_nbi_on_stream}; do
+				for r in "" --register; do
+					EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
+						run "seed_${fab}_${api}${r:+_registered}" "$EBIN/efab_shmem_seed" --api $api $r -m 65536
+				done
 			done
 		done
 		TO=${EFAB_NV_TIMEOUT:-240}

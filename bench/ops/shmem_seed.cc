@@ -36,6 +36,16 @@ static const char usage[] =
 
 static char case_desc[256];
 
+/* Where PE 0 has got to, on stderr as it happens: a case that hangs (killed
+ * from outside) is named by its last stage. */
+static void stage(int rank, const char *what)
+{
+	if (rank == 0) {
+		fprintf(stderr, "seed-stage: %s\n", what);
+		fflush(stderr);
+	}
+}
+
 /* The library of address pc, and pc's offset in it. */
 static void where(const void *pc, char *out, size_t len)
 {
@@ -153,6 +163,7 @@ int main(int argc, char **argv)
 		return EFAB_ERR;
 	}
 	catch_faults(); /* again: NVSHMEM's init installs handlers of its own */
+	stage(rank, "NVSHMEM initialised");
 	char transport[96], outcome[512] = "";
 	efab_nvshmem_transport(transport, sizeof(transport));
 	unsigned char *dst = (unsigned char *)nvshmem_malloc(bytes);
@@ -173,6 +184,8 @@ int main(int argc, char **argv)
 			snprintf(outcome, sizeof(outcome), "error: nvshmemx_buffer_register returned %d", e);
 			rc = EFAB_ERR;
 		}
+		if (!rc && reg)
+			stage(rank, "source registered");
 		if (!rc && on_stream) {
 			cudaStream_t st;
 			if (cudaStreamCreate(&st) != cudaSuccess) {
@@ -181,7 +194,9 @@ int main(int argc, char **argv)
 			} else {
 				nvshmemx_putmem_nbi_on_stream(dst, src, bytes, 1, st);
 				nvshmemx_quiet_on_stream(st);
+				stage(rank, "put and quiet enqueued on the stream; synchronizing the stream");
 				cudaError_t ce = cudaStreamSynchronize(st);
+				stage(rank, "stream synchronized");
 				if (ce != cudaSuccess) {
 					snprintf(outcome, sizeof(outcome), "error: the stream failed: %s", cudaGetErrorString(ce));
 					rc = EFAB_ERR;
@@ -190,10 +205,13 @@ int main(int argc, char **argv)
 			}
 		} else if (!rc) {
 			nvshmem_putmem(dst, src, bytes, 1);
+			stage(rank, "nvshmem_putmem returned; nvshmem_quiet");
 			nvshmem_quiet();
+			stage(rank, "nvshmem_quiet returned");
 		}
 	}
 	nvshmem_barrier_all();
+	stage(rank, "barrier passed");
 	/* PE 1 checks what arrived (the heap may be GPU or host memory) */
 	int bad = -1;
 	if (rank == 1 && dst) {

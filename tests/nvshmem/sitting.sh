@@ -76,7 +76,12 @@ run() {
 	timeout -k 5 "$TO" "$top/tests/efasim/run" "$V" mpirun -np "${NP:-2}" $FWD "$top/tests/nvshmem/pe" "$@" \
 		>"$OUTD/$name.log" 2>&1 </dev/null
 	rc=$?
-	s=$(grep -h -m1 '^seed: ' "$OUTD/$name.log" || grep -h -m1 -i 'error\|fail\|signal' "$OUTD/$name.log" || true)
+	# the outcome line: the seed's own, else the provider's or NVSHMEM's first
+	# error (libfabric's lnx warning on every start is not one), and for a
+	# case killed by the limit the seed's last stage
+	s=$(grep -h -m1 '^seed: ' "$OUTD/$name.log" ||
+		grep -v 'lnx_init_env' "$OUTD/$name.log" | grep -h -m1 -i 'requires FI_MR_LOCAL\|error\|fail\|signal' || true)
+	[ "$rc" != 124 ] || s="hang: killed after $TO s, last stage: $(grep -h '^seed-stage: ' "$OUTD/$name.log" | tail -1 | cut -c13-)${s:+; $s}"
 	say "$name: exit $rc in $(($(date +%s) - t)) s${s:+: $s}"
 	rm -rf "$EFASIM_DIR"
 	return 0

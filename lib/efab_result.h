@@ -36,7 +36,7 @@ typedef struct efab_run_info {
 	char mem_local[16];
 	char mem_remote[16];
 	int ranks;
-	/* bench-specific columns after the schema-1 metrics (documented in README) */
+	/* bench-specific columns after the schema-1 metrics (documented in docs/csv.md) */
 	const char *extra_cols[EFAB_MAX_EXTRA];
 	size_t n_extra;
 } efab_run_info_t;

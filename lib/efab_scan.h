@@ -120,7 +120,7 @@ const char *efab_scan_metric_name(int metric);
 /* Median of the finite values among v[0..n) (NAN if none); v is not changed. */
 double efab_scan_median(const double *v, size_t n);
 
-/* The verdict (README, efab_scan, "Verdict rules"): findings in order of
+/* The verdict (docs/scan.md, "Verdict rules"): findings in order of
  * gravity, each with one subject.
  *  1. Failures. A (node, NIC) unit is the common end of its failed pairs when
  *     at least 2 of them failed with peers that passed with another unit (the
@@ -166,7 +166,7 @@ const char *efab_scan_kind_name(int kind);       /* "failed", "slow bandwidth", 
 void efab_scan_flag_line(const efab_scan_data_t *d, const efab_scan_flag_t *f, char *buf,
 			 size_t len);
 
-/* The verdict as JSON (schema in the README): one record per finding, in
+/* The verdict as JSON (schema in docs/scan.md): one record per finding, in
  * the verdict's order, each with its subject, kind, figures, evidence pairs
  * and its text line (efab_scan_flag_line). EFAB_OK or EFAB_ERR (write). */
 int efab_scan_verdict_json(FILE *fp, const efab_scan_data_t *d, const efab_scan_verdict_t *v);

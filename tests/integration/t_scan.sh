@@ -300,7 +300,7 @@ EOF
 # 200 Mbit/s is flagged alone, exit 1 and no abort, within the estimate's
 # "at most" printed before the first round (plus what round trips above its
 # 1 ms assumption add: some rounds' tcp ping-pongs here take 4 ms, old and
-# new builds alike; README, efab_scan, Time). Three clean scans with the same
+# new builds alike; docs/scan.md, Time). Three clean scans with the same
 # parameters flag nothing; they take the median of 3 passes (--passes 3):
 # a single pass's tcp figure here can sit at 0.46x for one pair under load
 # (seen while other builds ran), which is these nodes' shared cores, not a
@@ -327,7 +327,7 @@ t_scan_defaults_slow_node_and_clean() {
 	[ -n "$most" ] && [ -n "$wall" ] || die "no estimate or no wall time"
 	# the bound holds while a round trip takes at most 1 ms: a round whose
 	# ping-pongs were slower adds (50 + 2 x lat_iters) x the excess of its
-	# slowest pair (the README's rule; rounds run one after the other)
+	# slowest pair (docs/scan.md's rule; rounds run one after the other)
 	extra=$(python3 - "$WORK/slow.csv" <<'PY'
 import csv, sys
 worst = {}

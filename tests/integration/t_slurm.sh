@@ -1,7 +1,8 @@
 # Slurm for real (issue 29): slurmctld and one slurmd per test node
 # (tests/cluster/slurm), and srun launching the benchmarks, a sweep and
 # efab_scan across the nodes, through PMIx (srun --mpi=pmix). The command
-# lines are the README's srun recipes, with the node count as a parameter.
+# lines are the srun recipes of README.md (p5en quick start) and docs/scan.md,
+# with the node count as a parameter.
 # Needs root and Debian's slurmctld, slurmd, slurm-client, munge and
 # slurm-wlm-basic-plugins (make check's set-up installs them as root);
 # otherwise the tests skip with the reason.
@@ -20,7 +21,7 @@ ssrun() {
 	timeout -k 5 "${EFAB_TEST_TIMEOUT:-120}" "$ROOT/tests/cluster/slurm" run srun "$@"
 }
 
-# Every MPI benchmark across 2 Slurm nodes, one task each (the README's
+# Every MPI benchmark across 2 Slurm nodes, one task each (README.md's
 # `srun -N 2 --ntasks-per-node 1 --mpi=pmix build/bin/efab_get_lat ...`):
 # -c on every size, the CSV whole, and the header's node list naming the
 # Slurm nodes; then the same with 2 tasks per node (pairs across nodes).
@@ -99,7 +100,7 @@ t_slurm_domain_auto_efasim() {
 		--extra pair,window_us_p50,window_us_p99,inject,link_Gbps,pct_of_link
 }
 
-# A sweep whose launcher is srun (the README's `launcher = srun ...`), its
+# A sweep whose launcher is srun (docs/slurm.md's `launcher = srun ...`), its
 # meta.json naming the Slurm nodes per job, and its report.
 t_slurm_sweep() {
 	slurm_need 2
@@ -142,7 +143,7 @@ PY
 	[ -s "$WORK/plots/report.md" ] || die "no report"
 }
 
-# efab_scan through srun over 4 Slurm nodes (the README's pre-job gate,
+# efab_scan through srun over 4 Slurm nodes (the pre-job gate of README.md and docs/scan.md,
 # `srun -N $N --ntasks-per-node 1 build/bin/efab_scan ...`): clean, nothing
 # flagged; node2's fabric rate-limited, node2 alone flagged; node2's slurmd
 # killed mid-scan: the job ends within the timeout and the output names node2.

@@ -189,6 +189,14 @@ $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/bench/engine/rows.o $(BU
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ -lcmocka $(LIBS)
 
+# the patterns on a constructed context: the engine's rungs below the lifecycle
+# (context, evidence, patterns; tests/layers.conf), and no MPI
+$(BUILD)/tests/test_pattern: $(BUILD)/tests/test_pattern.o $(BUILD)/bench/engine/pattern.o \
+  $(BUILD)/bench/engine/pattern_shot.o $(BUILD)/bench/engine/evidence.o \
+  $(BUILD)/bench/engine/context.o $(BUILD)/lib/libefab.a
+	$(call say,LINK,$@)
+	$(Q)$(CC) -o $@ $^ -lcmocka $(LIBS)
+
 # Without cmocka (e.g. the GPU device machine) the unit tests are not built;
 # tests/run then reports them as one SKIP with the reason.
 CMOCKA_OK := $(or $(wildcard /usr/include/cmocka.h),$(shell pkg-config --exists cmocka 2>/dev/null && echo yes))

@@ -30,7 +30,7 @@ run() { # name cmd...
 			rec && /^==[0-9]+== $/ {if (hit) n++; rec=0}
 			END {print n+0}' "$f")))
 		theirs=$((theirs + $(grep -c "definitely lost in loss record" "$f")))
-		grep -q "ERROR SUMMARY: [1-9]" "$f" && grep -B2 -A12 "Invalid \(read\|write\)\|uninitialised" "$f" | grep -E "\((atomic_model|cuda|config|fabric|log|mem|opts|result|stats|topo|harness|rma_lat|rma_bw|atomic|probe|mr_reg|sweep)\.c:" | head -3
+		grep -q "ERROR SUMMARY: [1-9]" "$f" && grep -B2 -A12 "Invalid \(read\|write\)\|uninitialised" "$f" | grep -E "\((atomic_model|cuda|config|fabric|log|mem|opts|result|stats|topo|harness|context|rma_lat|rma_bw|atomic|probe|mr_reg|sweep)\.c:" | head -3
 	done
 	theirs=$((theirs - ours))
 	printf '%-12s exit %d, definite leaks from our code: %d, from libraries: %d\n' "$name" $rc $ours $theirs

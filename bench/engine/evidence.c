@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #include "efab_clock.h"
-#include "harness.h"
+#include "context.h"
+#include "evidence.h"
 
 enum { EV_PATH, EV_RATIO, EV_PAYLOAD, EV_NICS, EV_NOTE, EV_POST, EV_POLL, EV_N_FIXED };
 static const char *const ev_fixed[EV_N_FIXED] = {"path",    "path_ratio", "payload_bytes", "hw_nics",

@@ -1,7 +1,8 @@
 /* Row family -> the operation's callbacks. */
 #include "atomic.h"
-#include "harness.h"
+#include "family.h"
 #include "rma.h"
+#include "rows.h"
 
 extern const efab_family_t efab_family_connect, efab_family_scan;
 

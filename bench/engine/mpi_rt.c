@@ -5,8 +5,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "efab.h"
 #include "efab_clock.h"
-#include "harness.h"
+#include "mpi_rt.h"
 
 /* rt->impl: NULL for MPI_COMM_WORLD, else the MPI_Comm of a sub-runtime */
 static MPI_Comm comm_of(const efab_rt_t *rt)

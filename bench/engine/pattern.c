@@ -1,7 +1,6 @@
 /* The ping-pong and windowed-stream patterns (pattern.h): warmup, the first
  * iteration, samples, the batch, --time calibration, the barriers that drive
  * progress, and combining every rank's figures into the size's rows. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,19 +8,8 @@
 #include "efab_clock.h"
 #include "efab_ops.h"
 #include "efab_select.h"
-#include "harness.h"
-
-void efab_row_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const char *fmt, ...)
-{
-	for (size_t i = 0; i < c->ri.n_extra; i++)
-		if (!strcmp(c->ri.extra_cols[i], name)) {
-			va_list ap;
-			va_start(ap, fmt);
-			vsnprintf(row->extra[i], sizeof(row->extra[0]), fmt, ap);
-			va_end(ap);
-			return;
-		}
-}
+#include "evidence.h"
+#include "pattern.h"
 
 static int ensure_samples(efab_ctx_t *c, uint64_t n)
 {

@@ -5,22 +5,21 @@
  * operation as callbacks; the pattern owns warmup, the first iteration,
  * per-iteration or per-window timing, the batch, samples, --time
  * calibration, the barriers that drive progress, and combining the ranks'
- * results into rows. */
+ * results into rows. A pattern reads and writes the context (context.h),
+ * calls the evidence (evidence.h) around its timed phase and the operation
+ * through its callbacks; it never calls the lifecycle (harness.c), so a unit
+ * test can run it on a context it built (tests/unit/test_pattern.c). */
 #ifndef EFAB_PATTERN_H
 #define EFAB_PATTERN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "efab.h"
-#include "efab_ops.h"
-#include "efab_result.h"
+#include "context.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct efab_ctx efab_ctx_t;
 
 /* ---- ping-pong: one operation at a time (latency) ----
  * Iterations [0, warm) are warmup (iteration 0, the size's first, is timed
@@ -105,26 +104,6 @@ int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab
  * confirm_name). */
 const char *efab_stream_confirm_name(const efab_ctx_t *c, const efab_stream_ops_t *ops);
 uint64_t efab_stream_windows(const efab_ctx_t *c, uint64_t size);
-
-/* Set the row's column called name, if the row has one. */
-void efab_row_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const char *fmt, ...)
-	EFAB_PRINTF(4, 5);
-
-/* ---- proof of path (evidence.c): NIC counters and software cost ----
- * Each traffic row (ping-pong and stream) carries the deltas of the NIC
- * hardware counters over its timed phase, the path they show and the
- * software cost per operation. The pattern calls, on every rank: */
-/* once, collective, after the fabric is up: which NIC counters exist here */
-int efab_evidence_setup(efab_ctx_t *c);
-/* the columns evidence adds (appended to the row's own) */
-void efab_evidence_columns(efab_run_info_t *ri);
-/* collective: a snapshot before the timed phase (after the warmup) */
-int efab_evidence_begin(efab_ctx_t *c, efab_waitfor_t *w);
-/* collective: a snapshot after it (after the closing barrier) */
-int efab_evidence_end(efab_ctx_t *c, efab_waitfor_t *w);
-/* collective: the deltas, the path and the software cost into row;
- * payload = bytes this rank's operations moved in the timed phase */
-int efab_evidence_report(efab_ctx_t *c, double payload, efab_row_t *row);
 
 /* The header notes of a row's pattern (what first_us and the batch mean). */
 void efab_pattern_notes(efab_ctx_t *c);

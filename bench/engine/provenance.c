@@ -11,7 +11,7 @@
 
 #include "efab_abi.h"
 #include "efab_json.h"
-#include "harness.h"
+#include "provenance.h"
 
 typedef struct node_facts {
 	char host[64];

@@ -3,7 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "harness.h" /* efab_mpi_rt_init */
+#include "efab.h"
+#include "mpi_rt.h"
 #include "runtime.h"
 
 int efab_launched_by_mpi(void)

@@ -4,7 +4,7 @@
 #define EFAB_BENCH_ATOMIC_H
 
 #include "efab_atomic.h"
-#include "harness.h"
+#include "family.h"
 
 extern const efab_family_t efab_family_atomic;
 

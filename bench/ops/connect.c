@@ -18,7 +18,8 @@
 #include "efab_endpoint.h"
 #include "efab_ops.h"
 #include "efab_select.h"
-#include "harness.h"
+#include "family.h"
+#include "mpi_rt.h"
 
 enum { X_PEERS, X_AV, X_AV_PER, X_SECOND, X_EPOPEN, X_N };
 /* the row's extra columns, in the order of rows.c */

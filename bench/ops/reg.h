@@ -3,8 +3,10 @@
 #ifndef EFAB_REG_H
 #define EFAB_REG_H
 
+#include "efab.h"
 #include "efab_endpoint.h"
-#include "harness.h"
+#include "efab_opts.h"
+#include "efab_result.h"
 #include "runtime.h"
 
 #ifdef __cplusplus

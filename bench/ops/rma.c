@@ -29,7 +29,6 @@
 #include <string.h>
 
 #include "efab_ops.h"
-#include "harness.h"
 #include "rma.h"
 
 /* ---- ping-pong ---- */

@@ -2,7 +2,7 @@
 #ifndef EFAB_RMA_H
 #define EFAB_RMA_H
 
-#include "harness.h"
+#include "family.h"
 
 extern const efab_family_t efab_family_rma;
 /* The write ping-pong and the RMA stream, for efab_scan's own schedule. */

@@ -35,7 +35,7 @@
 #include "efab_result.h"
 #include "efab_scan.h"
 #include "efab_select.h"
-#include "harness.h"
+#include "mpi_rt.h"
 #include "rma.h"
 
 #define HOST_LEN 64

@@ -19,7 +19,6 @@
 #include "efab_registration.h"
 #include "efab_hwc.h"
 #include "efab_select.h"
-#include "harness.h"
 #include "rows.h"
 #include "runtime.h"
 

@@ -1,0 +1,117 @@
+/* The context's own operations (context.h): notes, row cells and extra
+ * rows, the payload pattern's fill and checks, the end of the job. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+
+void efab_note(efab_ctx_t *c, const char *fmt, ...)
+{
+	if (c->nnotes >= EFAB_MAX_NOTES)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->notes[c->nnotes++], sizeof(c->notes[0]), fmt, ap);
+	va_end(ap);
+}
+
+void efab_row_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const char *fmt, ...)
+{
+	for (size_t i = 0; i < c->ri.n_extra; i++)
+		if (!strcmp(c->ri.extra_cols[i], name)) {
+			va_list ap;
+			va_start(ap, fmt);
+			vsnprintf(row->extra[i], sizeof(row->extra[0]), fmt, ap);
+			va_end(ap);
+			return;
+		}
+}
+
+int efab_more_row(efab_ctx_t *c, const efab_row_t *row)
+{
+	efab_row_t *r = realloc(c->more_rows, (c->n_more_rows + 1) * sizeof(*r));
+	if (!r) {
+		efab_log_error("out of memory for result rows");
+		return EFAB_ERR;
+	}
+	r[c->n_more_rows++] = *row;
+	c->more_rows = r;
+	return EFAB_OK;
+}
+
+void efab_fail(efab_ctx_t *c)
+{
+	c->rt->abort(c->rt, EFAB_ERR);
+}
+
+/* ---- the payload ---- */
+
+int efab_fill(efab_ctx_t *c, size_t off, size_t len, uint64_t seq)
+{
+	int host = efab_mem_host_accessible(c->mem.kind);
+	uint8_t *p = host ? efab_local(c, off) : c->bounce;
+	for (size_t j = 0; j + 1 < len; j++)
+		p[j] = efab_pattern(seq, j);
+	p[len - 1] = efab_tag(seq);
+	return host ? EFAB_OK : efab_mem_write(&c->mem, off, c->bounce, len);
+}
+
+/* One comparison of [off, off+len) with message seq; corrupt flips a byte of
+ * the copy first (the EFAB_FAULT_CORRUPT test hook). */
+static uint64_t verify_once(efab_ctx_t *c, size_t off, size_t len, uint64_t seq, int corrupt)
+{
+	uint8_t *p;
+	uint64_t bad = 0;
+	if (efab_mem_host_accessible(c->mem.kind) && !corrupt) {
+		p = efab_local(c, off);
+	} else { /* a snapshot: other (identical) writes of the window may still land */
+		if (efab_mem_read(&c->mem, off, c->bounce, len))
+			return len;
+		p = c->bounce;
+	}
+	if (corrupt)
+		p[len / 2] ^= 0x01;
+	for (size_t j = 0; j + 1 < len; j++)
+		bad += p[j] != efab_pattern(seq, j);
+	bad += p[len - 1] != efab_tag(seq);
+	return bad;
+}
+
+/* EFAB_FAULT_CORRUPT=N flips one received byte of every Nth checked message
+ * so the tests can prove that -c catches damage; that damage is persistent. */
+static int fault_now(efab_ctx_t *c)
+{
+	return c->faults.corrupt_every && ++c->nverified % c->faults.corrupt_every == 0;
+}
+
+static uint64_t report(uint64_t bad, size_t len, uint64_t seq)
+{
+	if (bad && efab_log_verbose())
+		efab_log_error("payload check: %llu of %zu bytes differ (message %llu)",
+			       (unsigned long long)bad, len, (unsigned long long)seq);
+	return bad ? 1 : 0;
+}
+
+uint64_t efab_verify(efab_ctx_t *c, size_t off, size_t len, uint64_t seq)
+{
+	return report(verify_once(c, off, len, seq, fault_now(c)), len, seq);
+}
+
+uint64_t efab_verify_settled(efab_ctx_t *c, size_t off, size_t len, uint64_t seq)
+{
+	int corrupt = fault_now(c);
+	uint64_t bad = verify_once(c, off, len, seq, corrupt);
+	/* The tag byte can become visible before the bytes copied with it
+	 * (x86 string copies do not store in address order): give the rest a
+	 * moment to land, driving progress, before calling it an error. */
+	for (int t = 0; bad && !corrupt && t < 2000; t++) {
+		if (efab_progress(&c->fab) < 0)
+			break;
+		bad = verify_once(c, off, len, seq, 0);
+		if (!bad)
+			c->late++;
+	}
+	return report(bad, len, seq);
+}

@@ -1,0 +1,21 @@
+/* Every node's facts (provenance.c): a rung above the context (context.h),
+ * called by the lifecycle once per job. */
+#ifndef EFAB_PROVENANCE_H
+#define EFAB_PROVENANCE_H
+
+#include "context.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Collective: every rank's host, libfabric, installer and kernel; rank 0
+ * notes the nodes and what differs (c->nodes_summary, c->nodes_mismatch,
+ * header notes, --nodes-json). */
+int efab_node_provenance(efab_ctx_t *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

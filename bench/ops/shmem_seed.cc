@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -40,8 +41,14 @@ static char case_desc[256];
  * from outside) is named by its last stage. */
 static void stage(int rank, const char *what)
 {
+	static double t0;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+	if (t0 == 0)
+		t0 = now;
 	if (rank == 0) {
-		fprintf(stderr, "seed-stage: %s\n", what);
+		fprintf(stderr, "seed-stage: %s (+%.1f s)\n", what, now - t0);
 		fflush(stderr);
 	}
 }
@@ -158,6 +165,7 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return EFAB_SKIP;
 	}
+	stage(rank, "initialising NVSHMEM");
 	if (efab_nvshmem_up(rank, size, 1ull << 30)) {
 		MPI_Finalize();
 		return EFAB_ERR;

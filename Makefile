@@ -255,11 +255,13 @@ check-run:
 # when the tarballs are there (a SAN build skips them) and runs their tests.
 EFAB_DEPS ?= $(abspath $(CURDIR)/../shared/deps)
 EFASIM_VERSIONS ?= 2.1.0 2.4.0 2.6.0
+# libfabric's own efa unit tests (prov/efa/test) are built by make check for
+# these (t_efa260_unit_tests runs them on the simulated device)
+EFA_UNIT_TEST_VERSIONS ?= 2.6.0
 export EFAB_DEPS EFASIM_VERSIONS
 .PHONY: efasim efasim-all efa-unit-test
 # libfabric V's own efa unit tests against the simulated device
-# (tests/efasim/unit-test; about 4 minutes to build on 2 cores, not part of
-# make check's time: t_efa260_unit_tests runs them once they are built).
+# (tests/efasim/unit-test; make check builds them for EFA_UNIT_TEST_VERSIONS).
 efa-unit-test:
 	$(Q)case "$(V)" in [0-9]*.[0-9]*.[0-9]*) ;; *) echo "usage: make efa-unit-test V=<libfabric version, e.g. 2.6.0>" >&2; exit 2 ;; esac
 	$(Q)tests/efasim/build $(V) sim && tests/efasim/build $(V) libfabric && tests/efasim/unit-test $(V) build && tests/efasim/unit-test $(V) run
@@ -273,7 +275,11 @@ efasim-all:
 	  echo "  efasim  skipped: no release tarballs in EFAB_DEPS=$(EFAB_DEPS) (the efa tests will report SKIP)"; \
 	else for v in $(EFASIM_VERSIONS); do \
 	  if [ -f "$(EFAB_DEPS)/libfabric-$$v.tar.gz" ]; then tests/efasim/build $$v all || exit 1; \
-	  else echo "  efasim  libfabric-$$v.tar.gz not in $(EFAB_DEPS): its tests will report SKIP"; fi; done; fi
+	  else echo "  efasim  libfabric-$$v.tar.gz not in $(EFAB_DEPS): its tests will report SKIP"; fi; done; \
+	for v in $(EFA_UNIT_TEST_VERSIONS); do \
+	  if [ -f "$(EFASIM_BUILD)/lf-$$v/.done" ] && [ -n "$(CMOCKA_OK)" ]; then \
+	    echo "  efasim  libfabric $$v's efa unit tests (tests/efasim/unit-test $$v build)"; \
+	    tests/efasim/unit-test $$v build || exit 1; fi; done; fi
 
 # The main job: build, run configs/local.conf (every benchmark on shm and tcp
 # loopback) into results/, then plot it.

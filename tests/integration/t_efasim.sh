@@ -429,9 +429,9 @@ t_efasim_object_rules() {
 }
 
 # libfabric 2.6.0's own efa unit tests (prov/efa/test) on the simulated
-# device (tests/efasim/unit-test): every test passes or is a listed skip.
-# Built by `make efa-unit-test V=2.6.0` (about 4 minutes on 2 cores, so not
-# by make check: skipped when it is not built).
+# device (tests/efasim/unit-test): every test passes, or is a listed failure
+# (unit-expected.txt) or a listed skip (unit-skips.txt). Built by make check
+# (EFA_UNIT_TEST_VERSIONS) or `make efa-unit-test V=2.6.0`; skipped when not built.
 t_efa260_unit_tests() {
 	efasim_built 2.6.0
 	export EFASIM_DIR="$WORK/efasim"

@@ -25,8 +25,8 @@ def cost_section(runs, group_by):
          "fi_read, fi_atomic, their -FI_EAGAIN retries included) at the initiating ranks; "
          "`poll_ns`: nanoseconds per completion inside the fi_cq_read calls that returned "
          "at least one completion (empty polls are not in it); each the median over the "
-         "sampled iterations or measured windows, averaged over initiating ranks (README: "
-         "Proof of path). Both are time spent inside "
+         "sampled iterations or measured windows, averaged over initiating ranks (docs/"
+         "proof-of-path.md). Both are time spent inside "
          "libfabric's calls, whatever the provider does there; medians over repeats. Series "
          "that differ only in fabric are side by side, with the ratio efa ÷ efa-direct (above "
          "1: the efa fabric's protocol layer costs more per operation).", ""]

@@ -19,7 +19,8 @@
 #            interposer hides efa-direct), alternating (REPS), cuda and host
 #   seed     efab_shmem_seed: nvshmem_putmem and nvshmemx_putmem_nbi_on_stream
 #            from cuMemAlloc memory, unregistered and registered, one run each
-# (default: all). One line per run in OUTDIR/summary.txt: name, exit status,
+# (default: all; SEED_FABRICS "default efa", SEED_APIS, SEED_REGS '"" --register' and
+# EFAB_SEED_TIMEOUT (45 s) narrow the seed part). One line per run in OUTDIR/summary.txt: name, exit status,
 # what it says; logs and CSVs beside it. Every NIC figure is the simulator's;
 # NVSHMEM's and libfabric's code and the CPU it runs on are real.
 set -u
@@ -133,7 +134,7 @@ for part in $PARTS; do
 		for fab in ${SEED_FABRICS:-default efa}; do
 			ff=; [ "$fab" = default ] || ff=$fab
 			for api in ${SEED_APIS:-putmem putmem_nbi_on_stream}; do
-				for r in "" --register; do
+				for r in ${SEED_REGS:-"" --register}; do
 					EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
 						run "seed_${fab}_${api}${r:+_registered}" "$EBIN/efab_shmem_seed" --api $api $r -m 65536
 				done

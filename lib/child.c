@@ -89,6 +89,19 @@ void efab_fault_catch(int fd, const char *prefix)
 		sigaction(fault_signals[k], &sa, NULL);
 }
 
+void efab_fault_in_libc(void)
+{
+	/* libc's own strlen, not a sanitizer's interceptor of it, called through
+	 * a pointer (no nonnull check at the call) */
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	size_t (*len)(const char *) = libc ? (size_t(*)(const char *))dlsym(libc, "strlen") : NULL;
+	const char *volatile nowhere = NULL;
+	if (len)
+		printf("%zu\n", len(nowhere));
+	raise(SIGSEGV); /* no libc.so.6 to fault in */
+	abort();
+}
+
 int efab_child_spawn(const char *path, char *const argv[], char *const envp[], int out_fd,
 		     int chan_fd, pid_t *pid)
 {

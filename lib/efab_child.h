@@ -29,6 +29,11 @@ void efab_fault_where(const void *pc, char *out, size_t len);
  * installs handlers of its own. */
 void efab_fault_catch(int fd, const char *prefix);
 
+/* A fault inside libc (libc.so.6's strlen of NULL, past any sanitizer's
+ * interceptor and checks): what tests of the handler and its library naming
+ * use. Does not return. */
+void efab_fault_in_libc(void) __attribute__((noreturn));
+
 /* Start path with argv in a process group of its own (so that a kill of the
  * group ends everything it started), stdin from /dev/null, stdout and stderr
  * into out_fd, chan_fd as its fd 3, every other descriptor closed, signal

@@ -179,8 +179,8 @@ static void child_fabric_name(put_child_t *c, const struct fi_info *i)
 
 /* EFAB_PROBE_LIVE_HOOK=ACTION:PATTERN[,ACTION:PATTERN...] (tests): rank 0 of
  * a case whose label (provider/fabric/row) matches the fnmatch PATTERN does
- * ACTION where it would post the put: segv (strlen of NULL: a fault inside
- * libc), abort, hang, or exit (status 3, no verdict). */
+ * ACTION where it would post the put: segv (efab_fault_in_libc), abort,
+ * hang, or exit (status 3, no verdict). */
 static void child_hook(const put_child_t *c)
 {
 	const char *h = getenv("EFAB_PROBE_LIVE_HOOK");
@@ -192,8 +192,7 @@ static void child_hook(const put_child_t *c)
 			continue;
 		*pat = '\0';
 		if (!strcmp(one, "segv")) {
-			const char *volatile nowhere = NULL;
-			printf("%zu\n", strlen(nowhere));
+			efab_fault_in_libc();
 		} else if (!strcmp(one, "abort")) {
 			abort();
 		} else if (!strcmp(one, "hang")) {

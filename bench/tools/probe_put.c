@@ -305,7 +305,7 @@ static void child_run(put_child_t *c)
 		c->putting = 1;
 		child_hook(c);
 		int rc = efab_post_write(&c->fab, 1, c->src.ptr, PROBE_PUT_BYTES,
-					 c->row->registered ? c->src_mr.desc : NULL, c->rk[1].base + 0,
+					 c->row->registered ? c->src_mr.desc : NULL, c->rk[1].base,
 					 c->rk[1].key, 0, 0, &w);
 		if (!child_step_end(c, rc, NULL)) {
 			child_stage("fi_write completion");
@@ -374,7 +374,7 @@ int probe_put_child_main(int argc, char **argv)
 	efab_log_capture(NULL, 0);
 	c.res.final = 1;
 	efab_relay_send(CHAN_FD, EFAB_RELAY_RESULT, &c.res, sizeof(c.res));
-	efab_relay_send(CHAN_FD, EFAB_RELAY_STAGE, "teardown", 8);
+	child_stage("teardown");
 	child_teardown(&c);
 	return EFAB_OK;
 }

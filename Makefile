@@ -169,7 +169,7 @@ $(BUILD)/bin/efab_topo: $(BUILD)/bench/efab_topo.o $(BUILD)/lib/libefab.a
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ $(LIBS)
 
-$(BUILD)/bin/efab_probe: $(BUILD)/bench/efab_probe.o $(BUILD)/bench/tools/probe.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_probe: $(BUILD)/bench/efab_probe.o $(BUILD)/bench/tools/probe.o $(BUILD)/bench/tools/probe_put.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(MPICC) -o $@ $^ $(LIBS)

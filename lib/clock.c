@@ -213,6 +213,12 @@ int efab_deadline_passed(efab_deadline_t d)
 	return mono_ns() > d.at_ns;
 }
 
+double efab_deadline_left_s(efab_deadline_t d)
+{
+	uint64_t now = mono_ns();
+	return now >= d.at_ns ? 0 : (double)(d.at_ns - now) / 1e9;
+}
+
 efab_stopwatch_t efab_stopwatch_start(void)
 {
 	return (efab_stopwatch_t){mono_ns()};

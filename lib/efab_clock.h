@@ -99,6 +99,8 @@ efab_deadline_t efab_deadline_in(double seconds);
 /* 1 once the deadline is behind us. A clock_gettime each call: loops that
  * spin on a completion ask every few hundred turns, not every turn. */
 int efab_deadline_passed(efab_deadline_t d);
+/* Seconds until the deadline, 0 once it has passed (a poll's timeout). */
+double efab_deadline_left_s(efab_deadline_t d);
 
 typedef struct efab_stopwatch {
 	uint64_t start_ns; /* CLOCK_MONOTONIC */

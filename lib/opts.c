@@ -109,7 +109,8 @@ const efab_optdef_t efab_optdefs[] = {
 	 "GPU's local NICs, every NIC, or N; rows per k (column domains)", EFAB_OG_REG, 0, 0,
 	 NULL},
 	{"live", 0, EFAB_OT_FLAG, OFF(live), SZ(live), NULL,
-	 "under mpirun -np 2: try each operation per fabric and record OK or the error",
+	 "under mpirun -np 2: try each operation per fabric and record OK or the error, then "
+	 "the put matrix, each case in child processes (a crash or hang is its verdict)",
 	 EFAB_OG_PROBE, 0, 0, NULL},
 	{"json", 0, EFAB_OT_FLAG, OFF(json), SZ(json), NULL, "print JSON instead of the table",
 	 EFAB_OG_PROBE, 0, 0, NULL},

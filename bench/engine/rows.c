@@ -207,7 +207,11 @@ const efab_bench_row_t efab_bench_rows[] = {
 		.summary = "Capability and requirements matrix of every RDM fabric on this host (no MPI needed),\n"
 	"one column per provider/fabric/domain, and a one-line verdict per fabric. With --live\n"
 	"(mpirun -np 2) each fabric really runs a registered put, an unregistered put\n"
-	"(desc = NULL), a writedata, a read and a fetch-add, recording OK or the exact error.\n"
+	"(desc = NULL), a writedata, a read and a fetch-add, recording OK or the exact error;\n"
+	"then its put matrix: host and cuda memory x FI_MR_LOCAL in the hints or not x a\n"
+	"registered or unregistered source, a 4096 B put each in its own pair of child processes,\n"
+	"recording the fabric fi_getinfo returned and 'ok (data verified)', the error and the\n"
+	"provider's words, 'killed by SIG... in <library>+0x...', or 'hang (killed after N s)'.\n"
 	"efab_probe --diff A B [--json] compares two probe outputs (efab_probe --diff --help).",
 		.options = EFAB_OG_COMMON | EFAB_OG_SELECT | EFAB_OG_DOMAIN | EFAB_OG_PROBE,
 		.mpi = 0,

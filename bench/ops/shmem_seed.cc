@@ -9,20 +9,18 @@
  * instruction, from a handler that prints it and ends the process: run it
  * once per case, as tests/nvshmem/seed does, so a crash ends only that
  * case). PE 0 puts, PE 1 checks every byte. */
-#include <dlfcn.h>
 #include <mpi.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <getopt.h>
 
 #include "efab.h"
+#include "efab_child.h"
 #include "efab_cuda.h"
 #include "shmem_up.h"
 
@@ -53,45 +51,13 @@ static void stage(int rank, const char *what)
 	}
 }
 
-/* The library of address pc, and pc's offset in it. */
-static void where(const void *pc, char *out, size_t len)
-{
-	Dl_info di;
-	if (pc && dladdr(pc, &di) && di.dli_fname)
-		snprintf(out, len, "%s+%#lx", strrchr(di.dli_fname, '/') ? strrchr(di.dli_fname, '/') + 1 : di.dli_fname,
-			 (unsigned long)((const char *)pc - (const char *)di.dli_fbase));
-	else
-		snprintf(out, len, "unknown code at %p", pc);
-}
-
-/* A crash is an outcome: its signal, the faulting library, the address. */
-static void on_fault(int sig, siginfo_t *si, void *uc_)
-{
-	ucontext_t *uc = (ucontext_t *)uc_;
-	const void *pc = NULL;
-#if defined(__x86_64__)
-	pc = (const void *)uc->uc_mcontext.gregs[REG_RIP];
-#elif defined(__aarch64__)
-	pc = (const void *)uc->uc_mcontext.pc;
-#endif
-	char lib[512], line[1024];
-	where(pc, lib, sizeof(lib));
-	int n = snprintf(line, sizeof(line), "seed: %s: killed by %s in %s (fault address %p)\n", case_desc,
-			 sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGABRT ? "SIGABRT" : "SIGFPE",
-			 lib, si ? si->si_addr : NULL);
-	if (write(2, line, (size_t)n) < 0) {
-	}
-	_exit(128 + sig);
-}
+/* "seed: <case_desc>: ", the start of the line efab_fault_catch writes */
+static char fault_prefix[300];
 
 static void catch_faults(void)
 {
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_fault;
-	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
-	for (int s : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE})
-		sigaction(s, &sa, NULL);
+	snprintf(fault_prefix, sizeof(fault_prefix), "seed: %s: ", case_desc);
+	efab_fault_catch(2, fault_prefix);
 }
 
 int main(int argc, char **argv)
@@ -248,6 +214,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 	snprintf(case_desc + strlen(case_desc), sizeof(case_desc) - strlen(case_desc), ", at teardown after the put");
+	snprintf(fault_prefix, sizeof(fault_prefix), "seed: %s: ", case_desc);
 	if (rank == 0 && src && reg && !rc)
 		nvshmemx_buffer_unregister(src);
 	if (dst)

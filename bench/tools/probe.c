@@ -1,6 +1,8 @@
 /* efab_probe: the capability and requirements matrix of every RDM fabric on
  * this host, and (--live, under mpirun -np 2) what each operation really does
- * there. The static part needs no MPI: MPI is initialised only for --live.
+ * there, then the put matrix (probe_put.c: each case in child processes, so
+ * a provider crash is a verdict). The static part needs no MPI: MPI is
+ * initialised only for --live.
  *
  * Data first (a list of columns, each a list of property/value pairs), then
  * three writers: the table (120 columns, wrapped by fabric), CSV (long
@@ -19,6 +21,7 @@
 #include "efab_registration.h"
 #include "efab_hwc.h"
 #include "efab_select.h"
+#include "probe_put.h"
 #include "rows.h"
 #include "runtime.h"
 
@@ -29,7 +32,7 @@
 
 typedef struct prop {
 	char name[32];
-	char value[640];
+	char value[1024];
 } prop_t;
 
 typedef struct column {
@@ -629,6 +632,45 @@ static void live_one(efab_rt_t *rt, const struct fi_info *col, int which, double
 
 /* ---- writers ---- */
 
+static const char *col_prop(const column_t *c, const char *name)
+{
+	for (size_t p = 0; p < c->nprops; p++)
+		if (!strcmp(c->props[p].name, name))
+			return c->props[p].value;
+	return NULL;
+}
+
+/* --live's put matrix (probe_put.c), one block per column that ran it. */
+static void print_put_matrix(const column_t *cols, size_t n)
+{
+	int any = 0;
+	for (size_t c = 0; c < n; c++) {
+		const struct fi_info *i = cols[c].info;
+		const char *first = col_prop(&cols[c], PROBE_PUT_FIRST_MRLOCAL);
+		const char *first_no = col_prop(&cols[c], PROBE_PUT_FIRST_NOMRLOCAL);
+		if (!first || !first_no)
+			continue;
+		if (!any++)
+			printf("\nlive put matrix: a %d B fi_write from rank 0's source (registered, or not: "
+			       "desc = NULL) into rank 1's\nregistered buffer of the same memory kind, every "
+			       "byte checked at rank 1; hints name the provider,\nfabric and domain, with or "
+			       "without FI_MR_LOCAL; each case in its own pair of processes (a crash\nor a "
+			       "hang is its verdict). Value: the fabric fi_getinfo returned (FI_MR_LOCAL: in "
+			       "force), the outcome.\n", PROBE_PUT_BYTES);
+		printf("\n%s/%s/%s (hints naming no fabric get: with FI_MR_LOCAL %s, without %s)\n",
+		       i->fabric_attr->prov_name, i->fabric_attr->name, i->domain_attr->name, first,
+		       first_no);
+		printf("  %-5s %-12s %-13s %s\n", "mem", "FI_MR_LOCAL", "source", "fabric: outcome");
+		for (size_t k = 0; k < probe_put_nrows; k++) {
+			const probe_put_row_t *r = &probe_put_rows[k];
+			const char *v = col_prop(&cols[c], r->name);
+			printf("  %-5s %-12s %-13s %s\n", efab_mem_name(r->mem),
+			       r->mr_local ? "in hints" : "not in hints",
+			       r->registered ? "registered" : "unregistered", v ? v : "-");
+		}
+	}
+}
+
 static void print_table(column_t *cols, size_t n)
 {
 	size_t per = (120 - LABEL_W) / COL_W;
@@ -636,8 +678,8 @@ static void print_table(column_t *cols, size_t n)
 		size_t end = start + per < n ? start + per : n;
 		for (size_t p = 0; p < cols[start].nprops; p++) {
 			const char *name = cols[start].props[p].name;
-			if (!strcmp(name, "verdict"))
-				continue;
+			if (!strcmp(name, "verdict") || probe_put_is_row(name))
+				continue; /* the put matrix has a section of its own */
 			printf("%-*s", LABEL_W, name);
 			for (size_t c = start; c < end; c++) {
 				const char *v = p < cols[c].nprops ? cols[c].props[p].value : "";
@@ -674,10 +716,11 @@ static void print_table(column_t *cols, size_t n)
 	for (size_t c = 0; c < n; c++)
 		for (size_t p = 0; p < cols[c].nprops; p++)
 			if (!strncmp(cols[c].props[p].name, "live_", 5) &&
-			    strcmp(cols[c].props[p].value, "OK"))
+			    !probe_put_is_row(cols[c].props[p].name) && strcmp(cols[c].props[p].value, "OK"))
 				printf("%s %s/%s: %s\n", cols[c].props[p].name,
 				       cols[c].info->fabric_attr->prov_name,
 				       cols[c].info->fabric_attr->name, cols[c].props[p].value);
+	print_put_matrix(cols, n);
 }
 
 static void print_json(FILE *f, column_t *cols, size_t n)
@@ -1881,18 +1924,25 @@ static int no_fabric_matches(const efab_rt_t *rt, const efab_opts_t *o)
 	return EFAB_EUSAGE;
 }
 
+static void add_row(void *col, const char *name, const char *value)
+{
+	add(col, name, "%s", value);
+}
+
 /* Describe every column, run the live tests if asked, and report (rank 0). */
 static int probe_columns(efab_rt_t *rt, const efab_opts_t *o, column_t *cols, size_t n)
 {
+	double live_timeout = o->timeout_s < 10 ? o->timeout_s : 10;
 	for (size_t c = 0; c < n; c++)
 		describe(&cols[c]);
-	for (size_t c = 0; o->live && c < n; c++)
+	for (size_t c = 0; o->live && c < n; c++) {
 		for (int k = 0; k < LIVE_N; k++) {
 			char res[512];
-			live_one(rt, cols[c].info, k, o->timeout_s < 10 ? o->timeout_s : 10, res,
-				 sizeof(res));
+			live_one(rt, cols[c].info, k, live_timeout, res, sizeof(res));
 			add(&cols[c], live_names[k], "%s", res);
 		}
+		probe_put_matrix(rt, cols[c].info, live_timeout, add_row, &cols[c]);
+	}
 	if (rt->rank != 0)
 		return EFAB_OK;
 	if (o->json)
@@ -1912,6 +1962,9 @@ int efab_probe_main(int argc, char **argv)
 	efab_runtime_t run;
 	const efab_bench_row_t *row = efab_row("efab_probe");
 
+	/* a case of --live's put matrix, started by --live itself: no MPI */
+	if (argc > 1 && !strcmp(argv[1], "--live-child"))
+		return probe_put_child_main(argc, argv);
 	/* --diff compares two files: neither MPI nor libfabric */
 	for (int k = 1; k < argc; k++)
 		if (!strcmp(argv[k], "--diff"))

@@ -161,6 +161,34 @@ for k in ("live_put_registered", "live_put_unregistered", "live_writedata", "liv
 EOF
 }
 
+# --live's put matrix (bench/tools/probe_put.c) on both fabrics of one simulated
+# NIC, each case in its own pair of processes: hints naming no fabric get
+# efa-direct with FI_MR_LOCAL and efa without it; efa-direct: a registered source
+# is ok, an unregistered one refused in the provider's words (2.4, 2.6) or the
+# crash named (2.1 dereferences the NULL descriptor in libfabric.so.1), and it
+# is not offered without FI_MR_LOCAL; efa: every host case ok (under
+# FI_MR_LOCAL with the provider's warning). The table's section and the CSV
+# of one run say the same; cuda cases skip with the reason without a GPU.
+efa_probe_live_put() { # V
+	efasim_need "$1"
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_probe" --live -p efa --domain rdmap16s0-rdm --csv "$WORK/p.csv"
+	python3 tests/probeput.py efa "$WORK/p.csv" "$1" || die "put matrix on efasim $1"
+	python3 tests/probeput.py table "$WORK/last.out" "$WORK/p.csv" || die "the table's section"
+}
+
+# Constructed ends on the efa fabric of the simulated NIC (EFAB_PROBE_LIVE_HOOK:
+# rank 0's child faults in libc, aborts, or hangs where it would post the put):
+# each is its case's verdict, the next case runs, nothing is left behind.
+t_efa260_probe_live_put_crash_and_hang() {
+	efasim_need 2.6.0
+	local hooks="segv:efa/efa/live_put_host_mrlocal_reg,abort:efa/efa/live_put_host_mrlocal_unreg"
+	hooks="$hooks,hang:efa/efa/live_put_host_nomrlocal_unreg"
+	expect_rc 0 efa_mpi 2.6.0 2 -x EFAB_PROBE_LIVE_HOOK="$hooks" "$EBIN/efab_probe" --live -p efa -f efa \
+		--domain rdmap16s0-rdm -t 2 --json
+	python3 tests/probeput.py hooks "$WORK/last.out" efa efa 2 || die "hook verdicts"
+	! pgrep -f -- "^$(cd "$EBIN" && pwd -P)/efab_probe --live-child" >/dev/null || die "a live child outlived the probe"
+}
+
 # EFA contract 7: efa's MR cache never serves fi_mr_regattr (no cache under
 # FI_MR_LOCAL; from 2.4 only its internal registrations), so mr_reg records
 # the cache column n/a there; the cache is exercised through the unregistered
@@ -378,6 +406,7 @@ for _v in $EFASIM_VERSIONS; do
 	eval "t_efa${_n}_benchmarks() { efa_benchmarks $_v; }"
 	eval "t_efa${_n}_src_unregistered() { efa_src_unregistered $_v; }"
 	eval "t_efa${_n}_probe_live() { efa_probe_live $_v; }"
+	eval "t_efa${_n}_probe_live_put() { efa_probe_live_put $_v; }"
 	eval "t_efa${_n}_mr_cache_scope() { efa_mr_cache $_v; }"
 	eval "t_efa${_n}_fabtests_core() { efa_fabtests_core $_v; }"
 	eval "t_efa${_n}_direct_path() { efa_direct_path $_v; }"

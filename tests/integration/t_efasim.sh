@@ -464,6 +464,10 @@ t_efasim_object_rules() {
 t_efa260_unit_tests() {
 	efasim_built 2.6.0
 	export EFASIM_DIR="$WORK/efasim"
+	# libfabric's tests destroy objects in use on purpose and expect the
+	# kernel's EBUSY (test_efa_cq_close_returns_ebusy_with_bound_ep): the
+	# refusals are theirs to check, not this runner's failure
+	unset EFASIM_EBUSY_LOG
 	"$ROOT/tests/efasim/unit-test" 2.6.0 run >"$WORK/ut.out" 2>&1
 	local rc=$?
 	cat "$WORK/ut.out"

@@ -357,10 +357,24 @@ PY
 t_scan_fabric_down_unreachable() {
 	cluster_need 4
 	local t0 secs
-	t0=$(date +%s)
-	scan_run 1 --down node2:2 -- -p tcp --threshold 0.5 -t 5 --csv "$WORK/down.csv" \
-		--verdict-json "$WORK/down.json"
-	secs=$(($(date +%s) - t0))
+	local down=2 try rc
+	for try in 1 2; do
+		t0=$(date +%s)
+		timeout -k 5 "${EFAB_TEST_TIMEOUT:-300}" "$ROOT/tests/cluster/scan" --down node2:$down -- -p tcp \
+			--threshold 0.5 -t 5 --csv "$WORK/down.csv" --verdict-json "$WORK/down.json" \
+			>"$WORK/last.out" 2>"$WORK/last.err"
+		rc=$?
+		secs=$(($(date +%s) - t0))
+		# a launch slower than the 2 s (a loaded machine): node2's link went
+		# down before its efab_scan had listed its NICs, which is not this
+		# test's case (the scan says so and exits 77): once more, 3 s
+		[ $try = 1 ] && [ $rc = 77 ] && said "node2: no NIC of tcp offers RMA" || break
+		echo "node2's link went down before the scan had started there: again with --down node2:3"
+		rm -f "$WORK/down.csv" "$WORK/down.json"
+		down=3
+	done
+	cat "$WORK/last.out" "$WORK/last.err"
+	[ $rc = 1 ] || die "exit $rc, expected 1"
 	echo "scan with node2's eth0 down: $secs s"
 	said "MPI_ABORT" && die "the scan aborted"
 	# its first round may pass before the link goes down (2 s): either way node2

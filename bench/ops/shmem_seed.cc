@@ -14,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <getopt.h>
 
 #include "efab.h"
 #include "efab_child.h"
+#include "efab_clock.h"
 #include "efab_cuda.h"
 #include "shmem_up.h"
 
@@ -39,14 +39,12 @@ static char case_desc[256];
  * from outside) is named by its last stage. */
 static void stage(int rank, const char *what)
 {
-	static double t0;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-	if (t0 == 0)
-		t0 = now;
+	static efab_stopwatch_t since;
+	static int started;
+	if (!started)
+		since = efab_stopwatch_start(), started = 1;
 	if (rank == 0) {
-		fprintf(stderr, "seed-stage: %s (+%.1f s)\n", what, now - t0);
+		fprintf(stderr, "seed-stage: %s (+%.1f s)\n", what, efab_stopwatch_elapsed_s(since));
 		fflush(stderr);
 	}
 }

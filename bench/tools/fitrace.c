@@ -309,8 +309,9 @@ int efab_fitrace_fi_getinfo_1_3(uint32_t version, const char *node, const char *
 	return filtered(real(version, node, service, flags, hints, info), info, "FABRIC_1.3");
 }
 
-/* fi_info of the 1.8 ABI (libfabric 1.18 .. 2.4's default, a compatibility
- * entry in 2.5+); only its next and fabric_attr are read here. */
+/* fi_info of the 1.8 ABI (the default entry of libfabric 2.1.0 and 2.4.0, a
+ * compatibility entry in 2.6.0, whose default is 1.9); only its next and
+ * fabric_attr are read here. */
 typedef int (*getinfo18_fn)(uint32_t, const char *, const char *, uint64_t, const void *, void **);
 
 EXPORT int efab_fitrace_fi_getinfo_1_8(uint32_t version, const char *node, const char *service, uint64_t flags,

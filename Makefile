@@ -90,6 +90,14 @@ BENCH_INC  := -Ibench/engine -Ibench/ops
 ifneq ($(and $(wildcard $(NVSHMEM_HOME)/include/nvshmem.h),$(CUDA_CFLAGS)),)
   SHMEM_BIN := $(BUILD)/bin/efab_shmem_reg $(BUILD)/bin/efab_shmem_seed
 endif
+# The GPU initiator's CUDA kernels (bench/ops/gda_kernels.cu, --initiator gpu):
+# nvcc makes an sm_90 cubin + compute_90 PTX image, embedded as data (CUDA's
+# bin2c) and loaded with the driver API at run time (no libcudart). Without
+# nvcc the image is empty and --initiator gpu exits 77 saying so.
+NVCC     ?= $(if $(CUDA_CFLAGS),$(wildcard $(CUDA_HOME)/bin/nvcc))
+GDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+GDA_OBJ  := $(BUILD)/gen/gda_fatbin.o
+ENGINE_OBJ += $(GDA_OBJ)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
@@ -119,6 +127,29 @@ $(BUILD)/bin/efab_shmem_seed: $(BUILD)/bench/ops/shmem_seed.o $(BUILD)/lib/libef
 	$(call say,LINK,$@)
 	$(Q)$(MPICXX) -o $@ $^ $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
 	  -Wl,-rpath,$(NVSHMEM_HOME)/lib -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart $(LIBS)
+
+$(BUILD)/gen/gda_kernels.fatbin: bench/ops/gda_kernels.cu lib/efab_gda_wqe.h lib/efab_gda_args.h
+	@mkdir -p $(@D)
+	$(call say,NVCC,$<)
+	$(Q)$(NVCC) -fatbin $(GDA_ARCH) -Ilib -o $@ $<
+
+ifneq ($(NVCC),)
+$(BUILD)/gen/gda_fatbin.c: $(BUILD)/gen/gda_kernels.fatbin
+	$(call say,BIN2C,$@)
+	$(Q)$(dir $(NVCC))bin2c -c -n efab_gda_fatbin $< | \
+	  sed 's/^const unsigned char efab_gda_fatbin\[\] =/const unsigned char efab_gda_fatbin[] __attribute__((aligned(16))) =/' > $@.tmp && \
+	  grep -q 'aligned(16)' $@.tmp && \
+	  echo 'const unsigned long efab_gda_fatbin_len = sizeof(efab_gda_fatbin);' >> $@.tmp && mv $@.tmp $@
+else
+$(BUILD)/gen/gda_fatbin.c:
+	@mkdir -p $(@D)
+	$(Q)printf '%s\n' '/* built without nvcc: no GPU kernels (--initiator gpu exits 77) */' \
+	  'const unsigned char efab_gda_fatbin[1] = {0};' 'const unsigned long efab_gda_fatbin_len = 0;' > $@
+endif
+
+$(GDA_OBJ): $(BUILD)/gen/gda_fatbin.c
+	$(call say,CC,$<)
+	$(Q)$(CC) -c -o $@ $<
 
 $(BUILD)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
@@ -183,6 +214,14 @@ $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(LIB_CFLAGS) -Ibench/engine -Wno-unused-parameter -DEFAB_TEST_DATA='"$(CURDIR)/tests/data"' -c $< -o $@
+
+# the GPU initiator's formats, against libfabric 2.6.0's own efa_io_defs.h where
+# the efasim build unpacked it (else that case is skipped, said by cmocka)
+EFA_IO_DEFS ?= $(wildcard $(CURDIR)/build-efasim/lf-2.6.0/libfabric-2.6.0/prov/efa/src/efa_io_defs.h)
+$(BUILD)/tests/test_gda_wqe.o: tests/unit/test_gda_wqe.c lib/efab_gda_wqe.h $(EFA_IO_DEFS)
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(LIB_CFLAGS) -Itests/unit/gda_ref $(if $(EFA_IO_DEFS),-DEFAB_EFA_IO_DEFS='"$(EFA_IO_DEFS)"') -c $< -o $@
 
 # the benchmark rows: option sets and sweep configs are tested on the real ones
 $(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/bench/engine/rows.o $(BUILD)/lib/libefab.a

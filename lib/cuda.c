@@ -1,6 +1,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "efab.h"
 #include "efab_cuda.h"
@@ -60,6 +61,39 @@ int efab_cuda_host_unregister(void *p)
 	(void)p;
 	return no_cuda();
 }
+int efab_cuda_memset(void *dptr, int value, size_t len)
+{
+	(void)dptr, (void)value, (void)len;
+	return no_cuda();
+}
+int efab_cuda_host_map(void *p, size_t len, int iomemory, void **dev, int *cu_code, char *err,
+		       size_t errlen)
+{
+	(void)p, (void)len, (void)iomemory, (void)dev;
+	*cu_code = 0;
+	snprintf(err, errlen, "efabench was built without CUDA");
+	return EFAB_SKIP;
+}
+int efab_cuda_kernel_load(int device, const void *image, const char *name, efab_cuda_kernel_t *k)
+{
+	(void)device, (void)image, (void)name, (void)k;
+	return no_cuda();
+}
+int efab_cuda_kernel_launch(efab_cuda_kernel_t *k, unsigned threads, void *arg, size_t arg_size)
+{
+	(void)k, (void)threads, (void)arg, (void)arg_size;
+	return no_cuda();
+}
+int efab_cuda_kernel_wait(efab_cuda_kernel_t *k, double timeout_s, int *timed_out)
+{
+	(void)k, (void)timeout_s;
+	*timed_out = 0;
+	return no_cuda();
+}
+void efab_cuda_kernel_unload(efab_cuda_kernel_t *k)
+{
+	(void)k;
+}
 
 #else /* EFAB_HAVE_CUDA */
 
@@ -88,6 +122,16 @@ static struct {
 						CUmemRangeHandleType, unsigned long long);
 	CUresult (*MemHostRegister)(void *, size_t, unsigned);
 	CUresult (*MemHostUnregister)(void *);
+	CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
+	CUresult (*MemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
+	CUresult (*ModuleLoadData)(CUmodule *, const void *);
+	CUresult (*ModuleUnload)(CUmodule);
+	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+				 unsigned, CUstream, void **, void **);
+	CUresult (*StreamCreate)(CUstream *, unsigned);
+	CUresult (*StreamDestroy)(CUstream);
+	CUresult (*StreamQuery)(CUstream);
 } cu;
 
 static const char *cu_str(CUresult r)
@@ -135,6 +179,15 @@ static int cu_load(void)
 	SYM(PointerSetAttribute, "cuPointerSetAttribute");
 	SYM(MemHostRegister, "cuMemHostRegister_v2");
 	SYM(MemHostUnregister, "cuMemHostUnregister");
+	SYM(MemsetD8, "cuMemsetD8_v2");
+	SYM(MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
+	SYM(ModuleLoadData, "cuModuleLoadData");
+	SYM(ModuleUnload, "cuModuleUnload");
+	SYM(ModuleGetFunction, "cuModuleGetFunction");
+	SYM(LaunchKernel, "cuLaunchKernel");
+	SYM(StreamCreate, "cuStreamCreate");
+	SYM(StreamDestroy, "cuStreamDestroy_v2");
+	SYM(StreamQuery, "cuStreamQuery");
 	/* Optional: CUDA >= 11.7 */
 	*(void **)&cu.MemGetHandleForAddressRange = dlsym(h, "cuMemGetHandleForAddressRange");
 	CUresult r = cu.Init(0);
@@ -306,6 +359,115 @@ int efab_cuda_host_unregister(void *p)
 		return EFAB_ERR;
 	}
 	return EFAB_OK;
+}
+
+int efab_cuda_memset(void *dptr, int value, size_t len)
+{
+	if (cu_load())
+		return EFAB_ERR;
+	CUresult r = cu.MemsetD8((CUdeviceptr)(uintptr_t)dptr, (unsigned char)value, len);
+	if (r) {
+		efab_log_error("cuMemsetD8 (%zu bytes): %s", len, cu_str(r));
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+int efab_cuda_host_map(void *p, size_t len, int iomemory, void **dev, int *cu_code, char *err,
+		       size_t errlen)
+{
+	*cu_code = 0;
+	if (cu_load()) {
+		snprintf(err, errlen, "no CUDA driver");
+		return EFAB_SKIP;
+	}
+	unsigned flags = CU_MEMHOSTREGISTER_DEVICEMAP | (iomemory ? CU_MEMHOSTREGISTER_IOMEMORY : 0);
+	CUresult r = cu.MemHostRegister(p, len, flags);
+	if (r) {
+		*cu_code = (int)r;
+		snprintf(err, errlen, "cuMemHostRegister(%zu bytes, DEVICEMAP%s): %s", len,
+			 iomemory ? "|IOMEMORY" : "", cu_str(r));
+		return EFAB_ERR;
+	}
+	CUdeviceptr d = 0;
+	r = cu.MemHostGetDevicePointer(&d, p, 0);
+	if (r) {
+		*cu_code = (int)r;
+		snprintf(err, errlen, "cuMemHostGetDevicePointer: %s", cu_str(r));
+		cu.MemHostUnregister(p);
+		return EFAB_ERR;
+	}
+	*dev = (void *)(uintptr_t)d;
+	return EFAB_OK;
+}
+
+int efab_cuda_kernel_load(int device, const void *image, const char *name, efab_cuda_kernel_t *k)
+{
+	int rc = cu_use(device);
+	if (rc)
+		return rc;
+	memset(k, 0, sizeof(*k));
+	CUmodule m;
+	CUfunction f;
+	CUstream s;
+	CUresult r = cu.ModuleLoadData(&m, image);
+	if (r) {
+		efab_log_error("cuModuleLoadData (efabench's GPU kernels, sm_90 + PTX): %s", cu_str(r));
+		return EFAB_ERR;
+	}
+	if ((r = cu.ModuleGetFunction(&f, m, name)) || (r = cu.StreamCreate(&s, CU_STREAM_NON_BLOCKING))) {
+		efab_log_error("loading kernel %s: %s", name, cu_str(r));
+		cu.ModuleUnload(m);
+		return EFAB_ERR;
+	}
+	k->module = m;
+	k->fn = f;
+	k->stream = s;
+	return EFAB_OK;
+}
+
+int efab_cuda_kernel_launch(efab_cuda_kernel_t *k, unsigned threads, void *arg, size_t arg_size)
+{
+	(void)arg_size;
+	void *params[] = {arg};
+	CUresult r = cu.LaunchKernel((CUfunction)k->fn, 1, 1, 1, threads, 1, 1, 0, (CUstream)k->stream,
+				     params, NULL);
+	if (r) {
+		efab_log_error("cuLaunchKernel (%u threads): %s", threads, cu_str(r));
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+int efab_cuda_kernel_wait(efab_cuda_kernel_t *k, double timeout_s, int *timed_out)
+{
+	struct timespec t0, t, nap = {0, 20000};
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	*timed_out = 0;
+	for (;;) {
+		CUresult r = cu.StreamQuery((CUstream)k->stream);
+		if (r == CUDA_SUCCESS)
+			return EFAB_OK;
+		if (r != CUDA_ERROR_NOT_READY) {
+			efab_log_error("GPU kernel failed: %s", cu_str(r));
+			return EFAB_ERR;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 > timeout_s) {
+			*timed_out = 1;
+			return EFAB_ERR;
+		}
+		nanosleep(&nap, NULL);
+	}
+}
+
+void efab_cuda_kernel_unload(efab_cuda_kernel_t *k)
+{
+	if (k->stream)
+		cu.StreamDestroy((CUstream)k->stream);
+	if (k->module)
+		cu.ModuleUnload((CUmodule)k->module);
+	memset(k, 0, sizeof(*k));
 }
 
 #endif

@@ -30,6 +30,25 @@ int efab_cuda_dmabuf(void *p, size_t len, int *fd, uint64_t *offset);
 int efab_cuda_host_register(void *p, size_t len);
 int efab_cuda_host_unregister(void *p);
 
+/* ---- the GPU initiator (issue 37; bench/engine/gda.c) ---- */
+int efab_cuda_memset(void *dptr, int value, size_t len);
+/* cuMemHostRegister(p, len, DEVICEMAP [| IOMEMORY]) and the device pointer
+ * of p; quiet: on failure *cu_code is the CUresult and the string is in err. */
+int efab_cuda_host_map(void *p, size_t len, int iomemory, void **dev, int *cu_code, char *err,
+		       size_t errlen);
+enum { EFAB_CU_NOT_PERMITTED = 800, EFAB_CU_NOT_SUPPORTED = 801 };
+/* A kernel of a fatbin/cubin image in memory, with its own non-blocking stream. */
+typedef struct efab_cuda_kernel {
+	void *module, *fn, *stream;
+} efab_cuda_kernel_t;
+int efab_cuda_kernel_load(int device, const void *image, const char *name, efab_cuda_kernel_t *k);
+/* One block of threads, one argument (a struct passed by value). */
+int efab_cuda_kernel_launch(efab_cuda_kernel_t *k, unsigned threads, void *arg, size_t arg_size);
+/* Wait for the kernel, polling; EFAB_ERR with *timed_out = 1 after timeout_s
+ * (the kernel cannot be stopped: the caller must end the process). */
+int efab_cuda_kernel_wait(efab_cuda_kernel_t *k, double timeout_s, int *timed_out);
+void efab_cuda_kernel_unload(efab_cuda_kernel_t *k);
+
 #ifdef __cplusplus
 }
 #endif

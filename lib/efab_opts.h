@@ -39,6 +39,7 @@ enum {
 	EFAB_OG_PROBE = 1u << 20,       /* live, json */
 	EFAB_OG_SCAN = 1u << 21,        /* nics, concurrent, passes, lat-size, bw-size, thresholds */
 	EFAB_OG_NODES = 1u << 22,       /* nodes-json */
+	EFAB_OG_INITIATOR = 1u << 23,   /* initiator, gpu-threads */
 };
 
 /* How a benchmark times its operation (bench/engine/pattern.c). */
@@ -97,6 +98,7 @@ enum efab_dtype { EFAB_DT_U64 = 0, EFAB_DT_U32, EFAB_DT_I32, EFAB_DT_I64, EFAB_D
 enum efab_tristate { EFAB_DEFAULT = 0, EFAB_ON, EFAB_OFF };
 enum efab_regime { EFAB_REGIME_ALL = 0, EFAB_REGIME_FRESH, EFAB_REGIME_SAME, EFAB_REGIME_ACCUMULATE };
 enum efab_footprint { EFAB_FOOTPRINT_BUFFER = 0, EFAB_FOOTPRINT_WINDOW };
+enum efab_initiator { EFAB_INITIATOR_CPU = 0, EFAB_INITIATOR_GPU };
 
 #define EFAB_SIZE_LIMIT (1ull << 40) /* 1 TiB: anything above is a typo */
 
@@ -128,6 +130,8 @@ typedef struct efab_opts {
 	double time_s;
 	int no_window_stats;
 	int footprint; /* enum efab_footprint */
+	int initiator;       /* enum efab_initiator */
+	uint64_t gpu_threads; /* GPU initiator, stream: lanes posting a doorbell batch (0: 1) */
 	/* atomics */
 	int aop;
 	int dtype;

@@ -17,6 +17,7 @@ static const char *const regime_names[] = {"all", "fresh", "same", "accumulate",
 static const char *const tristate_names[] = {"default", "on", "off", NULL};
 static const char *const access_names[] = {"remote", "local", NULL};
 static const char *const footprint_names[] = {"buffer", "window", NULL};
+static const char *const initiator_names[] = {"cpu", "gpu", NULL};
 
 #define OFF(f) offsetof(efab_opts_t, f)
 #define SZ(f) sizeof(((efab_opts_t *)0)->f)
@@ -73,6 +74,14 @@ const efab_optdef_t efab_optdefs[] = {
 	 "buffer (default): every op of a window uses one source and one destination buffer "
 	 "(perftest); window: op k uses offset k x size on both sides (fabtests, OSU)",
 	 EFAB_OG_PAIR_LAYOUT, 0, 0, footprint_names},
+	{"initiator", 0, EFAB_OT_CHOICE, OFF(initiator), SZ(initiator), "cpu|gpu",
+	 "who posts the operations: cpu (default: libfabric calls on the CPU) or gpu (a CUDA "
+	 "kernel writes the EFA work requests, rings the doorbell and polls its CQ in GPU memory "
+	 "itself: efa-direct, --mem cuda, libfabric >= 2.3's GDA ops; exit 77 where missing)",
+	 EFAB_OG_INITIATOR, 0, 0, initiator_names},
+	{"gpu-threads", 0, EFAB_OT_U64, OFF(gpu_threads), SZ(gpu_threads), "N",
+	 "--initiator gpu, bandwidth: lanes of the warp that owns the queue pair writing one "
+	 "doorbell batch's WQEs in parallel (1..32, default 1)", EFAB_OG_INITIATOR, 1, 32, NULL},
 	{"aop", 0, EFAB_OT_CHOICE, OFF(aop), SZ(aop), "OP",
 	 "atomic op: add fadd cswap swap min max bor band bxor (default fadd)", EFAB_OG_ATOMIC, 0, 0,
 	 aop_names},

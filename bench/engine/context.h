@@ -118,6 +118,7 @@ struct efab_ctx {
 		char note[64];
 	} ev;
 	void *priv; /* the family's own state */
+	struct efab_gda_run *gda; /* --initiator gpu (gda.c) */
 };
 
 /* ---- notes and rows ---- */

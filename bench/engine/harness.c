@@ -17,6 +17,7 @@
 #include "efab_registration.h"
 #include "efab_select.h"
 #include "efab_topo.h"
+#include "gda.h"
 #include "harness.h"
 #include "runtime.h"
 
@@ -98,6 +99,9 @@ static int check_opts(efab_ctx_t *c)
 	char sz[32];
 	if (c->op == EFAB_OP_DEFAULT)
 		c->op = b->default_op;
+	int grc = efab_gda_check_opts(c);
+	if (grc)
+		return grc;
 	if (c->fam->check_opts) {
 		int rc = c->fam->check_opts(c);
 		if (rc)
@@ -286,6 +290,7 @@ static int setup_memory(efab_ctx_t *c)
 
 static void teardown(efab_ctx_t *c)
 {
+	efab_gda_teardown(c); /* its endpoint before the fabric, its kernel before the memory */
 	if (c->fam->teardown)
 		c->fam->teardown(c);
 	if (c->rkeys) {
@@ -310,9 +315,14 @@ static void teardown(efab_ctx_t *c)
 /* One size under the row's pattern. */
 static int measure(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 {
+	int gpu = c->o.initiator == EFAB_INITIATOR_GPU, rc;
 	if (c->row->pattern == EFAB_PATTERN_PINGPONG)
-		return efab_pingpong(c, c->fam->pingpong(c), size, row);
-	return efab_stream(c, c->fam->stream(c), size, row);
+		rc = gpu ? efab_gda_pingpong(c, size, row) : efab_pingpong(c, c->fam->pingpong(c), size, row);
+	else
+		rc = gpu ? efab_gda_stream(c, c->fam->stream(c), size, row)
+			 : efab_stream(c, c->fam->stream(c), size, row);
+	efab_gda_row_cells(c, row);
+	return rc;
 }
 
 static volatile int stop_signal;
@@ -345,6 +355,8 @@ static int plan(efab_ctx_t *c, int argc, char **argv)
 		c->ri.extra_cols[c->ri.n_extra++] = b->extra_cols[i];
 	if (b->pattern != EFAB_PATTERN_NONE) /* every traffic row: the proof of path */
 		efab_evidence_columns(&c->ri);
+	if (b->options & EFAB_OG_INITIATOR) /* who posted: cpu or gpu (gda.c) */
+		efab_gda_columns(&c->ri);
 	efab_opts_init(&c->o);
 	faults_read(&c->faults);
 	if (efab_opts_parse(&c->o, b->options, argc, argv, err, sizeof(err))) {
@@ -441,7 +453,9 @@ static int bring_up(efab_ctx_t *c)
 	if ((c->row->pattern != EFAB_PATTERN_NONE || c->row->family == EFAB_FAMILY_SCAN) &&
 	    efab_evidence_setup(c))
 		rc = EFAB_ERR;
-	return efab_rt_agree(rt, rc);
+	if ((rc = efab_rt_agree(rt, rc)))
+		return rc;
+	return efab_gda_setup(c); /* --initiator gpu: the GPU's endpoint and kernel */
 }
 
 /* Rank 0: the header block (fabric line, definition, notes) and columns. */

@@ -11,7 +11,7 @@
 #include "evidence.h"
 #include "pattern.h"
 
-static int ensure_samples(efab_ctx_t *c, uint64_t n)
+int efab_pattern_samples(efab_ctx_t *c, uint64_t n)
 {
 	if (n <= c->max_samples)
 		return EFAB_OK;
@@ -85,7 +85,7 @@ uint64_t efab_pingpong_iters(const efab_ctx_t *c, uint64_t size)
 
 /* -w as given, scaled down linearly above 64 KiB (at least 2) unless -n was
  * given; at least 1, since iteration 0 is the first. */
-static uint64_t pingpong_warmup(const efab_ctx_t *c, uint64_t size)
+uint64_t efab_pingpong_warmup(const efab_ctx_t *c, uint64_t size)
 {
 	uint64_t w = c->o.warmup;
 	if (!c->o.iters && size > 65536) {
@@ -170,7 +170,7 @@ static int closing_barrier(efab_ctx_t *c, efab_waitfor_t *w, int *any)
 
 int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, efab_row_t *row)
 {
-	uint64_t n = efab_pingpong_iters(c, size), warm = pingpong_warmup(c, size), nb = n;
+	uint64_t n = efab_pingpong_iters(c, size), warm = efab_pingpong_warmup(c, size), nb = n;
 	uint64_t end = warm + n + nb, tb0 = 0, tb1 = 0;
 	/* this rank takes part in iterations (not when its pair failed already) */
 	int works = (c->initiator || ops->respond) && !c->failed;
@@ -181,7 +181,7 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 	memset(&mine, 0, sizeof(mine));
 	mine.initiator = c->initiator;
 	efab_clock_init();
-	if (ensure_samples(c, n) || (ops->begin && ops->begin(c, size)))
+	if (efab_pattern_samples(c, n) || (ops->begin && ops->begin(c, size)))
 		return EFAB_ERR;
 	efab_cost_reset(&c->fab);
 	c->ncost_post = c->ncost_poll = 0;
@@ -247,14 +247,24 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 			return EFAB_ERR;
 		row->errors += e;
 	}
-	if (nb && tb1 > tb0)
-		mine.batch_us = efab_ticks_us(tb1 - tb0) / ops->per_sample / (double)nb;
+	double batch_us = nb && tb1 > tb0 ? efab_ticks_us(tb1 - tb0) / ops->per_sample / (double)nb : 0;
+	/* the payload of the timed phase (samples and batch), every leg */
+	double payload = works && c->initiator ? (double)(n + nb) * (double)size * (ops->legs ? ops->legs : 1) : 0;
+	return efab_pingpong_rows(c, size, ns, mine.first_us, batch_us, n, payload, row);
+}
+
+int efab_pingpong_rows(efab_ctx_t *c, uint64_t size, size_t ns, double first_us, double batch_us,
+		       uint64_t n, double payload, efab_row_t *row)
+{
+	lat_share_t mine;
+	memset(&mine, 0, sizeof(mine));
+	mine.initiator = c->initiator;
+	mine.first_us = first_us;
+	mine.batch_us = batch_us;
 	efab_stats_compute(c->samples, ns, &mine.st);
 	mine.failed = c->failed;
 	row->iters = n;
 	efab_row_set(c, row, "inject", "%s", c->use_inject ? "yes" : "no");
-	/* the payload of the timed phase (samples and batch), every leg */
-	double payload = works && c->initiator ? (double)(n + nb) * (double)size * (ops->legs ? ops->legs : 1) : 0;
 	if (pingpong_report(c, size, &mine, row) || efab_evidence_report(c, payload, row))
 		return EFAB_ERR;
 	return EFAB_OK;
@@ -275,7 +285,7 @@ uint64_t efab_stream_windows(const efab_ctx_t *c, uint64_t size)
 
 /* -w capped by the row (bandwidth: 10, and 2 above 1 MiB); at least 1:
  * window 0 is the first, timed alone, never measured. */
-static uint64_t stream_warmup(const efab_ctx_t *c, uint64_t size)
+uint64_t efab_stream_warmup(const efab_ctx_t *c, uint64_t size)
 {
 	uint64_t cap = c->row->counts.warmup_cap, w = c->o.warmup;
 	if (cap && w > cap)
@@ -460,26 +470,33 @@ static int per_pair_rows(efab_ctx_t *c, const efab_row_t *row, uint64_t n, const
  * and domain, those ranks used) and, with --per-pair, one row per pair. */
 static int stream_report(efab_ctx_t *c, const stream_state_t *st, uint64_t n, efab_row_t *row)
 {
-	const char *footprint = st->ops->footprint ? st->ops->footprint(c) : "";
+	return efab_stream_rows(c, st->ops, st->size, st->active, st->ns, efab_ticks_us(st->total_ticks),
+				efab_ticks_us(st->loop_ticks), st->first_us, n, row);
+}
+
+int efab_stream_rows(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, int active,
+		     size_t ns, double total_us, double loop_us, double first_us, uint64_t n,
+		     efab_row_t *row)
+{
+	const char *footprint = ops->footprint ? ops->footprint(c) : "";
 	bw_share_t mine, agg;
 	memset(&mine, 0, sizeof(mine));
 	memset(&agg, 0, sizeof(agg));
-	double total_us = efab_ticks_us(st->total_ticks), loop_us = efab_ticks_us(st->loop_ticks);
-	if (st->active && total_us > 0 && loop_us > 0) {
-		double ops = (double)n * (double)c->o.window;
+	if (active && total_us > 0 && loop_us > 0) {
+		double nops = (double)n * (double)c->o.window;
 		efab_stats_t ws;
 		mine.active = 1;
-		mine.bw = ops * (double)st->size / loop_us;
-		mine.mops = ops / loop_us;
-		mine.bw_win = ops * (double)st->size / total_us;
-		mine.mops_win = ops / total_us;
-		efab_stats_compute(c->samples, st->ns, &ws);
+		mine.bw = nops * (double)size / loop_us;
+		mine.mops = nops / loop_us;
+		mine.bw_win = nops * (double)size / total_us;
+		mine.mops_win = nops / total_us;
+		efab_stats_compute(c->samples, ns, &ws);
 		mine.p25 = ws.p25;
 		mine.p50 = ws.p50;
 		mine.p75 = ws.p75;
 		mine.p99 = ws.p99;
 		mine.link = efab_info_link_gbps(c->fab.info);
-		mine.first = st->first_us;
+		mine.first = first_us;
 		gethostname(mine.host, sizeof(mine.host) - 1);
 		snprintf(mine.domain, sizeof(mine.domain), "%s", c->fab.info->domain_attr->name);
 	}
@@ -570,7 +587,7 @@ static int budget_windows(efab_ctx_t *c, stream_state_t *st, uint64_t warm, uint
 int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab_row_t *row)
 {
 	stream_state_t st = {.ops = ops, .size = size, .first_us = -1};
-	uint64_t n = efab_stream_windows(c, size), warm = stream_warmup(c, size);
+	uint64_t n = efab_stream_windows(c, size), warm = efab_stream_warmup(c, size);
 	efab_waitfor_t w = {"window completions", efab_op_name(c->op), size, c->peer, 0};
 	int budget = c->budget && c->o.time_s > 0;
 
@@ -582,7 +599,7 @@ int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab
 		return EFAB_ERR;
 	if (!budget && c->o.time_s > 0 && windows_for_time(c, &st, &n, row))
 		return EFAB_ERR;
-	if (ensure_samples(c, budget ? 1u << 20 : n))
+	if (efab_pattern_samples(c, budget ? 1u << 20 : n))
 		return EFAB_ERR;
 	c->stream_ops = ops;
 	if (budget) {

@@ -104,6 +104,18 @@ int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab
  * confirm_name). */
 const char *efab_stream_confirm_name(const efab_ctx_t *c, const efab_stream_ops_t *ops);
 uint64_t efab_stream_windows(const efab_ctx_t *c, uint64_t size);
+/* Counts and rows for a pattern timed elsewhere (the GPU initiator,
+ * bench/engine/gda.c): -w as the pattern scales it; room for n samples in
+ * c->samples; the size's rows from this rank's samples (c->samples, us) and
+ * figures, gathered from every rank as the CPU patterns do. */
+uint64_t efab_pingpong_warmup(const efab_ctx_t *c, uint64_t size);
+uint64_t efab_stream_warmup(const efab_ctx_t *c, uint64_t size);
+int efab_pattern_samples(efab_ctx_t *c, uint64_t n);
+int efab_pingpong_rows(efab_ctx_t *c, uint64_t size, size_t ns, double first_us, double batch_us,
+		       uint64_t n, double payload, efab_row_t *row);
+int efab_stream_rows(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, int active,
+		     size_t ns, double total_us, double loop_us, double first_us, uint64_t n,
+		     efab_row_t *row);
 
 /* The header notes of a row's pattern (what first_us and the batch mean). */
 void efab_pattern_notes(efab_ctx_t *c);

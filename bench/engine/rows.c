@@ -64,7 +64,7 @@ const efab_bench_row_t efab_bench_rows[] = {
 		   "the remote CQ data completion (always used for GPU memory).",
 		.definition = "latency = half the round trip of a write ping-pong completed at the target "
 		      "(last byte polled, or remote CQ data for writedata), microseconds",
-		.options = TRAFFIC_OPTS | EFAB_OG_RMA_OP | EFAB_OG_SRC | EFAB_OG_MR_CACHE,
+		.options = TRAFFIC_OPTS | EFAB_OG_RMA_OP | EFAB_OG_SRC | EFAB_OG_MR_CACHE | EFAB_OG_INITIATOR,
 		RMA_ROW, LAT_ROW,
 		.default_op = EFAB_OP_WRITE,
 		.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),
@@ -78,7 +78,7 @@ const efab_bench_row_t efab_bench_rows[] = {
 		   "initiator, in microseconds.",
 		.definition = "latency = full round trip of fi_read to its completion at the initiator, "
 		      "microseconds",
-		.options = TRAFFIC_OPTS | EFAB_OG_RMA_OP,
+		.options = TRAFFIC_OPTS | EFAB_OG_RMA_OP | EFAB_OG_INITIATOR,
 		RMA_ROW, LAT_ROW,
 		.default_op = EFAB_OP_READ, .ops = 1u << EFAB_OP_READ, COLS(lat_cols),
 	},
@@ -91,7 +91,7 @@ const efab_bench_row_t efab_bench_rows[] = {
 		   "target: column end_confirm); bw_MBps_windows = bytes / sum of window times.\n"
 		   BW_SUMMARY_TAIL,
 		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_RMA_OP | EFAB_OG_PAIR_LAYOUT | EFAB_OG_INJECT |
-			   EFAB_OG_SRC | EFAB_OG_MR_CACHE,
+			   EFAB_OG_SRC | EFAB_OG_MR_CACHE | EFAB_OG_INITIATOR,
 		RMA_ROW, BW_ROW,
 		.default_op = EFAB_OP_WRITE,
 		.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),

@@ -527,7 +527,9 @@ static int gpu_polls(const efab_ctx_t *c)
 
 static int rma_check_opts(efab_ctx_t *c)
 {
-	if (c->row->pattern == EFAB_PATTERN_PINGPONG && c->op == EFAB_OP_WRITE && !gpu_polls(c))
+	/* (--initiator gpu: the kernel polls GPU memory itself) */
+	if (c->row->pattern == EFAB_PATTERN_PINGPONG && c->op == EFAB_OP_WRITE && !gpu_polls(c) &&
+	    c->o.initiator != EFAB_INITIATOR_GPU)
 		c->op = EFAB_OP_WRITEDATA;
 	return EFAB_OK;
 }
@@ -566,7 +568,8 @@ int efab_rma_stream_setup(efab_ctx_t *c)
 				       (unsigned long long)c->o.window, txq);
 		return EFAB_EUSAGE;
 	}
-	if (c->o.check && !efab_mem_host_accessible(c->mem_kind) && c->op == EFAB_OP_WRITE) {
+	if (c->o.check && !efab_mem_host_accessible(c->mem_kind) && c->op == EFAB_OP_WRITE &&
+	    c->o.initiator != EFAB_INITIATOR_GPU) {
 		if (c->rt->rank == 0)
 			efab_log_error("-c on GPU memory needs -o writedata (the CPU cannot poll "
 				       "device memory for arrival)");

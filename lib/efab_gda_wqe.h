@@ -1,0 +1,195 @@
+/* EFA device formats for a GPU-initiated data path (issue 37): the 64-byte
+ * send WQE of an RDMA write, write-with-immediate or read, the 32-byte CQE,
+ * the phase bits and the SQ doorbell value, as rdma-core 64's
+ * providers/efa/efa_io_defs.h lays them out (libfabric 2.6.0's
+ * prov/efa/src/efa_io_defs.h has the same layouts; docs/gda-design.md §3).
+ * Used by the CUDA kernels (bench/ops/gda_kernels.cu) and by the host unit
+ * test (tests/unit/test_gda_wqe.c), so one builder is checked byte for byte
+ * on the CPU. Plain C: no libfabric, no CUDA headers. */
+#ifndef EFAB_GDA_WQE_H
+#define EFAB_GDA_WQE_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define EFAB_HD static __host__ __device__ __forceinline__
+#else
+#define EFAB_HD static inline
+#endif
+
+/* efa_io_send_op_type */
+enum { EFAB_IO_SEND = 0, EFAB_IO_RDMA_READ = 1, EFAB_IO_RDMA_WRITE = 2 };
+/* efa_io_queue_type (CQE flags bits 2:1) */
+enum { EFAB_IO_SEND_QUEUE = 1, EFAB_IO_RECV_QUEUE = 2 };
+
+/* efa_io_tx_meta_desc ctrl1 / ctrl2 bits */
+#define EFAB_IO_CTRL1_OP_MASK 0x0fu
+#define EFAB_IO_CTRL1_HAS_IMM (1u << 4)
+#define EFAB_IO_CTRL1_INLINE (1u << 5)
+#define EFAB_IO_CTRL1_META_EXT (1u << 6)
+#define EFAB_IO_CTRL1_META_DESC (1u << 7)
+#define EFAB_IO_CTRL2_PHASE (1u << 0)
+#define EFAB_IO_CTRL2_FIRST (1u << 2)
+#define EFAB_IO_CTRL2_LAST (1u << 3)
+#define EFAB_IO_CTRL2_COMP_REQ (1u << 4)
+#define EFAB_IO_LKEY_MASK 0x00ffffffu
+
+/* efa_io_cdesc_common flags bits */
+#define EFAB_IO_CDESC_PHASE (1u << 0)
+#define EFAB_IO_CDESC_QTYPE_SHIFT 1
+#define EFAB_IO_CDESC_QTYPE_MASK (3u << 1)
+#define EFAB_IO_CDESC_HAS_IMM (1u << 3)
+#define EFAB_IO_CDESC_OP_SHIFT 4
+#define EFAB_IO_CDESC_OP_MASK (7u << 4)
+#define EFAB_IO_CDESC_UNSOLICITED (1u << 7)
+
+enum { EFAB_GDA_WQE_BYTES = 64, EFAB_GDA_CQE_BYTES = 32 };
+
+/* struct efa_io_tx_wqe for RDMA: 32 B meta + remote_mem (16 B) + local_mem[0] (16 B). */
+typedef struct efab_gda_wqe {
+	/* efa_io_tx_meta_desc */
+	uint16_t req_id;         /* 0: echoed in the completion */
+	uint8_t ctrl1;           /* 2: op_type 3:0, has_imm 4, inline 5, meta_ext 6, meta_desc 7 (must be 1) */
+	uint8_t ctrl2;           /* 3: phase 0, first 2, last 3, comp_req 4 */
+	uint16_t dest_qp_num;    /* 4 */
+	uint16_t length;         /* 6: buffer descriptors (1 for RDMA) */
+	uint32_t immediate_data; /* 8: host order (rdma-core stores be32toh of the verbs imm) */
+	uint16_t ah;             /* 12: the device's address handle number */
+	uint8_t ctrl3;           /* 14 */
+	uint8_t reserved;        /* 15 */
+	uint32_t qkey;           /* 16 */
+	uint8_t reserved2[12];   /* 20 */
+	/* efa_io_remote_mem_addr */
+	uint32_t r_length;       /* 32 */
+	uint32_t rkey;           /* 36 */
+	uint32_t r_addr_lo;      /* 40 */
+	uint32_t r_addr_hi;      /* 44 */
+	/* efa_io_tx_buf_desc local_mem[0] */
+	uint32_t l_length;       /* 48 */
+	uint32_t lkey;           /* 52: 23:0 */
+	uint32_t l_addr_lo;      /* 56 */
+	uint32_t l_addr_hi;      /* 60 */
+} efab_gda_wqe_t;
+
+/* struct efa_io_rx_cdesc_ex (the CQ entry of a CQ created with SGID: 32 B);
+ * a send completion (efa_io_tx_cdesc) uses its first 8 bytes. */
+typedef struct efab_gda_cqe {
+	uint16_t req_id;     /* 0 */
+	uint8_t status;      /* 2: efa_io_comp_status, 0 = OK */
+	uint8_t flags;       /* 3: phase 0, q_type 2:1, has_imm 3, op_type 6:4, unsolicited 7 */
+	uint16_t qp_num;     /* 4 */
+	uint16_t length;     /* 6: bytes 15:0 (receive side) */
+	uint16_t ah;         /* 8 */
+	uint16_t src_qp_num; /* 10 */
+	uint32_t imm;        /* 12 */
+	uint16_t length_hi;  /* 16: bytes 31:16, RDMA write with immediate */
+	uint8_t rest[14];
+} efab_gda_cqe_t;
+
+#ifndef __cplusplus
+_Static_assert(sizeof(efab_gda_wqe_t) == EFAB_GDA_WQE_BYTES, "efa_io_tx_wqe is 64 bytes");
+_Static_assert(sizeof(efab_gda_cqe_t) == EFAB_GDA_CQE_BYTES, "efa_io_rx_cdesc_ex is 32 bytes");
+#endif
+
+/* What the initiator needs of its peer (libfabric's query_addr, the peer's
+ * MR key and address) and of its own buffer (get_mr_lkey). */
+typedef struct efab_gda_dest {
+	uint16_t ahn, qpn;
+	uint32_t qkey;
+	uint32_t rkey;
+	uint32_t lkey;
+} efab_gda_dest_t;
+
+/* The phase a WQE carries at producer index pc of a queue of 2^log2n entries:
+ * 0 on the first pass, flipping at every wrap (rdma-core
+ * efa_sq_advance_post_idx). pc may be any width: 2^log2n divides 2^16. */
+EFAB_HD unsigned efab_gda_sq_phase(uint32_t pc, unsigned log2n)
+{
+	return (pc >> log2n) & 1u;
+}
+
+/* The SQ doorbell value after WQEs up to pc: the 16-bit producer counter. */
+EFAB_HD uint32_t efab_gda_sq_doorbell(uint32_t pc)
+{
+	return pc & 0xffffu;
+}
+
+/* The CQ consumer's expected phase at consumer index cc: 1 on the first pass
+ * (rdma-core efa_sub_cq_initialize), flipping at every wrap. */
+EFAB_HD unsigned efab_gda_cq_phase(uint32_t cc, unsigned log2n)
+{
+	return ((cc >> log2n) & 1u) ^ 1u;
+}
+
+/* An RDMA WQE (op EFAB_IO_RDMA_WRITE or EFAB_IO_RDMA_READ; has_imm only
+ * with write) as rdma-core's efa_send_wr_rdma_write/_read + set_sge build it:
+ * one meta descriptor, first and last, completion requested. */
+EFAB_HD void efab_gda_wqe_rdma(efab_gda_wqe_t *w, unsigned op, int has_imm, uint32_t imm,
+			       uint16_t req_id, unsigned phase, const efab_gda_dest_t *d,
+			       uint64_t raddr, uint64_t laddr, uint32_t len)
+{
+	w->req_id = req_id;
+	w->ctrl1 = (uint8_t)((op & EFAB_IO_CTRL1_OP_MASK) | EFAB_IO_CTRL1_META_DESC |
+			     (has_imm ? EFAB_IO_CTRL1_HAS_IMM : 0u));
+	w->ctrl2 = (uint8_t)((phase & 1u) | EFAB_IO_CTRL2_FIRST | EFAB_IO_CTRL2_LAST |
+			     EFAB_IO_CTRL2_COMP_REQ);
+	w->dest_qp_num = d->qpn;
+	w->length = 1;
+	w->immediate_data = has_imm ? imm : 0u;
+	w->ah = d->ahn;
+	w->ctrl3 = 0;
+	w->reserved = 0;
+	w->qkey = d->qkey;
+	for (int i = 0; i < 12; i++)
+		w->reserved2[i] = 0;
+	w->r_length = len;
+	w->rkey = d->rkey;
+	w->r_addr_lo = (uint32_t)raddr;
+	w->r_addr_hi = (uint32_t)(raddr >> 32);
+	w->l_length = len;
+	w->lkey = d->lkey & EFAB_IO_LKEY_MASK;
+	w->l_addr_lo = (uint32_t)laddr;
+	w->l_addr_hi = (uint32_t)(laddr >> 32);
+}
+
+/* How many WQEs the next doorbell may cover: at most max_batch, what is left
+ * to post, and the free SQ slots (n minus those posted and not completed). */
+EFAB_HD uint32_t efab_gda_burst(uint32_t want, uint32_t max_batch, uint32_t n, uint32_t posted,
+				uint32_t completed)
+{
+	uint32_t free_slots = n - (posted - completed);
+	uint32_t k = want < max_batch ? want : max_batch;
+	return k < free_slots ? k : free_slots;
+}
+
+/* CQE fields from its flags byte. */
+EFAB_HD int efab_gda_cqe_valid(uint8_t flags, uint32_t cc, unsigned log2n)
+{
+	return (flags & EFAB_IO_CDESC_PHASE) == efab_gda_cq_phase(cc, log2n);
+}
+EFAB_HD unsigned efab_gda_cqe_op(uint8_t flags)
+{
+	return (flags & EFAB_IO_CDESC_OP_MASK) >> EFAB_IO_CDESC_OP_SHIFT;
+}
+EFAB_HD unsigned efab_gda_cqe_qtype(uint8_t flags)
+{
+	return (flags & EFAB_IO_CDESC_QTYPE_MASK) >> EFAB_IO_CDESC_QTYPE_SHIFT;
+}
+/* Bytes of a receive-side completion (RDMA write with immediate: 32 bits). */
+EFAB_HD uint32_t efab_gda_cqe_bytes(const efab_gda_cqe_t *e)
+{
+	return (uint32_t)e->length | ((uint32_t)e->length_hi << 16);
+}
+
+/* log2 of a power of two (queue sizes); 32 if n is not one. */
+EFAB_HD unsigned efab_gda_log2(uint32_t n)
+{
+	if (!n || (n & (n - 1)))
+		return 32;
+	unsigned l = 0;
+	while ((1u << l) < n)
+		l++;
+	return l;
+}
+
+#endif

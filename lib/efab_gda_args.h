@@ -65,7 +65,8 @@ typedef struct efab_gda_args {
 	uint64_t timeout_ns;
 	/* results, device memory */
 	uint64_t *samples;  /* pingpong/read: n round trips (ns); stream: n window times */
-	uint64_t *post_ns;  /* per sample: ns lane 0 spent writing WQEs + ringing, per operation */
+	uint64_t *post_ns;  /* per sample: SM clock cycles (clock64) lane 0 spent writing WQEs +
+			     * ringing, per operation (the host converts to ns) */
 	uint64_t *out;      /* EFAB_GDA_OUT_N slots */
 	/* queue state carried from one launch to the next (device memory, 4 words:
 	 * SQ producer, SQ completed, TX CQ consumer, RX CQ consumer) */

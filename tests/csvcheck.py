@@ -34,11 +34,13 @@ EVIDENCE = (["path", "path_ratio", "payload_bytes", "hw_nics", "hw_note", "post_
             + ["nic_init_" + c for c in HWC] + ["nic_tgt_" + c for c in HWC])
 BW_LATER += EVIDENCE
 LAT_LATER = ["first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"] + EVIDENCE
+# issue 37: who posted (cpu, or a CUDA kernel: gpu) and the GPU's post cost
+INITIATOR = ["initiator", "gpu_post_ns", "gpu_threads"]
 LATER = {
-    "put_lat": LAT_LATER,
-    "get_lat": LAT_LATER,
+    "put_lat": LAT_LATER + INITIATOR,
+    "get_lat": LAT_LATER + INITIATOR,
     "atomic_lat": LAT_LATER,
-    "put_bw": BW_LATER,
+    "put_bw": BW_LATER + INITIATOR,
     "get_bw": BW_LATER,
     "atomic_bw": BW_LATER,
     "mr_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75"],

@@ -62,7 +62,7 @@ int efab_gda_check_opts(efab_ctx_t *c)
 		return EFAB_EUSAGE;
 	}
 	const char *bad = o->bidir ? "--bidir" : o->src_unregistered ? "--src-unregistered"
-			: o->time_s > 0 ? "--time" : o->contend ? "--contend" : o->dmabuf ? "--dmabuf" : NULL;
+			: o->time_s > 0 ? "--time" : o->contend ? "--contend" : NULL;
 	if (bad) {
 		efab_log_error("--initiator gpu does not take %s", bad);
 		return EFAB_EUSAGE;
@@ -187,6 +187,13 @@ static double median_u64(uint64_t *v, size_t n)
 	return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
 }
 
+/* The kernel's post costs are SM cycles: ns at the rate this launch measured. */
+static double post_median_ns(struct efab_gda_run *r, size_t n)
+{
+	double hz = (double)r->hout[EFAB_GDA_OUT_CLOCK64_HZ];
+	return hz > 0 ? median_u64(r->hp, n) * 1e9 / hz : 0;
+}
+
 int efab_gda_setup(efab_ctx_t *c)
 {
 	efab_rt_t *rt = c->rt;
@@ -259,10 +266,10 @@ int efab_gda_setup(efab_ctx_t *c)
 		  r->g.sq_n, r->g.sq_entry, r->g.max_batch, r->g.tx_n, r->g.rx_n,
 		  r->g.map_note[0] ? r->g.map_note : "SQ and doorbell mapped as I/O memory");
 	efab_note(c, "GPU clock: %%globaltimer, smallest step %llu ns (measured by the kernel); SM "
-		     "clock64 %.0f MHz against it; latency and window times are read on it inside the "
-		     "kernel; gpu_post_ns = ns thread 0 spends writing a WQE and ringing the doorbell, "
-		     "per operation (median, initiating rank); post_ns/poll_ns stay empty (no CPU "
-		     "posts)%s",
+		     "clock64 %.0f MHz against it; latency and window times are read on %%globaltimer "
+		     "inside the kernel; gpu_post_ns = ns thread 0 spends writing a WQE and ringing the "
+		     "doorbell, per operation (clock64 cycles at that rate; median, initiating rank); "
+		     "post_ns/poll_ns stay empty (no CPU posts)%s",
 		  (unsigned long long)r->hout[EFAB_GDA_OUT_CLOCK_RES],
 		  (double)r->hout[EFAB_GDA_OUT_CLOCK64_HZ] / 1e6,
 		  r->simulated ? "; SIMULATED device: the kernel's code and its GPU-side costs are "
@@ -322,7 +329,7 @@ int efab_gda_pingpong(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 	size_t ns = c->initiator ? n : 0;
 	for (size_t i = 0; i < ns; i++)
 		c->samples[i] = (double)r->hs[i] / per / 1000.0;
-	r->post_p50 = c->initiator ? median_u64(r->hp, n) : 0;
+	r->post_p50 = c->initiator ? post_median_ns(r, n) : 0;
 	c->seq += get ? 1 : warm + n;
 	double first_us = (double)r->hout[EFAB_GDA_OUT_FIRST_NS] / per / 1000.0;
 	double payload = c->initiator ? (double)n * (double)size * (get ? 1 : 2) : 0;
@@ -376,7 +383,7 @@ int efab_gda_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, 
 		c->samples[i] = (double)r->hs[i] / 1000.0;
 		total_us += c->samples[i];
 	}
-	r->post_p50 = c->initiator ? median_u64(r->hp, n) : 0;
+	r->post_p50 = c->initiator ? post_median_ns(r, n) : 0;
 	double loop_us = (double)r->hout[EFAB_GDA_OUT_ELAPSED_NS] / 1000.0;
 	double first_us = c->initiator ? (double)r->hout[EFAB_GDA_OUT_FIRST_NS] / 1000.0 : -1;
 	double payload = c->initiator ? (double)n * (double)c->o.window * (double)size : 0;

@@ -17,8 +17,11 @@
  * store, __threadfence_system(). A CQE is valid when its phase bit is the
  * expected one; its body is read after a fence.
  *
- * Times: %globaltimer (ns, the GPU's global timer); its step is measured
- * every launch (EFAB_GDA_OUT_CLOCK_RES). */
+ * Times: %globaltimer (ns, the GPU's global timer; one clock for every SM)
+ * for latencies and windows, its step measured every launch
+ * (EFAB_GDA_OUT_CLOCK_RES); the post cost, a few hundred ns, in clock64 cycles
+ * of the posting SM (post_ns[]), which the host converts with the cycles per
+ * globaltimer second the launch measured (EFAB_GDA_OUT_CLOCK64_HZ). */
 #include <stdint.h>
 
 #include "efab_gda_args.h"
@@ -180,24 +183,33 @@ __device__ void count_bad(const uint8_t *p, uint64_t len, uint64_t seq, unsigned
 }
 
 /* Block-wide check of a received message; bytes still landing after the
- * last one (SRD places packets in any order) get up to ~2 ms. */
+ * last one (SRD places packets in any order) get up to ~2 ms (such a message
+ * is counted in EFAB_GDA_OUT_LATE, as the CPU path counts them). */
 __device__ void verify(const efab_gda_args_t &a, const uint8_t *p, uint64_t len, uint64_t seq,
 		       uint64_t i, int settle)
 {
 	__shared__ unsigned long long bad;
-	for (int t = 0; t < (settle ? 2000 : 1); t++) {
+	__shared__ int first_bad;
+	int t;
+	for (t = 0; t < (settle ? 2000 : 1); t++) {
 		if (threadIdx.x == 0)
 			bad = 0;
 		__syncthreads();
 		count_bad(p, len, seq, &bad);
 		__syncthreads();
-		if (!bad)
+		int again = bad != 0;
+		if (t == 0 && threadIdx.x == 0)
+			first_bad = again;
+		__syncthreads(); /* every thread has read bad before thread 0 clears it */
+		if (!again)
 			break;
 		if (threadIdx.x == 0)
 			__nanosleep(1000);
 	}
 	if (threadIdx.x == 0) {
 		unsigned long long b = bad;
+		if (!b && first_bad)
+			a.out[EFAB_GDA_OUT_LATE]++;
 		if (a.corrupt_every && (i + 1) % a.corrupt_every == 0)
 			b++; /* EFAB_FAULT_CORRUPT: the check must catch a damaged message */
 		a.out[EFAB_GDA_OUT_ERRORS] += b;
@@ -281,14 +293,14 @@ __device__ void pingpong(const efab_gda_args_t &a, qs &s)
 					       : byte_wait(a, rx + a.size - 1, tagof(seq), deadline);
 			}
 			t0 = gtimer();
-			tp0 = t0;
+			tp0 = (uint64_t)clock64();
 			if (!rc) {
 				put_wqe(a, s.pc, EFAB_IO_RDMA_WRITE, a.has_imm, (uint32_t)seq, raddr,
 					(uint64_t)(uintptr_t)tx, (uint32_t)a.size);
 				s.pc++;
 				ring(a, s.pc);
 			}
-			tp1 = gtimer();
+			tp1 = (uint64_t)clock64();
 			if (!rc && a.initiator)
 				rc = a.has_imm ? rx_wait(a, s, (uint32_t)seq, deadline)
 					       : byte_wait(a, rx + a.size - 1, tagof(seq), deadline);
@@ -337,12 +349,12 @@ __device__ void read_lat(const efab_gda_args_t &a, qs &s)
 		if (threadIdx.x == 0) {
 			uint64_t deadline = gtimer() + a.timeout_ns;
 			__threadfence_system();
-			uint64_t t0 = gtimer();
+			uint64_t t0 = gtimer(), tp0 = (uint64_t)clock64();
 			put_wqe(a, s.pc, EFAB_IO_RDMA_READ, 0, 0, raddr, (uint64_t)(uintptr_t)rx,
 				(uint32_t)a.size);
 			s.pc++;
 			ring(a, s.pc);
-			uint64_t tp1 = gtimer();
+			uint64_t tp1 = (uint64_t)clock64();
 			int rc = tx_wait(a, s, s.pc, deadline);
 			uint64_t t1 = gtimer();
 			if (rc)
@@ -351,7 +363,7 @@ __device__ void read_lat(const efab_gda_args_t &a, qs &s)
 				a.out[EFAB_GDA_OUT_FIRST_NS] = t1 - t0;
 			else if (i >= a.warm) {
 				a.samples[i - a.warm] = t1 - t0;
-				a.post_ns[i - a.warm] = tp1 - t0;
+				a.post_ns[i - a.warm] = tp1 - tp0;
 			}
 		}
 		__syncthreads();
@@ -404,7 +416,7 @@ __device__ void stream(const efab_gda_args_t &a, qs &s)
 				break;
 			k = __shfl_sync(0xffffffffu, k, 0);
 			base = __shfl_sync(0xffffffffu, base, 0);
-			uint64_t tp0 = lane == 0 ? gtimer() : 0;
+			uint64_t tp0 = lane == 0 ? (uint64_t)clock64() : 0;
 			if (lane < k) {
 				uint64_t op = posted + lane;
 				uint64_t off = op * a.slot_step;
@@ -416,7 +428,7 @@ __device__ void stream(const efab_gda_args_t &a, qs &s)
 			if (lane == 0) {
 				s.pc = base + k;
 				ring(a, s.pc);
-				post_total += gtimer() - tp0;
+				post_total += (uint64_t)clock64() - tp0;
 				while (tx_take(a, s) > 0)
 					;
 			}

@@ -93,7 +93,9 @@ EOF
 S=${EFASIM_GPU_SIZES:-1:1M:x8}
 LAT="-m $S -n 30 -w 3 -c"
 BW="-m $S -n 4 -W 8 -c"
+# EFASIM_GPU_ONLY=gda: only the --initiator gpu cases below
 for F in efa-direct efa; do
+	[ "${EFASIM_GPU_ONLY:-}" = gda ] && break
 	for mem in cuda cuda:host host:cuda cuda-host; do
 		dms=("")
 		[[ $mem == *cuda:* || $mem == *:cuda || $mem == cuda ]] && dms=("" "--dmabuf")
@@ -153,8 +155,28 @@ for F in efa-direct efa; do
 	case_run 0 1 $F "put_lat writedata --mem cuda:host, no -c" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem cuda:host -m $S -n 30 -w 3
 	case_run $nexp 0 $F "put_lat writedata --mem cuda (no P2P), no -c" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem cuda -m $S -n 30 -w 3
 done
+# --initiator gpu (issue 37): a CUDA kernel posts the WQEs, rings the doorbell and
+# polls its CQs in GPU memory through libfabric's GDA ops (efa-direct, >= 2.3);
+# every case with -c (the kernel fills and checks each payload on the GPU)
+GEXP=0
+case $V in 2.[0-2].*) GEXP=77 ;; esac # FI_EFA_GDA_OPS: libfabric 2.3
+G="-p efa -f efa-direct --mem cuda --initiator gpu"
+MUST_SAY=$([ $GEXP = 77 ] && echo "GDA ops") case_run $GEXP 1 efa-direct "gda put_lat write" "$EBIN/efab_put_lat" $G -o write $LAT
+case_run $GEXP 1 efa-direct "gda put_lat writedata" "$EBIN/efab_put_lat" $G -o writedata $LAT
+case_run $GEXP 1 efa-direct "gda get_lat" "$EBIN/efab_get_lat" $G $LAT
+case_run $GEXP 1 efa-direct "gda put_bw write" "$EBIN/efab_put_bw" $G -o write $BW
+case_run $GEXP 1 efa-direct "gda put_bw write --gpu-threads 32 --footprint window" "$EBIN/efab_put_bw" $G -o write --gpu-threads 32 --footprint window $BW
+case_run $GEXP 1 efa-direct "gda put_bw writedata --gpu-threads 8" "$EBIN/efab_put_bw" $G -o writedata --gpu-threads 8 $BW
+# the simulated device placing a write's bytes in any order: the last byte may come first
+case_run $GEXP 1 efa-direct "gda put_lat write, EFASIM_REORDER=1" env EFASIM_REORDER=1 "$EBIN/efab_put_lat" $G -o write $LAT
+# the check must be able to fail: every 5th message counted as damaged
+MUST_SAY=$([ $GEXP = 0 ] && echo "validation failed") case_run $([ $GEXP = 0 ] && echo 1 || echo 77) 1 efa-direct "gda put_lat write, EFAB_FAULT_CORRUPT=5 (must fail)" env EFAB_FAULT_CORRUPT=5 "$EBIN/efab_put_lat" $G -o write $LAT
+# where the pieces are missing: the efa fabric has no GDA ops; a driver without CQs in external memory
+MUST_SAY="efa-direct" case_run 77 1 efa "gda put_lat on efa (no GDA ops: 77)" "$EBIN/efab_put_lat" -p efa -f efa --mem cuda --initiator gpu $LAT
+MUST_SAY=$([ $GEXP = 0 ] && echo "external memory") case_run 77 1 efa-direct "gda put_lat, EFASIM_EXT_CQ=0 (77)" env EFASIM_EXT_CQ=0 "$EBIN/efab_put_lat" $G $LAT
 # efab_probe (single process): FI_HMEM and FI_MR_HMEM per fabric, P2P on and off
 for p2p in 1 0; do
+	[ "${EFASIM_GPU_ONLY:-}" = gda ] && break
 	case $V:$p2p in 2.[0-3].*:0) echo "SKIP probe p2p=0 (libfabric $V: see above)"; continue ;; esac
 	EFASIM_DIR=$OUTD/probe-$p2p EFASIM_P2P=$p2p timeout 60 "$RUN" "$V" "$EBIN/efab_probe" -p efa --json >"$OUTD/probe-p2p$p2p.json" 2>"$OUTD/probe-p2p$p2p.err"
 	python3 - "$OUTD/probe-p2p$p2p.json" "$p2p" <<'EOF'

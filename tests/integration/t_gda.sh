@@ -53,5 +53,5 @@ PY
 t_efa260_gda_skip() {
 	efasim_need 2.6.0
 	expect_rc 77 efa_mpi 2.6.0 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -m 8 --mem cuda --initiator gpu
-	grep -q "cuda memory kinds unavailable\|no FI_HMEM" "$WORK/last.out" || die "no reason given"
+	grep -q "cuda memory kinds unavailable\|no FI_HMEM" "$WORK/last.err" || die "no reason given"
 }

@@ -17,7 +17,11 @@
  * its phase is 1; then another process (this program again, "gda-writer")
  * writes with immediate into the QP, and the unsolicited receive CQE it leaves
  * in the GPU ring is checked the same way (the IPC path: the writer's process
- * opens the ring's handle). With EFASIM_P2P=0 the ext CQ is EOPNOTSUPP.
+ * opens the ring's handle); last, a CUDA kernel does what a GDA initiator does:
+ * it writes an RDMA-write WQE into the SQ and rings the doorbell through
+ * cuMemHostRegister'd mappings of them (DEVICEMAP, plain host memory here),
+ * then spins on the CQE's phase bit in GPU memory while the simulated device
+ * writes it. With EFASIM_P2P=0 the ext CQ is EOPNOTSUPP.
  * Exit 0 all checks passed, 1 a check failed, 77 no GPU here (the reason on the
  * last line). Runs under tests/efasim/run (the simulator's libibverbs). */
 #define _GNU_SOURCE
@@ -70,6 +74,15 @@ static struct {
 	CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
 	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
 	CUresult (*MemFree)(CUdeviceptr);
+	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
+	CUresult (*MemHostRegister)(void *, size_t, unsigned);
+	CUresult (*MemHostUnregister)(void *);
+	CUresult (*MemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
+	CUresult (*ModuleLoadData)(CUmodule *, const void *);
+	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+				 CUstream, void **, void **);
+	CUresult (*CtxSynchronize)(void);
 } cu;
 
 static int skip(const char *why)
@@ -111,6 +124,77 @@ struct cqe {
 _Static_assert(sizeof(struct wqe) == 64 && offsetof(struct wqe, r_length) == 32, "efa_io_tx_wqe");
 _Static_assert(sizeof(struct cqe) == 32 && offsetof(struct cqe, imm) == 12, "efa_io_rx_cdesc_ex");
 enum { OP_RDMA_WRITE = 2, QT_SQ = 1, QT_RQ = 2, GDA_QKEY = 0x11111111 };
+
+/* gda_post(wqe, slot, db, db_val, flags, phase, out): one thread copies the
+ * 64-byte WQE at wqe (GPU memory) into the SQ slot with eight 8-byte volatile
+ * stores, fence.sc.sys, stores db_val to the doorbell, fence.sc.sys, then spins
+ * on the CQE's flags byte until its phase bit is phase (10 s of %globaltimer at
+ * most); out[0] = 1 (came) or 2 (timed out), out[1] = polls. As EFA GDA
+ * initiators order it (docs/gda-design.md section 3); checked with ptxas. */
+static const char gda_ptx[] =
+	".version 8.0\n"
+	".target sm_90\n"
+	".address_size 64\n"
+	"\n"
+	".visible .entry gda_post(\n"
+	"	.param .u64 p_wqe,\n"
+	"	.param .u64 p_slot,\n"
+	"	.param .u64 p_db,\n"
+	"	.param .u32 p_db_val,\n"
+	"	.param .u64 p_flags,\n"
+	"	.param .u32 p_phase,\n"
+	"	.param .u64 p_out)\n"
+	"{\n"
+	"	.reg .pred %p<3>;\n"
+	"	.reg .b32 %r<6>;\n"
+	"	.reg .b64 %rd<32>;\n"
+	"	ld.param.u64 %rd1, [p_wqe];\n"
+	"	ld.param.u64 %rd2, [p_slot];\n"
+	"	ld.param.u64 %rd3, [p_db];\n"
+	"	ld.param.u32 %r1, [p_db_val];\n"
+	"	ld.param.u64 %rd4, [p_flags];\n"
+	"	ld.param.u32 %r2, [p_phase];\n"
+	"	ld.param.u64 %rd5, [p_out];\n"
+	"	ld.global.u64 %rd10, [%rd1];\n"
+	"	ld.global.u64 %rd11, [%rd1+8];\n"
+	"	ld.global.u64 %rd12, [%rd1+16];\n"
+	"	ld.global.u64 %rd13, [%rd1+24];\n"
+	"	ld.global.u64 %rd14, [%rd1+32];\n"
+	"	ld.global.u64 %rd15, [%rd1+40];\n"
+	"	ld.global.u64 %rd16, [%rd1+48];\n"
+	"	ld.global.u64 %rd17, [%rd1+56];\n"
+	"	st.volatile.global.u64 [%rd2], %rd10;\n"
+	"	st.volatile.global.u64 [%rd2+8], %rd11;\n"
+	"	st.volatile.global.u64 [%rd2+16], %rd12;\n"
+	"	st.volatile.global.u64 [%rd2+24], %rd13;\n"
+	"	st.volatile.global.u64 [%rd2+32], %rd14;\n"
+	"	st.volatile.global.u64 [%rd2+40], %rd15;\n"
+	"	st.volatile.global.u64 [%rd2+48], %rd16;\n"
+	"	st.volatile.global.u64 [%rd2+56], %rd17;\n"
+	"	fence.sc.sys;\n"
+	"	st.volatile.global.u32 [%rd3], %r1;\n"
+	"	fence.sc.sys;\n"
+	"	mov.u64 %rd20, %globaltimer;\n"
+	"	mov.u64 %rd21, 0;\n"
+	"LOOP:\n"
+	"	add.u64 %rd21, %rd21, 1;\n"
+	"	ld.volatile.global.u8 %r3, [%rd4];\n"
+	"	and.b32 %r4, %r3, 1;\n"
+	"	setp.eq.u32 %p1, %r4, %r2;\n"
+	"	@%p1 bra DONE;\n"
+	"	mov.u64 %rd22, %globaltimer;\n"
+	"	sub.u64 %rd23, %rd22, %rd20;\n"
+	"	setp.lt.u64 %p2, %rd23, 10000000000;\n"
+	"	@%p2 bra LOOP;\n"
+	"	mov.u64 %rd24, 2;\n"
+	"	bra OUT;\n"
+	"DONE:\n"
+	"	mov.u64 %rd24, 1;\n"
+	"OUT:\n"
+	"	st.global.u64 [%rd5], %rd24;\n"
+	"	st.global.u64 [%rd5+8], %rd21;\n"
+	"	ret;\n"
+	"}\n";
 
 static struct ibv_qp *gda_qp(struct ibv_context *c, struct ibv_pd *pd, struct ibv_cq *cq, int unsolicited)
 {
@@ -225,6 +309,73 @@ static int gda_writer(char **argv)
 		fprintf(stderr, "gda-writer: completion status %d (vendor %u)\n", cq->status, ibv_wc_read_vendor_err(cq));
 	ibv_end_poll(cq);
 	return ok ? 0 : 1;
+}
+
+/* The GPU as the initiator: w (the last WQE the CPU wrote) again with req_id
+ * 0x5678 into SQ slot 1, to dst_off of the arena, posted by gda_post. */
+static void gda_kernel(struct wqe *w, const struct efadv_wq_attr *sq, CUdeviceptr d, size_t ring_off, size_t dst_off,
+		       const uint8_t *src, size_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t sq_len = ((size_t)sq->num_entries * sq->entry_size + (size_t)pg - 1) & ~((size_t)pg - 1);
+	void *db_page = (void *)((uintptr_t)sq->doorbell & ~((uintptr_t)pg - 1));
+	CUdeviceptr sq_dev = 0, db_dev = 0;
+	CUresult r1 = cu.MemHostRegister(sq->buffer, sq_len, CU_MEMHOSTREGISTER_DEVICEMAP);
+	CUresult r2 = r1 ? r1 : cu.MemHostRegister(db_page, (size_t)pg, CU_MEMHOSTREGISTER_DEVICEMAP);
+	int db_reg = !r1 && !r2;
+	if (!r2) {
+		r2 = cu.MemHostGetDevicePointer(&sq_dev, sq->buffer, 0);
+		if (!r2)
+			r2 = cu.MemHostGetDevicePointer(&db_dev, db_page, 0);
+	}
+	CHECK(!r1 && !r2, "GDA: cuMemHostRegister(DEVICEMAP) of the SQ (%zu B) and of the doorbell's page (%d, %d)",
+	      sq_len, (int)r1, (int)r2);
+	if (r1 || r2)
+		goto out;
+	db_dev += (uintptr_t)sq->doorbell - (uintptr_t)db_page;
+	CUmodule mod;
+	CUfunction f;
+	CUresult r = cu.ModuleLoadData(&mod, gda_ptx);
+	if (!r)
+		r = cu.ModuleGetFunction(&f, mod, "gda_post");
+	CHECK(!r, "GDA: the gda_post kernel (PTX, JIT) loads (%d)", (int)r);
+	if (r)
+		goto out;
+	uint64_t ra = d + dst_off;
+	w->req_id = 0x5678;
+	w->ctrl2 = 0 /* phase 0: SQ slot 1 of the first pass */ | (1u << 2) | (1u << 3) | (1u << 4);
+	w->r_addr_lo = (uint32_t)ra;
+	w->r_addr_hi = (uint32_t)(ra >> 32);
+	const size_t wqe_off = 192 << 10, out_off = wqe_off + 64;
+	uint64_t out[2] = {0, 0};
+	cu.MemcpyHtoD(d + wqe_off, w, sizeof(*w));
+	cu.MemcpyHtoD(d + out_off, out, sizeof(out));
+	CUdeviceptr a_wqe = d + wqe_off, a_slot = sq_dev + 1 * sizeof(*w), a_flags = d + ring_off + 2 * 32 + 3,
+		    a_out = d + out_off;
+	unsigned db_val = 2, phase = 1;
+	void *args[] = {&a_wqe, &a_slot, &db_dev, &db_val, &a_flags, &phase, &a_out};
+	r = cu.LaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
+	if (!r)
+		r = cu.CtxSynchronize();
+	cu.MemcpyDtoH(out, d + out_off, sizeof(out));
+	CHECK(!r && out[0] == 1,
+	      "GDA: a CUDA kernel wrote a WQE into the mapped SQ, rang the mapped doorbell and saw its CQE's phase "
+	      "turn in GPU memory (launch %d, result %llu after %llu polls)",
+	      (int)r, (unsigned long long)out[0], (unsigned long long)out[1]);
+	struct cqe e;
+	cu.MemcpyDtoH(&e, d + ring_off + 2 * 32, sizeof(e));
+	CHECK((e.flags & 1) && e.status == 0 && e.req_id == 0x5678 && ((e.flags >> 1) & 3) == QT_SQ,
+	      "GDA: its CQE: phase 1, status 0, req_id 0x5678, SQ (flags %#x status %u req_id %#x)", e.flags, e.status,
+	      e.req_id);
+	static uint8_t back[4096];
+	cu.MemcpyDtoH(back, d + dst_off, len < sizeof(back) ? len : sizeof(back));
+	CHECK(!memcmp(back, src, len < sizeof(back) ? len : sizeof(back)), "GDA: the kernel-posted write landed");
+out:
+	/* before the QP's destroy unmaps them */
+	if (db_reg)
+		cu.MemHostUnregister(db_page);
+	if (!r1)
+		cu.MemHostUnregister(sq->buffer);
 }
 
 static void gda_checks(struct ibv_context *c, struct ibv_pd *pd, int p2p)
@@ -404,6 +555,10 @@ static void gda_checks(struct ibv_context *c, struct ibv_pd *pd, int p2p)
 	for (int i = 0; i < 64; i++)
 		same &= back[i] == (uint8_t)(0xa0 + i);
 	CHECK(same, "GDA: the other process's 64 B landed in GPU memory");
+
+	/* a CUDA kernel posts the next WQE (SQ slot 1, phase 0, doorbell 2) through
+	 * the mapped SQ and doorbell pages and spins on CQ entry 2 in GPU memory */
+	gda_kernel(&w, &sq, d, ring_off, data_off + sizeof(src), src, sizeof(src));
 out_smr:
 	ibv_dereg_mr(smr);
 out_qp:
@@ -446,6 +601,14 @@ int main(int argc, char **argv)
 	SYM(MemsetD8, "cuMemsetD8_v2");
 	SYM(MemcpyDtoH, "cuMemcpyDtoH_v2");
 	SYM(MemFree, "cuMemFree_v2");
+	SYM(MemcpyHtoD, "cuMemcpyHtoD_v2");
+	SYM(MemHostRegister, "cuMemHostRegister_v2");
+	SYM(MemHostUnregister, "cuMemHostUnregister");
+	SYM(MemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
+	SYM(ModuleLoadData, "cuModuleLoadData");
+	SYM(ModuleGetFunction, "cuModuleGetFunction");
+	SYM(LaunchKernel, "cuLaunchKernel");
+	SYM(CtxSynchronize, "cuCtxSynchronize");
 	int n = 0;
 	CUdevice dev;
 	CUcontext ctx;

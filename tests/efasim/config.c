@@ -7,6 +7,12 @@
  * receive on newer firmware) and libfabric's efa provider; the sizes below are
  * what ibv_devinfo reports on those instances as far as public posts show, and
  * are marked in README.md where they are assumed. */
+/* CQ with external memory (EFADV_DEVICE_ATTR_CAPS_CQ_WITH_EXT_MEM_DMABUF, what
+ * libfabric's GDA cq_open_ext needs) is a driver property, not a device one:
+ * the EFA driver reports EFA_QUERY_DEVICE_CAPS_CQ_WITH_EXT_MEM whenever the
+ * kernel has raw-fd uverbs attributes and pinned dma-buf umems (amzn-drivers
+ * efa_verbs.c, r2.17.0 "Add CQ with external memory support"), so every
+ * profile has it; EFASIM_EXT_CQ=0 is an older driver without it. */
 /* PCI device ids (README.md's profile table gives the sources): p4d 0xefa0
  * (first generation: libfabric runs sub-CQ mode, the verbs path), p5 0xefa1,
  * p5en 0xefa2 (INFERRED from aws-ofi-nccl's generation numbering; no public
@@ -15,14 +21,16 @@
 static const struct profile profiles[] = {
 	{"p5en", 0xefa2,
 	 EFADV_DEVICE_ATTR_CAPS_RDMA_READ | EFADV_DEVICE_ATTR_CAPS_RNR_RETRY | EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID |
-		 EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE | EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV,
+		 EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE | EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV |
+		 EFADV_DEVICE_ATTR_CAPS_CQ_WITH_EXT_MEM_DMABUF,
 	 8928, 1u << 30, 32, 64, 2, 2048},
 	{"p5", 0xefa1,
 	 EFADV_DEVICE_ATTR_CAPS_RDMA_READ | EFADV_DEVICE_ATTR_CAPS_RNR_RETRY | EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID |
-		 EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE,
+		 EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE | EFADV_DEVICE_ATTR_CAPS_CQ_WITH_EXT_MEM_DMABUF,
 	 8928, 1u << 30, 32, 32, 2, 4096},
 	{"p4d", 0xefa0,
-	 EFADV_DEVICE_ATTR_CAPS_RDMA_READ | EFADV_DEVICE_ATTR_CAPS_RNR_RETRY | EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID,
+	 EFADV_DEVICE_ATTR_CAPS_RDMA_READ | EFADV_DEVICE_ATTR_CAPS_RNR_RETRY | EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID |
+		 EFADV_DEVICE_ATTR_CAPS_CQ_WITH_EXT_MEM_DMABUF,
 	 8928, 1u << 30, 32, 32, 2, 4096},
 };
 
@@ -365,6 +373,15 @@ static void sim_init_once(void)
 			return;
 		}
 	}
+	sim.caps = sim.prof->caps;
+	/* EFASIM_EXT_CQ=0: a driver without CQs in external memory (before
+	 * amzn-drivers r2.17.0): libfabric's cq_open_ext answers -FI_EOPNOTSUPP */
+	if (getenv("EFASIM_EXT_CQ") && !strcmp(getenv("EFASIM_EXT_CQ"), "0"))
+		sim.caps &= ~(uint32_t)EFADV_DEVICE_ATTR_CAPS_CQ_WITH_EXT_MEM_DMABUF;
+	/* test knob (objrules): with no dma-buf exporter on the machine, a memfd
+	 * named "efasim-dmabuf" stands for one, so the checks after the fd's
+	 * (ranges, length, resolution) can be reached */
+	sim.fake_dmabuf = getenv("EFASIM_TEST_FAKE_DMABUF") && atoi(getenv("EFASIM_TEST_FAKE_DMABUF")) > 0;
 	const char *n = getenv("EFASIM_NICS");
 	sim.nnics = n && *n ? atoi(n) : 2;
 	if (sim.nnics < 0 || sim.nnics > EFASIM_MAX_NICS) {

@@ -1,4 +1,5 @@
-/* efasim: Completion queues: extended polling, the old poll_cq, completion channels. */
+/* efasim: Completion queues: extended polling, the old poll_cq, completion channels;
+ * CQs in external (GPU) memory (efadv_create_cq with EXT_MEM_DMABUF). */
 #include "sim.h"
 
 static int cq_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr);
@@ -17,7 +18,17 @@ static uint8_t cq_read_dlid_path_bits(struct ibv_cq_ex *cqx);
 static int cq_wc_read_sgid(struct efadv_cq *dv, union ibv_gid *sgid);
 static bool cq_wc_is_unsolicited(struct efadv_cq *dv);
 
-static struct ibv_cq_ex *create_cq(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr, uint64_t efa_wc_flags)
+/* A CQ ring in external memory: where its entries are (cq.c's
+ * efasim_efadv_create_cq resolved the dma-buf). */
+struct ext_ring {
+	uint32_t entries;
+	uint64_t dev;            /* device address of entry 0 */
+	uint64_t cpu;            /* the caller's buffer pointer, may be 0 */
+	struct efasim_mem_info mk;
+};
+
+static struct ibv_cq_ex *create_cq(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr, uint64_t efa_wc_flags,
+				   const struct ext_ring *ext)
 {
 	const uint64_t supported = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
 				   IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SLID | IBV_WC_EX_WITH_SL |
@@ -26,7 +37,15 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *ctx, struct ibv_cq_init_a
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if ((efa_wc_flags & EFADV_WC_EX_WITH_SGID) && !(sim.prof->caps & EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID)) {
+	if ((efa_wc_flags & EFADV_WC_EX_WITH_SGID) && !(sim.caps & EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* rdma-core 64 create_cq (providers/efa/verbs.c): attribute masks and
+	 * flags beyond PD|FLAGS and SINGLE_THREADED are refused before the kernel */
+	if ((attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_PD | IBV_CQ_INIT_ATTR_MASK_FLAGS)) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -44,7 +63,8 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *ctx, struct ibv_cq_init_a
 	pthread_mutex_lock(&sim.lock);
 	snprintf(cq->file, sizeof(cq->file), "c-%d-%u", (int)sim.pid, ++sim.file_counter);
 	pthread_mutex_unlock(&sim.lock);
-	cq->ring = ring_create(cq->file, attr->cqe, sizeof(struct efasim_cqe), &cq->map_size);
+	cq->ring = ext ? ring_create_hdr(cq->file, ext->entries, DIRECT_CQE_SIZE, &cq->map_size)
+		       : ring_create(cq->file, attr->cqe, sizeof(struct efasim_cqe), &cq->map_size);
 	if (!cq->ring) {
 		free(cq);
 		errno = ENOMEM;
@@ -52,6 +72,15 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *ctx, struct ibv_cq_init_a
 	}
 	cq->ring->owner_handle = (uint64_t)(uintptr_t)cq;
 	cq->ring->dev = cq->ctx->dev->gdev;
+	if (ext) {
+		/* the device's format from birth, no doorbell (ring->db is never
+		 * handed out, so no completion event is ever due) */
+		cq->ring->ext_dev = ext->dev;
+		cq->ring->ext_cpu = ext->cpu;
+		cq->ring->ext_mk = ext->mk;
+		cq->ring->direct = 1;
+		cq->direct = cq->ext = 1;
+	}
 	if (attr->channel)
 		snprintf(cq->ring->chan_fifo, sizeof(cq->ring->chan_fifo), "%s/h-%d-%d", sim.dir,
 			 (int)container_of(attr->channel, struct sim_chan, ch)->owner, attr->channel->fd);
@@ -84,21 +113,107 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *ctx, struct ibv_cq_init_a
 
 struct ibv_cq_ex *sim_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr)
 {
-	return create_cq(ctx, attr, 0);
+	return create_cq(ctx, attr, 0, NULL);
 }
 
+/* rdma-core 64's efadv_create_cq, then (EXT_MEM_DMABUF) the kernel's CQ with
+ * external memory: the dma-buf imported as ib_umem_dmabuf_get_pinned does
+ * (amzn-drivers efa_create_cq_umem_backport), then efa_create_cq_umem's checks
+ * (attr->flags EOPNOTSUPP; entries = cqe rounded up to a power of two as
+ * rdma-core does, with no minimum, above the device's maximum EINVAL; a umem
+ * shorter than PAGE_ALIGN(32 * entries) EINVAL, "External memory too small").
+ * A driver without the capability (EFASIM_EXT_CQ=0) refuses the ioctl's
+ * buffer attributes: EOPNOTSUPP. Not checked: the kernel's "Non contiguous CQ
+ * unsupported" (DMA contiguity). Last, efasim's own step: which device memory
+ * the dma-buf is, through an MR of it this process registered (memkind.c);
+ * without one EOPNOTSUPP and a log line. */
 struct ibv_cq_ex *efasim_efadv_create_cq(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr,
 					 struct efadv_cq_init_attr *efa_attr, uint32_t inlen)
 {
-	uint64_t wc = 0;
-	if (efa_attr && inlen >= offsetof(struct efadv_cq_init_attr, wc_flags) + sizeof(uint64_t))
-		wc = efa_attr->wc_flags;
-	if (efa_attr && inlen >= offsetof(struct efadv_cq_init_attr, flags) + sizeof(uint64_t) &&
-	    (efa_attr->flags & EFADV_CQ_INIT_FLAGS_EXT_MEM_DMABUF)) {
+	if (!efasim_is_sim_context(ctx)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	return create_cq(ctx, attr, wc);
+	/* vext_field_avail(wc_flags), comp_mask, an extension not cleared */
+	if (!efa_attr || inlen < offsetof(struct efadv_cq_init_attr, wc_flags) + sizeof(efa_attr->wc_flags) ||
+	    efa_attr->comp_mask) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (uint32_t i = sizeof(*efa_attr); i < inlen; i++)
+		if (((const uint8_t *)efa_attr)[i]) {
+			errno = EINVAL;
+			return NULL;
+		}
+	uint64_t supp = 0;
+	if (sim.caps & EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID)
+		supp |= EFADV_WC_EX_WITH_SGID;
+	if (sim.caps & EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV)
+		supp |= EFADV_WC_EX_WITH_IS_UNSOLICITED;
+	if (efa_attr->wc_flags & ~supp) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	struct efadv_cq_init_attr a = {0};
+	memcpy(&a, efa_attr, inlen < sizeof(a) ? inlen : sizeof(a));
+	if (!(a.flags & EFADV_CQ_INIT_FLAGS_EXT_MEM_DMABUF))
+		return create_cq(ctx, attr, a.wc_flags, NULL);
+
+	/* rdma-core's create_cq checks come before the kernel's */
+	if ((attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_PD | IBV_CQ_INIT_ATTR_MASK_FLAGS)) ||
+	    (attr->wc_flags & ~(uint64_t)IBV_WC_STANDARD_FLAGS) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(sim.caps & EFADV_DEVICE_ATTR_CAPS_CQ_WITH_EXT_MEM_DMABUF)) {
+		slog("ext-mem CQ: the driver has no CQ with external memory (EFASIM_EXT_CQ=0): EOPNOTSUPP");
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	const uint64_t off = a.ext_mem_dmabuf.offset, len = a.ext_mem_dmabuf.length;
+	const int fd = a.ext_mem_dmabuf.fd;
+	int e = mk_dmabuf_check(fd, off, len);
+	if (e) {
+		slog("ext-mem CQ: dma-buf fd %d, offset %llu, length %llu: %s", fd, (unsigned long long)off,
+		     (unsigned long long)len, e == EBADF ? "no such fd" : "not a dma-buf, or the range runs past it");
+		errno = e;
+		return NULL;
+	}
+	uint32_t n = 1;
+	while (attr->cqe && n < attr->cqe && n <= MAX_CQE)
+		n <<= 1;
+	if (!attr->cqe || n > MAX_CQE) {
+		slog("ext-mem CQ: %u entries (max_cqe %u): EINVAL", attr->cqe, (unsigned)MAX_CQE);
+		errno = EINVAL;
+		return NULL;
+	}
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t need = ((uint64_t)n * DIRECT_CQE_SIZE + (uint64_t)pg - 1) & ~((uint64_t)pg - 1);
+	if (len < need) {
+		slog("ext-mem CQ: External memory too small: %llu bytes for %u entries (PAGE_ALIGN(32 * %u) = %llu): EINVAL",
+		     (unsigned long long)len, n, n, (unsigned long long)need);
+		errno = EINVAL;
+		return NULL;
+	}
+	struct ext_ring x = {.entries = n, .cpu = (uint64_t)(uintptr_t)a.ext_mem_dmabuf.buffer};
+	e = mk_dmabuf_resolve(fd, off, len, &x.dev, &x.mk);
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	struct ibv_cq_init_attr_ex ca = *attr;
+	ca.cqe = n;
+	struct ibv_cq_ex *cqx = create_cq(ctx, &ca, a.wc_flags, &x);
+	if (cqx) {
+		attr->cqe = n; /* rdma-core rounds the caller's attr in place */
+		slog("ext-mem CQ %s: %u entries of %u B at device address %#llx (dma-buf fd %d + %llu, %llu B), "
+		     "buffer %p, no doorbell",
+		     container_of(cqx, struct sim_cq, cqx)->file, n, DIRECT_CQE_SIZE, (unsigned long long)x.dev, fd,
+		     (unsigned long long)off, (unsigned long long)len, (void *)a.ext_mem_dmabuf.buffer);
+	}
+	return cqx;
 }
 
 struct efadv_cq *efasim_efadv_cq_from_ibv_cq_ex(struct ibv_cq_ex *cqx)
@@ -196,16 +311,35 @@ static int cq_pop(struct sim_cq *c)
 	return 0;
 }
 
+/* The verbs path has nothing to read on a CQ in external memory: its
+ * entries are GPU memory the provider (or the GPU) parses itself. rdma-core
+ * 64 would walk sub-CQs it never initialised when the buffer is NULL
+ * (create_cq): efasim answers ENOENT and says so once per CQ. */
+static int cq_ext_verbs_poll(struct sim_cq *c)
+{
+	if (!c->ext)
+		return 0;
+	if (!atomic_exchange(&c->ext_poll_logged, 1))
+		slog("ext-mem CQ %s polled through the verbs API: its completions are in GPU memory, ENOENT", c->file);
+	return 1;
+}
+
 static int cq_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 {
 	(void)attr;
+	struct sim_cq *c = container_of(cqx, struct sim_cq, cqx);
+	if (cq_ext_verbs_poll(c))
+		return ENOENT;
 	progress_pending();
-	return cq_pop(container_of(cqx, struct sim_cq, cqx));
+	return cq_pop(c);
 }
 
 static int cq_next_poll(struct ibv_cq_ex *cqx)
 {
-	return cq_pop(container_of(cqx, struct sim_cq, cqx));
+	struct sim_cq *c = container_of(cqx, struct sim_cq, cqx);
+	if (cq_ext_verbs_poll(c))
+		return ENOENT;
+	return cq_pop(c);
 }
 
 static void cq_end_poll(struct ibv_cq_ex *cqx)
@@ -267,6 +401,8 @@ int sim_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	struct ibv_cq_ex *x = (struct ibv_cq_ex *)cq;
 	struct sim_cq *c = container_of(x, struct sim_cq, cqx);
 	int got = 0;
+	if (cq_ext_verbs_poll(c))
+		return 0;
 	progress_pending();
 	while (got < n && cq_pop(c) == 0) {
 		struct ibv_wc *w = &wc[got++];
@@ -344,6 +480,12 @@ int sim_req_notify(struct ibv_cq *cq, int solicited)
 {
 	(void)solicited;
 	struct sim_cq *c = container_of((struct ibv_cq_ex *)cq, struct sim_cq, cqx);
+	if (c->ext) {
+		/* no CQ doorbell (the kernel maps none for external memory); rdma-core
+		 * 64 would store to a NULL doorbell here */
+		slog("ext-mem CQ %s: ibv_req_notify_cq: it has no doorbell and cannot be armed: EOPNOTSUPP", c->file);
+		return EOPNOTSUPP;
+	}
 	robust_lock(&c->ring->lock);
 	c->ring->armed = 1;
 	pthread_mutex_unlock(&c->ring->lock);

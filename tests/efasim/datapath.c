@@ -68,7 +68,7 @@ void wr_send_imm(struct ibv_qp_ex *x, __be32 imm)
 
 static int rdma_allowed(struct sim_qp *q, uint32_t cap, uint64_t op)
 {
-	if (!(sim.prof->caps & cap) || !(q->send_ops & op)) {
+	if (!(sim.caps & cap) || !(q->send_ops & op)) {
 		q->batch_err = EOPNOTSUPP;
 		return 0;
 	}
@@ -165,8 +165,8 @@ void wr_set_inline_data_list(struct ibv_qp_ex *x, size_t n, const struct ibv_dat
 	w->inl_len = total;
 	size_t off = 0;
 	for (size_t i = 0; i < n; i++) {
-		struct mk_ref d = {MK_HOST, sim.pid, (uintptr_t)(w->inl + off), -1};
-		struct mk_ref src = {mk_kind_local(l[i].addr), sim.pid, (uintptr_t)l[i].addr, -1};
+		struct mk_ref d = {MK_HOST, sim.pid, (uintptr_t)(w->inl + off), -1, NULL};
+		struct mk_ref src = {mk_kind_local(l[i].addr), sim.pid, (uintptr_t)l[i].addr, -1, NULL};
 		if (mk_copy(d, src, l[i].length)) {
 			q->batch_err = EFAULT;
 			return;
@@ -245,8 +245,8 @@ static ssize_t move_bytes(pid_t pid, int to_remote, const struct sim_seg *l, int
 		size_t n = l[li].len - lo;
 		if (r[ri].len - ro < n)
 			n = r[ri].len - ro;
-		struct mk_ref a = {l[li].kind, sim.pid, l[li].addr + lo, l[li].mr};
-		struct mk_ref b = {r[ri].kind, pid, r[ri].addr + ro, r[ri].mr};
+		struct mk_ref a = {l[li].kind, sim.pid, l[li].addr + lo, l[li].mr, NULL};
+		struct mk_ref b = {r[ri].kind, pid, r[ri].addr + ro, r[ri].mr, NULL};
 		if (n && (to_remote ? mk_copy(b, a, n) : mk_copy(a, b, n)))
 			return done ? (ssize_t)done : -1;
 		done += n;

@@ -7,7 +7,9 @@
  *
  * Where each piece lives, and who plays the NIC:
  * - SQ: process-private memory (on EFA a write-combined BAR page: LLQ) and a
- *   doorbell word beside it. A doorbell is a plain store, so a per-process
+ *   doorbell word on a page of its own (on EFA an uncached BAR page), both
+ *   anonymous mappings an application may cuMemHostRegister for a GPU that
+ *   posts WQEs itself (GDA). A doorbell is a plain store, so a per-process
  *   device engine thread notices it by polling the doorbells of this
  *   process's direct QPs: after work it sleeps with a doubling wait (2 us ..
  *   256 us; 4 ms after a second of idleness), so an idle process costs
@@ -21,7 +23,10 @@
  * - CQ: the shared-memory CQ ring holds the device CQEs; whoever completes
  *   (the engine, a remote initiator, the RNR retry thread) writes them with
  *   cq_write_direct, phase bit last; the CQ doorbell (consumer index, cmd_sn,
- *   arm) is read there to raise completion events.
+ *   arm) is read there to raise completion events. A CQ in external memory
+ *   (GDA: efadv_create_cq with EXT_MEM_DMABUF) has its entries in CUDA memory
+ *   of its owner: the same CQE is written there with two ordered CUDA copies
+ *   (from another process through the ring's IPC handle); it has no doorbell.
  * Timings measure the simulator, never EFA. */
 #include "sim.h"
 
@@ -91,6 +96,7 @@ _Static_assert(sizeof(struct io_tx_wqe) == 64, "efa_io_tx_wqe is 64 bytes");
 _Static_assert(sizeof(struct io_rx_desc) == 16, "efa_io_rx_desc is 16 bytes");
 _Static_assert(sizeof(struct io_rx_cdesc) == 16, "efa_io_rx_cdesc is 16 bytes");
 _Static_assert(sizeof(struct io_rx_cdesc_ex) == 32, "efa_io_rx_cdesc_ex is 32 bytes");
+_Static_assert(sizeof(struct io_rx_cdesc_ex) == DIRECT_CQE_SIZE, "sim.h's DIRECT_CQE_SIZE");
 enum { CQE_SIZE = sizeof(struct io_rx_cdesc_ex), WQE_SIZE = sizeof(struct io_tx_wqe),
        SQ_MAX_BATCH = 64 /* assumed: LLQ depth between doorbells */ };
 #define CQ_DB_CI_MASK 0xffffu
@@ -132,12 +138,41 @@ int rq_pop_direct(struct efasim_ring_hdr *h, struct efasim_rqe *out)
 	return 1;
 }
 
+/* A CQE into a ring in external (CUDA) memory of h->owner, as the device
+ * DMAs it: the 32 bytes with the previous pass's phase, then the flags byte
+ * with this pass's phase -- two CUDA copies on one stream, the first
+ * synchronised before the second is issued, so the phase lands last. From
+ * another process the ring is reached through the IPC handle in its header
+ * (memkind.c opens it once). A failed copy loses the completion: said on
+ * stderr whatever EFASIM_LOG is, counted in ext_lost, and the slot is not
+ * consumed (the next completion goes there). With h->lock held. */
+static int cq_write_ext(struct efasim_ring_hdr *h, const struct io_rx_cdesc_ex *v, uint8_t flags)
+{
+	uint64_t at = h->ext_dev + (h->tail & (h->size - 1)) * (uint64_t)CQE_SIZE;
+	struct mk_ref dst = {MK_CUDA, h->owner, at, -1, &h->ext_mk};
+	struct mk_ref src = {MK_HOST, sim.pid, (uint64_t)(uintptr_t)v, -1, NULL};
+	int rc = mk_copy(dst, src, sizeof(*v));
+	if (!rc) {
+		dst.addr = at + offsetof(struct io_cdesc_common, flags);
+		src.addr = (uint64_t)(uintptr_t)&flags;
+		rc = mk_copy(dst, src, 1);
+	}
+	if (rc) {
+		h->ext_lost++;
+		fprintf(stderr,
+			"efasim[%d]: ext-mem CQ of pid %d: CQE %llu (req_id %u, status %u) could not be written to GPU "
+			"memory %#llx: completion LOST (%llu lost on this CQ)\n",
+			(int)getpid(), (int)h->owner, (unsigned long long)h->tail, v->base.common.req_id,
+			v->base.common.status, (unsigned long long)at, (unsigned long long)h->ext_lost);
+	}
+	return rc;
+}
+
 /* A completion in the device's format (the receiver's AH number for the
  * sender from ah_num_by, mr.c: 0xFFFF and the SGID when it has none). */
 void cq_write_direct(struct efasim_ring_hdr *h, const struct efasim_cqe *e)
 {
 	/* With h->lock held. */
-	struct io_rx_cdesc_ex *c = ring_slot(h, h->tail);
 	uint8_t phase = (uint8_t)(((h->tail / h->size) & 1) ^ 1); /* the first pass writes phase 1 */
 	struct io_rx_cdesc_ex v;
 	memset(&v, 0, sizeof(v));
@@ -163,6 +198,12 @@ void cq_write_direct(struct efasim_ring_hdr *h, const struct efasim_cqe *e)
 	/* the body with the previous pass's phase (still not pending to the
 	 * provider), then the flags with this pass's phase bit, last */
 	v.base.common.flags = (uint8_t)((flags & ~1u) | (phase ^ 1u));
+	if (h->ext) {
+		if (cq_write_ext(h, &v, (uint8_t)(flags | phase)) == 0)
+			h->tail++;
+		return;
+	}
+	struct io_rx_cdesc_ex *c = ring_slot(h, h->tail);
 	memcpy(c, &v, sizeof(v));
 	__atomic_store_n(&c->base.common.flags, (uint8_t)(flags | phase), __ATOMIC_RELEASE);
 	h->tail++;
@@ -191,6 +232,20 @@ int efasim_efadv_query_cq(struct ibv_cq *ibcq, struct efadv_cq_attr *attr, uint3
 		return EINVAL;
 	struct sim_cq *c = container_of((struct ibv_cq_ex *)ibcq, struct sim_cq, cqx);
 	struct efasim_ring_hdr *h = c->ring;
+	if (c->ext) {
+		/* the caller's buffer pointer (NULL: the ring is GPU memory only the
+		 * GPU reads), and no doorbell: the kernel maps none for external
+		 * memory (amzn-drivers efa_create_cq_umem: no mmap entries) */
+		attr->comp_mask = 0;
+		attr->buffer = (uint8_t *)(uintptr_t)h->ext_cpu;
+		attr->entry_size = CQE_SIZE;
+		attr->num_entries = h->size;
+		if (inlen >= offsetof(struct efadv_cq_attr, doorbell) + sizeof(attr->doorbell))
+			attr->doorbell = NULL;
+		slog("direct data path: ext-mem CQ %s (%u entries of %u B, device address %#llx, buffer %p)", c->file,
+		     h->size, CQE_SIZE, (unsigned long long)h->ext_dev, (void *)attr->buffer);
+		return 0;
+	}
 	robust_lock(&h->lock);
 	if (!h->direct) {
 		if (h->tail != h->head) { /* completions already in the verbs format */
@@ -230,15 +285,25 @@ int efasim_efadv_query_qp_wqs(struct ibv_qp *qp, struct efadv_wq_attr *sq, struc
 		uint32_t n = 1;
 		while (n < q->sq_max)
 			n <<= 1;
-		void *p = NULL;
-		if (posix_memalign(&p, 4096, (size_t)n * WQE_SIZE))
+		/* anonymous mappings of their own (zeroed): the SQ, PAGE_ALIGN(n * 64)
+		 * bytes, and a page whose first word is the doorbell, so two QPs never
+		 * share a page an application registers for its GPU */
+		size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+		size_t map = ((size_t)n * WQE_SIZE + pg - 1) & ~(pg - 1);
+		void *p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
 			return ENOMEM;
-		memset(p, 0, (size_t)n * WQE_SIZE);
+		void *db = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (db == MAP_FAILED) {
+			munmap(p, map);
+			return ENOMEM;
+		}
 		struct efasim_ring_hdr *h = q->rq;
 		robust_lock(&h->lock);
 		if (h->tail != h->head) {
 			pthread_mutex_unlock(&h->lock);
-			free(p);
+			munmap(p, map);
+			munmap(db, pg);
 			return EBUSY;
 		}
 		h->entry_size = sizeof(struct io_rx_desc);
@@ -248,7 +313,8 @@ int efasim_efadv_query_qp_wqs(struct ibv_qp *qp, struct efadv_wq_attr *sq, struc
 		pthread_mutex_unlock(&h->lock);
 		q->sq_cnt = n;
 		q->sq_cc = 0;
-		q->sq_db = 0;
+		q->sq_map = map;
+		q->sq_dbp = db;
 		pthread_mutex_lock(&sim.lock);
 		q->sq_buf = p; /* the engine looks at QPs with an SQ buffer */
 		engine_start_locked();
@@ -260,7 +326,7 @@ int efasim_efadv_query_qp_wqs(struct ibv_qp *qp, struct efadv_wq_attr *sq, struc
 	sq->buffer = q->sq_buf;
 	sq->entry_size = WQE_SIZE;
 	sq->num_entries = q->sq_cnt;
-	sq->doorbell = (uint32_t *)&q->sq_db;
+	sq->doorbell = (uint32_t *)q->sq_dbp;
 	sq->max_batch = q->sq_cnt < SQ_MAX_BATCH ? q->sq_cnt : SQ_MAX_BATCH;
 	rq->comp_mask = 0;
 	rq->buffer = (uint8_t *)ring_slot(q->rq, 0);
@@ -302,7 +368,7 @@ static void run_wqe(struct sim_qp *q, const struct io_tx_wqe *wqe_dev)
 	w.qkey = m->qkey;
 	if (imm)
 		w.imm = m->immediate_data;
-	uint32_t caps = sim.prof->caps;
+	uint32_t caps = sim.caps;
 	switch (op) {
 	case IO_SEND:
 		w.op = imm ? OP_SEND_IMM : OP_SEND;
@@ -384,7 +450,7 @@ static void run_wqe(struct sim_qp *q, const struct io_tx_wqe *wqe_dev)
 /* Everything rung on one QP's SQ doorbell; the number of WQEs run. */
 static unsigned run_sq(struct sim_qp *q)
 {
-	uint16_t pc = (uint16_t)__atomic_load_n(&q->sq_db, __ATOMIC_ACQUIRE);
+	uint16_t pc = (uint16_t)__atomic_load_n(q->sq_dbp, __ATOMIC_ACQUIRE);
 	unsigned n = 0;
 	while (q->sq_cc != pc) {
 		uint32_t idx = q->sq_cc & (q->sq_cnt - 1);
@@ -411,7 +477,7 @@ static unsigned engine_pass(void)
 	unsigned done = 0;
 	pthread_mutex_lock(&sim.lock);
 	for (struct sim_qp *q = sim.qps; q; q = q->next_qp) {
-		if (q->dead || !q->sq_buf || q->sq_cc == (uint16_t)__atomic_load_n(&q->sq_db, __ATOMIC_RELAXED))
+		if (q->dead || !q->sq_buf || q->sq_cc == (uint16_t)__atomic_load_n(q->sq_dbp, __ATOMIC_RELAXED))
 			continue;
 		q->busy++;
 		pthread_mutex_unlock(&sim.lock);

@@ -11,7 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define EFASIM_MAGIC 0xefa51a03u /* 02: direct-path rings, hw counters; 03: counters written in place */
+#define EFASIM_MAGIC 0xefa51a04u /* 02: direct-path rings, hw counters; 03: counters written in place;
+				  * 04: CQ rings in external (GPU) memory */
 #define EFASIM_MAX_NICS 32
 #define EFASIM_MAX_DEVS 256   /* simulated NICs across all simulated hosts */
 #define EFASIM_MAX_QPS 4096   /* live QPs across all processes */
@@ -147,6 +148,16 @@ struct efasim_ring_hdr {
 	uint32_t direct;
 	volatile uint32_t db;
 	int dev;                 /* CQ: registry index of its NIC (the AH lookup of the direct CQE) */
+	/* A CQ in external memory (efadv_create_cq with EFADV_CQ_INIT_FLAGS_EXT_MEM_DMABUF,
+	 * cq.c; libfabric's GDA cq_open_ext): the file holds this header only; the
+	 * size entries of 32 bytes are CUDA memory of the owner, which the device
+	 * (whoever completes, in any process) writes with mk_copy (direct.c). The
+	 * CQ is direct from birth and has no doorbell (it cannot be armed). */
+	uint32_t ext;
+	uint64_t ext_dev;        /* device address of entry 0 in the owner's process */
+	uint64_t ext_cpu;        /* ext_mem_dmabuf.buffer as the owner gave it (efadv_query_cq's buffer), may be 0 */
+	uint64_t ext_lost;       /* CQEs the device could not write (the copy failed; logged on stderr) */
+	struct efasim_mem_info ext_mk; /* the allocation holding the ring: another process opens its IPC handle */
 };
 
 struct efasim_rqe {

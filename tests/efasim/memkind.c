@@ -36,6 +36,130 @@ int mk_p2p_enabled(void)
 	return sim.p2p;
 }
 
+/* dma-buf files name their exporter in fdinfo ("exp_name:"); their size is
+ * where lseek(SEEK_END) lands. Which exporter it is does not matter here:
+ * CUDA decides whether the iova is its device memory. EFASIM_TEST_FAKE_DMABUF=1
+ * (tests only: no dma-buf exporter on a machine without a GPU) lets a memfd
+ * named "efasim-dmabuf" pass for one, of its size. */
+static int dmabuf_size(int fd, uint64_t *size)
+{
+	char path[64], buf[1024];
+	if (sim.fake_dmabuf) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		ssize_t k = readlink(path, buf, sizeof(buf) - 1);
+		struct stat st;
+		if (k > 0 && (buf[k] = 0, !strncmp(buf, "/memfd:efasim-dmabuf", 20)) && !fstat(fd, &st) && st.st_size > 0) {
+			*size = (uint64_t)st.st_size;
+			return 0;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	int f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return EBADF; /* dma_buf_get: no such file */
+	ssize_t n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	buf[n > 0 ? n : 0] = 0;
+	char *x = strstr(buf, "exp_name:");
+	if (!x)
+		return EINVAL; /* not a dma-buf (the kernel: dma_buf_get fails) */
+	off_t end = lseek(fd, 0, SEEK_END);
+	if (end <= 0) {
+		slog("GPU memory: dma-buf fd %d: lseek(SEEK_END) = %lld (%s)", fd, (long long)end, strerror(errno));
+		return EINVAL;
+	}
+	*size = (uint64_t)end;
+	return 0;
+}
+
+/* ib_umem_dmabuf_get: offset + len overflowing or beyond the dma-buf EINVAL,
+ * an fd that is none EBADF, a file that is no dma-buf EINVAL. */
+int mk_dmabuf_check(int fd, uint64_t offset, uint64_t len)
+{
+	if (offset + len < offset)
+		return EINVAL;
+	uint64_t size = 0;
+	int e = dmabuf_size(fd, &size);
+	if (e)
+		return e;
+	return offset + len > size ? EINVAL : 0;
+}
+
+/* Where the dma-bufs this process registered start. A dma-buf fd does not say
+ * which device address it covers; ibv_reg_dmabuf_mr's iova does (libfabric
+ * passes the device address of the registered range), so the start is
+ * iova - offset. Keyed by the dma-buf file (st_dev, st_ino), so another fd of
+ * the same dma-buf (dup, SCM_RIGHTS) finds it too; a record counts while its
+ * MR is registered (registry slot and key still this process's). */
+struct dmabuf_rec {
+	dev_t dev;
+	ino_t ino;
+	uint64_t start;
+	int slot;
+	uint32_t key;
+	struct dmabuf_rec *next;
+};
+static struct dmabuf_rec *dmabufs;
+static pthread_mutex_t dmabuf_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void mk_dmabuf_note(int fd, uint64_t offset, uint64_t iova, int mr_slot, uint32_t key)
+{
+	struct stat st;
+	struct dmabuf_rec *d = malloc(sizeof(*d));
+	if (!d || fstat(fd, &st)) {
+		free(d);
+		return;
+	}
+	*d = (struct dmabuf_rec){st.st_dev, st.st_ino, iova - offset, mr_slot, key, NULL};
+	pthread_mutex_lock(&dmabuf_lock);
+	d->next = dmabufs;
+	dmabufs = d;
+	pthread_mutex_unlock(&dmabuf_lock);
+}
+
+/* The device address where dma-buf fd starts, and the memory of a live MR of
+ * it; records of deregistered MRs are dropped on the way. */
+__attribute__((unused)) /* without cuda.h no dma-buf registers */
+static int dmabuf_start(int fd, uint64_t *start, struct efasim_mem_info *mr_mem)
+{
+	struct stat st;
+	if (fstat(fd, &st))
+		return EBADF;
+	int found = 0;
+	pthread_mutex_lock(&dmabuf_lock);
+	for (struct dmabuf_rec **pp = &dmabufs, *d; (d = *pp) && !found;) {
+		robust_lock(&sim.reg->lock);
+		const struct efasim_mr_ent *e = &sim.reg->mrs[d->slot];
+		int live = e->used && e->key == d->key && e->pid == sim.pid;
+		if (live)
+			*mr_mem = e->mk;
+		pthread_mutex_unlock(&sim.reg->lock);
+		if (!live) {
+			*pp = d->next;
+			free(d);
+			continue;
+		}
+		if (d->dev == st.st_dev && d->ino == st.st_ino) {
+			*start = d->start;
+			found = 1;
+		}
+		pp = &d->next;
+	}
+	pthread_mutex_unlock(&dmabuf_lock);
+	return found ? 0 : ENOENT;
+}
+
+static int dmabuf_unresolved(int fd, uint64_t offset)
+{
+	struct stat st;
+	unsigned long ino = fstat(fd, &st) ? 0 : (unsigned long)st.st_ino;
+	slog("ext-mem CQ: dma-buf fd %d (inode %lu), offset %llu: efasim cannot tell which device memory a dma-buf "
+	     "covers without an MR of it: register an MR from the same dma-buf fd first (ibv_reg_dmabuf_mr / "
+	     "FI_MR_DMABUF; an efasim limitation, real EFA accepts it): EOPNOTSUPP",
+	     fd, ino, (unsigned long long)offset);
+	return EOPNOTSUPP;
+}
+
 #ifndef EFASIM_HAVE_CUDA
 
 int mk_reg_device(const void *addr, size_t len, struct efasim_mem_info *out)
@@ -60,6 +184,12 @@ int mk_kind_local(const void *addr)
 {
 	(void)addr;
 	return MK_HOST;
+}
+
+int mk_dmabuf_resolve(int fd, uint64_t offset, uint64_t len, uint64_t *dev, struct efasim_mem_info *out)
+{
+	(void)len, (void)dev, (void)out;
+	return dmabuf_unresolved(fd, offset); /* built without cuda.h: no MR of a dma-buf can exist */
 }
 
 static int host_copy(struct mk_ref dst, struct mk_ref src, size_t n);
@@ -279,31 +409,6 @@ int mk_reg_device(const void *addr, size_t len, struct efasim_mem_info *out)
 	return export_range((CUdeviceptr)(uintptr_t)addr, len, out);
 }
 
-/* dma-buf files name their exporter in fdinfo ("exp_name:"); their size is
- * where lseek(SEEK_END) lands. Which exporter it is does not matter here:
- * CUDA decides whether the iova is its device memory. */
-static int dmabuf_size(int fd, uint64_t *size)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	int f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return EBADF;
-	ssize_t n = read(f, buf, sizeof(buf) - 1);
-	close(f);
-	buf[n > 0 ? n : 0] = 0;
-	char *x = strstr(buf, "exp_name:");
-	if (!x)
-		return EINVAL; /* not a dma-buf (the kernel: dma_buf_get fails) */
-	off_t end = lseek(fd, 0, SEEK_END);
-	if (end <= 0) {
-		slog("GPU memory: dma-buf fd %d: lseek(SEEK_END) = %lld (%s)", fd, (long long)end, strerror(errno));
-		return EINVAL;
-	}
-	*size = (uint64_t)end;
-	return 0;
-}
-
 /* ibv_reg_dmabuf_mr(pd, offset, len, iova, fd): the NIC maps [offset,
  * offset + len) of the dma-buf. The buffer's device address is what the iova
  * names: libfabric's efa provider passes the device address of the range
@@ -330,6 +435,33 @@ int mk_reg_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, struct efa
 	return 0;
 }
 
+/* An ext-mem CQ's ring, [offset, offset + len) of dma-buf fd: CUDA device
+ * memory inside one allocation (its IPC handle exported: another process
+ * writes completions into it), found through an MR of that dma-buf. Not
+ * checked (cannot be, here): that the range is DMA-contiguous, which the
+ * kernel requires ("Non contiguous CQ unsupported"). */
+int mk_dmabuf_resolve(int fd, uint64_t offset, uint64_t len, uint64_t *dev, struct efasim_mem_info *out)
+{
+	uint64_t start = 0;
+	struct efasim_mem_info mr_mem;
+	if (!sim.p2p || dmabuf_start(fd, &start, &mr_mem) || !cu_in_process() || !cu_up())
+		return dmabuf_unresolved(fd, offset);
+	int e = export_range((CUdeviceptr)(start + offset), len, out);
+	/* the MR's own handle where the ring is in its allocation: another
+	 * process then opens that allocation once (its IPC cache is keyed by
+	 * the handle's bytes) */
+	if (!e && mr_mem.kind == MK_CUDA && mr_mem.alloc_base == out->alloc_base)
+		*out = mr_mem;
+	if (e) {
+		slog("ext-mem CQ: dma-buf fd %d at offset %llu (device address %#llx, %llu bytes) is not CUDA device "
+		     "memory inside one allocation: EOPNOTSUPP",
+		     fd, (unsigned long long)offset, (unsigned long long)(start + offset), (unsigned long long)len);
+		return EOPNOTSUPP;
+	}
+	*dev = start + offset;
+	return 0;
+}
+
 int mk_kind_local(const void *addr)
 {
 	if (!cu.ok) /* no device pointer has been seen by this process */
@@ -351,17 +483,25 @@ struct ipc_open {
 };
 static struct ipc_open *ipc_cache;
 
-/* The address in this process of another process's CUDA range; with cu.lock. */
+/* The address in this process of another process's CUDA range: its
+ * allocation from the MR's registry slot, or from r->mi (an ext-mem CQ ring's
+ * header); with cu.lock. */
 static int resolve_remote(const struct mk_ref *r, CUdeviceptr *p, CUcontext *ctx)
 {
 	struct efasim_mem_info m;
-	robust_lock(&sim.reg->lock);
-	const struct efasim_mr_ent *e = r->mr >= 0 && r->mr < EFASIM_MAX_MRS ? &sim.reg->mrs[r->mr] : NULL;
-	int ok = e && e->used && e->pid == r->pid && e->mk.kind == MK_CUDA;
-	if (ok)
-		m = e->mk;
-	pthread_mutex_unlock(&sim.reg->lock);
-	if (!ok)
+	int ok;
+	if (r->mi) {
+		m = *r->mi;
+		ok = m.kind == MK_CUDA;
+	} else {
+		robust_lock(&sim.reg->lock);
+		const struct efasim_mr_ent *e = r->mr >= 0 && r->mr < EFASIM_MAX_MRS ? &sim.reg->mrs[r->mr] : NULL;
+		ok = e && e->used && e->pid == r->pid && e->mk.kind == MK_CUDA;
+		if (ok)
+			m = e->mk;
+		pthread_mutex_unlock(&sim.reg->lock);
+	}
+	if (!ok || r->addr < m.alloc_base || r->addr - m.alloc_base >= m.alloc_size)
 		return -1;
 	*ctx = primary_of(m.cu_dev);
 	if (!*ctx)

@@ -131,11 +131,11 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 		errno = EINVAL; /* the verbs rule */
 		return NULL;
 	}
-	if ((access & IBV_ACCESS_REMOTE_WRITE) && !(sim.prof->caps & EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE)) {
+	if ((access & IBV_ACCESS_REMOTE_WRITE) && !(sim.caps & EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if ((access & IBV_ACCESS_REMOTE_READ) && !(sim.prof->caps & EFADV_DEVICE_ATTR_CAPS_RDMA_READ)) {
+	if ((access & IBV_ACCESS_REMOTE_READ) && !(sim.caps & EFADV_DEVICE_ATTR_CAPS_RDMA_READ)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -233,6 +233,8 @@ EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size
 	if (mr) {
 		mr->addr = (void *)(uintptr_t)offset;
 		container_of(mr, struct sim_mr, mr)->mr_type = SIM_MR_TYPE_DMABUF_MR; /* cmd_mr.c */
+		/* where this dma-buf starts: an ext-mem CQ in it resolves through it */
+		mk_dmabuf_note(fd, offset, iova, container_of(mr, struct sim_mr, mr)->slot, mr->lkey);
 	}
 	return mr;
 }

@@ -23,7 +23,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 		return NULL;
 	}
 	if ((flags & EFADV_QP_FLAGS_UNSOLICITED_WRITE_RECV) &&
-	    !(sim.prof->caps & EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV)) {
+	    !(sim.caps & EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -31,9 +31,9 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	 * also the RDMA the device offers */
 	uint64_t ops = (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ? attr->send_ops_flags : 0;
 	uint64_t supp = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
-	if (srd && (sim.prof->caps & EFADV_DEVICE_ATTR_CAPS_RDMA_READ))
+	if (srd && (sim.caps & EFADV_DEVICE_ATTR_CAPS_RDMA_READ))
 		supp |= IBV_QP_EX_WITH_RDMA_READ;
-	if (srd && (sim.prof->caps & EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE))
+	if (srd && (sim.caps & EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE))
 		supp |= IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
 	if (ops & ~supp) {
 		errno = EOPNOTSUPP;
@@ -189,7 +189,7 @@ EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 		pthread_mutex_unlock(&sim.reg->lock);
 	}
 	if (mask & IBV_QP_RNR_RETRY) {
-		if (q->ud || (!(sim.prof->caps & EFADV_DEVICE_ATTR_CAPS_RNR_RETRY) && a->rnr_retry))
+		if (q->ud || (!(sim.caps & EFADV_DEVICE_ATTR_CAPS_RNR_RETRY) && a->rnr_retry))
 			return EINVAL; /* UD has no RNR (the kernel's modify rejects the attribute) */
 		q->rnr_retry = a->rnr_retry;
 	}
@@ -217,6 +217,17 @@ static void cq_purge(struct sim_cq *c, int slot, uint32_t qpn)
 	pthread_mutex_unlock(&h->lock);
 }
 
+/* The direct path's SQ and doorbell page (direct.c efasim_efadv_query_qp_wqs). */
+static void sq_unmap(struct sim_qp *q)
+{
+	if (!q->sq_buf)
+		return;
+	munmap(q->sq_buf, q->sq_map);
+	munmap((void *)q->sq_dbp, (size_t)sysconf(_SC_PAGESIZE));
+	q->sq_buf = NULL;
+	q->sq_dbp = NULL;
+}
+
 EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct sim_qp *q = to_qp(qp);
@@ -225,6 +236,7 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	atomic_fetch_sub(&q->scq->usecnt, 1);
 	atomic_fetch_sub(&q->rcq->usecnt, 1);
 	if (q->owner != sim.pid) { /* inherited from the parent: the QP is the parent's */
+		sq_unmap(q); /* this process's copies of its private mappings */
 		for (struct sim_wr *w = q->pending, *n; w; w = n) {
 			n = w->next;
 			free(w->inl);
@@ -262,7 +274,7 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 		cq_purge(q->scq, q->slot, qp->qp_num);
 	if (q->rcq != q->scq && !q->rcq->direct)
 		cq_purge(q->rcq, q->slot, qp->qp_num);
-	free(q->sq_buf);
+	sq_unmap(q); /* the engine is done with it: the QP left sim.qps with busy 0 */
 	for (struct sim_wr *w = pend, *n; w; w = n) {
 		n = w->next;
 		atomic_fetch_sub(&npending, 1);

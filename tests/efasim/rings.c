@@ -22,6 +22,23 @@ struct efasim_ring_hdr *ring_create(const char *name, uint32_t want, uint32_t es
 	return h;
 }
 
+struct efasim_ring_hdr *ring_create_hdr(const char *name, uint32_t entries, uint32_t esize, size_t *map_size)
+{
+	char path[PATH_MAX + 80];
+	snprintf(path, sizeof(path), "%s/%s", sim.dir, name);
+	struct efasim_ring_hdr *h = map_file(path, sizeof(*h), 1);
+	if (!h)
+		return NULL;
+	robust_init(&h->lock);
+	h->owner = sim.pid;
+	h->size = entries;
+	h->entry_size = esize;
+	h->ext = 1;
+	h->magic = EFASIM_MAGIC;
+	*map_size = sizeof(*h);
+	return h;
+}
+
 void *ring_slot(struct efasim_ring_hdr *h, uint64_t i)
 {
 	return (char *)(h + 1) + (size_t)(i & (h->size - 1)) * h->entry_size;
@@ -51,7 +68,7 @@ struct efasim_ring_hdr *ring_get(const char *name)
 	struct efasim_ring_hdr *full = NULL;
 	size_t sz = 0;
 	if (h && h->magic == EFASIM_MAGIC) {
-		sz = sizeof(*h) + (size_t)h->size * h->entry_size;
+		sz = sizeof(*h) + (h->ext ? 0 : (size_t)h->size * h->entry_size);
 		full = map_file(path, sz, 0);
 	}
 	if (h)

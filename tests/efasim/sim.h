@@ -87,6 +87,7 @@ struct sim_state {
 	char sysfs[PATH_MAX];
 	char host[64];
 	const struct profile *prof;
+	uint32_t caps;           /* EFADV_DEVICE_ATTR_CAPS_* the device reports: the profile's, less what knobs remove (EFASIM_EXT_CQ=0) */
 	int nnics;
 	int reorder;
 	char drop_host[64];
@@ -105,6 +106,7 @@ struct sim_state {
 	int stats;               /* EFASIM_ENGINE_STATS=1: the cost figures printed at exit */
 	int own_sysfs;           /* sim.sysfs is efasim's tree (hw counters are written there) */
 	int p2p;                 /* EFASIM_P2P (1): CUDA memory registers (GPUDirect RDMA) */
+	int fake_dmabuf;         /* EFASIM_TEST_FAKE_DMABUF=1: a memfd named "efasim-dmabuf" passes for a dma-buf (objrules) */
 	int log;
 };
 extern struct sim_state sim;
@@ -169,7 +171,9 @@ struct sim_cq {
 	size_t map_size;
 	struct efasim_cqe cur;
 	uint32_t events_acked;
-	int direct;              /* efadv_query_cq handed its buffer to the provider */
+	int direct;              /* efadv_query_cq handed its buffer to the provider (an ext-mem CQ: from birth) */
+	int ext;                 /* its entries are external (GPU) memory: ring->ext */
+	atomic_int ext_poll_logged; /* the verbs API polled it (logged once) */
 	pid_t owner;
 	atomic_int usecnt;       /* QPs bound (send and recv each): destroy is EBUSY while > 0 */
 };
@@ -224,11 +228,15 @@ struct sim_qp {
 	int busy, dead;
 	struct sim_qp *next_qp;
 	/* The direct data path (direct.c): the SQ the provider writes WQEs into,
-	 * its doorbell, and how far the device engine has consumed it. */
+	 * its doorbell, and how far the device engine has consumed it. Both are
+	 * anonymous mappings of their own (sq_map bytes, and one page whose first
+	 * word is the doorbell), so an application can cuMemHostRegister them for
+	 * a GPU (GDA) without sharing a page with anything else. */
 	uint8_t *sq_buf;
+	size_t sq_map;
+	volatile uint32_t *sq_dbp;
 	uint32_t sq_cnt;
 	uint16_t sq_cc;
-	volatile uint32_t sq_db;
 };
 
 static inline struct sim_ctx *to_ctx(struct ibv_context *c)
@@ -247,6 +255,9 @@ struct mk_ref {                  /* one end of a copy */
 	pid_t pid;               /* the process whose address it is */
 	uint64_t addr;           /* host address, or CUDA device address, in that process */
 	int mr;                  /* registry slot of its MR (needed for another process's CUDA memory), or -1 */
+	/* Another process's CUDA memory that no MR names (an ext-mem CQ ring):
+	 * its allocation and IPC handle, instead of mr's registry slot; or NULL. */
+	const struct efasim_mem_info *mi;
 };
 /* A scatter/gather element of the data path: an address in the process that
  * owns it, with its kind and MR. */
@@ -264,6 +275,18 @@ int mk_reg_device(const void *addr, size_t len, struct efasim_mem_info *out);
  * managed memory): its errno, else 0. */
 int mk_host_refused(const void *addr);
 int mk_reg_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, struct efasim_mem_info *out);
+/* A dma-buf registration that succeeded (MR registry slot and key): the
+ * process remembers where the dma-buf starts (iova - offset), since a dma-buf
+ * fd does not say which device address it covers. */
+void mk_dmabuf_note(int fd, uint64_t offset, uint64_t iova, int mr_slot, uint32_t key);
+/* The kernel's import of [offset, offset + len) of dma-buf fd
+ * (ib_umem_dmabuf_get): 0, EBADF (no fd), EINVAL (not a dma-buf, or the
+ * range runs past it). */
+int mk_dmabuf_check(int fd, uint64_t offset, uint64_t len);
+/* The device address and allocation of [offset, offset + len) of dma-buf fd,
+ * found through an MR of the same dma-buf this process registered (and still
+ * has); else EOPNOTSUPP (logged). */
+int mk_dmabuf_resolve(int fd, uint64_t offset, uint64_t len, uint64_t *dev, struct efasim_mem_info *out);
 /* The kind of an address of this process that has no MR (inline data). */
 int mk_kind_local(const void *addr);
 /* Copy n bytes; 0 on success. Every byte the device moves goes through here. */
@@ -301,6 +324,8 @@ void locks_init(void);
 int sim_init(void);
 /* rings.c */
 struct efasim_ring_hdr *ring_create(const char *name, uint32_t want, uint32_t esize, size_t *map_size);
+/* A ring file with the header only (an ext-mem CQ: entries elsewhere). */
+struct efasim_ring_hdr *ring_create_hdr(const char *name, uint32_t entries, uint32_t esize, size_t *map_size);
 void *ring_slot(struct efasim_ring_hdr *h, uint64_t i);
 struct efasim_ring_hdr *ring_get(const char *name);
 void cq_push(struct efasim_ring_hdr *h, const struct efasim_cqe *e);
@@ -334,6 +359,7 @@ int wr_complete(struct ibv_qp_ex *x);
 void progress_pending(void);
 void park(struct sim_qp *q, struct sim_wr *p);
 /* direct.c */
+enum { DIRECT_CQE_SIZE = 32 }; /* efa_io_rx_cdesc_ex: the CQE of every direct and ext-mem CQ */
 int rq_pop_direct(struct efasim_ring_hdr *h, struct efasim_rqe *out);
 void cq_write_direct(struct efasim_ring_hdr *h, const struct efasim_cqe *e);
 int cq_direct_event_due(struct efasim_ring_hdr *h);

@@ -1,0 +1,40 @@
+# Completion counters and libfabric's GDA ops on the simulated device
+# (tests/efasim/README.md, "Completion counters"). Sourced by tests/run
+# after tests/integration/ (it uses efasim_built, efa_run, expect_rc, die).
+
+# rdma-core main's completion counters (compcntr.c) through its own API
+# (compcntr_test.c): caps, refusals, set/inc/read, attach and destroy rules,
+# and exact counter values at both ends of verbs-path and direct-path
+# traffic between two processes; then a device without the cap
+# (EFASIM_COMP_CNTR=0). Needs the simulator built against rdma-core main
+# (no release has the API): CI has no such source and skips.
+t_efasim_comp_counters() {
+	local b=$EFASIM_BUILD_DIR/sim-main/bin/compcntr_test
+	if [ ! -x "$b" ]; then
+		echo "no rdma-core main build here ($b missing): completion counters are only in rdma-core's main branch, which" \
+			"no release or CI has; build it with RDMA_CORE_MAIN_SRC=DIR tests/efasim/build 2.6.0 main"
+		exit 77
+	fi
+	export EFASIM_DIR="$WORK/efasim"
+	unset EFASIM_EBUSY_LOG # its refusals (destroying attached counters) are what it checks
+	expect_rc 0 env LD_LIBRARY_PATH="$EFASIM_BUILD_DIR/sim-main/lib" timeout 120 "$b"
+	grep -q '^compcntr_test: all checks passed' "$WORK/last.out" || die "no summary line"
+	[ "$(grep -c 'ok   ' "$WORK/last.out")" = 84 ] || die "84 ok rows expected (79 initiator, 5 target)"
+	expect_rc 0 env EFASIM_COMP_CNTR=0 LD_LIBRARY_PATH="$EFASIM_BUILD_DIR/sim-main/lib" timeout 60 "$b"
+	[ "$(grep -c '^ok   EFASIM_COMP_CNTR=0' "$WORK/last.out")" = 4 ] || die "4 rows expected without the cap"
+}
+
+# libfabric 2.6.0's GDA ops with rdma-core 64.0 (gda_ops_test.c): cntr_open_ext
+# reports the absence of completion counters (-FI_ENOSYS), query_qp_wqs /
+# query_cq / query_addr / get_mr_lkey answer on enabled endpoints, and
+# cq_open_ext refuses a wait object and a missing ext-mem flag.
+t_efa260_gda_ops() {
+	efasim_built 2.6.0
+	local b=$EFASIM_BUILD_DIR/gda-2.6.0/gda_ops_test
+	[ -x "$b" ] || { echo "$b not built: tests/efasim/build 2.6.0 gda (part of make efasim V=2.6.0)"; exit 77; }
+	export EFASIM_DIR="$WORK/efasim" EFASIM_PROFILE=p5en
+	expect_rc 0 efa_run 2.6.0 "$b"
+	grep -q '^ok   cntr_open_ext (rdma-core without efadv_create_comp_cntr) *want -38 ' "$WORK/last.out" ||
+		die "cntr_open_ext did not answer -FI_ENOSYS"
+	[ "$(grep -c '^ok ' "$WORK/last.out")" = 25 ] || die "25 ok rows expected"
+}

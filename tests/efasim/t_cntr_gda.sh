@@ -5,8 +5,8 @@
 # rdma-core main's completion counters (compcntr.c) through its own API
 # (compcntr_test.c): caps, refusals, set/inc/read, attach and destroy rules,
 # and exact counter values at both ends of verbs-path and direct-path
-# traffic between two processes; then a device without the cap
-# (EFASIM_COMP_CNTR=0). Needs the simulator built against rdma-core main
+# traffic between two processes, and counters in a CUDA dma-buf where there
+# is a GPU; then a device without the cap (EFASIM_COMP_CNTR=0). Needs the simulator built against rdma-core main
 # (no release has the API): CI has no such source and skips.
 t_efasim_comp_counters() {
 	local b=$EFASIM_BUILD_DIR/sim-main/bin/compcntr_test
@@ -19,7 +19,10 @@ t_efasim_comp_counters() {
 	unset EFASIM_EBUSY_LOG # its refusals (destroying attached counters) are what it checks
 	expect_rc 0 env LD_LIBRARY_PATH="$EFASIM_BUILD_DIR/sim-main/lib" timeout 120 "$b"
 	grep -q '^compcntr_test: all checks passed' "$WORK/last.out" || die "no summary line"
-	[ "$(grep -c 'ok   ' "$WORK/last.out")" = 84 ] || die "84 ok rows expected (79 initiator, 5 target)"
+	[ "$(grep -v 'GPU:' "$WORK/last.out" | grep -c 'ok   ')" = 84 ] || die "84 ok rows expected (79 initiator, 5 target)"
+	# on a machine with a GPU, 12 more: counters in a CUDA dma-buf
+	grep -q '^skip GPU' "$WORK/last.out" || [ "$(grep -c '^ok   GPU:' "$WORK/last.out")" = 12 ] ||
+		die "12 GPU rows expected where there is a GPU"
 	expect_rc 0 env EFASIM_COMP_CNTR=0 LD_LIBRARY_PATH="$EFASIM_BUILD_DIR/sim-main/lib" timeout 60 "$b"
 	[ "$(grep -c '^ok   EFASIM_COMP_CNTR=0' "$WORK/last.out")" = 4 ] || die "4 rows expected without the cap"
 }

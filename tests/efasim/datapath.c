@@ -444,11 +444,13 @@ static void execute_ud(struct sim_qp *q, struct sim_wr *w)
 		rc.imm = w->imm;
 	}
 	cq_push(tcq, &rc);
+	cc_resp(&tq, CC_RECV, rc.status);
 done:
 	sc.status = (uint16_t)status;
 	if (status != ES_OK)
 		slog("ud qp %u wr %#llx -> status %d", q->qpx.qp_base.qp_num, (unsigned long long)w->wr_id, status);
 	cq_push(q->scq->ring, &sc);
+	cc_sq(q, w->op, status);
 	free(w->inl);
 	w->inl = NULL;
 }
@@ -685,6 +687,7 @@ static int execute_wr(struct sim_qp *q, struct sim_wr *w)
 			rc.imm = w->imm;
 		}
 		cq_push(tcq, &rc);
+		cc_resp(&tq, CC_RECV, rc.status);
 		goto done;
 	}
 
@@ -740,6 +743,9 @@ rdma:
 				cq_push(tcq, &rc);
 			}
 		}
+		/* the bytes landed (and a write with immediate's CQE is written) */
+		if (status == ES_OK)
+			cc_resp(&tq, w->op == OP_READ ? CC_REMOTE_RDMA_READ : CC_REMOTE_RDMA_WRITE, ES_OK);
 	}
 done:
 	if (!counted)
@@ -751,6 +757,7 @@ done:
 		slog("qp %u wr %#llx op %d -> status %d", q->qpx.qp_base.qp_num, (unsigned long long)w->wr_id, w->op,
 		     status);
 	cq_push(q->scq->ring, &sc);
+	cc_sq(q, w->op, status);
 	free(w->inl);
 	w->inl = NULL;
 	return DONE;

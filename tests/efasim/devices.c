@@ -165,7 +165,7 @@ int efasim_efadv_query_device(struct ibv_context *ctx, struct efadv_device_attr 
 	a.max_rq_sge = MAX_RQ_SGE;
 	a.inline_buf_size = sim.prof->inline_size;
 	a.inline_buf_size_ex = sim.prof->inline_size;
-	a.device_caps = sim.caps;
+	a.device_caps = cc_device_caps(sim.caps);
 	a.max_rdma_size = sim.prof->max_rdma_size;
 	memset(attr, 0, inlen);
 	memcpy(attr, &a, inlen < sizeof(a) ? inlen : sizeof(a));

@@ -339,6 +339,17 @@ int efasim_efadv_query_qp_wqs(struct ibv_qp *qp, struct efadv_wq_attr *sq, struc
 
 /* ------------------------------------------------------------ the engine */
 
+/* The WR op of a WQE's op type (completion counters), -1 if none. */
+static int wqe_wr_op(uint8_t ctrl1)
+{
+	switch (ctrl1 & 0xf) {
+	case IO_SEND: return OP_SEND;
+	case IO_RDMA_READ: return OP_READ;
+	case IO_RDMA_WRITE: return OP_WRITE;
+	default: return -1;
+	}
+}
+
 /* One WQE: parsed into a sim_wr and executed as the verbs path's WRs are. */
 static void run_wqe(struct sim_qp *q, const struct io_tx_wqe *wqe_dev)
 {
@@ -432,6 +443,7 @@ static void run_wqe(struct sim_qp *q, const struct io_tx_wqe *wqe_dev)
 					.status = (uint16_t)status, .src_dev = -1};
 		slog("direct qp %u req %u op %d -> status %d", q->qpx.qp_base.qp_num, m->req_id, op, status);
 		cq_push(q->scq->ring, &sc);
+		cc_sq(q, wqe_wr_op(m->ctrl1), status);
 		return;
 	}
 	w.tries_left = q->rnr_retry >= 7 ? -1 : q->rnr_retry;
@@ -463,6 +475,7 @@ static unsigned run_sq(struct sim_qp *q)
 			struct efasim_cqe sc = {.wr_id = wqe->meta.req_id, .qp_num = q->qpx.qp_base.qp_num,
 						.qp_slot = q->slot, .status = ES_LOCAL_QP_INTERNAL, .src_dev = -1};
 			cq_push(q->scq->ring, &sc);
+			cc_sq(q, wqe_wr_op(wqe->meta.ctrl1), ES_LOCAL_QP_INTERNAL);
 		} else {
 			run_wqe(q, wqe);
 		}

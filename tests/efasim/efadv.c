@@ -72,3 +72,12 @@ EXPORT int efadv_get_max_rq_depth(struct ibv_context *ctx, struct efadv_rq_depth
 	(void)ctx, (void)attr, (void)inlen;
 	return EOPNOTSUPP;
 }
+
+#ifdef EFASIM_COMP_CNTR
+/* rdma-core main (EFA_1.7): completion counters (compcntr.c). */
+EXPORT struct ibv_comp_cntr *efadv_create_comp_cntr(struct ibv_context *ctx, struct ibv_comp_cntr_init_attr *attr,
+						    struct efadv_comp_cntr_init_attr *efa_attr, uint32_t inlen)
+{
+	return efasim_efadv_create_comp_cntr(ctx, attr, efa_attr, inlen);
+}
+#endif

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define EFASIM_MAGIC 0xefa51a04u /* 02: direct-path rings, hw counters; 03: counters written in place;
-				  * 04: CQ rings in external (GPU) memory */
+#define EFASIM_MAGIC 0xefa51a05u /* 02: direct-path rings, hw counters; 03: counters written in place;
+				  * 04: CQ rings in external (GPU) memory; 05: completion counters */
 #define EFASIM_MAX_NICS 32
 #define EFASIM_MAX_DEVS 256   /* simulated NICs across all simulated hosts */
 #define EFASIM_MAX_QPS 4096   /* live QPs across all processes */
@@ -20,6 +20,8 @@
 #define EFASIM_QP_TABLE 256   /* = max_qp: the provider indexes its QP table by qpn & 255 */
 #define EFASIM_MAX_SGE 3
 #define EFASIM_UNKNOWN_AH 0xFFFF
+#define EFASIM_MAX_CNTRS 1024 /* completion counters across all processes (compcntr.c) */
+#define EFASIM_CC_OPS 6       /* enum ibv_qp_attach_comp_cntr_op: SEND .. REMOTE_RDMA_WRITE, bit i */
 
 /* Completion status: the device's own codes (rdma-core efa_io_defs.h), which
  * libefa reports as vendor_err and maps to ibv_wc_status. */
@@ -74,6 +76,10 @@ struct efasim_qp_ent {
 	char cq_file[64];        /* its receive CQ ring */
 	uint8_t rnr_retry;
 	uint8_t ud;              /* IBV_QPT_UD (the DGRAM endpoint); else SRD (fits the old padding) */
+	/* completion counter attached per op (bit i of ibv_qp_attach_comp_cntr_op):
+	 * its key (efasim_cntr_ent), 0 = none. The initiator of an operation
+	 * finds the responder's RECV / REMOTE_* counter here (compcntr.c). */
+	uint32_t cntr[EFASIM_CC_OPS];
 };
 
 /* The kind of memory an MR covers (tests/efasim/memkind.c): host, or CUDA
@@ -100,6 +106,26 @@ struct efasim_mr_ent {
 	struct efasim_mem_info mk;
 };
 
+/* Where the device writes one 64-bit value of a completion counter. */
+struct efasim_cntr_loc {
+	uint8_t kind;            /* MK_HOST: a host address; MK_CUDA: a CUDA device address */
+	uint8_t pad[3];
+	int mr;                  /* MK_CUDA: registry slot of the dma-buf MR that resolves it (another process opens its IPC handle) */
+	uint64_t addr;           /* in the owner's process */
+};
+
+/* A completion counter (rdma-core main's ibv_comp_cntr): two 64-bit values,
+ * completions and errors, which the device writes to their memory. */
+struct efasim_cntr_ent {
+	int used;
+	pid_t pid;               /* owner */
+	int dev;                 /* registry index of its NIC */
+	uint32_t key;            /* (generation << 16) | slot, never 0: ibv_comp_cntr.handle and efasim_qp_ent.cntr */
+	pthread_mutex_t mx;      /* robust, process-shared: one writer at a time, so the memory never goes back */
+	uint64_t val[2];         /* the device's values: completions, errors */
+	struct efasim_cntr_loc loc[2];
+};
+
 struct efasim_registry {
 	uint32_t magic;
 	uint32_t size;
@@ -108,6 +134,8 @@ struct efasim_registry {
 	struct efasim_dev_ent devs[EFASIM_MAX_DEVS];
 	struct efasim_qp_ent qps[EFASIM_MAX_QPS];
 	struct efasim_mr_ent mrs[EFASIM_MAX_MRS];
+	uint32_t cntr_gen;
+	struct efasim_cntr_ent cntrs[EFASIM_MAX_CNTRS];
 };
 
 /* A completion as the device writes it into a CQ ring. */
@@ -180,6 +208,10 @@ int efasim_efadv_query_mr(struct ibv_mr *mr, struct efadv_mr_attr *attr, uint32_
 int efasim_is_sim_context(struct ibv_context *ctx);
 int efasim_efadv_query_qp_wqs(struct ibv_qp *qp, struct efadv_wq_attr *sq, struct efadv_wq_attr *rq, uint32_t inlen);
 int efasim_efadv_query_cq(struct ibv_cq *cq, struct efadv_cq_attr *attr, uint32_t inlen);
+#ifdef EFASIM_COMP_CNTR /* built against rdma-core main (compcntr.c) */
+struct ibv_comp_cntr *efasim_efadv_create_comp_cntr(struct ibv_context *ctx, struct ibv_comp_cntr_init_attr *attr,
+						    struct efadv_comp_cntr_init_attr *efa_attr, uint32_t inlen);
+#endif
 #pragma GCC visibility pop
 
 #endif

@@ -46,7 +46,7 @@ enum { PROCMAP_VMA_READABLE = 1, PROCMAP_VMA_WRITABLE = 2 };
  * (about 1 us a VMA), else by reading /proc/self/maps, which lists the VMAs in
  * address order, up to the first one past the range. Either way the cost does
  * not grow with the range's size. */
-static int range_pinnable(const void *addr, size_t len, int write)
+int range_pinnable(const void *addr, size_t len, int write)
 {
 	static atomic_int no_query; /* the kernel has no PROCMAP_QUERY */
 	uintptr_t want = (uintptr_t)addr, end = want + len;
@@ -235,6 +235,7 @@ EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size
 		container_of(mr, struct sim_mr, mr)->mr_type = SIM_MR_TYPE_DMABUF_MR; /* cmd_mr.c */
 		/* where this dma-buf starts: an ext-mem CQ in it resolves through it */
 		mk_dmabuf_note(fd, offset, iova, container_of(mr, struct sim_mr, mr)->slot, mr->lkey);
+		cc_note_dmabuf(fd, offset, len, iova, (int)mr->handle, mr->lkey);
 	}
 	return mr;
 }

@@ -24,7 +24,8 @@
  * one section calls in another. Sections: config.c (profiles, registry,
  * sysfs, process init), rings.c, devices.c, mr.c (PDs, MRs, AHs), cq.c,
  * qp.c, datapath.c, rnr.c (RNR retries, fork, the legacy post_send),
- * direct.c (the direct data path: device-format queues and the device engine). */
+ * direct.c (the direct data path: device-format queues and the device engine),
+ * compcntr.c (completion counters). */
 #ifndef EFASIM_SIM_H
 #define EFASIM_SIM_H
 
@@ -303,6 +304,29 @@ enum { HW_TX_BYTES, HW_TX_PKTS, HW_RX_BYTES, HW_RX_PKTS, HW_RX_DROPS, HW_SEND_BY
 void hw_add(int dev, int which, uint64_t n);
 uint64_t hw_pkts(uint64_t bytes);
 void hw_counters_init(void);
+/* compcntr.c: completion counters (rdma-core main: ibv_*comp_cntr*,
+ * efadv_create_comp_cntr; the API only where efasim is built against its
+ * headers, EFASIM_COMP_CNTR). The device's part, in both builds: one call
+ * per completion, after its CQE. cc_sq: the initiator's own completion
+ * (wr_op OP_*, or -1 for a WQE of no known op: nothing counted) on SEND,
+ * RDMA_READ or RDMA_WRITE, errors included; cc_resp: the responder's QP
+ * (its registry entry), RECV with errors, REMOTE_RDMA_READ/WRITE only on
+ * success (the driver has no error event for them). */
+enum { CC_SEND, CC_RECV, CC_RDMA_READ, CC_REMOTE_RDMA_READ, CC_RDMA_WRITE, CC_REMOTE_RDMA_WRITE };
+void cc_sq(const struct sim_qp *q, int wr_op, int status);
+void cc_resp(const struct efasim_qp_ent *tq, int cc_op, int status);
+/* the device caps efadv_query_device reports: EFASIM_COMP_CNTR=0 takes the
+ * completion counter cap away */
+uint32_t cc_device_caps(uint32_t caps);
+/* ibv_reg_dmabuf_mr registered [offset, offset + len) of dma-buf fd at
+ * device address iova (MR registry slot mr, key): a counter on that dma-buf
+ * is resolved through it (a dma-buf fd does not say what memory it is) */
+void cc_note_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, int mr, uint32_t key);
+#ifdef EFASIM_COMP_CNTR
+#define SIM_CAPS_COMP_CNTR EFADV_DEVICE_ATTR_CAPS_COMP_CNTR
+#else
+#define SIM_CAPS_COMP_CNTR 0
+#endif
 /* config.c */
 int mkdir_p(const char *path);
 /* A destroy refused with EBUSY, as the kernel refuses it (object in use):
@@ -330,6 +354,7 @@ void *ring_slot(struct efasim_ring_hdr *h, uint64_t i);
 struct efasim_ring_hdr *ring_get(const char *name);
 void cq_push(struct efasim_ring_hdr *h, const struct efasim_cqe *e);
 /* mr.c */
+int range_pinnable(const void *addr, size_t len, int write);
 int ah_known_by(pid_t pid, int dev, const uint8_t gid[16]);
 uint16_t ah_num_by(pid_t pid, int dev, const uint8_t gid[16]);
 /* cq.c */

@@ -1,0 +1,58 @@
+# The simulated device's side of GPU Direct Async (issue 37;
+# tests/efasim/README.md, "GPU Direct Async (GDA)" and "Completion counters"):
+# the driver's rules for CQs in external memory and GPU-mappable queues,
+# completion counters, and libfabric 2.6.0's GDA ops on it.
+
+# efadv_create_cq with external memory, refused as rdma-core 64 and the EFA
+# driver refuse it (objrules.c gda: 18 rows, each errno; a dma-buf faked with
+# a memfd, EFASIM_TEST_FAKE_DMABUF, for the checks after the fd's), the
+# capability with and without EFASIM_EXT_CQ=0, and the send queues and
+# doorbells of two QPs on pages of their own.
+t_efasim_gda_rules() {
+	efasim_built 2.6.0
+	local b=$EFASIM_BUILD_DIR/sim/bin/objrules
+	[ -x "$b" ] || die "$b not built (tests/efasim/build 2.6.0 sim)"
+	export EFASIM_DIR="$WORK/efasim"
+	expect_rc 0 efa_run 2.6.0 "$b" gda
+	[ "$(grep -c '^ok ' "$WORK/last.out")" = 18 ] || die "18 rows expected"
+}
+
+# rdma-core main's completion counters (compcntr.c) through its own API
+# (compcntr_test.c): caps, refusals, set/inc/read, attach and destroy rules,
+# and exact counter values at both ends of verbs-path and direct-path
+# traffic between two processes, and counters in a CUDA dma-buf where there
+# is a GPU; then a device without the cap (EFASIM_COMP_CNTR=0). Needs the simulator built against rdma-core main
+# (no release has the API): CI has no such source and skips.
+t_efasim_comp_counters() {
+	local b=$EFASIM_BUILD_DIR/sim-main/bin/compcntr_test
+	if [ ! -x "$b" ]; then
+		echo "no rdma-core main build here ($b missing): completion counters are only in rdma-core's main branch, which" \
+			"no release or CI has; build it with RDMA_CORE_MAIN_SRC=DIR tests/efasim/build 2.6.0 main"
+		exit 77
+	fi
+	export EFASIM_DIR="$WORK/efasim"
+	unset EFASIM_EBUSY_LOG # its refusals (destroying attached counters) are what it checks
+	expect_rc 0 env LD_LIBRARY_PATH="$EFASIM_BUILD_DIR/sim-main/lib" timeout 120 "$b"
+	grep -q '^compcntr_test: all checks passed' "$WORK/last.out" || die "no summary line"
+	[ "$(grep -v 'GPU:' "$WORK/last.out" | grep -c 'ok   ')" = 84 ] || die "84 ok rows expected (79 initiator, 5 target)"
+	# on a machine with a GPU, 12 more: counters in a CUDA dma-buf
+	grep -q '^skip GPU' "$WORK/last.out" || [ "$(grep -c '^ok   GPU:' "$WORK/last.out")" = 12 ] ||
+		die "12 GPU rows expected where there is a GPU"
+	expect_rc 0 env EFASIM_COMP_CNTR=0 LD_LIBRARY_PATH="$EFASIM_BUILD_DIR/sim-main/lib" timeout 60 "$b"
+	[ "$(grep -c '^ok   EFASIM_COMP_CNTR=0' "$WORK/last.out")" = 4 ] || die "4 rows expected without the cap"
+}
+
+# libfabric 2.6.0's GDA ops with rdma-core 64.0 (gda_ops_test.c): cntr_open_ext
+# reports the absence of completion counters (-FI_ENOSYS), query_qp_wqs /
+# query_cq / query_addr / get_mr_lkey answer on enabled endpoints, and
+# cq_open_ext refuses a wait object and a missing ext-mem flag.
+t_efa260_gda_ops() {
+	efasim_built 2.6.0
+	local b=$EFASIM_BUILD_DIR/gda-2.6.0/gda_ops_test
+	[ -x "$b" ] || { echo "$b not built: tests/efasim/build 2.6.0 gda (part of make efasim V=2.6.0)"; exit 77; }
+	export EFASIM_DIR="$WORK/efasim" EFASIM_PROFILE=p5en
+	expect_rc 0 efa_run 2.6.0 "$b"
+	grep -q '^ok   cntr_open_ext (rdma-core without efadv_create_comp_cntr) *want -38 ' "$WORK/last.out" ||
+		die "cntr_open_ext did not answer -FI_ENOSYS"
+	[ "$(grep -c '^ok ' "$WORK/last.out")" = 25 ] || die "25 ok rows expected"
+}

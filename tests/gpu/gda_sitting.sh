@@ -31,16 +31,24 @@ nvidia-smi -L >/dev/null 2>&1 || { echo "gda-sitting: no GPU here"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 export LD_LIBRARY_PATH="${CUDA_HOME:-/usr/local/cuda}/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-TO=${GDA_SITTING_TIMEOUT:-240}
+TO=${GDA_SITTING_TIMEOUT:-90}
 CHK=-c
 [ "${GDA_SITTING_CHECK:-1}" = 0 ] && CHK=""
-LAT=${GDA_SITTING_LAT:-"-m 8:4M:x4 -n 200 -w 20"}
-BW=${GDA_SITTING_BW:-"-m 8:4M:x4 -n 20 -W 64"}
+LAT=${GDA_SITTING_LAT:-"-m 8:4M -n 100 -w 10"}
+BW=${GDA_SITTING_BW:-"-m 8:4M -n 10 -W 64"}
+# the bandwidth cases' op and check: writedata with -c (the CPU path checks
+# GPU memory only through remote CQ data); GDA_SITTING_BWOP=write with
+# GDA_SITTING_BWCHK=0 where the target's drain kernel cannot run beside the
+# initiator's (two processes time-sliced on one GPU without MPS)
+BWOP=${GDA_SITTING_BWOP:-writedata}
+BWCHK=$CHK
+[ "${GDA_SITTING_BWCHK:-1}" = 0 ] && BWCHK=""
 ngpu=$(nvidia-smi -L | wc -l)
 {
 	echo "# gda sitting: libfabric $V on efasim (SIMULATED EFA device), $(date -u +%FT%TZ), $(hostname)"
 	echo "# GPUs: $ngpu ($(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)); ranks: 2, --gpu auto (rank r on GPU r mod $ngpu)"
-	echo "# lat: $LAT $CHK; bw: $BW $CHK; rounds: $ROUNDS"
+	echo "# lat: $LAT $CHK; bw: -o $BWOP $BW $BWCHK; rounds: $ROUNDS"
+	echo "# MPS: $(pgrep -f nvidia-cuda-mps >/dev/null && echo "on (nvidia-cuda-mps-control -d: both ranks' work in one GPU context, concurrent)" || echo "off (two CUDA contexts on one GPU: the driver time-slices them)")"
 } >"$OUTD/runs.txt"
 cat "$OUTD/runs.txt"
 
@@ -53,25 +61,27 @@ CASES=(
 	"get_lat-cpu-direct|efa-direct|efab_get_lat|$LAT"
 	"get_lat-gpu-direct|efa-direct|efab_get_lat|--initiator gpu $LAT"
 	"get_lat-cpu-efa|efa|efab_get_lat|$LAT"
-	"put_bw-cpu-direct|efa-direct|efab_put_bw|-o writedata $BW"
-	"put_bw-gpu1-direct|efa-direct|efab_put_bw|-o writedata --initiator gpu --gpu-threads 1 $BW"
-	"put_bw-gpu32-direct|efa-direct|efab_put_bw|-o writedata --initiator gpu --gpu-threads 32 $BW"
-	"put_bw-cpu-efa|efa|efab_put_bw|-o writedata $BW"
+	"put_bw-cpu-direct|efa-direct|efab_put_bw|-o $BWOP $BW|bw"
+	"put_bw-gpu1-direct|efa-direct|efab_put_bw|-o $BWOP --initiator gpu --gpu-threads 1 $BW|bw"
+	"put_bw-gpu32-direct|efa-direct|efab_put_bw|-o $BWOP --initiator gpu --gpu-threads 32 $BW|bw"
+	"put_bw-cpu-efa|efa|efab_put_bw|-o $BWOP $BW|bw"
 )
 fails=0
 for r in $(seq 1 "$ROUNDS"); do
 	for c in "${CASES[@]}"; do
-		IFS='|' read -r name fab bench args <<<"$c"
+		IFS='|' read -r name fab bench args kind <<<"$c"
+		chk=$CHK
+		[ "${kind:-}" = bw ] && chk=$BWCHK
 		base=$OUTD/$r-$name
 		t0=$(date +%s.%N)
 		# shellcheck disable=SC2086
 		EFASIM_DIR=$OUTD/sim-$r-$name timeout -k 5 "$TO" "$RUN" "$V" \
 			mpirun -np 2 -x EFASIM_HOST=%r -x EFASIM_DIR -x LD_LIBRARY_PATH -x PATH \
-			"$EBIN/$bench" -p efa -f "$fab" --mem cuda $args $CHK --csv "$base.csv" >"$base.log" 2>&1
+			"$EBIN/$bench" -p efa -f "$fab" --mem cuda $args $chk --csv "$base.csv" >"$base.log" 2>&1
 		rc=$?
 		t1=$(date +%s.%N)
 		line=$(printf '%s round %d %-22s rc %d %6.1f s  %s -p efa -f %s --mem cuda %s %s' \
-			"$(date -u +%T)" "$r" "$name" "$rc" "$(echo "$t1 - $t0" | bc)" "$bench" "$fab" "$args" "$CHK")
+			"$(date -u +%T)" "$r" "$name" "$rc" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$bench" "$fab" "$args" "$chk")
 		echo "$line" | tee -a "$OUTD/runs.txt"
 		[ $rc = 0 ] || { fails=$((fails + 1)); tail -n 5 "$base.log" | sed 's/^/    | /'; }
 	done

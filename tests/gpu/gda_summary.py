@@ -46,7 +46,7 @@ def main():
     groups = [("putw_lat", "write, arrival = the last byte polled by the target's kernel, half round trip, lat_us_p50", "lat_us_p50"),
               ("putd_lat", "writedata, half round trip, lat_us_p50", "lat_us_p50"),
               ("get_lat", "read, full round trip, lat_us_p50", "lat_us_p50"),
-              ("put_bw", "writedata windows, msg_rate_Mops (bw_MBps)", "msg_rate_Mops")]
+              ("put_bw", "windows of -W writes, msg_rate_Mops (bw_MBps)", "msg_rate_Mops")]
     for prefix, what, col in groups:
         names = sorted(n for n in runs if n.startswith(prefix + "-"))
         if not names:

@@ -93,9 +93,11 @@ EOF
 S=${EFASIM_GPU_SIZES:-1:1M:x8}
 LAT="-m $S -n 30 -w 3 -c"
 BW="-m $S -n 4 -W 8 -c"
-# EFASIM_GPU_ONLY=gda: only the --initiator gpu cases below
+# EFASIM_GPU_ONLY=gda: only the --initiator gpu cases below; =efa-direct or
+# =efa: only that fabric's cases (and the GDA ones)
 for F in efa-direct efa; do
 	[ "${EFASIM_GPU_ONLY:-}" = gda ] && break
+	[ -n "${EFASIM_GPU_ONLY:-}" ] && [ "$EFASIM_GPU_ONLY" != $F ] && continue
 	for mem in cuda cuda:host host:cuda cuda-host; do
 		dms=("")
 		[[ $mem == *cuda:* || $mem == *:cuda || $mem == cuda ]] && dms=("" "--dmabuf")
@@ -176,7 +178,7 @@ MUST_SAY="efa-direct" case_run 77 1 efa "gda put_lat on efa (no GDA ops: 77)" "$
 MUST_SAY=$([ $GEXP = 0 ] && echo "external memory") case_run 77 1 efa-direct "gda put_lat, EFASIM_EXT_CQ=0 (77)" env EFASIM_EXT_CQ=0 "$EBIN/efab_put_lat" $G $LAT
 # efab_probe (single process): FI_HMEM and FI_MR_HMEM per fabric, P2P on and off
 for p2p in 1 0; do
-	[ "${EFASIM_GPU_ONLY:-}" = gda ] && break
+	[ -n "${EFASIM_GPU_ONLY:-}" ] && break
 	case $V:$p2p in 2.[0-3].*:0) echo "SKIP probe p2p=0 (libfabric $V: see above)"; continue ;; esac
 	EFASIM_DIR=$OUTD/probe-$p2p EFASIM_P2P=$p2p timeout 60 "$RUN" "$V" "$EBIN/efab_probe" -p efa --json >"$OUTD/probe-p2p$p2p.json" 2>"$OUTD/probe-p2p$p2p.err"
 	python3 - "$OUTD/probe-p2p$p2p.json" "$p2p" <<'EOF'

@@ -70,6 +70,8 @@ fails=0
 for r in $(seq 1 "$ROUNDS"); do
 	for c in "${CASES[@]}"; do
 		IFS='|' read -r name fab bench args kind <<<"$c"
+		# GDA_SITTING_ONLY=WORD: only the cases whose name contains it
+		[[ $name == *"${GDA_SITTING_ONLY:-}"* ]] || continue
 		chk=$CHK
 		[ "${kind:-}" = bw ] && chk=$BWCHK
 		base=$OUTD/$r-$name

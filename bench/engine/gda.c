@@ -332,7 +332,8 @@ int efab_gda_pingpong(efab_ctx_t *c, uint64_t size, efab_row_t *row)
 	r->post_p50 = c->initiator ? post_median_ns(r, n) : 0;
 	c->seq += get ? 1 : warm + n;
 	double first_us = (double)r->hout[EFAB_GDA_OUT_FIRST_NS] / per / 1000.0;
-	double payload = c->initiator ? (double)n * (double)size * (get ? 1 : 2) : 0;
+	/* one launch: the NIC counters' window holds the warmup iterations too */
+	double payload = c->initiator ? (double)(warm + n) * (double)size * (get ? 1 : 2) : 0;
 	return efab_pingpong_rows(c, size, ns, first_us, 0, n, payload, row);
 }
 
@@ -386,7 +387,7 @@ int efab_gda_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, 
 	r->post_p50 = c->initiator ? post_median_ns(r, n) : 0;
 	double loop_us = (double)r->hout[EFAB_GDA_OUT_ELAPSED_NS] / 1000.0;
 	double first_us = c->initiator ? (double)r->hout[EFAB_GDA_OUT_FIRST_NS] / 1000.0 : -1;
-	double payload = c->initiator ? (double)n * (double)c->o.window * (double)size : 0;
+	double payload = c->initiator ? (double)(warm + n) * (double)c->o.window * (double)size : 0;
 	if (efab_stream_rows(c, ops, size, c->initiator, ns, total_us, loop_us, first_us, n, row))
 		return EFAB_ERR;
 	return efab_evidence_report(c, payload, row);

@@ -543,7 +543,8 @@ static size_t rma_region(const efab_ctx_t *c, uint64_t max_size)
 
 int efab_rma_notes(efab_ctx_t *c)
 {
-	if (c->op == EFAB_OP_WRITEDATA && c->row->pattern == EFAB_PATTERN_PINGPONG && !gpu_polls(c))
+	if (c->op == EFAB_OP_WRITEDATA && c->row->pattern == EFAB_PATTERN_PINGPONG && !gpu_polls(c) &&
+	    c->o.initiator != EFAB_INITIATOR_GPU)
 		efab_note(c, "GPU memory cannot be polled by the CPU: arrival is the remote CQ data "
 			     "completion (writedata)");
 	if (c->op == EFAB_OP_WRITE && c->row->pattern == EFAB_PATTERN_PINGPONG)

@@ -247,17 +247,7 @@ int main(int argc, char **argv)
 	row("ibv_dealloc_pd with an MR on it", EBUSY, ibv_dealloc_pd(pd));
 	row("ibv_dereg_mr", 0, ibv_dereg_mr(mr));
 
-	struct ibv_qp_init_attr_ex qa = {0};
-	qa.qp_type = IBV_QPT_DRIVER;
-	qa.send_cq = cq;
-	qa.recv_cq = cq;
-	qa.pd = pd;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
-	qa.cap.max_send_wr = qa.cap.max_recv_wr = 8;
-	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-	struct efadv_qp_init_attr ea = {0};
-	ea.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD;
-	struct ibv_qp *qp = efadv_create_qp_ex(ctx, &qa, &ea, sizeof(ea));
+	struct ibv_qp *qp = srd_qp(ctx, pd, cq);
 	if (!qp) {
 		printf("FAIL efadv_create_qp_ex: %s\n", strerror(errno));
 		return 1;

@@ -283,7 +283,8 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory efasim-all
 	$(Q)# test_gda_wqe again, now against libfabric 2.6.0's efa_io_defs.h that efasim-all unpacked
 	$(Q)if [ -n "$(CMOCKA_OK)" ] && [ -f build-efasim/lf-2.6.0/libfabric-2.6.0/prov/efa/src/efa_io_defs.h ]; then \
-	  rm -f $(BUILD)/tests/test_gda_wqe.o && $(MAKE) --no-print-directory $(BUILD)/tests/test_gda_wqe; fi
+	  rm -f $(BUILD)/tests/test_gda_wqe.o $(BUILD)/tests/test_gda_wqe && \
+	  $(MAKE) --no-print-directory $(BUILD)/tests/test_gda_wqe; fi
 	$(Q)$(MAKE) --no-print-directory check-run
 
 check-run:

@@ -35,7 +35,8 @@ def job_section(run_id):
 def series_key(d, group_by):
     """What identifies a line apart from the group value: the sweep job
     (two jobs of one benchmark are two experiments; repeats share it), the
-    operation and the memory kinds."""
+    operation and the memory kinds (and who posted: a GPU kernel's rows are a
+    line of their own)."""
     parts = [p for p in (job_section(d["run_id"]),) if p] + [d["op"], f"{d['mem_local']}:{d['mem_remote']}"]
     # provider and fabric move together (tcp -> 127.0.0.1/32); grouping by either
     # keeps both out of the series. Otherwise a series is what was asked, so
@@ -58,6 +59,10 @@ def series_key(d, group_by):
         parts.append(f"k={d['domains']}")  # NIC fan-out: one line per k
     if d.get("footprint") == "window":
         parts.append("footprint=window")
+    if d.get("initiator") == "gpu":  # a CUDA kernel posted (--initiator gpu): its own line
+        parts.append("initiator=gpu")
+        if d.get("gpu_threads") not in (None, "", "1"):
+            parts.append(f"gpu_threads={d['gpu_threads']}")
     return " ".join(parts)
 
 

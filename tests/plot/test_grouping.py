@@ -51,6 +51,15 @@ class Series(unittest.TestCase):
         self.assertEqual(grouping.series_key(dict(bw, pair="all", domains="2",
                                                   footprint="window"), "provider"),
                          "j write host:host 4p k=2 footprint=window")
+        # a GPU kernel's rows (--initiator gpu) are a line of their own; cpu and
+        # CSVs before the column are the same line
+        self.assertEqual(grouping.series_key(dict(bw, pair="all", initiator="cpu"), "provider"),
+                         "j write host:host 4p")
+        self.assertEqual(grouping.series_key(dict(bw, pair="all", initiator="gpu", gpu_threads="1"),
+                                             "provider"), "j write host:host 4p initiator=gpu")
+        self.assertEqual(grouping.series_key(dict(bw, pair="all", initiator="gpu", gpu_threads="32"),
+                                             "provider"),
+                         "j write host:host 4p initiator=gpu gpu_threads=32")
         reg = row("mr_reg", run_id="x:r#1", op="fresh", mem_remote="-")
         self.assertEqual(grouping.series_key(reg, "provider"), "r fresh host:-")
         self.assertIsNone(grouping.series_key(dict(reg, rank="1"), "provider"))

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "efab_gda_wqe.h"
@@ -97,12 +98,10 @@ static void test_wqe_fields(void **state)
 	assert_int_equal(b[3] & 1, 0);
 }
 
+#ifdef EFAB_EFA_IO_DEFS
 static void test_against_libfabric(void **state)
 {
 	(void)state;
-#ifndef EFAB_EFA_IO_DEFS
-	skip(); /* libfabric 2.6.0's source is not unpacked here (make efasim V=2.6.0) */
-#else
 	_Static_assert(sizeof(struct efa_io_tx_wqe) == sizeof(efab_gda_wqe_t), "WQE size");
 	_Static_assert(sizeof(struct efa_io_rx_cdesc_ex) == sizeof(efab_gda_cqe_t), "CQE size");
 	static const struct {
@@ -167,8 +166,8 @@ static void test_against_libfabric(void **state)
 	assert_true(e.flags & EFAB_IO_CDESC_UNSOLICITED);
 	assert_int_equal(efab_gda_cqe_bytes(&e), 0x125678);
 	assert_int_equal(e.imm, 99);
-#endif
 }
+#endif
 
 /* The WQE phase: efasim's engine wants (cc / n) & 1 at consumer index cc
  * (tests/efasim/direct.c run_sq), rdma-core flips it when the producer wraps
@@ -237,10 +236,17 @@ static void test_batches(void **state)
 
 int main(void)
 {
+#ifndef EFAB_EFA_IO_DEFS
+	/* make check builds this again once the efasim build unpacked libfabric 2.6.0 */
+	fprintf(stderr, "test_gda_wqe: libfabric 2.6.0's efa_io_defs.h is not here (make efasim V=2.6.0): "
+			"the byte-for-byte comparison is not compiled in\n");
+#endif
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_wqe_fields),
+#ifdef EFAB_EFA_IO_DEFS
 		cmocka_unit_test(test_against_libfabric),
+#endif
 		cmocka_unit_test(test_phases),
 		cmocka_unit_test(test_batches),
 	};

@@ -45,7 +45,8 @@ COUNTERS = ("tx_bytes tx_pkts rx_bytes rx_pkts send_bytes send_wrs recv_bytes re
             "retrans_bytes retrans_pkts retrans_timeout_events unresponsive_remote_events "
             "impaired_remote_conn_events").split()
 PATH_COLS = (["path", "path_ratio", "payload_bytes", "hw_nics", "hw_note", "post_ns", "poll_ns"]
-             + [f"nic_init_{c}" for c in COUNTERS] + [f"nic_tgt_{c}" for c in COUNTERS])
+             + [f"nic_init_{c}" for c in COUNTERS] + [f"nic_tgt_{c}" for c in COUNTERS]
+             + ["initiator", "gpu_post_ns", "gpu_threads"])  # issue 37: who posted
 LIB = "/opt/amazon/efa/lib/libfabric.so.1.32.0"
 MTU, HDR = 8192, 64
 
@@ -110,7 +111,7 @@ def row(head, bench, fabric, size, rep, kind, post, poll, run="20261202-010000-f
              timestamp="2026-12-02T01:00:00Z", bench=bench, op="write", provider=prov,
              fabric=fabric, domain="shm" if prov == "shm" else "rdmap16s27-rdm",
              libfabric_version="2.6", provider_version="117.0" if prov == "shm" else "206.0",
-             mem_local="host", mem_remote="host", ranks="2", pairs="1",
+             mem_local="host", mem_remote="host", ranks="2", pairs="1", initiator="cpu",
              window="0" if lat else str(window), size_bytes=str(size), iters=str(iters),
              errors="0", provider_req=prov, fabric_req="" if prov == "shm" else fabric,
              libfabric_built="2.6", libfabric_path=LIB, efa_installer="", inject="no",

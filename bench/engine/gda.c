@@ -29,6 +29,7 @@ struct efab_gda_run {
 	size_t cap;
 	uint64_t hout[EFAB_GDA_OUT_N];
 	uint64_t *hs, *hp; /* host copies */
+	double *hpd;       /* hp in ns */
 	double post_p50;   /* this size, ns per operation on the GPU (initiator) */
 	int simulated;
 };
@@ -173,25 +174,18 @@ static int run_kernel(efab_ctx_t *c, struct efab_gda_run *r, efab_gda_args_t *a,
 	return EFAB_ERR;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median_u64(uint64_t *v, size_t n)
-{
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_u64);
-	return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
-}
-
-/* The kernel's post costs are SM cycles: ns at the rate this launch measured. */
+/* The kernel's post costs are SM cycles: ns at the rate this launch measured,
+ * their p50 as post_ns's (efab_stats_compute). */
 static double post_median_ns(struct efab_gda_run *r, size_t n)
 {
 	double hz = (double)r->hout[EFAB_GDA_OUT_CLOCK64_HZ];
-	return hz > 0 ? median_u64(r->hp, n) * 1e9 / hz : 0;
+	efab_stats_t st;
+	if (hz <= 0 || !n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		r->hpd[i] = (double)r->hp[i] * 1e9 / hz;
+	efab_stats_compute(r->hpd, n, &st);
+	return st.p50;
 }
 
 int efab_gda_setup(efab_ctx_t *c)
@@ -249,7 +243,8 @@ int efab_gda_setup(efab_ctx_t *c)
 	if (!rc && (dev_alloc(c, 16, &r->state) || dev_alloc(c, sizeof(r->hout), &r->out) ||
 		    dev_alloc(c, r->cap * sizeof(uint64_t), &r->samples) ||
 		    dev_alloc(c, r->cap * sizeof(uint64_t), &r->post_ns) ||
-		    !(r->hs = calloc(r->cap, sizeof(uint64_t))) || !(r->hp = calloc(r->cap, sizeof(uint64_t)))))
+		    !(r->hs = calloc(r->cap, sizeof(uint64_t))) || !(r->hp = calloc(r->cap, sizeof(uint64_t))) ||
+		    !(r->hpd = calloc(r->cap, sizeof(double)))))
 		rc = EFAB_ERR;
 	if ((rc = efab_rt_agree(rt, rc)))
 		return rc;
@@ -425,6 +420,7 @@ void efab_gda_teardown(efab_ctx_t *c)
 		efab_cuda_free(0, c->gpu, r->post_ns);
 	free(r->hs);
 	free(r->hp);
+	free(r->hpd);
 	free(r);
 	c->gda = NULL;
 }

@@ -175,11 +175,9 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 	/* this rank takes part in iterations (not when its pair failed already) */
 	int works = (c->initiator || ops->respond) && !c->failed;
 	efab_waitfor_t w = {ops->closing, efab_op_name(c->op), size, c->peer, 0};
-	lat_share_t mine;
+	double first_us = 0;
 	size_t ns = 0;
 
-	memset(&mine, 0, sizeof(mine));
-	mine.initiator = c->initiator;
 	efab_clock_init();
 	if (efab_pattern_samples(c, n) || (ops->begin && ops->begin(c, size)))
 		return EFAB_ERR;
@@ -221,7 +219,7 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 					cost_sample(c, &cm);
 				}
 				else if (i == 0)
-					mine.first_us = efab_ticks_us(t1 - t0) / ops->per_sample;
+					first_us = efab_ticks_us(t1 - t0) / ops->per_sample;
 			} else if (i + 1 == end) {
 				tb1 = efab_ticks();
 			}
@@ -250,7 +248,7 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 	double batch_us = nb && tb1 > tb0 ? efab_ticks_us(tb1 - tb0) / ops->per_sample / (double)nb : 0;
 	/* the payload of the timed phase (samples and batch), every leg */
 	double payload = works && c->initiator ? (double)(n + nb) * (double)size * (ops->legs ? ops->legs : 1) : 0;
-	return efab_pingpong_rows(c, size, ns, mine.first_us, batch_us, n, payload, row);
+	return efab_pingpong_rows(c, size, ns, first_us, batch_us, n, payload, row);
 }
 
 int efab_pingpong_rows(efab_ctx_t *c, uint64_t size, size_t ns, double first_us, double batch_us,

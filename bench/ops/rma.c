@@ -525,11 +525,16 @@ static int gpu_polls(const efab_ctx_t *c)
 	return efab_mem_host_accessible(c->o.mem_local) && efab_mem_host_accessible(c->o.mem_remote);
 }
 
+/* A ping-pong's arrival can be a write's last byte: the CPU polls host
+ * memory, the GPU initiator's kernel (--initiator gpu) GPU memory. */
+static int last_byte_polled(const efab_ctx_t *c)
+{
+	return c->o.initiator == EFAB_INITIATOR_GPU || gpu_polls(c);
+}
+
 static int rma_check_opts(efab_ctx_t *c)
 {
-	/* (--initiator gpu: the kernel polls GPU memory itself) */
-	if (c->row->pattern == EFAB_PATTERN_PINGPONG && c->op == EFAB_OP_WRITE && !gpu_polls(c) &&
-	    c->o.initiator != EFAB_INITIATOR_GPU)
+	if (c->row->pattern == EFAB_PATTERN_PINGPONG && c->op == EFAB_OP_WRITE && !last_byte_polled(c))
 		c->op = EFAB_OP_WRITEDATA;
 	return EFAB_OK;
 }
@@ -543,8 +548,7 @@ static size_t rma_region(const efab_ctx_t *c, uint64_t max_size)
 
 int efab_rma_notes(efab_ctx_t *c)
 {
-	if (c->op == EFAB_OP_WRITEDATA && c->row->pattern == EFAB_PATTERN_PINGPONG && !gpu_polls(c) &&
-	    c->o.initiator != EFAB_INITIATOR_GPU)
+	if (c->op == EFAB_OP_WRITEDATA && c->row->pattern == EFAB_PATTERN_PINGPONG && !last_byte_polled(c))
 		efab_note(c, "GPU memory cannot be polled by the CPU: arrival is the remote CQ data "
 			     "completion (writedata)");
 	if (c->op == EFAB_OP_WRITE && c->row->pattern == EFAB_PATTERN_PINGPONG)

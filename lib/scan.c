@@ -173,11 +173,15 @@ static double robust_sd(double *v, size_t n)
 	return 1.4826 * efab_scan_median(v, n);
 }
 
-/* Measurement noise for unit (a, i)'s figure: the robust standard deviation
- * (1.4826 x MAD) of the pair figures of metric m that involve neither node a
- * nor a flagged end (leave-one-out: a slow node must not widen its own
- * yardstick), scaled to a median of k of them (1.2533 / sqrt(k)). NAN when
- * fewer than 3 such figures exist (2 nodes): then the ratio alone decides. */
+/* Measurement noise for unit (a, i)'s figure, on a log scale: the robust
+ * standard deviation (1.4826 x MAD) of the logarithms of the pair figures
+ * of metric m that involve neither node a nor a flagged end (leave-one-out:
+ * a slow node must not widen its own yardstick), scaled to a median of k of
+ * them (1.2533 / sqrt(k)). A ratio, as pair_noise's: bandwidth is bounded by
+ * 0, and an additive spread above a third of the median (tcp between nodes
+ * sharing 2 cores: 478 to 1039 MB/s) could never be passed, not even by a
+ * sender at 0.03x (CI, 2026-12-02). NAN when fewer than 3 such figures exist
+ * (2 nodes): then the ratio alone decides. */
 static double unit_noise(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
 			 int k, double *tmp)
 {
@@ -190,8 +194,8 @@ static double unit_noise(const efab_scan_data_t *d, const unsigned char *flagged
 				if (b == x || b == a || excluded_peer(flagged, d->nics, m, b, i))
 					continue;
 				double v = pair_value(d, m, x, b, i);
-				if (isfinite(v))
-					tmp[n++] = v;
+				if (isfinite(v) && v > 0)
+					tmp[n++] = log(v);
 			}
 		}
 	if (k < 1)
@@ -222,31 +226,17 @@ static double pair_noise(const efab_scan_data_t *d, const unsigned char *flagged
 	return robust_sd(tmp, n);
 }
 
-/* A pair figure beyond the pair limits: below rel (squared by the caller)
- * and further from the median than EFAB_SCAN_SIGMAS x the log-scale noise
- * (pair_noise: bandwidth is bounded by 0, and one figure's spread on a noisy
- * fabric can exceed a third of the median, which an additive test could
- * then never pass), or past an absolute limit. */
-static int pair_violates(const efab_scan_limits_t *lim, int m, double value, double ratio,
-			 double log_noise)
+/* A figure beyond the limits: below rel of the cluster median (a unit's;
+ * a pair's rel is squared by the caller) and further from it than
+ * EFAB_SCAN_SIGMAS x its log-scale noise (unit_noise for a unit's median,
+ * pair_noise for one pair figure), or past an absolute limit. */
+static int violates(const efab_scan_limits_t *lim, int m, double value, double ratio,
+		    double log_noise)
 {
 	if (!isfinite(value))
 		return 0;
 	if (isfinite(ratio) && ratio > 0 && ratio < lim->rel &&
 	    (!isfinite(log_noise) || -log(ratio) > EFAB_SCAN_SIGMAS * log_noise))
-		return 1;
-	if (m == EFAB_SCAN_LAT)
-		return lim->max_lat > 0 && value > lim->max_lat;
-	return lim->min_bw > 0 && value < lim->min_bw;
-}
-
-static int violates(const efab_scan_limits_t *lim, int m, double value, double ratio, double ref,
-		    double noise)
-{
-	if (!isfinite(value))
-		return 0;
-	if (isfinite(ratio) && ratio < lim->rel &&
-	    (!isfinite(noise) || fabs(value - ref) > EFAB_SCAN_SIGMAS * noise))
 		return 1;
 	if (m == EFAB_SCAN_LAT)
 		return lim->max_lat > 0 && value > lim->max_lat;
@@ -533,7 +523,7 @@ static void unit_flag(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 	put(f->evidence, len, &n, "%s %.4g %s, median over its %d peer%s (", efab_scan_metric_name(m),
 	    value, unit_of(m), k, k == 1 ? "" : "s");
 	for (int j = 0; j < k; j++) {
-		int off = violates(lim, m, vals[j], ratio_of(m, vals[j], ref), ref, noise);
+		int off = violates(lim, m, vals[j], ratio_of(m, vals[j], ref), noise);
 		if (m == EFAB_SCAN_RECV)
 			ev_add(d, l, f, peers[j], a, i, 0, EFAB_SCAN_SEND, vals[j], off);
 		else
@@ -669,8 +659,8 @@ static int lat_pair_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim
 	    flagged[(b * d->nics + i) * F + EFAB_SCAN_LAT])
 		return -1;
 	double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp);
-	return pair_violates(lim, EFAB_SCAN_LAT, v, ratio_of(EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT]), noise) &&
-	       pair_violates(lim, EFAB_SCAN_LAT, best, ratio_of(EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT]), noise);
+	return violates(lim, EFAB_SCAN_LAT, v, ratio_of(EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT]), noise) &&
+	       violates(lim, EFAB_SCAN_LAT, best, ratio_of(EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT]), noise);
 }
 
 /* Every measured latency pair of round r and NIC index i off, at least 2
@@ -717,8 +707,8 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 				    !flagged[ub * F + EFAB_SCAN_LAT]) {
 					double r = ratio_of(EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT]);
 					double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp);
-					int off = pair_violates(lim, EFAB_SCAN_LAT, v, r, noise) &&
-						  pair_violates(lim, EFAB_SCAN_LAT, best,
+					int off = violates(lim, EFAB_SCAN_LAT, v, r, noise) &&
+						  violates(lim, EFAB_SCAN_LAT, best,
 								ratio_of(EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT]),
 								noise);
 					int rd = efab_scan_round_of(d->nodes, a, b);
@@ -767,8 +757,8 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 						continue;
 					double noise = pair_noise(d, flagged, EFAB_SCAN_SEND, x, y, tmp);
 					double best = d->bw_best ? d->bw_best[at(d, x, y, i)] : bv[dir];
-					off[dir] = pair_violates(lim, EFAB_SCAN_SEND, bv[dir], br[dir], noise) &&
-						   pair_violates(lim, EFAB_SCAN_SEND, best,
+					off[dir] = violates(lim, EFAB_SCAN_SEND, bv[dir], br[dir], noise) &&
+						   violates(lim, EFAB_SCAN_SEND, best,
 								 ratio_of(EFAB_SCAN_SEND, best,
 									  ref[EFAB_SCAN_SEND]),
 								 noise);
@@ -924,19 +914,19 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 				out->unit[u * EFAB_SCAN_NMETRIC + m] = val;
 				double r = ratio_of(m, val, out->ref[m]);
 				double noise = unit_noise(d, flagged, m, a, k ? k : d->nodes - 1, tmp);
-				if (!violates(lim, m, val, r, out->ref[m], noise))
+				if (!violates(lim, m, val, r, noise))
 					continue;
 				int off = 0;
 				for (int j = 0; j < k; j++)
 					off += violates(lim, m, vals[j], ratio_of(m, vals[j], out->ref[m]),
-							out->ref[m], noise);
+							noise);
 				/* too few peers left once flagged ends are left out (an
 				 * absolute limit every unit misses): its pairs with those
 				 * ends count as agreeing when they too are beyond it */
 				for (int b = 0; k < 2 && off < 2 && b < d->nodes; b++) {
 					double pv = pair_value(d, m, a, b, i);
 					off += b != a && excluded_peer(flagged, d->nics, m, b, i) &&
-					       violates(lim, m, pv, ratio_of(m, pv, out->ref[m]), out->ref[m], noise);
+					       violates(lim, m, pv, ratio_of(m, pv, out->ref[m]), noise);
 				}
 				if (off < 2)
 					continue; /* one outlier pair: the pairs' step names it */

@@ -688,8 +688,8 @@ static void print_header(efab_ctx_t *c, int rounds)
 	       c->o.timeout_s);
 	printf("# verdict: a NIC is flagged when the median over its peers is below %.2f x the "
 	       "cluster median (bandwidth) or above median / %.2f (latency) and further from it "
-	       "than %.0f x its noise (robust spread of the pair figures without that node, for a "
-	       "median of as many)%s%s, and so are the figures of more than one of its peers; a "
+	       "than %.0f x its noise (robust spread of the logarithms of the pair figures without that "
+	       "node, for a median of as many)%s%s, and so are the figures of more than one of its peers; a "
 	       "node when more than half its NICs are; a pair beyond the limits (threshold squared) that no flagged end "
 	       "explains is a finding of the pair; failed pairs name their common end (at least 2 "
 	       "failed peers that passed with others), else the pair\n",

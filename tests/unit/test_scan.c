@@ -323,6 +323,43 @@ static void test_noise(void **state)
 	cluster_free(&c);
 }
 
+/* The figures of CI's failed t_scan_defaults_slow_node_and_clean (stop 42,
+ * 2026-12-02; the bandwidth figures solved from its printed medians): node2
+ * rate-limited sends at 0.03x to each of its 3 peers while the pairs without
+ * it spread from 478 to 1039 MB/s (4 ranks spinning on 2 cores). An additive
+ * noise (1.4826 x MAD = 352 MB/s, 3 x 254 for a median of 3) hid a 738 MB/s
+ * gap and named the 3 pairs ("one pair, not an end"); on a log scale
+ * (bandwidth is bounded by 0) node2 stands out, and is the subject. */
+static void test_noise_ci_slow_node(void **state)
+{
+	(void)state;
+	cluster_t c;
+	cluster_init(&c, 4, 1);
+	const double bw[4][4] = {
+		{NAN, 759.7, 961.2, 478.0},
+		{1038.9, NAN, 481.5, 987.2},
+		{20.71, 21.23, NAN, 19.93},
+		{512.9, 756.9, 1611, NAN},
+	};
+	for (int a = 0; a < 4; a++)
+		for (int b = 0; b < 4; b++) {
+			c.bw[idx(&c, a, b, 0)] = bw[a][b];
+			c.lat[idx(&c, a, b, 0)] = a == b ? NAN : 4000;
+		}
+	const efab_scan_limits_t half = {0.5, 0, 0};
+	efab_scan_verdict_t v;
+	verdict_is(&c, &half, &v, "node node2: slow bandwidth");
+	assert_int_equal(v.flags[0].metric, EFAB_SCAN_SEND);
+	efab_scan_verdict_free(&v);
+	/* the same spread without the slow node flags nothing */
+	for (int b = 0; b < 4; b++)
+		if (b != 2)
+			c.bw[idx(&c, 2, b, 0)] = bw[b][2];
+	verdict_is(&c, &half, &v, "");
+	efab_scan_verdict_free(&v);
+	cluster_free(&c);
+}
+
 /* Failed pairs: failed[] and why[] set symmetric for (a, b, NIC i), the
  * figures gone as the scan leaves them (NAN). */
 typedef struct failures {
@@ -728,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_no_fault),   cmocka_unit_test(test_slow_node),
 		cmocka_unit_test(test_slow_nic),   cmocka_unit_test(test_thresholds),
 		cmocka_unit_test(test_noise),
+		cmocka_unit_test(test_noise_ci_slow_node),
 		cmocka_unit_test(test_unreachable_node), cmocka_unit_test(test_unreachable_two_nodes),
 		cmocka_unit_test(test_one_failed_pair), cmocka_unit_test(test_nic_counters),
 		cmocka_unit_test(test_link_down_after_first_round),

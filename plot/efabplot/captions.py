@@ -24,6 +24,10 @@ CAPTIONS = {
     "mr_reg": "mr_reg: fi_mr_regattr time per call, µs, per memory kind (columns) and regime "
               "(rows): fresh = a new buffer each call, same = one buffer again, accumulate = "
               "registrations kept alive; k = NICs each buffer is registered on.",
+    "shmem_reg": "shmem_reg: NVSHMEM's registration time per call, µs, per regime (rows): "
+                 "buffer_register_cuda / buffer_register_host = nvshmemx_buffer_register of "
+                 "cudaMalloc'd / host memory, nvshmem_malloc = nvshmem_malloc of the size; "
+                 "lf = the libfabric fabric under NVSHMEM's transport (a line each).",
     "connect": "connect: first operation to each new peer on a new endpoint (efa's handshake, "
                "tcp's connect) to its completion at the initiator, µs, against the peer count; "
                "second = the next operation to the same peer; av_insert = one fi_av_insert of "
@@ -59,7 +63,7 @@ def caption_text(bench):
     c = CAPTIONS.get(bench, bench + ".")
     if load.BW_DEFINITION[0] == "windows" and bench in BW_CAPTION_WINDOWS:
         c = BW_CAPTION_WINDOWS[bench]
-    if bench == "mr_reg":
+    if bench in ("mr_reg", "shmem_reg"):
         c += REG_NOTE
     elif bench.endswith("_lat"):
         c += LAT_NOTE

@@ -118,7 +118,8 @@ def plot_lat_or_bw(bench, series, groups, outdir, mpl, splits=()):
                             borderaxespad=0)
     axes[-1].set_xlabel({"mr_reg": "buffer size (bytes)", "connect": "peers"}.get(
         bench, "message size (bytes)"))
-    axes[0].set_title(f"{bench}: " + {"lower": "lower is better", "higher": "higher is better"}[better],
+    axes[0].set_title(f"{bench}: " + {"lower": "lower is better", "higher": "higher is better"}[better]
+                      + figbase.simulated_note(series),
                       fontsize=10)
     h, l = axes[0].get_legend_handles_labels()
     if cold:

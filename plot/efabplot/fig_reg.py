@@ -50,7 +50,8 @@ def plot_mr_reg(bench, series, groups, outdir, mpl):
                         continue
                     ys = [pts[s].median("lat_us_p50") for s in xs]
                     hi = [pts[s].median("lat_us_p99") or y for s, y in zip(xs, ys)]
-                    short = skey.replace(f" {op} ", " ").replace(f"{mem}:-", "").strip()
+                    # the panel's title says the regime and the memory kind
+                    short = " ".join(t for t in skey.split() if t not in (op, f"{mem}:-"))
                     name = f"{g} · {short}" if len(groups) > 1 else (short or g)
                     ax.plot(xs, ys, "-", marker="o", ms=3, color=color, label=name, zorder=3)
                     ax.fill_between(xs, ys, hi, color=color, alpha=0.12, lw=0, zorder=1)
@@ -87,7 +88,7 @@ def plot_mr_reg(bench, series, groups, outdir, mpl):
             if h:
                 ax.legend(h, l, fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                           borderaxespad=0)
-    fig.suptitle(f"{bench}: registration cost, lower is better", fontsize=11, y=1 - 0.12 / H)
+    fig.suptitle(f"{bench}: registration cost, lower is better{figbase.simulated_note(series)}", fontsize=11, y=1 - 0.12 / H)
     captions.add_caption(fig, bench, 0.9)
     out = os.path.join(outdir, f"{bench}.png")
     fig.savefig(out, dpi=110)

@@ -23,6 +23,15 @@ def size_axis(ax, FuncFormatter, LogLocator):
     ax.grid(True, which="major", alpha=0.3)
 
 
+def simulated_note(series):
+    """" · SIMULATED EFA device" where any row plotted ran on efasim (the
+    loader marked it), for the figure's title: a legend with one group
+    does not show the group's " (simulated)"."""
+    sim = any(d.get("_simulated") for bygroup in series.values() for pts in bygroup.values()
+              for p in pts.values() for d in p.rows)
+    return " · SIMULATED EFA device (efasim), not EFA figures" if sim else ""
+
+
 def sized(plt, w_in, h_axes_in, n_rows, caption_in=0.7):
     """A figure n_rows panels high with room for the caption at the bottom."""
     fig = plt.figure(figsize=(w_in, h_axes_in * n_rows + caption_in))

@@ -59,6 +59,11 @@ def series_key(d, group_by):
         parts.append(f"k={d['domains']}")  # NIC fan-out: one line per k
     if d.get("footprint") == "window":
         parts.append("footprint=window")
+    # NVSHMEM's rows say provider nvshmem, fabric = its transport (libfabric);
+    # the libfabric fabric under it (efa-direct, or efa where the run forced
+    # it) is another experiment, not a repeat: a line of its own
+    if d["bench"] == "shmem_reg" and d.get("lf_fabric") not in (None, "", "-"):
+        parts.append(f"lf={d['lf_fabric'].split()[0]}")
     if d.get("initiator") == "gpu":  # a CUDA kernel posted (--initiator gpu): its own line
         parts.append("initiator=gpu")
         if d.get("gpu_threads") not in (None, "", "1"):

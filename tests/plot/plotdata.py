@@ -132,6 +132,7 @@ class Drawn:
                                        if ln.get_transform() == ax.transData]})
             drawn.append({"file": os.path.basename(str(fname)), "axes": axes,
                           "texts": [t.get_text() for t in fig.texts],
+                          "suptitle": fig._suptitle.get_text() if fig._suptitle else "",
                           "size": tuple(fig.get_size_inches())})
             return real(fig, fname, *a, **k)
 

@@ -42,7 +42,9 @@ class Captions(unittest.TestCase):
     def test_other_benches(self):
         self.assertEqual(captions.caption_text("foo"), "foo.")
         self.assertEqual(captions.caption_text("connect"), captions.CAPTIONS["connect"])
-        self.assertEqual(captions.caption_text("shmem_reg"), "shmem_reg.")
+        # NVSHMEM's registration: its own definition, mr_reg's note on the fit
+        self.assertEqual(captions.caption_text("shmem_reg"),
+                         captions.CAPTIONS["shmem_reg"] + captions.REG_NOTE)
 
     def test_add_caption_wraps_to_the_figure_width(self):
         plt = figbase.setup_matplotlib()[0]

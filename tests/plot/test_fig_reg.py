@@ -64,6 +64,31 @@ class SmallMultiples(plotdata.TempDir, unittest.TestCase):
         labels = [lab for lab, _, _ in fig["axes"][0]["lines"] if not lab.startswith(("_", "fit"))]
         self.assertEqual(labels, ["shm · reg_host", "tcp · reg_host"])
 
+    def test_simulated_rows_say_so_in_the_title(self):
+        rows = [reg("fresh", "host", 4096, 1.0)]
+        run = plotdata.loaded(self.tmp, "sim", {"mr_reg.csv": rows}, {"simulated": "yes"})
+        data, groups, _ = plotdata.data_of([run])
+        with plotdata.Drawn() as d:
+            fig_reg.plot_mr_reg("mr_reg", data["mr_reg"], groups, self.tmp, self.mpl)
+        self.assertIn("SIMULATED EFA device", d.figures[0]["suptitle"])
+        (path, n), fig = self.draw(rows)  # a real run's title does not
+        self.assertNotIn("SIMULATED", fig["suptitle"])
+
+    def test_shmem_reg_a_line_per_libfabric_fabric(self):
+        rows = [dict(reg("buffer_register_cuda", "cuda+host", s, p50), bench="shmem_reg",
+                     provider="nvshmem", fabric="libfabric", lf_fabric=lf, run_id="x#1")
+                for lf, p50 in (("efa-direct", 2.0), ("efa (EFAB_FITRACE_FABRIC)", 3.0))
+                for s in (4096, 1 << 20)]
+        run = plotdata.loaded(self.tmp, "nv", {"shmem_reg.csv": rows})
+        data, groups, _ = plotdata.data_of([run])
+        with plotdata.Drawn() as d:
+            _, n = fig_reg.plot_mr_reg("shmem_reg", data["shmem_reg"], groups, self.tmp, self.mpl)
+        fig = d.figures[0]
+        lines = {lab: ys for lab, xs, ys in fig["axes"][0]["lines"]
+                 if not lab.startswith(("_", "fit"))}
+        self.assertEqual(lines, {"lf=efa-direct": [2.0, 2.0], "lf=efa": [3.0, 3.0]})
+        self.assertIn("nvshmemx_buffer_register", fig["texts"][-1])  # its own caption
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -44,6 +44,18 @@ class Series(unittest.TestCase):
         nothing = dict(asked, provider_req="")
         self.assertEqual(grouping.series_key(nothing, "libfabric"), "job write host:host")
 
+    def test_series_key_shmem_reg_keeps_libfabric_fabrics_apart(self):
+        # NVSHMEM on efa-direct and on efa (forced, EFAB_FITRACE_FABRIC) are
+        # two lines, not repeats of one; no libfabric under it: no lf part
+        d = row("shmem_reg", run_id="x#1", op="buffer_register_cuda", provider="nvshmem",
+                fabric="libfabric", mem_local="cuda+host", mem_remote="-", lf_fabric="efa-direct")
+        direct = grouping.series_key(d, "provider")
+        forced = grouping.series_key(dict(d, lf_fabric="efa (EFAB_FITRACE_FABRIC)"), "provider")
+        self.assertEqual(direct, "buffer_register_cuda cuda+host:- lf=efa-direct")
+        self.assertEqual(forced, "buffer_register_cuda cuda+host:- lf=efa")
+        self.assertEqual(grouping.series_key(dict(d, fabric="none", lf_fabric="-"), "provider"),
+                         "buffer_register_cuda cuda+host:-")
+
     def test_series_key_bandwidth_mr_reg_fanout_footprint(self):
         bw = row("put_bw", run_id="x:j#1", pairs="4")
         self.assertEqual(grouping.series_key(bw, "provider"), "j write host:host 4p")

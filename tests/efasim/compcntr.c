@@ -104,11 +104,6 @@ uint32_t cc_device_caps(uint32_t caps)
 	return caps;
 }
 
-void cc_note_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, int mr, uint32_t key)
-{
-	(void)fd, (void)offset, (void)len, (void)iova, (void)mr, (void)key;
-}
-
 #else /* built against rdma-core main: the API */
 
 /* Caps (ibv_query_comp_cntr_caps): the driver reports max_event_counters / 2
@@ -151,73 +146,17 @@ static struct sim_cntr *to_cntr(struct ibv_comp_cntr *cc)
 	return container_of(cc, struct sim_cntr, cc);
 }
 
-/* dma-bufs registered by this process (ibv_reg_dmabuf_mr), by inode: the
- * only way to learn what memory a dma-buf fd is. */
-struct dmabuf_rec {
-	dev_t st_dev;
-	ino_t st_ino;
-	uint64_t offset, len, iova;
-	int mr;
-	uint32_t key;
-	struct dmabuf_rec *next;
-};
-static struct dmabuf_rec *dmabufs;
-static pthread_mutex_t dmabuf_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void cc_note_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, int mr, uint32_t key)
-{
-	struct stat st;
-	struct dmabuf_rec *r = calloc(1, sizeof(*r));
-	if (!r || fstat(fd, &st)) {
-		free(r);
-		return;
-	}
-	*r = (struct dmabuf_rec){st.st_dev, st.st_ino, offset, len, iova, mr, key, NULL};
-	pthread_mutex_lock(&dmabuf_lock);
-	r->next = dmabufs;
-	dmabufs = r;
-	pthread_mutex_unlock(&dmabuf_lock);
-}
-
-/* fdinfo of a dma-buf names its exporter */
-static int is_dmabuf(int fd)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	int f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return 0;
-	ssize_t n = read(f, buf, sizeof(buf) - 1);
-	close(f);
-	buf[n > 0 ? n : 0] = 0;
-	return strstr(buf, "exp_name:") != NULL;
-}
-
 /* [offset, offset + 8) of dma-buf fd: the CUDA device address and the MR
  * that resolves it, through a live MR of this process on the same dma-buf
- * that covers it; else the errno. */
+ * that covers it (memkind.c's registry); else the errno. */
 static int dmabuf_resolve(int fd, uint64_t offset, struct efasim_cntr_loc *loc)
 {
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st))
-		return EBADF;
-	if (!is_dmabuf(fd))
-		return EINVAL; /* the kernel's dma_buf_get */
-	int err = EOPNOTSUPP;
-	pthread_mutex_lock(&dmabuf_lock);
-	for (struct dmabuf_rec *r = dmabufs; r; r = r->next) {
-		if (r->st_dev != st.st_dev || r->st_ino != st.st_ino || offset < r->offset ||
-		    offset + sizeof(uint64_t) > r->offset + r->len)
-			continue;
-		const struct efasim_mr_ent *m = &sim.reg->mrs[r->mr];
-		if (!m->used || m->key != r->key || m->pid != sim.pid || m->mk.kind != MK_CUDA)
-			continue;
-		*loc = (struct efasim_cntr_loc){.kind = MK_CUDA, .mr = r->mr, .addr = r->iova + (offset - r->offset)};
-		err = 0;
-		break;
-	}
-	pthread_mutex_unlock(&dmabuf_lock);
-	if (err)
+	int slot = -1;
+	uint64_t addr = 0;
+	int err = mk_dmabuf_mr(fd, offset, sizeof(uint64_t), &slot, &addr);
+	if (!err)
+		*loc = (struct efasim_cntr_loc){.kind = MK_CUDA, .mr = slot, .addr = addr};
+	else if (err == EOPNOTSUPP)
 		slog("completion counter on dma-buf fd %d offset %#llx: not resolvable, EOPNOTSUPP (efasim limitation: "
 		     "a dma-buf fd does not say which memory it is; register an MR of this process from the same "
 		     "dma-buf covering it first)",

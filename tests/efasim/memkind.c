@@ -85,16 +85,19 @@ int mk_dmabuf_check(int fd, uint64_t offset, uint64_t len)
 	return offset + len > size ? EINVAL : 0;
 }
 
-/* Where the dma-bufs this process registered start. A dma-buf fd does not say
- * which device address it covers; ibv_reg_dmabuf_mr's iova does (libfabric
- * passes the device address of the registered range), so the start is
- * iova - offset. Keyed by the dma-buf file (st_dev, st_ino), so another fd of
- * the same dma-buf (dup, SCM_RIGHTS) finds it too; a record counts while its
- * MR is registered (registry slot and key still this process's). */
+/* The dma-bufs this process registered (ibv_reg_dmabuf_mr), one registry
+ * for the ext-mem CQs (cq.c) and the completion counters (compcntr.c). A
+ * dma-buf fd does not say which device address it covers; the registration's
+ * iova does (libfabric passes the device address of the registered range), so
+ * the dma-buf starts at iova - offset. Keyed by the dma-buf file (st_dev,
+ * st_ino), so another fd of the same dma-buf (dup, SCM_RIGHTS) finds it too; a
+ * record counts while its MR is registered (registry slot and key still this
+ * process's). */
 struct dmabuf_rec {
 	dev_t dev;
 	ino_t ino;
-	uint64_t start;
+	uint64_t start;       /* device address of the dma-buf's offset 0 */
+	uint64_t offset, len; /* the registered range */
 	int slot;
 	uint32_t key;
 	struct dmabuf_rec *next;
@@ -102,7 +105,7 @@ struct dmabuf_rec {
 static struct dmabuf_rec *dmabufs;
 static pthread_mutex_t dmabuf_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void mk_dmabuf_note(int fd, uint64_t offset, uint64_t iova, int mr_slot, uint32_t key)
+void mk_dmabuf_note(int fd, uint64_t offset, uint64_t len, uint64_t iova, int mr_slot, uint32_t key)
 {
 	struct stat st;
 	struct dmabuf_rec *d = malloc(sizeof(*d));
@@ -110,43 +113,59 @@ void mk_dmabuf_note(int fd, uint64_t offset, uint64_t iova, int mr_slot, uint32_
 		free(d);
 		return;
 	}
-	*d = (struct dmabuf_rec){st.st_dev, st.st_ino, iova - offset, mr_slot, key, NULL};
+	*d = (struct dmabuf_rec){st.st_dev, st.st_ino, iova - offset, offset, len, mr_slot, key, NULL};
 	pthread_mutex_lock(&dmabuf_lock);
 	d->next = dmabufs;
 	dmabufs = d;
 	pthread_mutex_unlock(&dmabuf_lock);
 }
 
-/* The device address where dma-buf fd starts, and the memory of a live MR of
- * it; records of deregistered MRs are dropped on the way. */
-__attribute__((unused)) /* without cuda.h no dma-buf registers */
-static int dmabuf_start(int fd, uint64_t *start, struct efasim_mem_info *mr_mem)
+/* A live MR of this process on the dma-buf of fd (st); with len > 0 one whose
+ * registered range covers [offset, offset + len). Its record's start, slot
+ * and memory; records of deregistered MRs are dropped on the way. */
+static int dmabuf_find(const struct stat *st, uint64_t offset, uint64_t len, uint64_t *start, int *slot,
+		       struct efasim_mem_info *mr_mem)
 {
-	struct stat st;
-	if (fstat(fd, &st))
-		return EBADF;
 	int found = 0;
 	pthread_mutex_lock(&dmabuf_lock);
 	for (struct dmabuf_rec **pp = &dmabufs, *d; (d = *pp) && !found;) {
 		robust_lock(&sim.reg->lock);
 		const struct efasim_mr_ent *e = &sim.reg->mrs[d->slot];
 		int live = e->used && e->key == d->key && e->pid == sim.pid;
-		if (live)
-			*mr_mem = e->mk;
+		struct efasim_mem_info mk = e->mk;
 		pthread_mutex_unlock(&sim.reg->lock);
 		if (!live) {
 			*pp = d->next;
 			free(d);
 			continue;
 		}
-		if (d->dev == st.st_dev && d->ino == st.st_ino) {
+		if (d->dev == st->st_dev && d->ino == st->st_ino &&
+		    (!len || (offset >= d->offset && len <= d->len && offset - d->offset <= d->len - len))) {
 			*start = d->start;
+			*slot = d->slot;
+			*mr_mem = mk;
 			found = 1;
 		}
 		pp = &d->next;
 	}
 	pthread_mutex_unlock(&dmabuf_lock);
 	return found ? 0 : ENOENT;
+}
+
+int mk_dmabuf_mr(int fd, uint64_t offset, uint64_t len, int *slot, uint64_t *addr)
+{
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st))
+		return EBADF;
+	int e = mk_dmabuf_check(fd, offset, len);
+	if (e)
+		return e;
+	uint64_t start = 0;
+	struct efasim_mem_info mk;
+	if (dmabuf_find(&st, offset, len, &start, slot, &mk) || mk.kind != MK_CUDA)
+		return EOPNOTSUPP;
+	*addr = start + offset;
+	return 0;
 }
 
 static int dmabuf_unresolved(int fd, uint64_t offset)
@@ -443,8 +462,11 @@ int mk_reg_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, struct efa
 int mk_dmabuf_resolve(int fd, uint64_t offset, uint64_t len, uint64_t *dev, struct efasim_mem_info *out)
 {
 	uint64_t start = 0;
+	int slot;
 	struct efasim_mem_info mr_mem;
-	if (!sim.p2p || dmabuf_start(fd, &start, &mr_mem) || !cu_in_process() || !cu_up())
+	struct stat st;
+	if (!sim.p2p || fstat(fd, &st) || dmabuf_find(&st, 0, 0, &start, &slot, &mr_mem) || !cu_in_process() ||
+	    !cu_up())
 		return dmabuf_unresolved(fd, offset);
 	int e = export_range((CUdeviceptr)(start + offset), len, out);
 	/* the MR's own handle where the ring is in its allocation: another

@@ -233,9 +233,9 @@ EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size
 	if (mr) {
 		mr->addr = (void *)(uintptr_t)offset;
 		container_of(mr, struct sim_mr, mr)->mr_type = SIM_MR_TYPE_DMABUF_MR; /* cmd_mr.c */
-		/* where this dma-buf starts: an ext-mem CQ in it resolves through it */
-		mk_dmabuf_note(fd, offset, iova, container_of(mr, struct sim_mr, mr)->slot, mr->lkey);
-		cc_note_dmabuf(fd, offset, len, iova, (int)mr->handle, mr->lkey);
+		/* where this dma-buf starts: an ext-mem CQ or a completion counter
+		 * in it resolves through it */
+		mk_dmabuf_note(fd, offset, len, iova, container_of(mr, struct sim_mr, mr)->slot, mr->lkey);
 	}
 	return mr;
 }

@@ -276,10 +276,18 @@ int mk_reg_device(const void *addr, size_t len, struct efasim_mem_info *out);
  * managed memory): its errno, else 0. */
 int mk_host_refused(const void *addr);
 int mk_reg_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, struct efasim_mem_info *out);
-/* A dma-buf registration that succeeded (MR registry slot and key): the
- * process remembers where the dma-buf starts (iova - offset), since a dma-buf
- * fd does not say which device address it covers. */
-void mk_dmabuf_note(int fd, uint64_t offset, uint64_t iova, int mr_slot, uint32_t key);
+/* A dma-buf registration that succeeded ([offset, offset + len) at iova, MR
+ * registry slot and key): the process remembers where the dma-buf starts
+ * (iova - offset), since a dma-buf fd does not say which device address it
+ * covers. One registry: ext-mem CQs (mk_dmabuf_resolve) and completion
+ * counters (mk_dmabuf_mr) are resolved through it. */
+void mk_dmabuf_note(int fd, uint64_t offset, uint64_t len, uint64_t iova, int mr_slot, uint32_t key);
+/* A live MR of this process, of CUDA memory, on the same dma-buf as fd whose
+ * registered range covers [offset, offset + len): its registry slot and the
+ * device address of offset; else EBADF (no fd), EINVAL (not a dma-buf, or the
+ * range runs past it: ib_umem_dmabuf_get), EOPNOTSUPP (no such MR: efasim's
+ * limitation, not logged here). */
+int mk_dmabuf_mr(int fd, uint64_t offset, uint64_t len, int *slot, uint64_t *addr);
 /* The kernel's import of [offset, offset + len) of dma-buf fd
  * (ib_umem_dmabuf_get): 0, EBADF (no fd), EINVAL (not a dma-buf, or the
  * range runs past it). */
@@ -318,10 +326,6 @@ void cc_resp(const struct efasim_qp_ent *tq, int cc_op, int status);
 /* the device caps efadv_query_device reports: EFASIM_COMP_CNTR=0 takes the
  * completion counter cap away */
 uint32_t cc_device_caps(uint32_t caps);
-/* ibv_reg_dmabuf_mr registered [offset, offset + len) of dma-buf fd at
- * device address iova (MR registry slot mr, key): a counter on that dma-buf
- * is resolved through it (a dma-buf fd does not say what memory it is) */
-void cc_note_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, int mr, uint32_t key);
 #ifdef EFASIM_COMP_CNTR
 #define SIM_CAPS_COMP_CNTR EFADV_DEVICE_ATTR_CAPS_COMP_CNTR
 #else

@@ -206,6 +206,21 @@ static void api_rules(struct ibv_context *ctx, struct ibv_context *ctx2, struct 
 	ea.comp_cntr_ext_mem.dmabuf.fd = devnull;
 	row("DMABUF counter memory, fd that is no dma-buf", EINVAL, create_errno(ctx, &a, &ea, sizeof(ea)));
 	close(devnull);
+	/* a dma-buf without a GPU: a memfd named efasim-dmabuf passes for one of
+	 * its size (EFASIM_TEST_FAKE_DMABUF=1, set by main): the kernel's import
+	 * checks, then efasim's registry (no MR of it: its limitation) */
+	int fake = memfd_create("efasim-dmabuf", MFD_CLOEXEC);
+	if (fake < 0 || ftruncate(fake, 4096))
+		die("memfd_create");
+	ea.comp_cntr_ext_mem.dmabuf.fd = fake;
+	ea.comp_cntr_ext_mem.dmabuf.offset = 4096;
+	row("DMABUF counter memory past the dma-buf's end (ib_umem_dmabuf_get)", EINVAL,
+	    create_errno(ctx, &a, &ea, sizeof(ea)));
+	ea.comp_cntr_ext_mem.dmabuf.offset = 8;
+	row("DMABUF counter memory, no MR of its dma-buf (efasim cannot resolve it)", EOPNOTSUPP,
+	    create_errno(ctx, &a, &ea, sizeof(ea)));
+	ea.comp_cntr_ext_mem.dmabuf.offset = 0;
+	close(fake);
 	munmap(ro, (size_t)pg);
 
 	/* set / inc / read: rdma-core's internal words */
@@ -815,9 +830,15 @@ static int no_cap(struct ibv_context *ctx)
 	return failures ? 1 : 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	(void)argc;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!getenv("EFASIM_TEST_FAKE_DMABUF")) { /* read when the simulator loads: before main */
+		setenv("EFASIM_TEST_FAKE_DMABUF", "1", 1);
+		execv("/proc/self/exe", argv);
+		die("execv /proc/self/exe");
+	}
 	int n = 0;
 	struct ibv_device **list = ibv_get_device_list(&n);
 	if (!list || !n) {

@@ -34,7 +34,7 @@ t_efasim_comp_counters() {
 	unset EFASIM_EBUSY_LOG # its refusals (destroying attached counters) are what it checks
 	expect_rc 0 env LD_LIBRARY_PATH="$EFASIM_BUILD_DIR/sim-main/lib" timeout 120 "$b"
 	grep -q '^compcntr_test: all checks passed' "$WORK/last.out" || die "no summary line"
-	[ "$(grep -v 'GPU:' "$WORK/last.out" | grep -c 'ok   ')" = 84 ] || die "84 ok rows expected (79 initiator, 5 target)"
+	[ "$(grep -v 'GPU:' "$WORK/last.out" | grep -c 'ok   ')" = 86 ] || die "86 ok rows expected (81 initiator, 5 target)"
 	# on a machine with a GPU, 12 more: counters in a CUDA dma-buf
 	grep -q '^skip GPU' "$WORK/last.out" || [ "$(grep -c '^ok   GPU:' "$WORK/last.out")" = 12 ] ||
 		die "12 GPU rows expected where there is a GPU"

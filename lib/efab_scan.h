@@ -53,8 +53,8 @@ typedef struct efab_scan_data {
  * further from it than EFAB_SCAN_SIGMAS times its measurement noise on a log
  * scale (a ratio): the robust spread (1.4826 x MAD) of the logarithms of the
  * pair figures that involve neither the node nor a flagged end, scaled to the
- * median of as many as the figure is over. On a quiet cluster the ratio decides, on a noisy one the noise must
- * be exceeded too. */
+ * median of as many as the figure is over. On a quiet cluster the ratio
+ * decides, on a noisy one the noise must be exceeded too. */
 #define EFAB_SCAN_SIGMAS 3.0
 
 typedef struct efab_scan_limits {
@@ -103,8 +103,9 @@ typedef struct efab_scan_flag {
 typedef struct efab_scan_verdict {
 	/* cluster reference per metric: median over every (node, NIC) */
 	double ref[EFAB_SCAN_NMETRIC];
-	/* robust standard deviation of one pair figure's logarithm per metric
-	 * (all pairs): the spread as a ratio, 0.1 = about 10 % */
+	/* per metric, the noise of a median of 1 pair figure on a log scale (all
+	 * pairs): 1.2533 x the robust standard deviation of the logarithms; 0.1 =
+	 * about 10 % */
 	double spread[EFAB_SCAN_NMETRIC];
 	/* per (node, NIC) figure per metric: the median over its peers */
 	double *unit; /* [(a * nics + i) * EFAB_SCAN_NMETRIC + m] */

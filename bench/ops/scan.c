@@ -997,8 +997,15 @@ static int scan_drive(efab_ctx_t *c)
 	}
 	if ((rc = efab_rt_agree(rt, rc)))
 		goto out;
-	if (me)
+	if (me) {
 		print_header(c, rounds);
+		/* every rank has listed its NICs and opened its CSV (the agreement
+		 * above): the moment a harness times a fault from (tests/cluster/scan
+		 * --down-after nodeI:0+SECS) */
+		fprintf(stderr, "efab_scan: started: %d nodes x %d NIC%s, %d pass%s of %d round%s\n",
+			scan->nodes, scan->nics, scan->nics == 1 ? "" : "s", passes, passes == 1 ? "" : "es",
+			rounds, rounds == 1 ? "" : "s");
+	}
 	efab_stopwatch_t scan_sw = efab_stopwatch_start();
 	for (int step = 0; step < passes * rounds; step++) {
 		int p = step / rounds, r = step % rounds;

@@ -6,7 +6,7 @@ from . import captions, figbase, fmt, grouping
 
 
 REGIME_ORDER = ["fresh", "fresh_dmabuf", "same", "accumulate", "cuMemHostRegister",
-                "dmabuf_export", "nvshmemx_buffer_register", "nvshmem_malloc"]
+                "dmabuf_export", "buffer_register_cuda", "buffer_register_host", "nvshmem_malloc"]
 
 
 def plot_mr_reg(bench, series, groups, outdir, mpl):
@@ -88,7 +88,8 @@ def plot_mr_reg(bench, series, groups, outdir, mpl):
             if h:
                 ax.legend(h, l, fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                           borderaxespad=0)
-    fig.suptitle(f"{bench}: registration cost, lower is better{figbase.simulated_note(series)}", fontsize=11, y=1 - 0.12 / H)
+    title = f"{bench}: registration cost, lower is better{figbase.simulated_note(series)}"
+    fig.suptitle(title, fontsize=11, y=1 - 0.12 / H)
     captions.add_caption(fig, bench, 0.9)
     out = os.path.join(outdir, f"{bench}.png")
     fig.savefig(out, dpi=110)

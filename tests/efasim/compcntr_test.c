@@ -834,7 +834,8 @@ int main(int argc, char **argv)
 {
 	(void)argc;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!getenv("EFASIM_TEST_FAKE_DMABUF")) { /* read when the simulator loads: before main */
+	const char *fake = getenv("EFASIM_TEST_FAKE_DMABUF");
+	if (!fake || strcmp(fake, "1")) { /* read when the simulator loads: before main */
 		setenv("EFASIM_TEST_FAKE_DMABUF", "1", 1);
 		execv("/proc/self/exe", argv);
 		die("execv /proc/self/exe");

@@ -381,7 +381,7 @@ static void sim_init_once(void)
 	 * amzn-drivers r2.17.0): libfabric's cq_open_ext answers -FI_EOPNOTSUPP */
 	if (getenv("EFASIM_EXT_CQ") && !strcmp(getenv("EFASIM_EXT_CQ"), "0"))
 		sim.caps &= ~(uint32_t)EFADV_DEVICE_ATTR_CAPS_CQ_WITH_EXT_MEM_DMABUF;
-	/* test knob (objrules): with no dma-buf exporter on the machine, a memfd
+	/* test knob (objrules, compcntr_test): with no dma-buf exporter on the machine, a memfd
 	 * named "efasim-dmabuf" stands for one, so the checks after the fd's
 	 * (ranges, length, resolution) can be reached */
 	sim.fake_dmabuf = getenv("EFASIM_TEST_FAKE_DMABUF") && atoi(getenv("EFASIM_TEST_FAKE_DMABUF")) > 0;

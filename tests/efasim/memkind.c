@@ -161,7 +161,7 @@ int mk_dmabuf_mr(int fd, uint64_t offset, uint64_t len, int *slot, uint64_t *add
 	if (e)
 		return e;
 	uint64_t start = 0;
-	struct efasim_mem_info mk;
+	struct efasim_mem_info mk = {0};
 	if (dmabuf_find(&st, offset, len, &start, slot, &mk) || mk.kind != MK_CUDA)
 		return EOPNOTSUPP;
 	*addr = start + offset;

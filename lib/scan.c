@@ -226,15 +226,16 @@ static double pair_noise(const efab_scan_data_t *d, const unsigned char *flagged
 	return robust_sd(tmp, n);
 }
 
-/* A figure beyond the limits: below rel of the cluster median (a unit's;
- * a pair's rel is squared by the caller) and further from it than
+/* A figure beyond the limits: below rel of the cluster median ref (a
+ * unit's; a pair's rel is squared by the caller) and further from it than
  * EFAB_SCAN_SIGMAS x its log-scale noise (unit_noise for a unit's median,
  * pair_noise for one pair figure), or past an absolute limit. */
-static int violates(const efab_scan_limits_t *lim, int m, double value, double ratio,
+static int violates(const efab_scan_limits_t *lim, int m, double value, double ref,
 		    double log_noise)
 {
 	if (!isfinite(value))
 		return 0;
+	double ratio = ratio_of(m, value, ref);
 	if (isfinite(ratio) && ratio > 0 && ratio < lim->rel &&
 	    (!isfinite(log_noise) || -log(ratio) > EFAB_SCAN_SIGMAS * log_noise))
 		return 1;
@@ -523,7 +524,7 @@ static void unit_flag(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 	put(f->evidence, len, &n, "%s %.4g %s, median over its %d peer%s (", efab_scan_metric_name(m),
 	    value, unit_of(m), k, k == 1 ? "" : "s");
 	for (int j = 0; j < k; j++) {
-		int off = violates(lim, m, vals[j], ratio_of(m, vals[j], ref), noise);
+		int off = violates(lim, m, vals[j], ref, noise);
 		if (m == EFAB_SCAN_RECV)
 			ev_add(d, l, f, peers[j], a, i, 0, EFAB_SCAN_SEND, vals[j], off);
 		else
@@ -659,8 +660,8 @@ static int lat_pair_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim
 	    flagged[(b * d->nics + i) * F + EFAB_SCAN_LAT])
 		return -1;
 	double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp);
-	return violates(lim, EFAB_SCAN_LAT, v, ratio_of(EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT]), noise) &&
-	       violates(lim, EFAB_SCAN_LAT, best, ratio_of(EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT]), noise);
+	return violates(lim, EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT], noise) &&
+	       violates(lim, EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT], noise);
 }
 
 /* Every measured latency pair of round r and NIC index i off, at least 2
@@ -707,10 +708,8 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 				    !flagged[ub * F + EFAB_SCAN_LAT]) {
 					double r = ratio_of(EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT]);
 					double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp);
-					int off = violates(lim, EFAB_SCAN_LAT, v, r, noise) &&
-						  violates(lim, EFAB_SCAN_LAT, best,
-								ratio_of(EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT]),
-								noise);
+					int off = violates(lim, EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT], noise) &&
+						  violates(lim, EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT], noise);
 					int rd = efab_scan_round_of(d->nodes, a, b);
 					if (off && round_all_off(d, lim, flagged, ref, rd, i, tmp)) {
 						if (!said[rd * d->nics + i]++) /* once per round and NIC index */
@@ -757,11 +756,8 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 						continue;
 					double noise = pair_noise(d, flagged, EFAB_SCAN_SEND, x, y, tmp);
 					double best = d->bw_best ? d->bw_best[at(d, x, y, i)] : bv[dir];
-					off[dir] = violates(lim, EFAB_SCAN_SEND, bv[dir], br[dir], noise) &&
-						   violates(lim, EFAB_SCAN_SEND, best,
-								 ratio_of(EFAB_SCAN_SEND, best,
-									  ref[EFAB_SCAN_SEND]),
-								 noise);
+					off[dir] = violates(lim, EFAB_SCAN_SEND, bv[dir], ref[EFAB_SCAN_SEND], noise) &&
+						   violates(lim, EFAB_SCAN_SEND, best, ref[EFAB_SCAN_SEND], noise);
 				}
 				if (!off[0] && !off[1])
 					continue;
@@ -912,24 +908,23 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 				int k = peer_figures(d, flagged, m, a, i, vals, NULL);
 				double val = k ? efab_scan_median(vals, (size_t)k) : NAN;
 				out->unit[u * EFAB_SCAN_NMETRIC + m] = val;
-				double r = ratio_of(m, val, out->ref[m]);
 				double noise = unit_noise(d, flagged, m, a, k ? k : d->nodes - 1, tmp);
-				if (!violates(lim, m, val, r, noise))
+				if (!violates(lim, m, val, out->ref[m], noise))
 					continue;
 				int off = 0;
 				for (int j = 0; j < k; j++)
-					off += violates(lim, m, vals[j], ratio_of(m, vals[j], out->ref[m]),
-							noise);
+					off += violates(lim, m, vals[j], out->ref[m], noise);
 				/* too few peers left once flagged ends are left out (an
 				 * absolute limit every unit misses): its pairs with those
 				 * ends count as agreeing when they too are beyond it */
 				for (int b = 0; k < 2 && off < 2 && b < d->nodes; b++) {
 					double pv = pair_value(d, m, a, b, i);
 					off += b != a && excluded_peer(flagged, d->nics, m, b, i) &&
-					       violates(lim, m, pv, ratio_of(m, pv, out->ref[m]), noise);
+					       violates(lim, m, pv, out->ref[m], noise);
 				}
 				if (off < 2)
 					continue; /* one outlier pair: the pairs' step names it */
+				double r = ratio_of(m, val, out->ref[m]);
 				double key = isfinite(r) ? r : 0;
 				if (key < worst_r) {
 					worst_r = key;

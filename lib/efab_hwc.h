@@ -3,14 +3,18 @@
  * (SYSFS_PATH as rdma-core reads it; default /sys), read as snapshots,
  * subtracted into deltas, and the rule that names the path the payload took.
  *
- * Freshness: the kernel answers a read from values cached at the last device
- * query and queries the device again only when they are older than the
- * directory's `lifespan` file, in ms (drivers/infiniband/core/sysfs.c,
- * update_hw_stats; default 10 ms). A snapshot is therefore taken by reading,
- * waiting longer than lifespan while the caller's wait function runs (it
- * drives progress), and reading again until two reads agree
- * (efab_hwc_settle): the values then include everything that happened
- * before the snapshot began. */
+ * Freshness: a read is not a device read. ib_core answers it from the values
+ * cached at its last device query and queries again only once the cache has
+ * expired (drivers/infiniband/core/sysfs.c, update_hw_stats: cached while
+ * time_is_after_eq_jiffies(stats->timestamp + stats->lifespan)). lifespan is
+ * kept in jiffies and the `lifespan` file shows it in ms (default 10): a
+ * cached value can be served for lifespan + 1 jiffy after its query, 20 ms at
+ * HZ=100 while the file says 10. The cache is per port and device-wide: any
+ * process's read refreshes it. So a snapshot (efab_hwc_settle) waits
+ * lifespan + the longest jiffy Linux has (10 ms: CONFIG_HZ >= 100) + 1 ms
+ * before each read -- a read then comes from a query made after the wait
+ * began -- and reads until two such reads agree: the values then include
+ * everything that happened before the snapshot began. */
 #ifndef EFAB_HWC_H
 #define EFAB_HWC_H
 
@@ -65,11 +69,21 @@ int efab_hwc_open(const char *dev, efab_hwc_t *h);
 /* Every counter of h's directory (a snapshot of what is present). */
 void efab_hwc_read(const efab_hwc_t *h, efab_hwc_snap_t *s);
 
-/* A snapshot that is not older than the moment the call began: read, then
- * (up to tries times) run wait(arg, ms) for lifespan + 2 ms and read again
- * until two reads agree. wait returns nonzero on a failure (passed back,
- * *s unset). *settled: 1 when two reads agreed, 0 when the counters were
- * still moving at the last try (other traffic on the NIC; *s is the last read). */
+/* The longest jiffy: 1000 / CONFIG_HZ ms, CONFIG_HZ one of 100, 250, 300, 1000.
+ * Not read from the running kernel: it is not exported, and efasim's
+ * simulated kernel has its own (EFASIM_HZ). */
+#define EFAB_HWC_JIFFY_MAX_MS 10.0
+
+/* The wait before each read of a snapshot: lifespan_ms + EFAB_HWC_JIFFY_MAX_MS
+ * + 1 ms (the kernel serves a cache up to lifespan + 1 jiffy after its query;
+ * 1 ms for the query itself and the clock's rounding), ms. */
+double efab_hwc_wait_ms(const efab_hwc_t *h);
+
+/* A snapshot that is not older than the moment the call began: (up to tries
+ * times, at least 2) run wait(arg, ms) for efab_hwc_wait_ms and read, until
+ * two reads agree. wait returns nonzero on a failure (passed back, *s unset).
+ * *settled: 1 when two reads agreed, 0 when the counters were still moving at
+ * the last try (other traffic on the NIC; *s is the last read). */
 int efab_hwc_settle(const efab_hwc_t *h, int tries, int (*wait)(void *arg, double ms), void *arg,
 		    efab_hwc_snap_t *s, int *settled);
 

@@ -110,18 +110,25 @@ static int snap_equal(const efab_hwc_snap_t *a, const efab_hwc_snap_t *b)
 	return 1;
 }
 
+double efab_hwc_wait_ms(const efab_hwc_t *h)
+{
+	return (double)h->lifespan_ms + EFAB_HWC_JIFFY_MAX_MS + 1.0;
+}
+
 int efab_hwc_settle(const efab_hwc_t *h, int tries, int (*wait)(void *arg, double ms), void *arg,
 		    efab_hwc_snap_t *s, int *settled)
 {
 	efab_hwc_snap_t prev, cur;
-	efab_hwc_read(h, &prev);
+	double ms = efab_hwc_wait_ms(h);
 	*settled = 0;
-	for (int t = 0; t < (tries > 0 ? tries : 1); t++) {
-		int rc = wait(arg, (double)h->lifespan_ms + 2.0);
+	/* no read before the first wait: one then could be a cache older than
+	 * the call, and two such reads agree */
+	for (int t = 0; t < (tries > 1 ? tries : 2); t++) {
+		int rc = wait(arg, ms);
 		if (rc)
 			return rc;
 		efab_hwc_read(h, &cur);
-		if (snap_equal(&prev, &cur)) {
+		if (t > 0 && snap_equal(&prev, &cur)) {
 			*settled = 1;
 			break;
 		}

@@ -392,6 +392,14 @@ static void sim_init_once(void)
 		return;
 	}
 	sim.reorder = getenv("EFASIM_REORDER") && atoi(getenv("EFASIM_REORDER")) > 0;
+	/* EFASIM_HZ: the tick of the simulated kernel whose hw_stats cache serves
+	 * the counter files (counters.c); 100 by default, the coarsest CONFIG_HZ */
+	sim.hz = hw_hz_parse(getenv("EFASIM_HZ"));
+	if (sim.hz < 0) {
+		fprintf(stderr, "efasim: EFASIM_HZ must be 100, 250, 300, 1000 (a CONFIG_HZ) or 0 (no cache)\n");
+		return;
+	}
+	sim.hw_stale_ms = getenv("EFASIM_HW_STALE_MS") ? (unsigned)atoi(getenv("EFASIM_HW_STALE_MS")) : 0;
 	const char *drop = getenv("EFASIM_DROP_HOST");
 	if (drop)
 		snprintf(sim.drop_host, sizeof(sim.drop_host), "%s", drop);

@@ -5,25 +5,48 @@
  * in the shared registry as the device moves bytes, and kept in the
  * simulated sysfs tree's plain files ("%llu\n", as the kernel prints them).
  *
- * Freshness. The kernel answers a read from values cached at its last
- * device query and re-queries when they are older than `lifespan` ms
- * (drivers/infiniband/core/sysfs.c, update_hw_stats), so every read taken
- * lifespan after the traffic is exact. A plain file cannot re-query on read,
- * so the file is never behind: whoever counts (the engine thread, the thread
- * posting on the verbs path, in the initiator's or the responder's process)
- * stores the counter's new value into the file's page through a shared
- * mapping, under the NIC's lock in the registry -- a few memory stores, no
- * system call on the data path (a file length that grows by a digit takes
- * one ftruncate: about 20 times in a counter's life). A reader's read(2)
- * copies from that same page, so any read after the traffic is exact however
- * loaded the machine is. (The counters were written by a flusher thread
- * before, a few ms after they stopped moving: on a loaded machine it fell
- * behind readers, and two stale reads agreed; writing the files with
- * write(2)+rename(2) per change had doubled a direct-path ping-pong's p50.)
- * What differs from the kernel: a read *during* traffic sees the current
- * value (the kernel's may be up to lifespan old), and one that races a store
- * can see a number mid-write (the kernel copies from its cache); efabench
- * reads before and after a phase, never during one.
+ * Freshness, as the kernel serves them (EFASIM_HZ, default 100). A read of
+ * ports/N/hw_counters/<name> is not a device read: ib_core answers it from the
+ * values cached at its last device query (drivers/infiniband/core/sysfs.c,
+ * hw_stat_port_show -> update_hw_stats):
+ *     if (time_is_after_eq_jiffies(stats->timestamp + stats->lifespan))
+ *             return 0;               (the cached values)
+ *     ret = dev->ops.get_hw_stats(...);  (efa_get_hw_stats: every counter)
+ *     if (ret == stats->num_counters) stats->timestamp = jiffies;
+ * lifespan is kept in jiffies: msecs_to_jiffies(10) at allocation
+ * (rdma_alloc_hw_stats_struct, RDMA_HW_STATS_DEFAULT_LIFESPAN) and at a
+ * write of the `lifespan` file (lifespan_store: 0..10000 ms), shown as
+ * jiffies_to_msecs(lifespan) (lifespan_show). The cache is per port, shared
+ * by every process (a device-wide view: another process's read refreshes
+ * it, another process's traffic moves it). A cached value is served while
+ * jiffies <= timestamp + lifespan: up to lifespan + 1 jiffies after the
+ * query, that is 20 ms at HZ=100 while the file says 10, 16 ms at HZ=250
+ * (file: 12), 11 ms at HZ=1000 (file: 10).
+ * Model: the true counters live in the registry (e->hw, added to by whoever
+ * counts, in any process); the files are the cache. A plain file cannot
+ * re-query when it is read, so the cache is refreshed the way it is when
+ * some reader reads at least once a jiffy (an exporter polling the
+ * counters): at the first jiffy after each expiry, by a thread of every
+ * process of the NIC's host (one refresh per expiry: e->hwjiffies under
+ * e->hwmx). That is the kernel's worst case for every read: a value up to
+ * lifespan + 1 jiffies old, whatever the reader does. The thread asks for
+ * SCHED_FIFO (granted to root) so that a loaded machine does not make the
+ * files later than the kernel's rule. Kinder than the kernel in one place:
+ * a process's exit refreshes its host's files (a read after the run, with
+ * no efasim process left to refresh, then sees what the kernel would show
+ * lifespan + 1 jiffies later). The `lifespan` file is the kernel's: written
+ * at init as jiffies_to_msecs(msecs_to_jiffies(10)) of EFASIM_HZ, and a
+ * value written into it (0..10000) is taken and shown rounded as the
+ * kernel's lifespan_store/lifespan_show do. EFASIM_HZ=0: no cache, every
+ * count shown in its file at once (the model before, kinder than any
+ * kernel). EFASIM_HW_STALE_MS=N (a test fault, no kernel does this): the
+ * cache is served N ms longer than the rule, so efabench's "stale" label
+ * can be shown.
+ * A file is refreshed in place (the page of a shared mapping: a few memory
+ * stores, a file length that grows by a digit takes one ftruncate); a
+ * reader that races a refresh can see a number mid-write (the kernel copies
+ * from its cache); efabench reads between phases, not during a refresh of
+ * its own traffic's values it waits for.
  * What each counts here:
  *   tx_bytes/tx_pkts, rx_bytes/rx_pkts  payload bytes leaving / entering the
  *       NIC (sends, RDMA write data at the initiator, RDMA read data at the
@@ -77,11 +100,13 @@ static int fmt_u64(char *b, uint64_t v)
 	return n + 1;
 }
 
-/* Counter k of NIC e shows its current value; under e->hwmx. The new digits
- * go into the page first, then a longer file is extended to them (a read in
- * between sees the new number without its newline, which parses the same);
- * a shorter one (a tree left by an earlier registry, at init only) is cut
- * first. */
+/* Counter k of NIC e shows its current value; under e->hwmx. A longer file
+ * is extended first, then the new digits go into the page (extending a file
+ * zeroes what lies past its old end, also bytes already stored there through
+ * a mapping: digits stored first were lost, "5128\n" over "0\n" read "51");
+ * a shorter one gets its digits, then is cut. A read in between sees the old
+ * number with zeros after it, or a number mid-write (efabench's settle reads
+ * until two reads agree). */
 static void show_locked(struct efasim_dev_ent *e, struct hw_file *f, int k)
 {
 	uint64_t v = __atomic_load_n(&e->hw[k], __ATOMIC_RELAXED);
@@ -89,10 +114,10 @@ static void show_locked(struct efasim_dev_ent *e, struct hw_file *f, int k)
 		return;
 	char b[32];
 	int n = fmt_u64(b, v);
-	if (n < e->hwlen[k] && ftruncate(f->fd, n))
+	if (n > e->hwlen[k] && ftruncate(f->fd, n))
 		return;
 	memcpy(f->page, b, (size_t)n);
-	if (n > e->hwlen[k] && ftruncate(f->fd, n))
+	if (n < e->hwlen[k] && ftruncate(f->fd, n))
 		return;
 	e->hwshown[k] = v;
 	e->hwlen[k] = (uint8_t)n;
@@ -143,6 +168,8 @@ void hw_add(int dev, int which, uint64_t n)
 		return;
 	struct efasim_dev_ent *e = &sim.reg->devs[dev];
 	__atomic_fetch_add(&e->hw[which], n, __ATOMIC_RELAXED);
+	if (sim.hz) /* the kernel's cache: the files change at a refresh only */
+		return;
 	if (map_dev(dev))
 		return;
 	robust_lock(&e->hwmx);
@@ -154,6 +181,155 @@ uint64_t hw_pkts(uint64_t bytes)
 {
 	uint64_t mtu = sim.prof->max_msg_sz;
 	return bytes ? (bytes + mtu - 1) / mtu : 1;
+}
+
+
+/* ---- the kernel's hw_stats cache (EFASIM_HZ) ---- */
+
+int hw_hz_parse(const char *v)
+{
+	if (!v || !*v)
+		return 100;
+	char *end;
+	long hz = strtol(v, &end, 10);
+	if (*end || !(hz == 0 || hz == 100 || hz == 250 || hz == 300 || hz == 1000))
+		return -1;
+	return (int)hz;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* jiffies of the simulated kernel: ticks of CLOCK_MONOTONIC at EFASIM_HZ */
+static uint64_t jiffies_at(uint64_t ns)
+{
+	return (uint64_t)((unsigned __int128)ns * (unsigned)sim.hz / 1000000000u);
+}
+
+/* when jiffy j begins, ns */
+static uint64_t jiffy_start(uint64_t j)
+{
+	return (uint64_t)(((unsigned __int128)j * 1000000000u + (unsigned)sim.hz - 1) / (unsigned)sim.hz);
+}
+
+/* include/linux/jiffies.h: msecs_to_jiffies rounds up, jiffies_to_msecs down
+ * (exact for the HZ that divide 1000; HZ=300's HZ_TO_MSEC_NUM/DEN is 10/3) */
+static uint32_t msecs_to_jiffies(uint32_t ms)
+{
+	return (uint32_t)(((uint64_t)ms * (unsigned)sim.hz + 999) / 1000);
+}
+
+static uint32_t jiffies_to_msecs(uint32_t j)
+{
+	return (uint32_t)((uint64_t)j * 1000 / (unsigned)sim.hz);
+}
+
+/* what the `lifespan` file says at allocation: RDMA_HW_STATS_DEFAULT_LIFESPAN
+ * (10 ms) rounded to jiffies and back */
+static uint32_t life_shown_ms(void)
+{
+	return sim.hz ? jiffies_to_msecs(msecs_to_jiffies(10)) : 10;
+}
+
+static int write_lifespan(const char *dir, uint32_t ms)
+{
+	char p[PATH_MAX * 2], b[32];
+	snprintf(p, sizeof(p), "%s/lifespan", dir);
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	int n = snprintf(b, sizeof(b), "%u\n", ms);
+	int rc = write(fd, b, (size_t)n) == n ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
+/* The lifespan of NIC e in jiffies, from its `lifespan` file as the kernel's
+ * lifespan_store takes a write (0..10000 ms, else the old value stays) and
+ * shows it again (jiffies_to_msecs: a written 11 reads back 20 at HZ=100).
+ * Under e->hwmx. */
+static uint32_t lifespan_j(struct efasim_dev_ent *e)
+{
+	char p[PATH_MAX * 2], b[32], *end;
+	snprintf(p, sizeof(p), "%s/lifespan", e->hwdir);
+	uint32_t old = e->hwlife_j ? e->hwlife_j : msecs_to_jiffies(10);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return old;
+	ssize_t n = read(fd, b, sizeof(b) - 1);
+	close(fd);
+	if (n <= 0)
+		return old;
+	b[n] = 0;
+	long ms = strtol(b, &end, 10);
+	if (end == b || (*end && *end != '\n') || ms < 0 || ms > 10000)
+		return old;
+	uint32_t j = msecs_to_jiffies((uint32_t)ms);
+	if (jiffies_to_msecs(j) != (uint32_t)ms)
+		write_lifespan(e->hwdir, jiffies_to_msecs(j));
+	return j;
+}
+
+/* update_hw_stats for NIC g at time now: the files take the device's values
+ * when the cache has expired (or force: a process's exit). The time at which
+ * the next refresh is due, ns. */
+static uint64_t refresh(int g, uint64_t now, int force)
+{
+	struct efasim_dev_ent *e = &sim.reg->devs[g];
+	if (map_dev(g))
+		return now + 1000000000ull / (unsigned)sim.hz; /* its tree is not there yet */
+	uint64_t stale = (uint64_t)sim.hw_stale_ms * 1000000ull;
+	robust_lock(&e->hwmx);
+	uint32_t L = lifespan_j(e);
+	e->hwlife_j = L;
+	uint64_t due = e->hwfresh ? jiffy_start(e->hwjiffies + L + 1) + stale : 0;
+	if (force || now >= due) {
+		for (int k = 0; k < HW_N; k++)
+			show_locked(e, &files[g][k], k);
+		e->hwjiffies = jiffies_at(now);
+		e->hwfresh = 1;
+		due = jiffy_start(e->hwjiffies + L + 1) + stale;
+	}
+	pthread_mutex_unlock(&e->hwmx);
+	return due;
+}
+
+/* The reader that polls every jiffy: each of this host's NICs refreshed at
+ * the first jiffy after its cache expired. */
+static void *hw_kernel_thread(void *arg)
+{
+	(void)arg;
+	struct sched_param sp = {.sched_priority = 1};
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp); /* root only; else as it is */
+	for (;;) {
+		uint64_t now = mono_ns(), next = UINT64_MAX;
+		for (int i = 0; i < sim.nnics; i++) {
+			uint64_t due = refresh(sim.devs[i].gdev, now, 0);
+			if (due < next)
+				next = due;
+		}
+		if (next == UINT64_MAX)
+			next = now + 100000000ull;
+		struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+	}
+	return NULL;
+}
+
+static pid_t hw_owner; /* the process that started the thread */
+
+static void hw_exit_refresh(void)
+{
+	if (getpid() != hw_owner) /* a forked child: its parent's thread refreshes */
+		return;
+	uint64_t now = mono_ns();
+	for (int i = 0; i < sim.nnics; i++)
+		refresh(sim.devs[i].gdev, now, 1);
 }
 
 /* A counter file that does not exist yet gets its first value with write(2)
@@ -172,12 +348,13 @@ static int create_counter(const char *dir, const char *name, uint64_t v)
 }
 
 /* At init, after the sysfs tree is built: for each NIC of this host, the
- * directory, "lifespan" (the rdma core's update period, ms, as the kernel's
- * default) and every counter's file, then its current value shown (a tree
+ * directory, "lifespan" (the kernel's default at EFASIM_HZ) and every
+ * counter's file, then its current value shown (a tree
  * kept from an earlier run is rewritten in place: a process of another host
  * may have mapped its files already). */
 void hw_counters_init(void)
 {
+	int started = 0;
 	if (!sim.own_sysfs)
 		return;
 	for (int i = 0; i < sim.nnics; i++) {
@@ -186,7 +363,7 @@ void hw_counters_init(void)
 		struct efasim_dev_ent *e = &sim.reg->devs[g];
 		snprintf(dir, sizeof(dir), "%s/class/infiniband/%s/ports/1/hw_counters", sim.sysfs,
 			 sim.devs[i].ibdev.name);
-		if (strlen(dir) >= sizeof(e->hwdir) || mkdir_p(dir) || create_counter(dir, "lifespan", 10))
+		if (strlen(dir) >= sizeof(e->hwdir) || mkdir_p(dir) || write_lifespan(dir, life_shown_ms()))
 			continue;
 		int ok = 1;
 		robust_lock(&e->hwmx);
@@ -209,8 +386,17 @@ void hw_counters_init(void)
 				e->hwlen[k] = fstat(files[g][k].fd, &st) || st.st_size > 24 ? 0 : (uint8_t)st.st_size;
 				e->hwshown[k] = UINT64_MAX;
 			}
-			show_locked(e, &files[g][k], k);
+			/* with the cache, a NIC another process of this host refreshes
+			 * already keeps its files until the next expiry */
+			if (!sim.hz || !e->hwfresh || e->hwshown[k] == UINT64_MAX)
+				show_locked(e, &files[g][k], k);
 		}
 		pthread_mutex_unlock(&e->hwmx);
+		started++;
+	}
+	if (sim.hz && started) {
+		hw_owner = getpid();
+		atexit(hw_exit_refresh);
+		sim_thread_start(hw_kernel_thread, "the hw_counters cache (EFASIM_HZ)");
 	}
 }

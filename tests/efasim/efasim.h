@@ -11,8 +11,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define EFASIM_MAGIC 0xefa51a05u /* 02: direct-path rings, hw counters; 03: counters written in place;
-				  * 04: CQ rings in external (GPU) memory; 05: completion counters */
+#define EFASIM_MAGIC 0xefa51a06u /* 02: direct-path rings, hw counters; 03: counters written in place;
+				  * 04: CQ rings in external (GPU) memory; 05: completion counters;
+				  * 06: the kernel's hw_stats cache (hwjiffies) */
 #define EFASIM_MAX_NICS 32
 #define EFASIM_MAX_DEVS 256   /* simulated NICs across all simulated hosts */
 #define EFASIM_MAX_QPS 4096   /* live QPs across all processes */
@@ -62,6 +63,12 @@ struct efasim_dev_ent {
 	pthread_mutex_t hwmx;
 	uint64_t hwshown[24];    /* the value each counter's file holds */
 	uint8_t hwlen[24];       /* its length in bytes ("%llu\n") */
+	/* the kernel's hw_stats cache (counters.c): the simulated jiffies of the
+	 * files' last refresh (stats->timestamp) and their lifespan in jiffies
+	 * (stats->lifespan), under hwmx */
+	uint64_t hwjiffies;
+	uint32_t hwlife_j;
+	int hwfresh;             /* 0 until the first refresh */
 };
 
 struct efasim_qp_ent {

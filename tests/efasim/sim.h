@@ -91,6 +91,8 @@ struct sim_state {
 	uint32_t caps;           /* EFADV_DEVICE_ATTR_CAPS_* the device reports: the profile's, less what knobs remove (EFASIM_EXT_CQ=0) */
 	int nnics;
 	int reorder;
+	int hz;                  /* EFASIM_HZ: the simulated kernel's tick rate (counters.c); 0 = no hw_stats cache */
+	unsigned hw_stale_ms;    /* test fault EFASIM_HW_STALE_MS: the cache served that much longer than the kernel's rule */
 	char drop_host[64];
 	struct sim_device devs[EFASIM_MAX_NICS];
 	struct efasim_registry *reg;
@@ -312,6 +314,7 @@ enum { HW_TX_BYTES, HW_TX_PKTS, HW_RX_BYTES, HW_RX_PKTS, HW_RX_DROPS, HW_SEND_BY
 void hw_add(int dev, int which, uint64_t n);
 uint64_t hw_pkts(uint64_t bytes);
 void hw_counters_init(void);
+int hw_hz_parse(const char *v); /* EFASIM_HZ's value: 100, 250, 300, 1000 or 0; -1 otherwise */
 /* compcntr.c: completion counters (rdma-core main: ibv_*comp_cntr*,
  * efadv_create_comp_cntr; the API only where efasim is built against its
  * headers, EFASIM_COMP_CNTR). The device's part, in both builds: one call

@@ -159,3 +159,62 @@ t_efa260_path_lat_loaded() {
 	path_lat 2.6.0 efa-direct writedata
 	path_lat 2.6.0 efa write
 }
+
+# The kernel's counter cache (tests/efasim/counters.c, EFASIM_HZ): a read is
+# answered from values up to lifespan + 1 jiffy old (20 ms at HZ=100 while
+# the lifespan file says 10). Short timed phases (8 B..8 KiB, 3 windows) on
+# efa-direct, at every CONFIG_HZ: each row device-write, path_ratio the
+# payload's (1 + the stream's 8-byte end flag and 8-byte answer / P), never none. With the wait
+# of lifespan + 2 ms and a read before it (efabench before this test) rows
+# read as none, and others counted an earlier size's bytes (4.31 at 8 B).
+t_efa260_path_counter_cache() {
+	efasim_need 2.6.0
+	local hz
+	for hz in 100 250 1000; do
+		rm -rf "$EFASIM_DIR"
+		EFASIM_HZ=$hz expect_rc 0 efa_mpi 2.6.0 2 "$EBIN/efab_put_bw" -p efa -f efa-direct -m 8:8K -n 3 \
+			--csv "$WORK/hz$hz.csv"
+		python3 - "$WORK/hz$hz.csv" "$hz" <<'EOF2' || die "HZ=$hz: a row not device-write with the payload's ratio"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 11, len(rows)
+bad = [(r["size_bytes"], r["path"], r["path_ratio"], r["hw_note"]) for r in rows
+       if r["path"] != "device-write" or r["hw_note"]
+       or abs(float(r["path_ratio"]) - (1 + 16 / float(r["payload_bytes"]))) > 1e-6]
+assert not bad, bad
+EOF2
+		grep -q "lifespan $([ "$hz" = 250 ] && echo 12 || echo 10) ms" "$WORK/last.out" ||
+			die "HZ=$hz: the header's lifespan is not the kernel's jiffies_to_msecs(msecs_to_jiffies(10))"
+	done
+}
+
+# A cache served longer than the kernel's rule (EFASIM_HW_STALE_MS, a test
+# fault: some driver caching beyond its lifespan file): on efa-direct the
+# payload had to cross the NIC, so a row whose counters did not move is read
+# again and then labelled stale with a note, never none ("did not cross a
+# NIC"). On the efa fabric between ranks of one host (shm) none stays none.
+t_efa260_path_stale_label() {
+	efasim_need 2.6.0
+	rm -rf "$EFASIM_DIR"
+	EFASIM_HW_STALE_MS=60000 expect_rc 0 efa_mpi 2.6.0 2 "$EBIN/efab_put_bw" -p efa -f efa-direct -m 64:128 -n 3 \
+		--csv "$WORK/stale.csv"
+	python3 - "$WORK/stale.csv" <<'EOF2' || die "stale rows"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 2, len(rows)
+for r in rows:
+    assert r["path"] == "stale", (r["size_bytes"], r["path"])
+    assert r["hw_note"].startswith("counters stale: the payload crossed a NIC"), r["hw_note"]
+    assert float(r["path_ratio"]) == 0, r["path_ratio"]
+EOF2
+	grep -q "stale: it had to cross one" "$WORK/last.out" || die "the header does not define stale"
+	# one simulated host, the efa fabric: libfabric's shm carries the payload
+	rm -rf "$EFASIM_DIR"
+	EFASIM_HW_STALE_MS=60000 expect_rc 0 efa_run 2.6.0 mpirun -np 2 --oversubscribe -x EFASIM_HOST=onehost \
+		-x EFASIM_DIR -x LD_LIBRARY_PATH -x PATH "$EBIN/efab_put_bw" -p efa -f efa -m 64 -n 3 --csv "$WORK/shm.csv"
+	python3 - "$WORK/shm.csv" <<'EOF2' || die "the efa fabric on one host"
+import csv, sys
+r = list(csv.DictReader(open(sys.argv[1])))[0]
+assert r["path"] == "none" and not r["hw_note"], (r["path"], r["hw_note"])
+EOF2
+}

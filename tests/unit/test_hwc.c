@@ -147,6 +147,88 @@ static void test_settle(void **state)
 	assert_int_equal(s.v[EFAB_HWC_rx_bytes], 5000);
 }
 
+/* The kernel's hw_stats cache, exactly (drivers/infiniband/core/sysfs.c,
+ * update_hw_stats; include/linux/jiffies.h): a read at time t refreshes the
+ * cache when jiffies(t) > timestamp + lifespan (in jiffies), else answers the
+ * cached values. The settle loop reads right after each wait returns, so the
+ * wait callback advances a simulated clock and puts into the file what a
+ * read at the new time gets. */
+static struct kcache {
+	const char *dev;
+	unsigned hz;
+	uint64_t life_j;   /* msecs_to_jiffies(10) */
+	double t_ms;       /* simulated time */
+	uint64_t ts_j;     /* stats->timestamp */
+	uint64_t dev_v;    /* the device's rx_bytes */
+	uint64_t cache_v;  /* what the cache holds */
+} kc;
+
+static uint64_t kc_jiffies(double ms)
+{
+	return (uint64_t)(ms * kc.hz / 1000.0 + 1e-9);
+}
+
+static void kc_read_at(double ms)
+{
+	kc.t_ms = ms;
+	if (kc_jiffies(ms) > kc.ts_j + kc.life_j) { /* !time_is_after_eq_jiffies(ts + lifespan) */
+		kc.cache_v = kc.dev_v;
+		kc.ts_j = kc_jiffies(ms);
+	}
+	putv(kc.dev, "rx_bytes", kc.cache_v);
+}
+
+static int kc_wait(void *arg, double ms)
+{
+	(void)arg;
+	kc_read_at(kc.t_ms + ms);
+	return 0;
+}
+
+/* Every HZ Linux has, every phase length 0..30 ms and every position of the
+ * before-snapshot's refresh within its jiffy: the settled snapshot holds the
+ * device's value. Before the wait covered lifespan + 1 jiffy (lifespan + 2
+ * ms, one read before the first wait) a phase shorter than ~8 ms at HZ=100
+ * read the before-snapshot's cache twice: both agreed, delta 0. */
+static void test_settle_kernel_cache(void **state)
+{
+	(void)state;
+	static const unsigned hzs[] = {100, 250, 300, 1000};
+	kc.dev = "rdmap0s4";
+	make_dev(kc.dev);
+	for (size_t z = 0; z < sizeof(hzs) / sizeof(hzs[0]); z++) {
+		kc.hz = hzs[z];
+		kc.life_j = (10 * kc.hz + 999) / 1000;           /* msecs_to_jiffies(10) */
+		unsigned shown = (unsigned)(kc.life_j * 1000 / kc.hz); /* jiffies_to_msecs */
+		char life[16];
+		snprintf(life, sizeof(life), "%u\n", shown);
+		put(kc.dev, "lifespan", life);
+		efab_hwc_t h;
+		assert_int_equal(efab_hwc_open(kc.dev, &h), EFAB_OK);
+		assert_int_equal(h.lifespan_ms, shown);
+		double jiffy = 1000.0 / kc.hz;
+		for (double phase = 0; phase <= 30.0; phase += 0.5)
+			for (double off = 0; off < jiffy; off += jiffy / 4) {
+				/* the before-snapshot's last read refreshed the cache at
+				 * off into jiffy 100; the phase's traffic then moved the
+				 * device; the after-snapshot begins phase ms later */
+				kc.ts_j = 100;
+				kc.dev_v = kc.cache_v = 1000;
+				kc_read_at(100 * jiffy + off);
+				kc.dev_v = 1000 + 4096;
+				kc_read_at(kc.t_ms + phase);
+				efab_hwc_snap_t s;
+				int settled = 0;
+				assert_int_equal(efab_hwc_settle(&h, 5, kc_wait, NULL, &s, &settled), 0);
+				if (s.v[EFAB_HWC_rx_bytes] != kc.dev_v || !settled)
+					fail_msg("HZ=%u lifespan file %u ms, phase %.1f ms, refresh %.2f ms into its jiffy: "
+						 "settled=%d rx_bytes %llu, the device has %llu",
+						 kc.hz, shown, phase, off, settled,
+						 (unsigned long long)s.v[EFAB_HWC_rx_bytes], (unsigned long long)kc.dev_v);
+			}
+	}
+}
+
 static void test_path_rule(void **state)
 {
 	(void)state;
@@ -197,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_open_and_read),
 		cmocka_unit_test(test_delta_stop_and_wrap),
 		cmocka_unit_test(test_settle),
+		cmocka_unit_test(test_settle_kernel_cache),
 		cmocka_unit_test(test_path_rule),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -34,7 +34,8 @@
  * files later than the kernel's rule. Kinder than the kernel in one place:
  * a process's exit refreshes its host's files (a read after the run, with
  * no efasim process left to refresh, then sees what the kernel would show
- * lifespan + 1 jiffies later). The `lifespan` file is the kernel's: written
+ * lifespan + 1 jiffies later); after ranks that were killed, any efasim
+ * process of the host (its thread's first pass, its exit) refreshes them. The `lifespan` file is the kernel's: written
  * at init as jiffies_to_msecs(msecs_to_jiffies(10)) of EFASIM_HZ, and a
  * value written into it (0..10000) is taken and shown rounded as the
  * kernel's lifespan_store/lifespan_show do. EFASIM_HZ=0: no cache, every

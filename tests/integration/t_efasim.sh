@@ -15,7 +15,8 @@ efasim_need() { # V
 	# EFAB_EBIN: run other binaries on this libfabric (t_versions.sh runs the
 	# default build, compiled against Debian's 1.17, here)
 	EBIN=${EFAB_EBIN:-$EFASIM_BUILD_DIR/lf-$1/efab/bin}
-	export EFASIM_DIR="$WORK/efasim" EFASIM_PROFILE=${EFASIM_PROFILE:-p5en} EFASIM_REORDER=${EFASIM_REORDER:-0}
+	# EFASIM_REORDER empty: efasim's default (multi-packet writes out of order)
+	export EFASIM_DIR="$WORK/efasim" EFASIM_PROFILE=${EFASIM_PROFILE:-p5en} EFASIM_REORDER=${EFASIM_REORDER:-}
 }
 
 # NP ranks, each its own simulated host (so the efa fabric cannot use shm
@@ -213,13 +214,45 @@ EOF2
 	done
 }
 
-# SRD may place a multi-packet write's bytes in any order: with the device
-# writing them last-packet-first, put_lat -o write -c still validates (late
-# bytes settle before they count) and the header says the figure is a lower bound.
+# SRD may place a multi-packet write's bytes in any order, and efasim does so
+# by default (last packet first): put_lat -o write -c still validates (late
+# bytes settle before they count), the header says the figure is a lower
+# bound, and so does every row above the MTU (p5en: 8928 B, the port's
+# max_msg_sz through fi_info's link_attr) in lat_lower_bound; late_msgs and
+# late_bytes count the late messages of the row (some at every multi-packet
+# size: the poller sees the last packet first). EFASIM_REORDER=0 still runs.
+# Without -c nothing is checked (n/a); writedata times the completion (no).
 efa_reordered_writes() { # V
 	efasim_need "$1"
-	EFASIM_REORDER=1 expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o write -m 16K:256K:x4 -n 100 -c
-	grep -q "lower bound" "$WORK/last.out" || die "header does not say lower bound"
+	rm -f "$WORK/ro.csv"
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o write -m 4K:256K:x4 -n 100 -c \
+		--csv "$WORK/ro.csv"
+	grep -q "lower bound for multi-packet sizes (above the MTU 8928 B" "$WORK/last.out" ||
+		die "header does not say lower bound above the MTU"
+	csvcheck "$WORK/ro.csv" --bench put_lat --rows 4 --lat --errors 0 --extra inject
+	python3 - "$WORK/ro.csv" <<'EOF2' || die "lower bound / late columns wrong"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    want = "yes" if int(r["size_bytes"]) > 8928 else "no"
+    assert r["lat_lower_bound"] == want, (r["size_bytes"], r["lat_lower_bound"])
+    assert int(r["late_msgs"]) >= 0 and int(r["late_bytes"]) >= int(r["late_msgs"])
+    if want == "yes":  # the last packet lands first on every message
+        assert int(r["late_msgs"]) > 0, ("no late message with reordered packets", r["size_bytes"])
+        assert int(r["late_bytes"]) < int(r["late_msgs"]) * int(r["size_bytes"])
+print("lower bound:", [(r["size_bytes"], r["lat_lower_bound"], r["late_msgs"]) for r in rows])
+EOF2
+	rm -f "$WORK/ro.csv"
+	EFASIM_REORDER=0 expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o write -m 64K -n 20 -c
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o write -m 64K -n 20 --csv "$WORK/ro.csv"
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o writedata -m 64K -n 20 -c \
+		--csv "$WORK/ro.csv"
+	python3 - "$WORK/ro.csv" <<'EOF2' || die "unchecked or writedata rows wrong"
+import csv, sys
+w, wd = list(csv.DictReader(open(sys.argv[1])))
+assert (w["op"], w["lat_lower_bound"], w["late_msgs"], w["late_bytes"]) == ("write", "yes", "n/a", "n/a"), w
+assert (wd["op"], wd["lat_lower_bound"], wd["late_msgs"]) == ("writedata", "no", "0"), wd
+EOF2
 }
 
 # configs/p5en-efa-vs-efa-direct.conf, scaled down to this machine (host memory,

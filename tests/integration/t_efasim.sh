@@ -255,6 +255,46 @@ assert (wd["op"], wd["lat_lower_bound"], wd["late_msgs"]) == ("writedata", "no",
 EOF2
 }
 
+# RLIMIT_MEMLOCK, as ib_umem_get charges it (host memory; CAP_IPC_LOCK
+# exempts): efab_mr_reg checks what it would pin at once before the first
+# registration and exits 2 with the limit, the amount and the fix; within the
+# limit it runs; with CAP_IPC_LOCK the limit does not apply. efasim refuses a
+# registration past the limit with ENOMEM, as the kernel does: efab_put_lat's
+# 4 x 1 MiB region under a 1 MiB limit fails with the libfabric error.
+efa_memlock() { # V
+	efasim_need "$1"
+	grep -q "^CapEff:.*" /proc/self/status || { echo "no /proc/self/status"; exit 77; }
+	local nocap=""
+	if (( 0x$(awk '/^CapEff/ {print $2}' /proc/self/status) >> 14 & 1 )); then
+		setpriv --bounding-set=-ipc_lock true 2>/dev/null ||
+			{ echo "cannot drop CAP_IPC_LOCK (setpriv --bounding-set)"; exit 77; }
+		nocap="setpriv --bounding-set=-ipc_lock"
+	fi
+	local lim=$((4 << 20)) # below the hard limit (raising it needs CAP_SYS_RESOURCE)
+	expect_rc 2 efa_run "$1" prlimit --memlock=$lim $nocap "$EBIN/efab_mr_reg" -p efa -f efa-direct \
+		-m 1M -n 8 --regime accumulate --max-total 64M
+	expect_msg "RLIMIT_MEMLOCK 4.0 MiB \(.* pinned already\) is below the 8.0 MiB of host memory this run pins at once \(accumulate at 1048576 B, --max-total 64.0 MiB\): raise it \(ulimit -l unlimited"
+	[ "$(grep -c . "$WORK/last.err")" = 1 ] || die "not one line"
+	expect_rc 2 efa_run "$1" prlimit --memlock=$lim $nocap "$EBIN/efab_mr_reg" -p efa -f efa-direct \
+		-m 4K:16M:x16 -n 2 --regime fresh --max-total 1M
+	expect_msg "below the 16.0 MiB of host memory this run pins at once \(fresh at 16777216 B"
+	expect_rc 0 efa_run "$1" prlimit --memlock=$lim $nocap "$EBIN/efab_mr_reg" -p efa -f efa-direct \
+		-m 1M -n 2 --regime accumulate --max-total 2M
+	grep -q "^1M  *accumulate" "$WORK/last.out" || die "no accumulate row within the limit"
+	if [ -n "$nocap" ]; then # root: CAP_IPC_LOCK exempts (kernel and efasim)
+		expect_rc 0 efa_run "$1" prlimit --memlock=$lim "$EBIN/efab_mr_reg" -p efa -f efa-direct \
+			-m 1M -n 8 --regime accumulate --max-total 64M
+	fi
+	# tcp pins nothing: no check
+	expect_rc 0 timeout 60 prlimit --memlock=$lim $nocap "$EBIN/efab_mr_reg" -p tcp -m 1M -n 4 \
+		--regime accumulate --max-total 64M
+	# efasim: past the limit the registration itself fails (ENOMEM)
+	expect_rc 1 efa_mpi "$1" 2 prlimit --memlock=$((1 << 20)) $nocap "$EBIN/efab_put_lat" -p efa -f efa-direct \
+		-m 1M -n 2
+	grep -q "failed: Cannot allocate memory (-12); host memory is pinned against RLIMIT_MEMLOCK: check ulimit -l" \
+		"$WORK/last.err" || die "no ENOMEM from the registration, or no hint"
+}
+
 # configs/p5en-efa-vs-efa-direct.conf, scaled down to this machine (host memory,
 # small sizes, one repeat, mpirun on loopback with each rank its own simulated
 # host), through efab_sweep on two simulated NICs: every job ok or skipped,
@@ -450,6 +490,7 @@ for _v in $EFASIM_VERSIONS; do
 	fi
 done
 t_efa260_reordered_writes() { efa_reordered_writes 2.6.0; }
+t_efa260_mr_reg_memlock() { efa_memlock 2.6.0; }
 t_efa260_hw_counters() { efa_hw_counters 2.6.0; }
 t_efa260_direct_faults() { efa_direct_faults 2.6.0; }
 t_efa260_verbs_path() { efa_verbs_path 2.6.0; }

@@ -242,6 +242,12 @@ for r in rows:
         assert int(r["late_bytes"]) < int(r["late_msgs"]) * int(r["size_bytes"])
 print("lower bound:", [(r["size_bytes"], r["lat_lower_bound"], r["late_msgs"]) for r in rows])
 EOF2
+	# the verbs path reorders as the direct path does
+	rm -f "$WORK/ro.csv"
+	expect_rc 0 efa_mpi "$1" 2 -x FI_EFA_USE_DATA_PATH_DIRECT=0 "$EBIN/efab_put_lat" -p efa -f efa-direct \
+		-o write -m 256K -n 50 -c --csv "$WORK/ro.csv"
+	python3 -c 'import csv, sys; r = next(csv.DictReader(open(sys.argv[1]))); assert int(r["late_msgs"]) > 0, r["late_msgs"]' \
+		"$WORK/ro.csv" || die "no late message on the verbs path"
 	rm -f "$WORK/ro.csv"
 	EFASIM_REORDER=0 expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o write -m 64K -n 20 -c
 	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o write -m 64K -n 20 --csv "$WORK/ro.csv"

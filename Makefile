@@ -17,8 +17,17 @@ Q    := $(if $(filter 1,$(V)),,@)
 say   = $(if $(filter 1,$(V)),,@printf '  %-7s %s\n' $(1) $(2);)
 
 # ---- dependencies ----
-# No LIBFABRIC_HOME and no system libfabric (the GPU device machine): the
-# newest libfabric an efasim build made here (build-efasim/lf-V/prefix), said once.
+# No LIBFABRIC_HOME: the EFA installer's libfabric ($(EFA_PREFIX), default
+# /opt/amazon/efa: an EFA host's, newer than a distribution's and the one its
+# kernel driver was installed with), said once; else the system's; else the
+# newest libfabric an efasim build made here (build-efasim/lf-V/prefix).
+EFA_PREFIX ?= /opt/amazon/efa
+ifndef LIBFABRIC_HOME
+  ifneq ($(wildcard $(EFA_PREFIX)/include/rdma/fabric.h),)
+    LIBFABRIC_HOME := $(EFA_PREFIX)
+    $(info make: using LIBFABRIC_HOME=$(LIBFABRIC_HOME) (the EFA installer's libfabric; set LIBFABRIC_HOME to choose))
+  endif
+endif
 ifndef LIBFABRIC_HOME
   ifeq ($(shell pkg-config --exists libfabric 2>/dev/null && echo y)$(wildcard /usr/include/rdma/fabric.h),)
     LIBFABRIC_HOME := $(lastword $(sort $(wildcard $(CURDIR)/build-efasim/lf-*/prefix)))
@@ -373,3 +382,8 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# make libfabric-home: the libfabric this build uses (tests/integration/t_libfabric.sh)
+.PHONY: libfabric-home
+libfabric-home:
+	@echo "LIBFABRIC_HOME=$(LIBFABRIC_HOME)"

@@ -83,6 +83,9 @@ typedef struct efab_bench_row {
 	int show_lat, show_bw;  /* table columns */
 	const char *const *extra_cols; /* CSV columns after the common ones */
 	size_t n_extra;
+	/* CSV columns after every other (the proof of path's, the initiator's) */
+	const char *const *tail_cols;
+	size_t n_tail;
 	efab_counts_t counts;
 } efab_bench_row_t;
 

@@ -70,7 +70,12 @@ int efab_mr_register(efab_fabric_t *fab, void *buf, size_t len, int iface, int d
 		return EFAB_SKIP;
 	}
 	if (ret) {
-		efab_log_error("fi_mr_regattr (%zu bytes) failed: %s (%d)", len, fi_strerror(-ret), ret);
+		/* host memory on an RDMA NIC: the kernel pins it against
+		 * RLIMIT_MEMLOCK (ib_umem_get answers ENOMEM past it) */
+		efab_log_error("fi_mr_regattr (%zu bytes) failed: %s (%d)%s", len, fi_strerror(-ret), ret,
+			       ret == -FI_ENOMEM && iface == FI_HMEM_SYSTEM
+				       ? "; host memory is pinned against RLIMIT_MEMLOCK: check ulimit -l"
+				       : "");
 		return EFAB_ERR;
 	}
 	return finish_mr(fab, mr, buf, len, out);

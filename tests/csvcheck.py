@@ -36,8 +36,11 @@ BW_LATER += EVIDENCE
 LAT_LATER = ["first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"] + EVIDENCE
 # issue 37: who posted (cpu, or a CUDA kernel: gpu) and the GPU's post cost
 INITIATOR = ["initiator", "gpu_post_ns", "gpu_threads"]
+# issue 45: -o write's lower bound above the MTU and the late messages (put_lat)
+PUT_LAT_TAIL = ["lat_lower_bound", "late_msgs", "late_bytes"]
+LOWER_BOUNDS = ("yes", "no", "unknown")
 LATER = {
-    "put_lat": LAT_LATER + INITIATOR,
+    "put_lat": LAT_LATER + INITIATOR + PUT_LAT_TAIL,
     "get_lat": LAT_LATER + INITIATOR,
     "atomic_lat": LAT_LATER,
     "put_bw": BW_LATER + INITIATOR,
@@ -108,6 +111,14 @@ def main():
             filled = [k for k in d if (k.startswith("nic_") or k in ("path_ratio", "hw_nics")) and d[k]]
             if filled:
                 fail(f"size {d['size_bytes']}: path '-' but NIC cells filled: {filled}")
+        if "lat_lower_bound" in d:
+            if d["lat_lower_bound"] not in LOWER_BOUNDS:
+                fail(f"size {d['size_bytes']}: lat_lower_bound {d['lat_lower_bound']!r}")
+            if d["op"] != "write" and d["lat_lower_bound"] != "no":
+                fail(f"size {d['size_bytes']}: {d['op']} row is a lower bound")
+            for k in ("late_msgs", "late_bytes"):
+                if d.get(k) not in (None, "n/a") and not d[k].isdigit():
+                    fail(f"size {d['size_bytes']}: {k} {d[k]!r}")
         if a.confirm and d.get("end_confirm") != a.confirm:
             fail(f"end_confirm {d.get('end_confirm')!r}, expected {a.confirm}")
         if a.op and d["op"] != a.op:

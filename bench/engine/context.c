@@ -102,7 +102,7 @@ uint64_t efab_verify(efab_ctx_t *c, size_t off, size_t len, uint64_t seq)
 uint64_t efab_verify_settled(efab_ctx_t *c, size_t off, size_t len, uint64_t seq)
 {
 	int corrupt = fault_now(c);
-	uint64_t bad = verify_once(c, off, len, seq, corrupt);
+	uint64_t bad = verify_once(c, off, len, seq, corrupt), first = bad;
 	/* The tag byte can become visible before the bytes copied with it
 	 * (x86 string copies do not store in address order): give the rest a
 	 * moment to land, driving progress, before calling it an error. */
@@ -110,8 +110,10 @@ uint64_t efab_verify_settled(efab_ctx_t *c, size_t off, size_t len, uint64_t seq
 		if (efab_progress(&c->fab) < 0)
 			break;
 		bad = verify_once(c, off, len, seq, 0);
-		if (!bad)
+		if (!bad) {
 			c->late++;
+			c->late_bytes += first;
+		}
 	}
 	return report(bad, len, seq);
 }

@@ -88,6 +88,8 @@ struct efab_ctx {
 	} faults;
 	uint64_t nverified;
 	uint64_t late; /* messages whose bytes landed after their tag */
+	uint64_t late_bytes; /* their bytes not there when the tag was (CPU check) */
+	uint64_t late_row, late_bytes_row; /* late, late_bytes at the last row (pattern.c) */
 	efab_row_t *more_rows; /* rows after the main one (--per-pair), rank 0 */
 	size_t n_more_rows;
 	uint8_t *bounce;     /* host staging for fills/checks of GPU memory */

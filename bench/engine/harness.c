@@ -357,6 +357,8 @@ static int plan(efab_ctx_t *c, int argc, char **argv)
 		efab_evidence_columns(&c->ri);
 	if (b->options & EFAB_OG_INITIATOR) /* who posted: cpu or gpu (gda.c) */
 		efab_gda_columns(&c->ri);
+	for (size_t i = 0; i < b->n_tail && c->ri.n_extra < EFAB_MAX_EXTRA; i++)
+		c->ri.extra_cols[c->ri.n_extra++] = b->tail_cols[i];
 	efab_opts_init(&c->o);
 	faults_read(&c->faults);
 	if (efab_opts_parse(&c->o, b->options, argc, argv, err, sizeof(err))) {

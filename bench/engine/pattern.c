@@ -1,6 +1,7 @@
 /* The ping-pong and windowed-stream patterns (pattern.h): warmup, the first
  * iteration, samples, the batch, --time calibration, the barriers that drive
  * progress, and combining every rank's figures into the size's rows. */
+#include <rdma/fabric.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -251,6 +252,55 @@ int efab_pingpong(efab_ctx_t *c, const efab_pingpong_ops_t *ops, uint64_t size, 
 	return efab_pingpong_rows(c, size, ns, first_us, batch_us, n, payload, row);
 }
 
+static int has_column(const efab_ctx_t *c, const char *name)
+{
+	for (size_t i = 0; i < c->ri.n_extra; i++)
+		if (!strcmp(c->ri.extra_cols[i], name))
+			return 1;
+	return 0;
+}
+
+size_t efab_link_mtu(const efab_ctx_t *c)
+{
+	const struct fi_info *i = c->fab.info;
+	return i && i->nic && i->nic->link_attr ? i->nic->link_attr->mtu : 0;
+}
+
+/* A write whose arrival is its last byte (-o write, put_lat) times a lower
+ * bound where the size is above one packet: the provider's MTU (fi_info
+ * nic->link_attr->mtu; EFA: the port's max_msg_sz, prov/efa/src/
+ * efa_prov_info.c), as SRD places the packets of one write in any order.
+ * No MTU reported: "unknown". late_msgs / late_bytes: the messages of this
+ * row (every rank) whose bytes were still landing when the last byte was
+ * seen, and those bytes (-c only: unchecked, n/a; --initiator gpu counts
+ * messages, not bytes). Collective on every rank (the columns are the
+ * row's, alike everywhere). */
+static int late_report(efab_ctx_t *c, uint64_t size, efab_row_t *row)
+{
+	if (!has_column(c, "late_msgs"))
+		return EFAB_OK;
+	size_t mtu = efab_link_mtu(c);
+	efab_row_set(c, row, "lat_lower_bound", "%s",
+		     c->op != EFAB_OP_WRITE ? "no" : !mtu ? "unknown" : size > mtu ? "yes" : "no");
+	double mine[2] = {(double)(c->late - c->late_row), (double)(c->late_bytes - c->late_bytes_row)},
+	       all[2] = {0, 0};
+	c->late_row = c->late;
+	c->late_bytes_row = c->late_bytes;
+	if (c->rt->allreduce(c->rt, mine, all, 2, EFAB_RT_SUM))
+		return EFAB_ERR;
+	if (!c->o.check) {
+		efab_row_set(c, row, "late_msgs", "n/a");
+		efab_row_set(c, row, "late_bytes", "n/a");
+		return EFAB_OK;
+	}
+	efab_row_set(c, row, "late_msgs", "%.0f", all[0]);
+	if (c->o.initiator == EFAB_INITIATOR_GPU)
+		efab_row_set(c, row, "late_bytes", "n/a");
+	else
+		efab_row_set(c, row, "late_bytes", "%.0f", all[1]);
+	return EFAB_OK;
+}
+
 int efab_pingpong_rows(efab_ctx_t *c, uint64_t size, size_t ns, double first_us, double batch_us,
 		       uint64_t n, double payload, efab_row_t *row)
 {
@@ -263,7 +313,8 @@ int efab_pingpong_rows(efab_ctx_t *c, uint64_t size, size_t ns, double first_us,
 	mine.failed = c->failed;
 	row->iters = n;
 	efab_row_set(c, row, "inject", "%s", c->use_inject ? "yes" : "no");
-	if (pingpong_report(c, size, &mine, row) || efab_evidence_report(c, payload, row))
+	if (pingpong_report(c, size, &mine, row) || efab_evidence_report(c, payload, row) ||
+	    late_report(c, size, row))
 		return EFAB_ERR;
 	return EFAB_OK;
 }

@@ -111,6 +111,8 @@ uint64_t efab_stream_windows(const efab_ctx_t *c, uint64_t size);
 uint64_t efab_pingpong_warmup(const efab_ctx_t *c, uint64_t size);
 uint64_t efab_stream_warmup(const efab_ctx_t *c, uint64_t size);
 int efab_pattern_samples(efab_ctx_t *c, uint64_t n);
+/* The provider's MTU (fi_info nic->link_attr->mtu), 0 when not reported. */
+size_t efab_link_mtu(const efab_ctx_t *c);
 int efab_pingpong_rows(efab_ctx_t *c, uint64_t size, size_t ns, double first_us, double batch_us,
 		       uint64_t n, double payload, efab_row_t *row);
 int efab_stream_rows(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, int active,

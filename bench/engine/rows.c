@@ -30,6 +30,11 @@
  * confirmed (pattern.h, rma.c). */
 static const char *const put_lat_cols[] = {"inject", "first_us", "lat_us_batch", "lat_us_p25",
 					   "lat_us_p75"};
+/* put_lat, after every other column: lat_lower_bound (-o write above the
+ * provider's MTU: the last byte can land before the rest, pattern.c
+ * late_report), late_msgs and late_bytes (-c: messages whose bytes were
+ * still landing when the last one was seen). */
+static const char *const put_lat_tail[] = {"lat_lower_bound", "late_msgs", "late_bytes"};
 static const char *const lat_cols[] = {"first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"};
 static const char *const bw_cols[] = {"pair",		 "window_us_p50",	  "window_us_p99",
 				      "inject",		 "link_Gbps",		  "pct_of_link",
@@ -68,7 +73,7 @@ const efab_bench_row_t efab_bench_rows[] = {
 		RMA_ROW, LAT_ROW,
 		.default_op = EFAB_OP_WRITE,
 		.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),
-		COLS(put_lat_cols),
+		COLS(put_lat_cols), .tail_cols = put_lat_tail, .n_tail = EFAB_ARRAY_SIZE(put_lat_tail),
 	},
 	{
 		.name = "efab_get_lat",

@@ -20,6 +20,7 @@
  * buffer on k domains (NICs) of the provider, k = 1, 2, 4, ... up to K, one
  * row per k (column domains). */
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -647,6 +648,76 @@ static int open_domains(reg_ctx_t *r, const efab_fabric_req_t *req, char *note, 
 	return EFAB_OK;
 }
 
+/* Host memory registered with a NIC is pinned by the kernel and charged to
+ * RLIMIT_MEMLOCK (ib_umem_get, drivers/infiniband/core/umem.c: the pages of
+ * every registration are added to mm->pinned_vm; past the limit ENOMEM,
+ * unless the process has CAP_IPC_LOCK). CUDA memory is not charged (dma-buf:
+ * ib_umem_dmabuf_get; peer memory: the peer client). The most this run
+ * holds at once is checked against it before anything is registered:
+ * accumulate keeps n x size (n = -n or 64, within --max-total), fresh and
+ * same one buffer of the largest size, each on k domains. Exit 2 (the
+ * options ask for more than this host allows, as --window above the tx
+ * queue), with the limit, the amount and the fix. */
+static int cap_ipc_lock(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long long eff = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return (int)((eff >> 14) & 1); /* CAP_IPC_LOCK */
+}
+
+static uint64_t pinned_now(void) /* VmPin: this process's mm->pinned_vm */
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long long kb = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb << 10;
+}
+
+static int check_memlock(const reg_ctx_t *r)
+{
+	struct rlimit rl;
+	if (r->nic_work[0] != 'y' || r->kind == EFAB_MEM_CUDA || getrlimit(RLIMIT_MEMLOCK, &rl) ||
+	    rl.rlim_cur == RLIM_INFINITY || cap_ipc_lock())
+		return EFAB_OK;
+	uint64_t most = 0, at = 0;
+	const char *what = "";
+	for (size_t i = 0; i < efab_sizes_count(&r->o.sizes); i++) {
+		uint64_t size = efab_sizes_at(&r->o.sizes, i), n = r->o.iters ? r->o.iters : 64;
+		if (n > r->o.max_total / size)
+			n = r->o.max_total / size;
+		if ((r->o.regime == EFAB_REGIME_ALL || r->o.regime == EFAB_REGIME_ACCUMULATE) && n >= 2 &&
+		    n * size > most) {
+			most = n * size, at = size, what = "accumulate";
+		}
+		if (r->o.regime != EFAB_REGIME_ACCUMULATE && size > most)
+			most = size, at = size, what = r->o.regime == EFAB_REGIME_SAME ? "same" : "fresh";
+	}
+	most *= r->ndoms;
+	uint64_t pinned = pinned_now();
+	if (pinned + most <= rl.rlim_cur)
+		return EFAB_OK;
+	efab_log_error("RLIMIT_MEMLOCK %.1f MiB (%.1f MiB pinned already) is below the %.1f MiB of %s "
+		       "memory this run pins at once (%s at %llu B%s, --max-total %.1f MiB): raise it "
+		       "(ulimit -l unlimited; limits.conf memlock) or lower --max-total / -m",
+		       (double)rl.rlim_cur / 1048576.0, (double)pinned / 1048576.0,
+		       (double)most / 1048576.0, efab_mem_name(r->kind), what, (unsigned long long)at,
+		       r->ndoms > 1 ? " on every domain" : "", (double)r->o.max_total / 1048576.0);
+	return EFAB_EUSAGE;
+}
+
 static void close_domains(reg_ctx_t *r)
 {
 	for (size_t i = 1; i < r->ndoms; i++)
@@ -785,6 +856,8 @@ int efab_mr_reg_main(int argc, char **argv)
 	efab_reg_init(r, r->run.rt, mr_ops, EFAB_ARRAY_SIZE(mr_ops), "no", "CUDA only, no NIC");
 	r->access = FI_READ | FI_WRITE | (r->o.access ? 0 : FI_REMOTE_READ | FI_REMOTE_WRITE);
 	rc = bring_up(r, r->row, &info, note3, sizeof(note3));
+	if (!rc)
+		rc = efab_rt_agree(r->rt, check_memlock(r));
 	if (!rc && !(rc = efab_reg_open_csv(r))) {
 		print_header(r, info, note3);
 		rc = run_regimes(r);

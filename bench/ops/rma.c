@@ -551,11 +551,18 @@ int efab_rma_notes(efab_ctx_t *c)
 	if (c->op == EFAB_OP_WRITEDATA && c->row->pattern == EFAB_PATTERN_PINGPONG && !last_byte_polled(c))
 		efab_note(c, "GPU memory cannot be polled by the CPU: arrival is the remote CQ data "
 			     "completion (writedata)");
-	if (c->op == EFAB_OP_WRITE && c->row->pattern == EFAB_PATTERN_PINGPONG)
+	if (c->op == EFAB_OP_WRITE && c->row->pattern == EFAB_PATTERN_PINGPONG) {
+		size_t mtu = efab_link_mtu(c);
+		char m[96] = "the provider reports no MTU: column lat_lower_bound unknown";
+		if (mtu)
+			snprintf(m, sizeof(m), "above the MTU %zu B (fi_info link_attr): column "
+					       "lat_lower_bound yes", mtu);
 		efab_note(c, "-o write: arrival = its last byte seen; where a fabric may place a "
 			     "message's bytes out of order (EFA's SRD sends a write above the MTU as "
-			     "packets in any order) this is a lower bound for multi-packet sizes: "
-			     "-o writedata times the completion");
+			     "packets in any order) this is a lower bound for multi-packet sizes (%s; "
+			     "with -c, late_msgs/late_bytes count the messages whose bytes landed "
+			     "after the last one): -o writedata times the completion", m);
+	}
 	if (c->o.check)
 		efab_note(c, "-c: every payload is checked; checking runs between timed intervals "
 			     "but can still delay the peer: quote numbers from runs without -c");

@@ -391,7 +391,14 @@ static void sim_init_once(void)
 		fprintf(stderr, "efasim: EFASIM_NICS must be 0..%d\n", EFASIM_MAX_NICS);
 		return;
 	}
-	sim.reorder = getenv("EFASIM_REORDER") && atoi(getenv("EFASIM_REORDER")) > 0;
+	/* Out-of-order placement of a multi-packet RDMA write is the default, as
+	 * on the device: SRD gives no ordering (libfabric 2.6.0
+	 * prov/efa/src/efa_prov_info.c: EFA_MSG_ORDER 0 for efa-direct;
+	 * prov/efa/docs/efa_rdm_protocol_v4.md section 1.1 "the EFA device does
+	 * not guarantee ordered delivery"). EFASIM_REORDER=0 turns it off; unset
+	 * or empty is the default. */
+	const char *ro = getenv("EFASIM_REORDER");
+	sim.reorder = !(ro && *ro && atoi(ro) <= 0);
 	/* EFASIM_HZ: the tick of the simulated kernel whose hw_stats cache serves
 	 * the counter files (counters.c); 100 by default, the coarsest CONFIG_HZ */
 	sim.hz = hw_hz_parse(getenv("EFASIM_HZ"));

@@ -264,8 +264,14 @@ static ssize_t move_bytes(pid_t pid, int to_remote, const struct sim_seg *l, int
 	return (ssize_t)done;
 }
 
-/* A multi-MTU write placed in reverse MTU order (EFASIM_REORDER=1): SRD
- * delivers the packets of one write in any order. */
+/* A multi-MTU write placed in reverse MTU order (the default; EFASIM_REORDER=0
+ * places it in address order): SRD delivers the packets of one write in any
+ * order and the device places each where it lands, so the last byte can be
+ * there before the rest (libfabric 2.6.0 prov/efa/docs/efa_rdm_protocol_v4.md
+ * 1.1 and 4.x: no ordering guarantee, "does not support ordered write
+ * operation"). Last-first is the harshest order for a poller of the last
+ * byte. Both paths come here: the verbs path's ibv_wr_* and the direct
+ * engine's parsed WQEs (direct.c) go through execute(). */
 static ssize_t write_reordered(pid_t pid, const struct sim_seg *l, int nl, const struct sim_seg *dst, size_t total)
 {
 	char *tmp = malloc(total);

@@ -2,6 +2,8 @@
  * does) and address handles. */
 #include "sim.h"
 
+#include <sys/resource.h>
+
 EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
 {
 	struct sim_pd *p = calloc(1, sizeof(*p));
@@ -113,6 +115,53 @@ int range_pinnable(const void *addr, size_t len, int write)
 	return ok;
 }
 
+/* RLIMIT_MEMLOCK, as ib_umem_get (drivers/infiniband/core/umem.c) charges
+ * it: every host-memory registration adds the pages it spans to the
+ * process's mm->pinned_vm (each registration, also of pages already
+ * registered) and fails with ENOMEM when the sum passes RLIMIT_MEMLOCK
+ * unless the process has CAP_IPC_LOCK; deregistration gives them back.
+ * CUDA memory is not charged: dma-buf registrations go through
+ * ib_umem_dmabuf_get, peer memory through the peer client (nvidia-peermem,
+ * efa-nv-peermem), neither of which touches pinned_vm. The count is this
+ * process's (a forked child starts at 0: its mm's pinned_vm). */
+static _Atomic uint64_t pinned_pages;
+static pid_t pinned_pid;
+
+static int cap_ipc_lock(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long long eff = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return (eff >> 14) & 1; /* CAP_IPC_LOCK */
+}
+
+static uint64_t span_pages(const void *addr, size_t len)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)addr;
+	return ((a + len + pg - 1) / pg) - a / pg;
+}
+
+static int pin_charge(uint64_t npages)
+{
+	if (pinned_pid != sim.pid) { /* a fork: the child's mm pins nothing yet */
+		pinned_pid = sim.pid;
+		atomic_store(&pinned_pages, 0);
+	}
+	struct rlimit rl;
+	uint64_t now = atomic_fetch_add(&pinned_pages, npages) + npages;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    now <= rl.rlim_cur / (uint64_t)sysconf(_SC_PAGESIZE) || cap_ipc_lock())
+		return 0;
+	atomic_fetch_sub(&pinned_pages, npages);
+	return ENOMEM;
+}
+
 /* dm: a dmabuf registration's memory (memkind.c checked it), else NULL: the
  * range is pinned as host memory, or registered as CUDA memory when CUDA says
  * it is device memory (GPUDirect RDMA: the nvidia peer-memory client). */
@@ -156,11 +205,18 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 		errno = EFAULT;
 		return NULL;
 	}
-	struct sim_mr *m = calloc(1, sizeof(*m));
-	if (!m) {
+	uint64_t npages = !dm && mi.kind == MK_HOST ? span_pages(addr, len) : 0;
+	if (npages && pin_charge(npages)) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	struct sim_mr *m = calloc(1, sizeof(*m));
+	if (!m) {
+		atomic_fetch_sub(&pinned_pages, npages);
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->pinned_pages = npages;
 	struct efasim_registry *r = sim.reg;
 	robust_lock(&r->lock);
 	int s;
@@ -173,6 +229,7 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 	}
 	if (s == EFASIM_MAX_MRS) {
 		pthread_mutex_unlock(&r->lock);
+		atomic_fetch_sub(&pinned_pages, npages);
 		free(m);
 		errno = ENOMEM;
 		return NULL;
@@ -248,6 +305,8 @@ EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 		free(m);
 		return 0;
 	}
+	if (pinned_pid == sim.pid)
+		atomic_fetch_sub(&pinned_pages, m->pinned_pages);
 	robust_lock(&sim.reg->lock);
 	struct efasim_mr_ent *e = &sim.reg->mrs[m->slot];
 	if (e->used && e->key == mr->lkey)

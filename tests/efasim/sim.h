@@ -158,6 +158,7 @@ struct sim_mr {
 	int access;
 	int slot;
 	pid_t owner;
+	uint64_t pinned_pages; /* charged to this process's pinned count (mr.c) */
 };
 
 struct sim_chan {

@@ -15,7 +15,8 @@ efasim_need() { # V
 	# EFAB_EBIN: run other binaries on this libfabric (t_versions.sh runs the
 	# default build, compiled against Debian's 1.17, here)
 	EBIN=${EFAB_EBIN:-$EFASIM_BUILD_DIR/lf-$1/efab/bin}
-	export EFASIM_DIR="$WORK/efasim" EFASIM_PROFILE=${EFASIM_PROFILE:-p5en} EFASIM_REORDER=${EFASIM_REORDER:-0}
+	# EFASIM_REORDER empty: efasim's default (multi-packet writes out of order)
+	export EFASIM_DIR="$WORK/efasim" EFASIM_PROFILE=${EFASIM_PROFILE:-p5en} EFASIM_REORDER=${EFASIM_REORDER:-}
 }
 
 # NP ranks, each its own simulated host (so the efa fabric cannot use shm
@@ -213,13 +214,91 @@ EOF2
 	done
 }
 
-# SRD may place a multi-packet write's bytes in any order: with the device
-# writing them last-packet-first, put_lat -o write -c still validates (late
-# bytes settle before they count) and the header says the figure is a lower bound.
+# SRD may place a multi-packet write's bytes in any order, and efasim does so
+# by default (last packet first): put_lat -o write -c still validates (late
+# bytes settle before they count), the header says the figure is a lower
+# bound, and so does every row above the MTU (p5en: 8928 B, the port's
+# max_msg_sz through fi_info's link_attr) in lat_lower_bound; late_msgs and
+# late_bytes count the late messages of the row (some at every multi-packet
+# size: the poller sees the last packet first). EFASIM_REORDER=0 still runs.
+# Without -c nothing is checked (n/a); writedata times the completion (no).
 efa_reordered_writes() { # V
 	efasim_need "$1"
-	EFASIM_REORDER=1 expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o write -m 16K:256K:x4 -n 100 -c
-	grep -q "lower bound" "$WORK/last.out" || die "header does not say lower bound"
+	rm -f "$WORK/ro.csv"
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o write -m 4K:256K:x4 -n 100 -c \
+		--csv "$WORK/ro.csv"
+	grep -q "lower bound for multi-packet sizes (above the MTU 8928 B" "$WORK/last.out" ||
+		die "header does not say lower bound above the MTU"
+	csvcheck "$WORK/ro.csv" --bench put_lat --rows 4 --lat --errors 0 --extra inject
+	python3 - "$WORK/ro.csv" <<'EOF2' || die "lower bound / late columns wrong"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for r in rows:
+    want = "yes" if int(r["size_bytes"]) > 8928 else "no"
+    assert r["lat_lower_bound"] == want, (r["size_bytes"], r["lat_lower_bound"])
+    assert int(r["late_msgs"]) >= 0 and int(r["late_bytes"]) >= int(r["late_msgs"])
+    if want == "yes":  # the last packet lands first on every message
+        assert int(r["late_msgs"]) > 0, ("no late message with reordered packets", r["size_bytes"])
+        assert int(r["late_bytes"]) < int(r["late_msgs"]) * int(r["size_bytes"])
+print("lower bound:", [(r["size_bytes"], r["lat_lower_bound"], r["late_msgs"]) for r in rows])
+EOF2
+	# the verbs path reorders as the direct path does
+	rm -f "$WORK/ro.csv"
+	expect_rc 0 efa_mpi "$1" 2 -x FI_EFA_USE_DATA_PATH_DIRECT=0 "$EBIN/efab_put_lat" -p efa -f efa-direct \
+		-o write -m 256K -n 50 -c --csv "$WORK/ro.csv"
+	python3 -c 'import csv, sys; r = next(csv.DictReader(open(sys.argv[1]))); assert int(r["late_msgs"]) > 0, r["late_msgs"]' \
+		"$WORK/ro.csv" || die "no late message on the verbs path"
+	rm -f "$WORK/ro.csv"
+	EFASIM_REORDER=0 expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o write -m 64K -n 20 -c
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o write -m 64K -n 20 --csv "$WORK/ro.csv"
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o writedata -m 64K -n 20 -c \
+		--csv "$WORK/ro.csv"
+	python3 - "$WORK/ro.csv" <<'EOF2' || die "unchecked or writedata rows wrong"
+import csv, sys
+w, wd = list(csv.DictReader(open(sys.argv[1])))
+assert (w["op"], w["lat_lower_bound"], w["late_msgs"], w["late_bytes"]) == ("write", "yes", "n/a", "n/a"), w
+assert (wd["op"], wd["lat_lower_bound"], wd["late_msgs"]) == ("writedata", "no", "0"), wd
+EOF2
+}
+
+# RLIMIT_MEMLOCK, as ib_umem_get charges it (host memory; CAP_IPC_LOCK
+# exempts): efab_mr_reg checks what it would pin at once before the first
+# registration and exits 2 with the limit, the amount and the fix; within the
+# limit it runs; with CAP_IPC_LOCK the limit does not apply. efasim refuses a
+# registration past the limit with ENOMEM, as the kernel does: efab_put_lat's
+# 4 x 1 MiB region under a 1 MiB limit fails with the libfabric error.
+efa_memlock() { # V
+	efasim_need "$1"
+	grep -q "^CapEff:.*" /proc/self/status || { echo "no /proc/self/status"; exit 77; }
+	local nocap=""
+	if (( 0x$(awk '/^CapEff/ {print $2}' /proc/self/status) >> 14 & 1 )); then
+		setpriv --bounding-set=-ipc_lock true 2>/dev/null ||
+			{ echo "cannot drop CAP_IPC_LOCK (setpriv --bounding-set)"; exit 77; }
+		nocap="setpriv --bounding-set=-ipc_lock"
+	fi
+	local lim=$((4 << 20)) # below the hard limit (raising it needs CAP_SYS_RESOURCE)
+	expect_rc 2 efa_run "$1" prlimit --memlock=$lim $nocap "$EBIN/efab_mr_reg" -p efa -f efa-direct \
+		-m 1M -n 8 --regime accumulate --max-total 64M
+	expect_msg "RLIMIT_MEMLOCK 4.0 MiB \(.* pinned already\) is below the 8.0 MiB of host memory this run pins at once \(accumulate at 1048576 B, --max-total 64.0 MiB\): raise it \(ulimit -l unlimited"
+	[ "$(grep -c . "$WORK/last.err")" = 1 ] || die "not one line"
+	expect_rc 2 efa_run "$1" prlimit --memlock=$lim $nocap "$EBIN/efab_mr_reg" -p efa -f efa-direct \
+		-m 4K:16M:x16 -n 2 --regime fresh --max-total 1M
+	expect_msg "below the 16.0 MiB of host memory this run pins at once \(fresh at 16777216 B"
+	expect_rc 0 efa_run "$1" prlimit --memlock=$lim $nocap "$EBIN/efab_mr_reg" -p efa -f efa-direct \
+		-m 1M -n 2 --regime accumulate --max-total 2M
+	grep -q "^1M  *accumulate" "$WORK/last.out" || die "no accumulate row within the limit"
+	if [ -n "$nocap" ]; then # root: CAP_IPC_LOCK exempts (kernel and efasim)
+		expect_rc 0 efa_run "$1" prlimit --memlock=$lim "$EBIN/efab_mr_reg" -p efa -f efa-direct \
+			-m 1M -n 8 --regime accumulate --max-total 64M
+	fi
+	# tcp pins nothing: no check
+	expect_rc 0 timeout 60 prlimit --memlock=$lim $nocap "$EBIN/efab_mr_reg" -p tcp -m 1M -n 4 \
+		--regime accumulate --max-total 64M
+	# efasim: past the limit the registration itself fails (ENOMEM)
+	expect_rc 1 efa_mpi "$1" 2 prlimit --memlock=$((1 << 20)) $nocap "$EBIN/efab_put_lat" -p efa -f efa-direct \
+		-m 1M -n 2
+	grep -q "failed: Cannot allocate memory (-12); host memory is pinned against RLIMIT_MEMLOCK: check ulimit -l" \
+		"$WORK/last.err" || die "no ENOMEM from the registration, or no hint"
 }
 
 # configs/p5en-efa-vs-efa-direct.conf, scaled down to this machine (host memory,
@@ -420,6 +499,7 @@ for _v in $EFASIM_VERSIONS; do
 	fi
 done
 t_efa260_reordered_writes() { efa_reordered_writes 2.6.0; }
+t_efa260_mr_reg_memlock() { efa_memlock 2.6.0; }
 t_efa260_hw_counters() { efa_hw_counters 2.6.0; }
 t_efa260_direct_faults() { efa_direct_faults 2.6.0; }
 t_efa260_verbs_path() { efa_verbs_path 2.6.0; }

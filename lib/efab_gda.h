@@ -49,6 +49,8 @@ typedef struct efab_gda {
 	efab_gda_dest_t dest;
 	char name[EFAB_ADDR_MAX];
 	size_t namelen;
+	int depth_probe;             /* open_ext_cq: EINVAL is EFAB_AGAIN (the depth is probed) */
+	char depth_note[160];        /* the receive ring was cut to the device's CQ depth: what */
 	char why[512];               /* EFAB_SKIP: the reason */
 } efab_gda_t;
 

@@ -62,6 +62,7 @@ typedef struct efab_gda_args {
 	uint64_t tx_off;   /* stream: offset of the source slots in local (the rx slots come first) */
 	uint64_t corrupt_every; /* EFAB_FAULT_CORRUPT=N: count every Nth checked message as damaged */
 	uint64_t expect;   /* rx drain: RX CQEs to count */
+	uint64_t rx_slow_ns; /* rx drain: EFAB_FAULT_GDA_RX_SLOW_NS, a slow consumer (ns per CQE) */
 	uint64_t timeout_ns;
 	/* results, device memory */
 	uint64_t *samples;  /* pingpong/read: n round trips (ns); stream: n window times */

@@ -192,4 +192,77 @@ EFAB_HD unsigned efab_gda_log2(uint32_t n)
 	return l;
 }
 
+
+/* ---- placement and limits the real driver imposes (host side, unit-tested) ---- */
+
+/* The EFA driver refuses a CQ in external memory that is not one
+ * DMA-contiguous block (efa_create_cq_umem: !ib_umem_is_contiguous ->
+ * "Non contiguous CQ unsupported", EINVAL). GPU memory is physically
+ * contiguous within one 2 MiB page (cudaMalloc maps 2 MiB pages at 2 MiB-
+ * aligned device addresses); across a boundary it may or may not be. So a
+ * ring is placed inside one 2 MiB-aligned window. */
+#define EFAB_GDA_GPU_PAGE (2ull << 20)
+
+/* Offsets (from an arena at device address base) of two rings of a_len and
+ * b_len bytes, a first, each page-aligned (4 KiB) and neither crossing a
+ * 2 MiB boundary; *end: bytes of the arena used. 0, or -1 when a ring is
+ * larger than 2 MiB (no placement can be contiguous for sure). An arena of
+ * a_len + b_len + 2 x 2 MiB always holds the result. */
+EFAB_HD int efab_gda_place_rings(uint64_t base, uint64_t a_len, uint64_t b_len, uint64_t *a_off,
+				 uint64_t *b_off, uint64_t *end)
+{
+	const uint64_t P = EFAB_GDA_GPU_PAGE;
+	uint64_t len[2] = {a_len, b_len}, off[2], o = 0;
+	for (int i = 0; i < 2; i++) {
+		if (len[i] > P)
+			return -1;
+		o = (o + 4095) & ~4095ull;
+		uint64_t s = base + o;
+		if (len[i] && s / P != (s + len[i] - 1) / P)
+			o = (s / P + 1) * P - base; /* the next 2 MiB boundary */
+		off[i] = o;
+		o += len[i];
+	}
+	*a_off = off[0];
+	*b_off = off[1];
+	*end = o;
+	return 0;
+}
+
+/* Windows of a writedata stream that one launch may post: an external-memory
+ * CQ gives the NIC no consumer index, so nothing stops it from overwriting
+ * receive completions the target's kernel has not read. With at most rx_n
+ * operations per launch, and the target draining every one before the next
+ * launch, the ring cannot be lapped. warm + n windows of `window` operations
+ * are asked for; *warm and *n are cut to fit (warmup first kept at >= 1).
+ * 0 when nothing was cut, 1 when it was, -1 when not even 2 windows fit
+ * (window > rx_n / 2). */
+EFAB_HD int efab_gda_rx_bound(uint32_t rx_n, uint64_t window, uint64_t *warm, uint64_t *n)
+{
+	if (!window || window * 2 > rx_n)
+		return -1;
+	uint64_t fit = rx_n / window;
+	if (*warm + *n <= fit)
+		return 0;
+	if (*warm >= fit)
+		*warm = fit / 2 ? fit / 2 : 1;
+	*n = fit - *warm;
+	return 1;
+}
+
+/* The send queue's request-id width (libfabric >= 2.7's fi_efa_wq_attr.caps,
+ * FI_EFA_WQ_CAPS_64_BIT_REQ_ID = 1, from rdma-core >= 65's efadv_wq_attr):
+ * the 16-bit caps sit right after max_batch, at byte 28 of the 32-byte
+ * struct -- where 2.3-2.6's struct has padding, which their query_qp_wqs
+ * leaves as the caller zeroed it. So a build against older headers reads it
+ * too: attr (sz bytes, zeroed before the query) -> caps, 0 if none. */
+EFAB_HD unsigned efab_gda_wq_caps(const void *attr, unsigned long sz)
+{
+	if (sz < 30)
+		return 0;
+	const uint8_t *b = (const uint8_t *)attr;
+	return (unsigned)b[28] | ((unsigned)b[29] << 8);
+}
+#define EFAB_GDA_WQ_CAPS_64_BIT_REQ_ID 1u
+
 #endif

@@ -6,6 +6,7 @@
  * 128-byte WQEs; CUDA without dma-buf export; the NVIDIA driver refusing to
  * map the NIC's queue pages into the GPU. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -76,6 +77,7 @@ int efab_gda_compiled(const char **why)
 }
 
 #define OPS(g) ((struct fi_efa_ops_gda *)(g)->ops)
+#define GDA_AGAIN 3 /* open_ext_cq: EINVAL while the depth is probed */
 
 static uint32_t pow2_at_least(uint64_t v)
 {
@@ -104,6 +106,8 @@ static int open_ext_cq(efab_gda_t *g, efab_fabric_t *fab, uint32_t entries, size
 	ext.ext_mem_dmabuf.offset = g->fd_off + ring_off;
 	ext.ext_mem_dmabuf.fd = (uint32_t)g->fd;
 	int ret = OPS(g)->cq_open_ext(fab->domain, &attr, &ext, cq, NULL);
+	if (ret == -FI_EINVAL && g->depth_probe)
+		return GDA_AGAIN; /* more entries than the device's max_cq_depth? (the caller halves) */
 	if (ret == -FI_ENOSYS)
 		return skip(g, "cq_open_ext (%s CQ): %s (%d): this libfabric's efa provider was built "
 			       "without rdma-core's external-memory CQ (rdma-core >= 59)", which, ret);
@@ -160,11 +164,25 @@ static int map_pages(efab_gda_t *g, void *p, size_t len, int simulated, void **r
 			 "SQ and doorbell mapped with cuMemHostRegister(DEVICEMAP) without IOMEMORY: the "
 			 "simulated device's queues are process memory (%s)", err);
 	} else if (rc == EFAB_ERR) {
-		const char *hint = code == EFAB_CU_NOT_PERMITTED ? "needs privileges (run as root)"
-				 : code == EFAB_CU_NOT_SUPPORTED ? "the kernel is too old for I/O memory mappings"
-								 : "the NVIDIA driver refuses peer I/O mappings "
-								   "(PeerMappingOverride=1 in the nvidia module's "
-								   "RegistryDwords?)";
+		/* CUDA's documentation of CU_MEMHOSTREGISTER_IOMEMORY: "It may return
+		 * CUDA_ERROR_NOT_PERMITTED if run as an unprivileged user,
+		 * CUDA_ERROR_NOT_SUPPORTED on older Linux kernel versions". A root
+		 * process refused is not a privilege matter: the NVIDIA driver then
+		 * refuses to map a third-party device's BAR (the nvidia module's
+		 * PeerMappingOverride=1 registry key lifts that check). */
+		const char *hint;
+		if (code == EFAB_CU_NOT_PERMITTED && geteuid() != 0)
+			hint = "CUDA refuses I/O memory mappings to an unprivileged user: run as root";
+		else if (code == EFAB_CU_NOT_PERMITTED)
+			hint = "refused although running as root: the NVIDIA driver does not map this "
+			       "device's BAR into the GPU (load the nvidia module with "
+			       "NVreg_RegistryDwords=\"PeerMappingOverride=1;\")";
+		else if (code == EFAB_CU_NOT_SUPPORTED)
+			hint = "CUDA has no I/O memory mappings here (CUDA documents this for older Linux "
+			       "kernels; also the answer where the platform offers no GPU peer mappings "
+			       "of PCIe BARs)";
+		else
+			hint = "the NVIDIA driver refuses the I/O mapping (see CUDA's error above)";
 		snprintf(g->why, sizeof(g->why), "mapping the NIC's %s into the GPU: %s: %s", what, err,
 			 hint);
 		return EFAB_SKIP;
@@ -214,11 +232,25 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 	uint32_t rx_want = pow2_at_least(rx_entries ? rx_entries : 256);
 	size_t tx_len = PAGE_ALIGN((size_t)tx_want * EFAB_GDA_CQE_BYTES),
 	       rx_len = PAGE_ALIGN((size_t)rx_want * EFAB_GDA_CQE_BYTES);
-	g->arena_len = (tx_len + rx_len + (1ul << 16) - 1) & ~((1ul << 16) - 1);
+	if (tx_len > EFAB_GDA_GPU_PAGE || rx_len > EFAB_GDA_GPU_PAGE) {
+		snprintf(g->why, sizeof(g->why), "a CQ ring of %zu bytes (%u send, %u receive entries x "
+			 "32 B) is larger than one 2 MiB GPU page: the EFA driver takes only "
+			 "DMA-contiguous CQ memory (\"Non contiguous CQ unsupported\")",
+			 tx_len > rx_len ? tx_len : rx_len, tx_want, rx_want);
+		return EFAB_SKIP;
+	}
+	/* each ring inside one 2 MiB-aligned window of GPU memory (contiguous) */
+	g->arena_len = tx_len + rx_len + 2 * EFAB_GDA_GPU_PAGE;
 	int rc = efab_cuda_alloc(0, device, g->arena_len, &g->arena);
 	if (rc) {
 		snprintf(g->why, sizeof(g->why), "no GPU memory for the CQ rings (see above)");
 		return rc;
+	}
+	uint64_t tx_off = 0, rx_off = 0, used = 0;
+	if (efab_gda_place_rings((uint64_t)(uintptr_t)g->arena, tx_len, rx_len, &tx_off, &rx_off, &used) ||
+	    used > g->arena_len) {
+		efab_log_error("placing the CQ rings in the GPU arena failed (%zu + %zu bytes)", tx_len, rx_len);
+		return EFAB_ERR;
 	}
 	if (efab_cuda_memset(g->arena, 0, g->arena_len))
 		return EFAB_ERR;
@@ -228,27 +260,49 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 			 "(see above): cq_open_ext takes a dma-buf");
 		return rc;
 	}
-	efab_mr_dmabuf_t dmabuf = {.fd = g->fd, .offset = g->fd_off, .len = g->arena_len,
-				   .base_addr = (void *)((uintptr_t)g->arena - g->fd_off)};
-	efab_mr_attr_t attr = {.dmabuf = &dmabuf, .iov_count = 1,
-			       .access = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
-			       .requested_key = fab->next_key++, .iface = FI_HMEM_CUDA};
-	attr.device.cuda = device;
-	ret = fi_mr_regattr(fab->domain, (const struct fi_mr_attr *)&attr, EFAB_FI_MR_DMABUF,
-			    &g->arena_mr);
-	if (ret) {
-		efab_log_error("fi_mr_regattr(FI_MR_DMABUF) of the CQ rings' GPU memory (%zu bytes): "
-			       "%s (%d)", g->arena_len, fi_strerror(-ret), ret);
-		g->arena_mr = NULL;
-		return EFAB_ERR;
+	/* Real EFA needs no MR of the rings: the driver imports the dma-buf for
+	 * the CQ itself. The simulated device learns which GPU memory a dma-buf
+	 * covers only from an MR of it (tests/efasim/memkind.c): there, one MR
+	 * with local access only. */
+	if (simulated) {
+		efab_mr_dmabuf_t dmabuf = {.fd = g->fd, .offset = g->fd_off, .len = g->arena_len,
+					   .base_addr = (void *)((uintptr_t)g->arena - g->fd_off)};
+		efab_mr_attr_t attr = {.dmabuf = &dmabuf, .iov_count = 1, .access = FI_READ | FI_WRITE,
+				       .requested_key = fab->next_key++, .iface = FI_HMEM_CUDA};
+		attr.device.cuda = device;
+		ret = fi_mr_regattr(fab->domain, (const struct fi_mr_attr *)&attr, EFAB_FI_MR_DMABUF,
+				    &g->arena_mr);
+		if (ret) {
+			efab_log_error("fi_mr_regattr(FI_MR_DMABUF) of the CQ rings' GPU memory (%zu bytes, "
+				       "for the simulated device): %s (%d)", g->arena_len, fi_strerror(-ret), ret);
+			g->arena_mr = NULL;
+			return EFAB_ERR;
+		}
 	}
-	rc = open_ext_cq(g, fab, tx_want, 0, tx_len, &g->tx_cq, &g->tx_n, "send");
-	if (!rc)
-		rc = open_ext_cq(g, fab, rx_want, tx_len, rx_len, &g->rx_cq, &g->rx_n, "receive");
+	rc = open_ext_cq(g, fab, tx_want, tx_off, tx_len, &g->tx_cq, &g->tx_n, "send");
+	/* the receive ring asks for rx_entries; a device whose max_cq_depth is
+	 * smaller refuses it with EINVAL (efa_create_cq: entries > max_cq_depth):
+	 * halve down to 256, and say so (writedata launches are cut to the ring) */
+	for (g->depth_probe = 1; !rc;) {
+		rc = open_ext_cq(g, fab, rx_want, rx_off, PAGE_ALIGN((size_t)rx_want * EFAB_GDA_CQE_BYTES),
+				 &g->rx_cq, &g->rx_n, "receive");
+		if (rc != GDA_AGAIN)
+			break;
+		if (rx_want <= 256) {
+			g->depth_probe = 0;
+			rc = open_ext_cq(g, fab, rx_want, rx_off, PAGE_ALIGN((size_t)rx_want * EFAB_GDA_CQE_BYTES),
+					 &g->rx_cq, &g->rx_n, "receive");
+			break;
+		}
+		rx_want /= 2;
+		snprintf(g->depth_note, sizeof(g->depth_note), "the receive CQ ring has %u entries: the "
+			 "device refused %u (EINVAL: its max_cq_depth)", rx_want, rx_want * 2);
+	}
+	g->depth_probe = 0;
 	if (rc)
 		return rc;
-	g->tx_ring = (uint8_t *)g->arena;
-	g->rx_ring = (uint8_t *)g->arena + tx_len;
+	g->tx_ring = (uint8_t *)g->arena + tx_off;
+	g->rx_ring = (uint8_t *)g->arena + rx_off;
 	/* the GPU's endpoint: fab's domain and AV, its own CQs; libfabric posts
 	 * nothing on it (its own direct path on the same QP would share the
 	 * producer index) */
@@ -265,7 +319,12 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 		efab_log_error("fi_getname (the GPU's endpoint): %s (%d)", fi_strerror(-ret), ret);
 		return EFAB_ERR;
 	}
+	/* zeroed: libfabric < 2.7 leaves the bytes where 2.7 puts caps alone */
 	struct fi_efa_wq_attr sq, rq;
+	_Static_assert(offsetof(struct fi_efa_wq_attr, max_batch) == 24 && sizeof(struct fi_efa_wq_attr) == 32,
+		       "fi_efa_wq_attr: caps (libfabric >= 2.7) is read at byte 28");
+	memset(&sq, 0, sizeof(sq));
+	memset(&rq, 0, sizeof(rq));
 	ret = OPS(g)->query_qp_wqs(g->ep, &sq, &rq);
 	if (ret == -FI_ENOSYS || ret == -FI_EOPNOTSUPP)
 		return skip(g, "query_qp_wqs%s: %s (%d): this libfabric/rdma-core cannot hand out the "
@@ -273,6 +332,12 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 	if (ret) {
 		efab_log_error("query_qp_wqs: %s (%d)", fi_strerror(-ret), ret);
 		return EFAB_ERR;
+	}
+	if (efab_gda_wq_caps(&sq, sizeof(sq)) & EFAB_GDA_WQ_CAPS_64_BIT_REQ_ID) {
+		snprintf(g->why, sizeof(g->why), "the send queue uses 64-bit request ids "
+			 "(fi_efa_wq_attr.caps FI_EFA_WQ_CAPS_64_BIT_REQ_ID: rdma-core >= 65 on a device "
+			 "with them); the kernels write 16-bit ones");
+		return EFAB_SKIP;
 	}
 	if (sq.entry_size != EFAB_GDA_WQE_BYTES) {
 		snprintf(g->why, sizeof(g->why), "the send queue's entries are %u bytes (the kernels "

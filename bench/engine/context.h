@@ -85,6 +85,10 @@ struct efab_ctx {
 					 * N operations more than were posted */
 		int slow_rank;          /* EFAB_FAULT_SLOW=R:US: rank R sleeps US microseconds */
 		unsigned slow_us;       /* after each of its stream windows (0: none) */
+		uint64_t gda_rx_slow_ns; /* EFAB_FAULT_GDA_RX_SLOW_NS=N: the GPU writedata target
+					 * waits N ns after each receive CQE (a slow consumer) */
+		int gda_no_rx_bound;     /* EFAB_FAULT_GDA_NO_RX_BOUND=1: launches not cut to the
+					 * receive ring (shows the lap the bound prevents) */
 	} faults;
 	uint64_t nverified;
 	uint64_t late; /* messages whose bytes landed after their tag */

@@ -32,6 +32,8 @@ struct efab_gda_run {
 	double *hpd;       /* hp in ns */
 	double post_p50;   /* this size, ns per operation on the GPU (initiator) */
 	int simulated;
+	uint32_t rx_min; /* the smallest receive CQ ring of the job (entries) */
+	int cut_said;    /* the writedata cut was said */
 };
 
 static const char *const gda_cols[] = {"initiator", "gpu_post_ns", "gpu_threads"};
@@ -248,6 +250,19 @@ int efab_gda_setup(efab_ctx_t *c)
 		rc = EFAB_ERR;
 	if ((rc = efab_rt_agree(rt, rc)))
 		return rc;
+	double rx_mine = -(double)r->g.rx_n, rx_neg = 0;
+	if (rt->allreduce(rt, &rx_mine, &rx_neg, 1, EFAB_RT_MAX))
+		return EFAB_ERR;
+	r->rx_min = (uint32_t)-rx_neg;
+	if (c->op == EFAB_OP_WRITEDATA && c->row->pattern == EFAB_PATTERN_STREAM &&
+	    (uint64_t)c->o.window * 2 > r->rx_min) {
+		if (rt->rank == 0)
+			efab_log_error("--initiator gpu -o writedata: -W %llu is more than half the receive CQ "
+				       "ring (%u entries): a window must fit twice (warmup and one measured) "
+				       "so that the NIC cannot lap the ring; use -W %u or less",
+				       (unsigned long long)c->o.window, r->rx_min, r->rx_min / 2);
+		return EFAB_EUSAGE;
+	}
 	/* the GPU clock, measured by the kernel itself */
 	efab_gda_args_t a = base_args(c, r);
 	a.mode = EFAB_GDA_CLOCK;
@@ -260,6 +275,11 @@ int efab_gda_setup(efab_ctx_t *c)
 		     "the queue pair; SQ %u x %u B, max_batch %u, CQ %u/%u entries; %s",
 		  r->g.sq_n, r->g.sq_entry, r->g.max_batch, r->g.tx_n, r->g.rx_n,
 		  r->g.map_note[0] ? r->g.map_note : "SQ and doorbell mapped as I/O memory");
+	efab_note(c, "--initiator gpu CQ rings: each inside one 2 MiB-aligned window of GPU memory (the "
+		     "EFA driver takes only DMA-contiguous CQ memory); writedata: at most %u operations "
+		     "per size (the receive ring: an external-memory CQ gives the NIC no consumer index, "
+		     "so a launch never posts more than the target's ring holds)%s%s",
+		  r->rx_min, r->g.depth_note[0] ? "; " : "", r->g.depth_note);
 	efab_note(c, "GPU clock: %%globaltimer, smallest step %llu ns (measured by the kernel); SM "
 		     "clock64 %.0f MHz against it; latency and window times are read on %%globaltimer "
 		     "inside the kernel; gpu_post_ns = ns thread 0 spends writing a WQE and ringing the "
@@ -340,6 +360,19 @@ int efab_gda_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, 
 	size_t used = slots < c->o.window ? slots : c->o.window, rx_bytes = slots * c->o.sizes.max;
 	int writedata = c->op == EFAB_OP_WRITEDATA, runs = c->initiator || writedata;
 	efab_waitfor_t w = {"the GPU kernel", efab_op_name(c->op), size, c->peer, 0};
+	/* writedata: at most the receive ring's entries per launch, so the NIC
+	 * cannot lap the target's kernel (efab_gda_rx_bound; both ranks cut the
+	 * same, from the smallest ring of the job) */
+	if (writedata && !c->faults.gda_no_rx_bound &&
+	    efab_gda_rx_bound(r->rx_min, c->o.window, &warm, &n) == 1 && !r->cut_said) {
+		r->cut_said = 1;
+		if (c->rt->rank == 0)
+			fprintf(stderr, "efab: --initiator gpu -o writedata: at most %u operations per size "
+				"(the receive CQ ring: the NIC has no consumer index, a launch posting more "
+				"could lap it): %llu of the windows asked for, warmup %llu (sizes from %llu B)\n",
+				r->rx_min, (unsigned long long)n, (unsigned long long)warm,
+				(unsigned long long)size);
+	}
 	if (n > r->cap || efab_pattern_samples(c, n))
 		return EFAB_ERR;
 	c->use_inject = 0;
@@ -368,6 +401,7 @@ int efab_gda_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, 
 	a.tx_off = rx_bytes;
 	a.threads = (uint32_t)(c->o.gpu_threads ? c->o.gpu_threads : 1);
 	a.expect = (warm + n) * c->o.window;
+	a.rx_slow_ns = c->faults.gda_rx_slow_ns;
 	if (timed_phase(c, r, &a, runs, 32, c->initiator ? n : 0, &w))
 		return EFAB_ERR;
 	for (size_t k = 0; c->o.check && !c->initiator && k < used; k++)

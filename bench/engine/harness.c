@@ -41,6 +41,10 @@ static void faults_read(struct efab_faults *f)
 		f->slow_rank = atoi(v);
 		f->slow_us = (unsigned)strtoul(strchr(v, ':') + 1, NULL, 10);
 	}
+	v = getenv("EFAB_FAULT_GDA_RX_SLOW_NS");
+	f->gda_rx_slow_ns = v ? strtoull(v, NULL, 10) : 0;
+	v = getenv("EFAB_FAULT_GDA_NO_RX_BOUND");
+	f->gda_no_rx_bound = v && !strcmp(v, "1");
 }
 
 /* ---- the main flow ---- */

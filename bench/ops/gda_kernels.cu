@@ -461,6 +461,9 @@ __device__ void rx_drain(const efab_gda_args_t &a, qs &s)
 	for (uint64_t k = 0; k < a.expect; k++) {
 		if (rx_wait(a, s, (uint32_t)a.seq0, deadline))
 			return;
+		if (a.rx_slow_ns) /* test hook: a consumer slower than the NIC */
+			for (uint64_t t = gtimer(); gtimer() - t < a.rx_slow_ns;)
+				;
 		deadline = gtimer() + a.timeout_ns;
 	}
 }

@@ -406,6 +406,13 @@ static void sim_init_once(void)
 		fprintf(stderr, "efasim: EFASIM_HZ must be 100, 250, 300, 1000 (a CONFIG_HZ) or 0 (no cache)\n");
 		return;
 	}
+	/* EFASIM_MAX_CQE: a device whose max_cq_depth is smaller (the real value
+	 * is not public; MAX_CQE is assumed) */
+	sim.max_cqe = MAX_CQE;
+	sim.cq_contig = !(getenv("EFASIM_CQ_CONTIG") && !strcmp(getenv("EFASIM_CQ_CONTIG"), "0"));
+	if (getenv("EFASIM_MAX_CQE") && atoi(getenv("EFASIM_MAX_CQE")) > 0 &&
+	    (uint32_t)atoi(getenv("EFASIM_MAX_CQE")) < MAX_CQE)
+		sim.max_cqe = (uint32_t)atoi(getenv("EFASIM_MAX_CQE"));
 	sim.hw_stale_ms = getenv("EFASIM_HW_STALE_MS") ? (unsigned)atoi(getenv("EFASIM_HW_STALE_MS")) : 0;
 	const char *drop = getenv("EFASIM_DROP_HOST");
 	if (drop)

@@ -49,7 +49,7 @@ static struct ibv_cq_ex *create_cq(struct ibv_context *ctx, struct ibv_cq_init_a
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (!attr->cqe || attr->cqe > MAX_CQE) {
+	if (!attr->cqe || attr->cqe > sim.max_cqe) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -123,10 +123,13 @@ struct ibv_cq_ex *sim_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_a
  * rdma-core does, with no minimum, above the device's maximum EINVAL; a umem
  * shorter than PAGE_ALIGN(32 * entries) EINVAL, "External memory too small").
  * A driver without the capability (EFASIM_EXT_CQ=0) refuses the ioctl's
- * buffer attributes: EOPNOTSUPP. Not checked: the kernel's "Non contiguous CQ
- * unsupported" (DMA contiguity). Last, efasim's own step: which device memory
+ * buffer attributes: EOPNOTSUPP. Then "Non contiguous CQ unsupported" (the
+ * kernel's ib_umem_is_contiguous), modelled as a ring crossing a 2 MiB page
+ * of GPU memory. Last, efasim's own step: which device memory
  * the dma-buf is, through an MR of it this process registered (memkind.c);
  * without one EOPNOTSUPP and a log line. */
+#define CQ_GPU_PAGE (2ull << 20)
+
 struct ibv_cq_ex *efasim_efadv_create_cq(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr,
 					 struct efadv_cq_init_attr *efa_attr, uint32_t inlen)
 {
@@ -182,10 +185,10 @@ struct ibv_cq_ex *efasim_efadv_create_cq(struct ibv_context *ctx, struct ibv_cq_
 		return NULL;
 	}
 	uint32_t n = 1;
-	while (attr->cqe && n < attr->cqe && n <= MAX_CQE)
+	while (attr->cqe && n < attr->cqe && n <= sim.max_cqe)
 		n <<= 1;
-	if (!attr->cqe || n > MAX_CQE) {
-		slog("ext-mem CQ: %u entries (max_cqe %u): EINVAL", attr->cqe, (unsigned)MAX_CQE);
+	if (!attr->cqe || n > sim.max_cqe) {
+		slog("ext-mem CQ: %u entries (max_cqe %u): EINVAL", attr->cqe, (unsigned)sim.max_cqe);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -194,6 +197,19 @@ struct ibv_cq_ex *efasim_efadv_create_cq(struct ibv_context *ctx, struct ibv_cq_
 	if (len < need) {
 		slog("ext-mem CQ: External memory too small: %llu bytes for %u entries (PAGE_ALIGN(32 * %u) = %llu): EINVAL",
 		     (unsigned long long)len, n, n, (unsigned long long)need);
+		errno = EINVAL;
+		return NULL;
+	}
+	/* efa_create_cq_umem: !ib_umem_is_contiguous(umem) -> "Non contiguous CQ
+	 * unsupported", EINVAL. GPU memory is physically contiguous within a 2 MiB
+	 * page; a ring crossing a 2 MiB boundary of device addresses may be split
+	 * on the GPU, and efasim refuses it (EFASIM_CQ_CONTIG=0: never checked) */
+	uint64_t dva = 0;
+	if (sim.cq_contig && !mk_dmabuf_devaddr(fd, off, &dva) && len &&
+	    dva / CQ_GPU_PAGE != (dva + len - 1) / CQ_GPU_PAGE) {
+		slog("ext-mem CQ: Non contiguous CQ unsupported: device address %#llx + %llu bytes crosses a "
+		     "2 MiB GPU page: EINVAL",
+		     (unsigned long long)dva, (unsigned long long)len);
 		errno = EINVAL;
 		return NULL;
 	}

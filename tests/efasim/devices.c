@@ -97,7 +97,7 @@ static void fill_device_attr(struct sim_ctx *c, struct ibv_device_attr *a)
 	a->max_qp_wr = sim.prof->max_sq_wr;
 	a->max_sge = MAX_SQ_SGE;
 	a->max_cq = 512;
-	a->max_cqe = MAX_CQE;
+	a->max_cqe = (int)sim.max_cqe;
 	a->max_mr = MAX_MR;
 	a->max_pd = MAX_PD;
 	a->max_ah = MAX_AH;

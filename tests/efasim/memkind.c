@@ -168,6 +168,33 @@ int mk_dmabuf_mr(int fd, uint64_t offset, uint64_t len, int *slot, uint64_t *add
 	return 0;
 }
 
+/* The device address of [offset] of dma-buf fd, for the kernel's contiguity
+ * check: through an MR of that dma-buf (its iova), or, for the test stand-in
+ * (EFASIM_TEST_FAKE_DMABUF's memfd "efasim-dmabuf"), the offset itself: the
+ * stand-in is taken as GPU memory that starts on a 2 MiB page. ENOENT when
+ * neither (efasim's resolution then refuses it anyway). */
+int mk_dmabuf_devaddr(int fd, uint64_t offset, uint64_t *dev)
+{
+	struct stat st;
+	uint64_t start = 0;
+	int slot;
+	struct efasim_mem_info mk;
+	if (fstat(fd, &st))
+		return EBADF;
+	if (!dmabuf_find(&st, 0, 0, &start, &slot, &mk)) {
+		*dev = start + offset;
+		return 0;
+	}
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ssize_t k = sim.fake_dmabuf ? readlink(path, buf, sizeof(buf) - 1) : -1;
+	if (k > 0 && (buf[k] = 0, !strncmp(buf, "/memfd:efasim-dmabuf", 20))) {
+		*dev = offset;
+		return 0;
+	}
+	return ENOENT;
+}
+
 static int dmabuf_unresolved(int fd, uint64_t offset)
 {
 	struct stat st;

@@ -182,7 +182,14 @@ static int gda_table(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *
 	       ext_cq(ctx, fd, 0, 16384, 512, 0, 0));
 	row("ext-mem CQ, max_cqe + 1 entries in 512 MiB (entries > max)", EINVAL,
 	    ext_cq(ctx, fd, 0, big, maxcqe + 1, 0, 0));
-	row_of("efasim", "... max_cqe entries, no MR of the dma-buf", EOPNOTSUPP, ext_cq(ctx, fd, 0, big, maxcqe, 0, 0));
+	row("... max_cqe entries in 512 MiB: also Non contiguous (no 2 MiB GPU page holds the ring)", EINVAL,
+	    ext_cq(ctx, fd, 0, big, maxcqe, 0, 0));
+	/* efa_create_cq_umem: !ib_umem_is_contiguous -> "Non contiguous CQ
+	 * unsupported"; the stand-in is GPU memory in 2 MiB pages from offset 0 */
+	row("ext-mem CQ, 16 entries at 2 MiB - 2048: crosses a 2 MiB GPU page (Non contiguous CQ unsupported)",
+	    EINVAL, ext_cq(ctx, fd, (2u << 20) - 2048, 4096, 16, 0, 0));
+	row_of("efasim", "... at 2 MiB - 4096: ends on the page, no MR of the dma-buf", EOPNOTSUPP,
+	       ext_cq(ctx, fd, (2u << 20) - 4096, 4096, 16, 0, 0));
 	close(fd);
 
 	/* an older driver */

@@ -91,6 +91,8 @@ struct sim_state {
 	uint32_t caps;           /* EFADV_DEVICE_ATTR_CAPS_* the device reports: the profile's, less what knobs remove (EFASIM_EXT_CQ=0) */
 	int nnics;
 	int reorder;
+	int cq_contig;           /* EFASIM_CQ_CONTIG (default 1): ext-mem CQs must not cross a 2 MiB GPU page */
+	uint32_t max_cqe;        /* the device's max_cq_depth: MAX_CQE, or EFASIM_MAX_CQE */
 	int hz;                  /* EFASIM_HZ: the simulated kernel's tick rate (counters.c); 0 = no hw_stats cache */
 	unsigned hw_stale_ms;    /* test fault EFASIM_HW_STALE_MS: the cache served that much longer than the kernel's rule */
 	char drop_host[64];
@@ -298,6 +300,7 @@ int mk_dmabuf_check(int fd, uint64_t offset, uint64_t len);
 /* The device address and allocation of [offset, offset + len) of dma-buf fd,
  * found through an MR of the same dma-buf this process registered (and still
  * has); else EOPNOTSUPP (logged). */
+int mk_dmabuf_devaddr(int fd, uint64_t offset, uint64_t *dev);
 int mk_dmabuf_resolve(int fd, uint64_t offset, uint64_t len, uint64_t *dev, struct efasim_mem_info *out);
 /* The kind of an address of this process that has no MR (inline data). */
 int mk_kind_local(const void *addr);

@@ -4,7 +4,7 @@
 # completion counters, and libfabric 2.6.0's GDA ops on it.
 
 # efadv_create_cq with external memory, refused as rdma-core 64 and the EFA
-# driver refuse it (objrules.c gda: 18 rows, each errno; a dma-buf faked with
+# driver refuse it (objrules.c gda: 20 rows, each errno, the 2 MiB contiguity pair among them; a dma-buf faked with
 # a memfd, EFASIM_TEST_FAKE_DMABUF, for the checks after the fd's), the
 # capability with and without EFASIM_EXT_CQ=0, and the send queues and
 # doorbells of two QPs on pages of their own.
@@ -14,7 +14,7 @@ t_efasim_gda_rules() {
 	[ -x "$b" ] || die "$b not built (tests/efasim/build 2.6.0 sim)"
 	export EFASIM_DIR="$WORK/efasim"
 	expect_rc 0 efa_run 2.6.0 "$b" gda
-	[ "$(grep -c '^ok ' "$WORK/last.out")" = 18 ] || die "18 rows expected"
+	[ "$(grep -c '^ok ' "$WORK/last.out")" = 20 ] || die "20 rows expected"
 }
 
 # rdma-core main's completion counters (compcntr.c) through its own API

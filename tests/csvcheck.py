@@ -46,8 +46,8 @@ LATER = {
     "put_bw": BW_LATER + INITIATOR,
     "get_bw": BW_LATER,
     "atomic_bw": BW_LATER,
-    "mr_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75"],
-    "shmem_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75"],
+    "mr_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75", "reg_path"],
+    "shmem_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75", "reg_path"],
 }
 
 

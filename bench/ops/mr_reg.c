@@ -33,20 +33,22 @@
 #include "efab_topo.h"
 #include "pattern.h"
 #include "reg.h"
+#include "efab_reglog.h"
 #include "rows.h"
 #include "runtime.h"
 
 /* The fit columns' 95 % intervals come after fit_r2 so that older columns
  * keep their places. */
 enum { C_RANK, C_DEREG50, C_DEREG99, C_REGBEFORE, C_CACHE, C_ACCESS, C_NIC, C_FITX, C_FIXED,
-       C_SLOPE, C_R2, C_FIXED_LO, C_FIXED_HI, C_SLOPE_LO, C_SLOPE_HI, C_DOMAINS, C_FIRST, C_P25, C_P75, C_N };
+       C_SLOPE, C_R2, C_FIXED_LO, C_FIXED_HI, C_SLOPE_LO, C_SLOPE_HI, C_DOMAINS, C_FIRST, C_P25, C_P75,
+       C_REGPATH, C_N };
 static const char *const cols[C_N] = {"rank", "dereg_us_p50", "dereg_us_p99",
 				      "registered_before_MiB", "mr_cache", "access",
 				      "includes_nic_work", "fit_x", "fit_fixed_us",
 				      "fit_us_per_MiB", "fit_r2", "fit_fixed_us_lo",
 				      "fit_fixed_us_hi", "fit_us_per_MiB_lo",
 				      "fit_us_per_MiB_hi", "domains", "first_us",
-				      "lat_us_p25", "lat_us_p75"};
+				      "lat_us_p25", "lat_us_p75", "reg_path"};
 _Static_assert(C_N <= EFAB_MAX_EXTRA, "registration columns exceed EFAB_MAX_EXTRA");
 
 static int nic_provider(const char *prov)
@@ -180,6 +182,7 @@ typedef struct meas {
 	double before_MiB;
 	efab_fit_t fit; /* accumulate: cost vs registered before */
 	int has_fit;
+	const char *reg_path; /* reg_path(): which way libfabric registered this size */
 } meas_t;
 
 /* What the single-shot pattern's calls work on (pattern.h times them). */
@@ -341,6 +344,36 @@ static int time_accumulate(shot_t *sh, meas_t *m)
 	return rc;
 }
 
+/* Which way libfabric registers a buffer of this size and kind: for GPU
+ * memory on the efa provider, from its own MR log around one untimed
+ * registration made before the timed ones (efab_reglog.h: "dmabuf", "va",
+ * "dmabuf->va", "unknown"); "host" for host memory, "-" where the provider
+ * is not efa or the op is no libfabric registration. */
+static const char *reg_path(reg_ctx_t *r, const efab_regop_t *cb, uint64_t size)
+{
+	if (cb && cb->component)
+		return "-";
+	if (efab_mem_iface(r->kind) != FI_HMEM_CUDA)
+		return "host";
+	if (!efab_prov_matches("efa", r->fab.info->fabric_attr->prov_name))
+		return "-";
+	efab_mem_t mem = {0};
+	mrset_t set;
+	char log[4096];
+	if (efab_mem_alloc(r->kind, r->gpu, size, &mem))
+		return "unknown";
+	int captured = efab_reglog_begin() == EFAB_OK;
+	int rc = reg_one(r, mem.ptr, size, &set);
+	efab_reglog_end(log, sizeof(log));
+	if (!rc)
+		dereg_set(&set);
+	efab_mem_free(&mem);
+	if (efab_log_verbose() > 0 && r->rt->rank == 0)
+		fprintf(stderr, "reg_path %llu B: libfabric's MR log: %s\n", (unsigned long long)size,
+			captured ? (log[0] ? log : "(nothing)\n") : "(not captured)\n");
+	return rc ? "unknown" : efab_reglog_path(log, captured, r->o.dmabuf, fi_version());
+}
+
 /* One size of one regime (or component). */
 static int measure(reg_ctx_t *r, const char *op, uint64_t size, meas_t *m)
 {
@@ -372,6 +405,7 @@ static int measure(reg_ctx_t *r, const char *op, uint64_t size, meas_t *m)
 		r->cap = calls;
 	}
 	const efab_regop_t *cb = efab_regop_find(r, op);
+	m->reg_path = reg_path(r, cb, size);
 	shot_t sh = {.r = r, .cb = cb, .size = size, .n = n};
 	if (cb)
 		rc = time_regop(&sh, calls);
@@ -422,6 +456,7 @@ static void emit(reg_ctx_t *r, const meas_t *m, const efab_fit_t *fit, const cha
 		snprintf(row.extra[C_P25], sizeof(row.extra[0]), "%.3f", m->reg.p25);
 		snprintf(row.extra[C_P75], sizeof(row.extra[0]), "%.3f", m->reg.p75);
 	}
+	snprintf(row.extra[C_REGPATH], sizeof(row.extra[0]), "%s", m->reg_path ? m->reg_path : "-");
 	if (fit) {
 		snprintf(row.extra[C_FITX], sizeof(row.extra[0]), "%s", fit_x);
 		snprintf(row.extra[C_FIXED], sizeof(row.extra[0]), "%.4f", fit->intercept);
@@ -808,8 +843,14 @@ static void print_header(const reg_ctx_t *r, const struct fi_info *info, const c
 		 "calls after the first; first_us = the first call of the size and regime, alone; %s",
 		 r->nic_work[0] == 'y' ? "this provider's registration includes NIC driver work"
 				       : "no NIC here: registration is software bookkeeping");
-	const char *notes[] = {note1, note2, note3};
-	efab_table_begin(stdout, &r->ri, notes, note3[0] ? 3 : 2, 1, 0);
+	const char *note4 = "reg_path = how libfabric registered a buffer of the size, from its own MR "
+			    "log (FI_LOG_INFO, captured around one untimed registration before the "
+			    "timed ones): dmabuf (ibv_reg_dmabuf_mr of the CUDA driver's dma-buf), va "
+			    "(ibv_reg_mr on the GPU address: the peer-memory module, nvidia-peermem or "
+			    "the EFA installer's efa-nv-peermem), dmabuf->va (dma-buf refused, then "
+			    "ibv_reg_mr), unknown (no log to read); host for host memory";
+	const char *notes[] = {note1, note2, note3[0] ? note3 : note4, note4};
+	efab_table_begin(stdout, &r->ri, notes, note3[0] ? 4 : 3, 1, 0);
 }
 
 /* Every regime (registrations through a dmabuf are rows of their own: op

@@ -75,7 +75,9 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 assert sorted({int(r["domains"]) for r in rows}) == [1, 2, 4], rows
 for r in rows:
     assert r["includes_nic_work"] == "yes" and float(r["first_us"]) > 0, r
+    assert r["reg_path"] == "host", r["reg_path"]  # host memory: no GPU path to tell
 PY
+	grep -q "^# reg_path = how libfabric registered a buffer" "$WORK/last.out" || die "the header does not define reg_path"
 	rm -f "$WORK/d.csv"
 	expect_rc 0 efa_run 2.6.0 "$EBIN/efab_mr_reg" -p efa -f efa -m 64K -n 3 --regime same \
 		--domains 3 --csv "$WORK/d.csv"

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "efab_hwc.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -116,6 +118,15 @@ typedef struct efab_scan_verdict {
 	 * time, no unit or pair named (2., last) -- "" when none */
 	char round_note[512];
 } efab_scan_verdict_t;
+
+/* The trouble rule for one NIC in one round: the text of the trouble
+ * counters in delta d ("name=delta;...", "" when none), with note (a counter
+ * that went backwards or became unreadable, efab_hwc_delta) appended: a
+ * counter reset or gone is trouble too. max_retrans: see docs/scan.md. The
+ * text goes to buf (len bytes), which the verdict counts as trouble when it
+ * is not empty. */
+void efab_scan_nic_trouble(const efab_hwc_snap_t *d, const char *note, double max_retrans,
+			   char *buf, size_t len);
 
 const char *efab_scan_metric_name(int metric);
 

@@ -7,6 +7,22 @@
 #include "efab.h"
 #include "efab_scan.h"
 
+void efab_scan_nic_trouble(const efab_hwc_snap_t *d, const char *note, double max_retrans,
+			   char *buf, size_t len)
+{
+	size_t n = 0;
+	(void)max_retrans;
+	if (!len)
+		return;
+	buf[0] = 0;
+	for (int k = 0; k < EFAB_HWC_N && n + 1 < len; k++)
+		if (efab_hwc_is_trouble(k) && (d->have & (1u << k)) && d->v[k])
+			n += (size_t)snprintf(buf + n, len - n, "%s%s=%llu", n ? ";" : "",
+					      efab_hwc_names[k], (unsigned long long)d->v[k]);
+	if (note && note[0] && n + 1 < len)
+		snprintf(buf + n, len - n, "%s%s", n ? ";" : "", note);
+}
+
 int efab_scan_rounds(int nodes)
 {
 	if (nodes < 2)

@@ -522,14 +522,7 @@ static int nic_trouble(efab_ctx_t *c, const efab_hwc_snap_t *hw0, scan_report_t 
 	if (nic_snapshot(c, &hw1))
 		return EFAB_ERR;
 	efab_hwc_delta(hw0, &hw1, &d, note, sizeof(note));
-	size_t n = 0;
-	rep->hw[0] = 0;
-	for (int k = 0; k < EFAB_HWC_N && n + 1 < sizeof(rep->hw); k++)
-		if (efab_hwc_is_trouble(k) && (d.have & (1u << k)) && d.v[k])
-			n += (size_t)snprintf(rep->hw + n, sizeof(rep->hw) - n, "%s%s=%llu", n ? ";" : "",
-					      efab_hwc_names[k], (unsigned long long)d.v[k]);
-	if (note[0] && n + 1 < sizeof(rep->hw)) /* a counter reset or gone is trouble too */
-		snprintf(rep->hw + n, sizeof(rep->hw) - n, "%s%s", n ? ";" : "", note);
+	efab_scan_nic_trouble(&d, note, c->o.max_retrans, rep->hw, sizeof(rep->hw));
 	return EFAB_OK;
 }
 

@@ -486,7 +486,8 @@ static void count_loss(int sd, int dd, size_t len)
  * data and completions are as usual, only the sender's retrans_* counters
  * show it (amzn-drivers kernel/linux/efa/src: retrans_bytes/retrans_pkts
  * are the device's network stats, efa_com_cmd.h struct efa_com_network_stats,
- * which efa_verbs.c exposes as port hw_counters). No public source gives the real rate; 1 in 1000
+ * which efa_verbs.c exposes as port hw_counters, EFA_DEFINE_PORT_STATS). No
+ * public source gives the real rate; 1 in 1000
  * (0.1 %) is assumed: enough that a scan round of a few thousand packets
  * counts some, as a loaded p5en does, and 10x below efab_scan's
  * --max-retrans default (1 %). Deterministic: the Nth, 2Nth, ... packet

@@ -159,6 +159,7 @@ typedef struct efab_opts {
 	double threshold;  /* flag below threshold x the cluster median */
 	double min_bw;     /* 10^6 B/s, 0 = off */
 	double max_lat;    /* microseconds, 0 = off */
+	double max_retrans; /* a NIC's retrans_pkts / tx_pkts in a round above this is trouble */
 	char verdict_json[PATH_MAX]; /* the verdict as JSON ("" none) */
 	/* every node's facts as JSON (the sweep: jobs/NNN.nodes.json) */
 	char nodes_json[PATH_MAX];

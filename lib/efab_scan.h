@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "efab_hwc.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,11 +39,11 @@ typedef struct efab_scan_data {
 	 * NULL: none failed */
 	const unsigned char *failed;
 	const char *const *why;
-	/* per cell [(a * nodes + b) * nics + i]: the trouble counters of node
-	 * a's NIC i (drops, retransmissions, timeouts, errors,
-	 * unresponsive/impaired remote events; lib/efab_hwc.h) that rose during
-	 * its round with node b, as text ("" or NULL: none rose); NULL: no
-	 * counters read */
+	/* per cell [(a * nodes + b) * nics + i]: the trouble of node a's NIC
+	 * i's counters in its round with node b, as efab_scan_nic_trouble
+	 * writes it (errors and events at any count, retransmissions and drops
+	 * above --max-retrans of its traffic), as text ("" or NULL: none);
+	 * NULL: no counters read */
 	const char *const *hw_trouble;
 	/* optional (NULL: bw, lat): each pair's best figure over the passes
 	 * (highest bandwidth, lowest latency); a pair finding needs its pair
@@ -117,6 +119,15 @@ typedef struct efab_scan_verdict {
 	char round_note[512];
 } efab_scan_verdict_t;
 
+/* The trouble rule for one NIC in one round: the text of the trouble
+ * counters in delta d ("name=delta;...", "" when none), with note (a counter
+ * that went backwards or became unreadable, efab_hwc_delta) appended: a
+ * counter reset or gone is trouble too. max_retrans: see docs/scan.md. The
+ * text goes to buf (len bytes), which the verdict counts as trouble when it
+ * is not empty. */
+void efab_scan_nic_trouble(const efab_hwc_snap_t *d, const char *note, double max_retrans,
+			   char *buf, size_t len);
+
 const char *efab_scan_metric_name(int metric);
 
 /* Median of the finite values among v[0..n) (NAN if none); v is not changed. */
@@ -148,9 +159,9 @@ double efab_scan_median(const double *v, size_t n);
  *     round off is the machine's or the fabric's state then, said in
  *     round_note, not a unit's or a pair's.
  *  3. NIC counters (d->hw_trouble), whatever the figures: a round with trouble
- *     is one where either end's trouble counters rose (SRD counts a lost
- *     packet's retransmission at the sender: a lossy link at one NIC shows at
- *     its every peer too). A unit with trouble in every round it met a peer
+ *     is one where either end's counters were trouble (efab_scan_nic_trouble;
+ *     SRD counts a lost packet's retransmission at the sender: a lossy link at
+ *     one NIC shows at its every peer too). A unit with trouble in every round it met a peer
  *     (at least 2) is the common end and the subject; every other troubled
  *     round not explained by such an end names the pair.
  * EFAB_OK, or EFAB_ERR when out of memory. Free with efab_scan_verdict_free. */

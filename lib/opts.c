@@ -145,6 +145,10 @@ const efab_optdef_t efab_optdefs[] = {
 	{"max-lat", 0, EFAB_OT_DOUBLE, OFF(max_lat), SZ(max_lat), "US",
 	 "also flag latency above this (microseconds, p50 of half round trips)", EFAB_OG_SCAN, 0,
 	 1e9, NULL},
+	{"max-retrans", 0, EFAB_OT_DOUBLE, OFF(max_retrans), SZ(max_retrans), "F",
+	 "count a NIC's retransmissions in a round as trouble above F x its tx_pkts there, its "
+	 "rx_drops above F x its rx_pkts (default 0.01; 0: any; errors and timeouts always)",
+	 EFAB_OG_SCAN, 0, 1, NULL},
 	{"verdict-json", 0, EFAB_OT_STR, OFF(verdict_json), SZ(verdict_json), "FILE",
 	 "write the verdict to FILE as JSON: one record per finding (subject node, NIC or pair; "
 	 "kind; figures; evidence pairs), the same findings as the text verdict", EFAB_OG_SCAN, 0,
@@ -178,6 +182,7 @@ void efab_opts_init(efab_opts_t *o)
 	o->lat_size = 8;
 	o->bw_size = 1ull << 20;
 	o->threshold = 0.8;
+	o->max_retrans = 0.01;
 	o->passes = 1;
 }
 

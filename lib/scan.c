@@ -7,6 +7,79 @@
 #include "efab.h"
 #include "efab_scan.h"
 
+/* Counters that are trouble at any count: errors and events (lib/efab_hwc.h
+ * names them as the efa driver does). */
+static int always_trouble(int k)
+{
+	switch (k) {
+	case EFAB_HWC_rdma_write_wr_err:
+	case EFAB_HWC_rdma_read_wr_err:
+	case EFAB_HWC_retrans_timeout_events:
+	case EFAB_HWC_unresponsive_remote_events:
+	case EFAB_HWC_impaired_remote_conn_events:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int have(const efab_hwc_snap_t *d, int k)
+{
+	return (d->have & (1u << k)) != 0;
+}
+
+/* count (with the counters named by names, "a;b") against its traffic
+ * counter per: trouble when count > max x per, or per is 0 or unread. */
+static size_t relative(const efab_hwc_snap_t *d, int count, int per, const int *names, int nn,
+		       double max, char *buf, size_t len, size_t n)
+{
+	if (!have(d, count) || !d->v[count])
+		return n;
+	double c = (double)d->v[count], p = have(d, per) ? (double)d->v[per] : 0;
+	if (have(d, per) && p > 0 && c <= max * p)
+		return n;
+	for (int k = 0; k < nn && n + 1 < len; k++)
+		if (have(d, names[k]) && d->v[names[k]])
+			n += (size_t)snprintf(buf + n, len - n, "%s%s=%llu", n ? ";" : "",
+					      efab_hwc_names[names[k]], (unsigned long long)d->v[names[k]]);
+	if (n + 1 >= len)
+		return n;
+	if (!have(d, per))
+		n += (size_t)snprintf(buf + n, len - n, " (%s not read)", efab_hwc_names[per]);
+	else if (p <= 0)
+		n += (size_t)snprintf(buf + n, len - n, " (0 %s)", efab_hwc_names[per]);
+	else
+		n += (size_t)snprintf(buf + n, len - n, " (%.2f%% of %llu %s)", 100.0 * c / p,
+				      (unsigned long long)d->v[per], efab_hwc_names[per]);
+	return n < len ? n : len - 1;
+}
+
+/* The rule (docs/scan.md, "NIC counters"): SRD resends what was lost below
+ * the provider and counts it at the sender, at some background rate on a
+ * healthy fabric under load; a NIC's retransmissions are trouble when
+ * retrans_pkts > max_retrans x tx_pkts of the round, its rx_drops (packets
+ * the NIC discarded on receive, which SRD's sender then resends) when
+ * rx_drops > max_retrans x rx_pkts. Errors and events are trouble at any
+ * count; so is a counter that went backwards or became unreadable. */
+void efab_scan_nic_trouble(const efab_hwc_snap_t *d, const char *note, double max_retrans,
+			   char *buf, size_t len)
+{
+	static const int drops[] = {EFAB_HWC_rx_drops};
+	static const int retrans[] = {EFAB_HWC_retrans_bytes, EFAB_HWC_retrans_pkts};
+	size_t n = 0;
+	if (!len)
+		return;
+	buf[0] = 0;
+	n = relative(d, EFAB_HWC_rx_drops, EFAB_HWC_rx_pkts, drops, 1, max_retrans, buf, len, n);
+	n = relative(d, EFAB_HWC_retrans_pkts, EFAB_HWC_tx_pkts, retrans, 2, max_retrans, buf, len, n);
+	for (int k = 0; k < EFAB_HWC_N && n + 1 < len; k++)
+		if (always_trouble(k) && have(d, k) && d->v[k])
+			n += (size_t)snprintf(buf + n, len - n, "%s%s=%llu", n ? ";" : "",
+					      efab_hwc_names[k], (unsigned long long)d->v[k]);
+	if (note && note[0] && n + 1 < len)
+		snprintf(buf + n, len - n, "%s%s", n ? ";" : "", note);
+}
+
 int efab_scan_rounds(int nodes)
 {
 	if (nodes < 2)

@@ -57,7 +57,7 @@ typedef struct scan_report {
 	double errors;
 	int failed;        /* this rank's NIC pair failed (either end) */
 	char why[WHY_LEN]; /* "phase: error" of the first failure this rank saw, "" */
-	/* its NIC's trouble counters that rose during the round, "name=delta;..."
+	/* its NIC's counters that were trouble in the round (efab_scan_nic_trouble), "name=delta;..."
 	 * ("" none rose, "-" no counters, lib/efab_hwc.h) */
 	char hw[HW_LEN];
 } scan_report_t;
@@ -510,7 +510,8 @@ static int nic_snapshot(efab_ctx_t *c, efab_hwc_snap_t *s)
 	return c->ev.have ? efab_hwc_settle(&c->ev.h, 3, nap, NULL, s, &settled) : EFAB_OK;
 }
 
-/* rep->hw: the trouble counters that rose since hw0 ("name=delta;..."). */
+/* rep->hw: the trouble of the NIC's counters since hw0 (efab_scan_nic_trouble,
+ * "name=delta;..."). */
 static int nic_trouble(efab_ctx_t *c, const efab_hwc_snap_t *hw0, scan_report_t *rep)
 {
 	efab_hwc_snap_t hw1, d;
@@ -522,14 +523,7 @@ static int nic_trouble(efab_ctx_t *c, const efab_hwc_snap_t *hw0, scan_report_t 
 	if (nic_snapshot(c, &hw1))
 		return EFAB_ERR;
 	efab_hwc_delta(hw0, &hw1, &d, note, sizeof(note));
-	size_t n = 0;
-	rep->hw[0] = 0;
-	for (int k = 0; k < EFAB_HWC_N && n + 1 < sizeof(rep->hw); k++)
-		if (efab_hwc_is_trouble(k) && (d.have & (1u << k)) && d.v[k])
-			n += (size_t)snprintf(rep->hw + n, sizeof(rep->hw) - n, "%s%s=%llu", n ? ";" : "",
-					      efab_hwc_names[k], (unsigned long long)d.v[k]);
-	if (note[0] && n + 1 < sizeof(rep->hw)) /* a counter reset or gone is trouble too */
-		snprintf(rep->hw + n, sizeof(rep->hw) - n, "%s%s", n ? ";" : "", note);
+	efab_scan_nic_trouble(&d, note, c->o.max_retrans, rep->hw, sizeof(rep->hw));
 	return EFAB_OK;
 }
 
@@ -677,12 +671,16 @@ static void print_header(efab_ctx_t *c, int rounds)
 	       (unsigned long long)c->o.window,
 	       c->o.time_s > 0 ? ", for --time per direction (a deadline: what a slow NIC moves in it "
 				 "is its figure)" : "");
-	printf("# NIC counters: %s\n",
-	       c->ev.have ? "every rank's NIC hw_counters are read (settled) before and after each round; a "
-			    "NIC whose drop, retransmit, timeout, error or unresponsive/impaired-remote "
-			    "counters rose is named in the verdict, whatever its figures (CSV "
-			    "nic_a_counters, nic_b_counters)"
-			  : "none on rank 0's NIC (nic_a_counters/nic_b_counters say - where a NIC has none)");
+	if (c->ev.have)
+		printf("# NIC counters: every rank's NIC hw_counters are read (settled) before and after "
+		       "each round; a NIC whose error, retransmit-timeout or unresponsive/impaired-remote "
+		       "counters rose, whose retrans_pkts exceed %g x its tx_pkts in the round or whose "
+		       "rx_drops exceed %g x its rx_pkts (--max-retrans), is named in the verdict, "
+		       "whatever its figures (CSV nic_a_counters, nic_b_counters)\n",
+		       c->o.max_retrans, c->o.max_retrans);
+	else
+		printf("# NIC counters: none on rank 0's NIC (nic_a_counters/nic_b_counters say - where a "
+		       "NIC has none)\n");
 	printf("# a pair with no progress within --timeout (%.0f s) or with an error completion is "
 	       "a failed pair: recorded (phase, error), its endpoints closed, the scan goes on\n",
 	       c->o.timeout_s);

@@ -56,6 +56,7 @@ struct efasim_dev_ent {
 	uint32_t delay_us;       /* test knob: added per operation */
 	uint32_t loss_every;     /* test knob: every Nth packet through this NIC lost once (0 = none) */
 	uint64_t loss_seq;       /* packets through this NIC so far (with loss_every) */
+	uint64_t retrans_seq;    /* packets this NIC sent so far (EFASIM_RETRANS, datapath.c) */
 	uint64_t hw[24];         /* hw_counters (counters.c), HW_N used */
 	char hwdir[232];         /* its sysfs hw_counters folder, "" if not efasim's tree */
 	/* robust, process-shared: whoever counts writes the counter's file

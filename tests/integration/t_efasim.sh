@@ -190,6 +190,23 @@ t_efa260_probe_live_put_crash_and_hang() {
 	! pgrep -f -- "^$(cd "$EBIN" && pwd -P)/efab_probe --live-child" >/dev/null || die "a live child outlived the probe"
 }
 
+# A put whose completion never comes at rank 0 (EFAB_PROBE_LIVE_HOOK nocomp,
+# -t 2): the case's verdict is rank 0's timeout, and the next cases run.
+# Before issue 45 rank 0 then skipped the barrier after the put
+# (efab_barrier_progress waits for its own operations first), met rank 1's
+# barrier with its next collective, the parents stopped both children, and
+# the verdict read "rank 1: stopped: the other rank's process ended first":
+# the line t_efa210_probe_live_put printed in make check beside a build.
+t_efa260_probe_live_put_no_completion() {
+	efasim_need 2.6.0
+	expect_rc 0 efa_mpi 2.6.0 2 -x EFAB_PROBE_LIVE_HOOK="nocomp:efa/efa/live_put_host_mrlocal_reg" \
+		"$EBIN/efab_probe" --live -p efa -f efa --domain rdmap16s0-rdm -t 2
+	grep -q "^  host  in hints     registered    efa (FI_MR_LOCAL): error: timeout after 2.0 s waiting for put completion (op fi_write" \
+		"$WORK/last.out" || die "the case's verdict is not rank 0's timeout"
+	grep -q "^  host  not in hints registered    efa: ok (data verified)" "$WORK/last.out" ||
+		die "the cases after it did not run"
+}
+
 # EFA contract 7: efa's MR cache never serves fi_mr_regattr (no cache under
 # FI_MR_LOCAL; from 2.4 only its internal registrations), so mr_reg records
 # the cache column n/a there; the cache is exercised through the unregistered

@@ -536,6 +536,87 @@ static void test_nic_counters(void **state)
 	cluster_free(&c);
 }
 
+/* One NIC's counter deltas of a round, for the trouble rule. */
+static efab_hwc_snap_t deltas(int n, const int *ids, const uint64_t *vals)
+{
+	efab_hwc_snap_t d;
+	memset(&d, 0, sizeof(d));
+	for (int k = 0; k < n; k++) {
+		d.v[ids[k]] = vals[k];
+		d.have |= 1u << ids[k];
+	}
+	return d;
+}
+
+static const char *rule(const efab_hwc_snap_t *d, const char *note, double max_retrans)
+{
+	static char buf[160];
+	efab_scan_nic_trouble(d, note, max_retrans, buf, sizeof(buf));
+	return buf;
+}
+
+/* Issue 45: the trouble rule is relative to the NIC's traffic in the round.
+ * SRD retransmits at some background rate under load: retransmissions are
+ * trouble only above max_retrans x tx_pkts (default 0.01; 0: any), rx_drops
+ * only above max_retrans x rx_pkts; errors, timeouts, unresponsive or
+ * impaired remotes at any count; a counter reset or gone always. (The old
+ * rule named a NIC for a single retransmission.) */
+static void test_trouble_rule(void **state)
+{
+	(void)state;
+	const double thr = 0.01;
+	enum { TXP = EFAB_HWC_tx_pkts, RXP = EFAB_HWC_rx_pkts, RTP = EFAB_HWC_retrans_pkts,
+	       RTB = EFAB_HWC_retrans_bytes, DROP = EFAB_HWC_rx_drops };
+	/* a healthy NIC under load: 10 of 10000 packets resent (0.1 %), a drop in 10^4 */
+	efab_hwc_snap_t d = deltas(5, (const int[]){TXP, RXP, RTP, RTB, DROP},
+				   (const uint64_t[]){10000, 10000, 10, 80000, 1});
+	assert_string_equal(rule(&d, "", thr), "");
+	/* at the threshold (1 %) still healthy, above it trouble, with the rate */
+	d.v[RTP] = 100;
+	assert_string_equal(rule(&d, "", thr), "");
+	d.v[RTP] = 500;
+	d.v[RTB] = 4000000;
+	assert_string_equal(rule(&d, "", thr),
+			    "retrans_bytes=4000000;retrans_pkts=500 (5.00% of 10000 tx_pkts)");
+	/* 0: every retransmission is trouble (the old rule) */
+	d.v[RTP] = 1;
+	d.v[RTB] = 8000;
+	assert_string_equal(rule(&d, "", 0), "rx_drops=1 (0.01% of 10000 rx_pkts);retrans_bytes=8000;"
+					     "retrans_pkts=1 (0.01% of 10000 tx_pkts)");
+	d.v[DROP] = 0;
+	/* nothing sent, or tx_pkts not read: no traffic to relate them to */
+	d.v[TXP] = 0;
+	assert_string_equal(rule(&d, "", thr), "retrans_bytes=8000;retrans_pkts=1 (0 tx_pkts)");
+	d.v[TXP] = 10000;
+	d.have &= ~(1u << TXP);
+	assert_string_equal(rule(&d, "", thr), "retrans_bytes=8000;retrans_pkts=1 (tx_pkts not read)");
+	/* rx_drops against rx_pkts */
+	d = deltas(3, (const int[]){TXP, RXP, DROP}, (const uint64_t[]){10000, 10000, 300});
+	assert_string_equal(rule(&d, "", thr), "rx_drops=300 (3.00% of 10000 rx_pkts)");
+	d.v[DROP] = 99;
+	assert_string_equal(rule(&d, "", thr), "");
+	/* errors and events at any count, whatever the traffic */
+	static const int errs[] = {EFAB_HWC_rdma_write_wr_err, EFAB_HWC_rdma_read_wr_err,
+				   EFAB_HWC_retrans_timeout_events, EFAB_HWC_unresponsive_remote_events,
+				   EFAB_HWC_impaired_remote_conn_events};
+	for (size_t k = 0; k < sizeof(errs) / sizeof(errs[0]); k++) {
+		char want[64];
+		d = deltas(3, (const int[]){TXP, RXP, errs[k]}, (const uint64_t[]){1000000, 1000000, 1});
+		snprintf(want, sizeof(want), "%s=1", efab_hwc_names[errs[k]]);
+		assert_string_equal(rule(&d, "", thr), want);
+	}
+	/* background retransmissions beside an error: the error alone */
+	d = deltas(4, (const int[]){TXP, RTP, RTB, EFAB_HWC_retrans_timeout_events},
+		   (const uint64_t[]){10000, 10, 80000, 2});
+	assert_string_equal(rule(&d, "", thr), "retrans_timeout_events=2");
+	/* a counter reset or gone mid-round */
+	d = deltas(1, (const int[]){TXP}, (const uint64_t[]){10000});
+	assert_string_equal(rule(&d, "tx_bytes went backwards (reset/wrap)", thr),
+			    "tx_bytes went backwards (reset/wrap)");
+	/* traffic alone */
+	assert_string_equal(rule(&d, NULL, thr), "");
+}
+
 /* Issue 35, the case on the test cluster: 4 nodes, node3's link went down
  * after its first round. Round 1 (node0-node3) passed; its pairs with node2
  * (round 2) and node1 (round 3) failed; node1 and node2 passed with others.
@@ -778,7 +859,7 @@ int main(void)
 		cmocka_unit_test(test_one_failed_pair), cmocka_unit_test(test_nic_counters),
 		cmocka_unit_test(test_link_down_after_first_round),
 		cmocka_unit_test(test_node_dies_between_rounds), cmocka_unit_test(test_outlier_pair), cmocka_unit_test(test_round_off),
-		cmocka_unit_test(test_slow_nic_few_peers),
+		cmocka_unit_test(test_slow_nic_few_peers), cmocka_unit_test(test_trouble_rule),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,7 +56,8 @@
  *   rdma_write_wrs/bytes/wr_err, rdma_write_recv_bytes  initiator / responder
  *   rdma_read_wrs/bytes/wr_err, rdma_read_resp_bytes  initiator / responder
  *   rx_drops  UD datagrams the receiving NIC dropped (no receive, qkey, QP type)
- *   retrans_pkts/bytes  SRD sends retried after RNR, and packets lost on an EFASIM_LOSS link
+ *   retrans_pkts/bytes  SRD sends retried after RNR, packets lost on an EFASIM_LOSS link,
+ *       and a background rate (EFASIM_RETRANS, datapath.c count_background)
  *   unresponsive_remote_events  completions with "unresponsive remote"
  *   retrans_timeout_events, impaired_remote_conn_events  0: not modelled */
 #include <sys/mman.h>

@@ -13,7 +13,7 @@
 
 #define EFASIM_MAGIC 0xefa51a06u /* 02: direct-path rings, hw counters; 03: counters written in place;
 				  * 04: CQ rings in external (GPU) memory; 05: completion counters;
-				  * 06: the kernel's hw_stats cache (hwjiffies) */
+				  * 06: the kernel's hw_stats cache (hwjiffies), background retransmissions (retrans_seq) */
 #define EFASIM_MAX_NICS 32
 #define EFASIM_MAX_DEVS 256   /* simulated NICs across all simulated hosts */
 #define EFASIM_MAX_QPS 4096   /* live QPs across all processes */

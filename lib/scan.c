@@ -11,16 +11,10 @@
  * names them as the efa driver does). */
 static int always_trouble(int k)
 {
-	switch (k) {
-	case EFAB_HWC_rdma_write_wr_err:
-	case EFAB_HWC_rdma_read_wr_err:
-	case EFAB_HWC_retrans_timeout_events:
-	case EFAB_HWC_unresponsive_remote_events:
-	case EFAB_HWC_impaired_remote_conn_events:
-		return 1;
-	default:
-		return 0;
-	}
+	/* efab_hwc_is_trouble's counters, less the three judged against the
+	 * NIC's traffic (retransmissions, drops) */
+	return efab_hwc_is_trouble(k) && k != EFAB_HWC_rx_drops && k != EFAB_HWC_retrans_bytes &&
+	       k != EFAB_HWC_retrans_pkts;
 }
 
 static int have(const efab_hwc_snap_t *d, int k)

@@ -693,32 +693,30 @@ static int open_domains(reg_ctx_t *r, const efab_fabric_req_t *req, char *note, 
  * same one buffer of the largest size, each on k domains. Exit 2 (the
  * options ask for more than this host allows, as --window above the tx
  * queue), with the limit, the amount and the fix. */
-static int cap_ipc_lock(void)
+/* The first "Key: value" line of /proc/self/status that fmt (a sscanf
+ * format for it) reads into *v; 0 when none. */
+static unsigned long long status_field(const char *fmt)
 {
 	FILE *f = fopen("/proc/self/status", "r");
 	char line[256];
-	unsigned long long eff = 0;
+	unsigned long long v = 0;
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+		if (sscanf(line, fmt, &v) == 1)
 			break;
 	fclose(f);
-	return (int)((eff >> 14) & 1); /* CAP_IPC_LOCK */
+	return v;
+}
+
+static int cap_ipc_lock(void)
+{
+	return (int)((status_field("CapEff: %llx") >> 14) & 1); /* CAP_IPC_LOCK */
 }
 
 static uint64_t pinned_now(void) /* VmPin: this process's mm->pinned_vm */
 {
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	unsigned long long kb = 0;
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb << 10;
+	return (uint64_t)status_field("VmPin: %llu kB") << 10;
 }
 
 static int check_memlock(const reg_ctx_t *r)

@@ -1,39 +1,57 @@
-/* Which path libfabric's efa provider took to register a GPU buffer, from
- * what libfabric itself reports: its log (reglog.c). libfabric 2.6 and
- * 2.7.0a1 register an FI_HMEM_CUDA buffer dma-buf first and fall back to
- * ibv_reg_mr on its address (prov/efa/src/efa_mr.c, efa_mr_reg_ibv_mr),
- * saying so only at FI_LOG_INFO in the MR subsystem; 2.1 and 2.4 register it
- * with ibv_reg_mr, silently. ibv_reg_mr on a GPU address is served by a
- * peer-memory module (nvidia-peermem, or the EFA installer's efa-nv-peermem);
- * ibv_reg_dmabuf_mr by the dma-buf the CUDA driver exports. */
+/* Which path a memory registration took, from what libfabric itself reports
+ * (reglog.c): its log, taken in-process with fi_import_log around one
+ * untimed registration, and classified by the strings of the efa provider's
+ * efa_mr_reg_ibv_mr (prov/efa/src/efa_mr.c; read in libfabric 2.1.0, 2.4.0,
+ * 2.6.0 and 2.7.0a1, and the logging core of 1.17.1 and 2.x, src/log.c). */
 #ifndef EFAB_REGLOG_H
 #define EFAB_REGLOG_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Start capturing libfabric's MR messages (fi_import_log, libfabric >= 1.13;
- * warnings still go to stderr). EFAB_OK, or EFAB_SKIP when this libfabric
- * cannot hand its log over (then reg_path says unknown). */
-int efab_reglog_begin(void);
+#define EFAB_REGLOG_LINES 16
 
-/* Stop, give libfabric its own logging back; the captured text (at most
- * len - 1 bytes, NUL-terminated) in buf. */
-void efab_reglog_end(char *buf, size_t len);
+typedef struct efab_reglog {
+	char line[EFAB_REGLOG_LINES][240]; /* libfabric's MR-subsystem lines, info and warn */
+	size_t n;
+	int captured;    /* the log was ours during the registration */
+	char why[160];   /* captured == 0: why not */
+} efab_reglog_t;
 
-/* The path, from the captured MR messages of one registration that
- * succeeded: explicit (efabench passed FI_MR_DMABUF itself) -> "dmabuf";
- * "assumed dmabuf support ... was incorrect" -> "dmabuf->va" (dma-buf tried,
- * refused, ibv_reg_mr took it); "Registering dmabuf MR" -> "dmabuf";
- * "Fall back to ibv_reg_mr" -> "va" (no dma-buf fd for it); no such message
- * -> "va" where the running libfabric (lf = FI_VERSION) is one whose code was
- * read to register CUDA memory silently only through ibv_reg_mr (2.1 to 2.7),
- * else "unknown". captured = 0 (the log could not be taken): "unknown". */
-const char *efab_reglog_path(const char *log, int captured, int explicit_dmabuf, uint32_t lf);
+/* The values of the reg_path column. */
+#define EFAB_REGPATH_DMABUF "dmabuf"            /* libfabric: "Registering dmabuf MR" */
+#define EFAB_REGPATH_PEERMEM "peermem"          /* ibv_reg_mr on a GPU address */
+#define EFAB_REGPATH_FALLBACK "dmabuf->peermem" /* dma-buf refused, ibv_reg_mr took it */
+#define EFAB_REGPATH_EFAB_DMABUF "efabench-dmabuf" /* efabench's own FI_MR_DMABUF */
+#define EFAB_REGPATH_HOST "host"
+#define EFAB_REGPATH_NONE "-"                   /* no NIC registration (shm, tcp) */
+#define EFAB_REGPATH_UNKNOWN "unknown"
+
+/* Take libfabric's logging (fi_import_log) until efab_reglog_end: MR-subsystem
+ * lines at info and above are kept in l; every line FI_LOG_LEVEL asks for is
+ * still printed to stderr as libfabric prints it. EFAB_OK, or EFAB_ERR with
+ * l->why set (an older libfabric, or the log imported already). */
+int efab_reglog_begin(efab_reglog_t *l);
+/* Close the imported fid: libfabric's own logging is back, so registrations
+ * after this format nothing the user did not ask for. */
+void efab_reglog_end(efab_reglog_t *l);
+/* Keep one line (what the logger does; tests feed constructed lines). */
+void efab_reglog_add(efab_reglog_t *l, const char *msg);
+
+/* A provider whose registrations are a NIC's (efa, verbs, psm3, cxi, opx,
+ * usnic); shm and tcp register nothing on a NIC. */
+int efab_reglog_nic_provider(const char *prov);
+
+/* The path of the registration l watched: cuda = GPU memory (else host),
+ * efab_dmabuf = efabench passed FI_MR_DMABUF, nic = a NIC provider's
+ * registration (efa, verbs, ...; shm and tcp register nothing on a NIC).
+ * One of the EFAB_REGPATH_* strings. */
+const char *efab_reglog_classify(const efab_reglog_t *l, int cuda, int efab_dmabuf, int nic);
+/* The line that decided (or ""): what -v and the header quote. */
+const char *efab_reglog_evidence(const efab_reglog_t *l);
 
 #ifdef __cplusplus
 }

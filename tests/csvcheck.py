@@ -49,6 +49,9 @@ LATER = {
     "mr_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75", "reg_path"],
     "shmem_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75", "reg_path"],
 }
+# issue 45: the path libfabric reported for a registration (lib/reglog.c)
+REG_PATHS = ("dmabuf", "peermem", "dmabuf->peermem", "efabench-dmabuf", "host", "-", "unknown")
+REG_COMPONENTS = ("cuMemHostRegister", "dmabuf_export")
 
 
 def fail(msg):
@@ -71,6 +74,7 @@ def main():
     ap.add_argument("--where", action="append", default=[],
                     help="COL=VALUE: only rows matching are counted and checked")
     ap.add_argument("--confirm", help="expected end_confirm in every row")
+    ap.add_argument("--reg-path", help="expected reg_path in every row")
     ap.add_argument("--pairs-sum", action="store_true",
                     help="per size, the pair=all row's bw and rate equal the sum of the per-pair rows")
     a = ap.parse_args()
@@ -119,6 +123,19 @@ def main():
             for k in ("late_msgs", "late_bytes"):
                 if d.get(k) not in (None, "n/a") and not d[k].isdigit():
                     fail(f"size {d['size_bytes']}: {k} {d[k]!r}")
+        if "reg_path" in d:
+            rp = d["reg_path"]
+            if rp not in REG_PATHS:
+                fail(f"size {d['size_bytes']}: reg_path {rp!r} not one of {REG_PATHS}")
+            if (d["op"] in REG_COMPONENTS or d.get("includes_nic_work") == "no") and rp != "-":
+                fail(f"size {d['size_bytes']}: {d['op']} registers nothing on a NIC: reg_path {rp!r}")
+            if d["op"] == "fresh_dmabuf" and rp != "efabench-dmabuf":
+                fail(f"size {d['size_bytes']}: fresh_dmabuf passes FI_MR_DMABUF: reg_path {rp!r}")
+            if (d["mem_local"] != "cuda" and d.get("includes_nic_work") == "yes"
+                    and rp not in ("host", "dmabuf")):
+                fail(f"size {d['size_bytes']}: {d['mem_local']} memory: reg_path {rp!r}")
+        if a.reg_path and d.get("reg_path") != a.reg_path:
+            fail(f"size {d['size_bytes']} {d['op']}: reg_path {d.get('reg_path')!r}, expected {a.reg_path}")
         if a.confirm and d.get("end_confirm") != a.confirm:
             fail(f"end_confirm {d.get('end_confirm')!r}, expected {a.confirm}")
         if a.op and d["op"] != a.op:

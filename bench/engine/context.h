@@ -48,6 +48,7 @@ struct efab_ctx {
 	int gpu;      /* CUDA ordinal in use, -1 none */
 	efab_mem_t mem;
 	efab_mr_t mr;
+	char reg_path[24]; /* the path libfabric reported for mr (lib/reglog.c) */
 	efab_rkey_t *rkeys; /* by rank */
 	void *ldesc;        /* desc to pass for local buffers (NULL with --src-unregistered) */
 	uint64_t seq;       /* runs across sizes, so stale data never matches */

@@ -15,6 +15,7 @@
 #include "efab_json.h"
 #include "efab_ops.h"
 #include "efab_registration.h"
+#include "efab_reglog.h"
 #include "efab_select.h"
 #include "efab_topo.h"
 #include "gda.h"
@@ -254,6 +255,28 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 	return efab_rt_agree(c->rt, rc);
 }
 
+/* Collective: every rank's reg_path; with GPU memory on either side (or -v)
+ * a header note names them. */
+static int reg_path_note(efab_ctx_t *c)
+{
+	char(*all)[24] = calloc((size_t)c->rt->size, sizeof(*all));
+	if (!all || c->rt->allgather(c->rt, c->reg_path, all, sizeof(*all))) {
+		free(all);
+		efab_log_error("reg_path exchange failed");
+		return EFAB_ERR;
+	}
+	if (efab_mem_is_gpu(c->o.mem_local) || efab_mem_is_gpu(c->o.mem_remote) || c->o.verbose) {
+		char s[400];
+		size_t o = 0;
+		for (int r = 0; r < c->rt->size && o < sizeof(s); r++)
+			o += (size_t)snprintf(s + o, sizeof(s) - o, "%s%d %s", r ? ", " : "", r, all[r]);
+		efab_note(c, "reg_path (the path libfabric reported in its log for each rank's "
+			     "registration of its buffer, by rank): %s", s);
+	}
+	free(all);
+	return EFAB_OK;
+}
+
 static int setup_memory(efab_ctx_t *c)
 {
 	size_t region = c->fam->region ? c->fam->region(c, c->o.sizes.max) : 4 * c->o.sizes.max;
@@ -276,13 +299,28 @@ static int setup_memory(efab_ctx_t *c)
 	if ((rc = efab_mem_write(&c->mem, c->confirm_off, c->bounce, 64)))
 		return rc;
 	uint64_t access = c->row->access;
-	if (c->o.dmabuf && c->mem_kind == EFAB_MEM_CUDA)
+	/* set-up, untimed: libfabric's log taken around it says the path (reg_path) */
+	efab_reglog_t rl;
+	int dmabuf = c->o.dmabuf && c->mem_kind == EFAB_MEM_CUDA;
+	efab_reglog_begin(&rl);
+	if (dmabuf)
 		rc = efab_mr_register_dmabuf(&c->fab, c->mem.ptr, region, c->gpu, access, &c->mr);
 	else
 		rc = efab_mr_register(&c->fab, c->mem.ptr, region, efab_mem_iface(c->mem_kind),
 				      c->gpu < 0 ? 0 : c->gpu, access, &c->mr);
+	efab_reglog_end(&rl);
 	if (rc)
 		return rc;
+	snprintf(c->reg_path, sizeof(c->reg_path), "%s",
+		 efab_reglog_classify(&rl, c->mem_kind == EFAB_MEM_CUDA, dmabuf,
+				      efab_reglog_nic_provider(c->fab.info->fabric_attr->prov_name)));
+	if (c->o.verbose)
+		fprintf(stderr, "# reg_path rank %d (%s memory): %s%s%s%s\n", c->rt->rank,
+			efab_mem_name(c->mem_kind), c->reg_path,
+			rl.captured ? "" : " (libfabric's log not taken: ", rl.why,
+			rl.captured ? "" : ")");
+	for (size_t i = 0; c->o.verbose && i < rl.n; i++)
+		fprintf(stderr, "#   libfabric mr: %s\n", rl.line[i]);
 	c->ldesc = c->o.src_unregistered ? NULL : c->mr.desc;
 	c->rkeys = calloc((size_t)c->rt->size, sizeof(*c->rkeys));
 	if (!c->rkeys) {
@@ -451,6 +489,8 @@ static int bring_up(efab_ctx_t *c)
 		return rc;
 	/* collective: only once every rank has its memory registered */
 	if ((rc = efab_rt_agree(rt, efab_mr_exchange(&c->fab, &c->mr, c->rkeys))))
+		return rc;
+	if ((rc = reg_path_note(c)))
 		return rc;
 	if (c->fam->setup)
 		rc = c->fam->setup(c);

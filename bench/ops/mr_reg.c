@@ -29,11 +29,11 @@
 #include "efab_cuda.h"
 #include "efab_endpoint.h"
 #include "efab_registration.h"
+#include "efab_reglog.h"
 #include "efab_select.h"
 #include "efab_topo.h"
 #include "pattern.h"
 #include "reg.h"
-#include "efab_reglog.h"
 #include "rows.h"
 #include "runtime.h"
 
@@ -182,7 +182,7 @@ typedef struct meas {
 	double before_MiB;
 	efab_fit_t fit; /* accumulate: cost vs registered before */
 	int has_fit;
-	const char *reg_path; /* reg_path(): which way libfabric registered this size */
+	const char *reg_path; /* the path libfabric said it took (probe_path) */
 } meas_t;
 
 /* What the single-shot pattern's calls work on (pattern.h times them). */
@@ -344,34 +344,46 @@ static int time_accumulate(shot_t *sh, meas_t *m)
 	return rc;
 }
 
-/* Which way libfabric registers a buffer of this size and kind: for GPU
- * memory on the efa provider, from its own MR log around one untimed
- * registration made before the timed ones (efab_reglog.h: "dmabuf", "va",
- * "dmabuf->va", "unknown"); "host" for host memory, "-" where the provider
- * is not efa or the op is no libfabric registration. */
-static const char *reg_path(reg_ctx_t *r, const efab_regop_t *cb, uint64_t size)
+/* reg_path: one untimed registration of the size, made like the timed ones
+ * (same memory kind, --dmabuf, k domains) on a buffer of its own before
+ * them, with libfabric's log taken (reglog.c) and given back before the
+ * clock starts; the row says the path libfabric reported for it. Only where
+ * the registration is libfabric's and on a NIC (shm and tcp: "-"). */
+static int probe_path(reg_ctx_t *r, const char *op, const efab_regop_t *cb, uint64_t size,
+		      meas_t *m)
 {
-	if (cb && cb->component)
-		return "-";
-	if (efab_mem_iface(r->kind) != FI_HMEM_CUDA)
-		return "host";
-	if (!efab_prov_matches("efa", r->fab.info->fabric_attr->prov_name))
-		return "-";
+	int nic = r->nic_work[0] == 'y', cuda = r->kind == EFAB_MEM_CUDA;
+	if ((cb && cb->reg != fi_reg_cb) || !nic) {
+		m->reg_path = EFAB_REGPATH_NONE;
+		return EFAB_OK;
+	}
+	static int said;
 	efab_mem_t mem = {0};
 	mrset_t set;
-	char log[4096];
-	if (efab_mem_alloc(r->kind, r->gpu, size, &mem))
-		return "unknown";
-	int captured = efab_reglog_begin() == EFAB_OK;
-	int rc = reg_one(r, mem.ptr, size, &set);
-	efab_reglog_end(log, sizeof(log));
+	efab_reglog_t l;
+	int rc = efab_mem_alloc(r->kind, r->gpu, size, &mem);
+	if (rc)
+		return rc;
+	int cap = efab_reglog_begin(&l);
+	rc = reg_one(r, mem.ptr, size, &set);
+	efab_reglog_end(&l);
 	if (!rc)
 		dereg_set(&set);
 	efab_mem_free(&mem);
-	if (efab_log_verbose() > 0 && r->rt->rank == 0)
-		fprintf(stderr, "reg_path %llu B: libfabric's MR log: %s\n", (unsigned long long)size,
-			captured ? (log[0] ? log : "(nothing)\n") : "(not captured)\n");
-	return rc ? "unknown" : efab_reglog_path(log, captured, r->o.dmabuf, fi_version());
+	if (rc)
+		return rc;
+	m->reg_path = efab_reglog_classify(&l, cuda, r->o.dmabuf, nic);
+	if (cap && !said++)
+		efab_log_info("reg_path: libfabric's log could not be taken (%s): the path reads "
+			      "unknown", l.why);
+	if (r->o.verbose) {
+		fprintf(stderr, "# reg_path %s %llu B: %s (libfabric said %zu MR line%s%s%s)\n",
+			op, (unsigned long long)size, m->reg_path, l.n,
+			l.n == 1 ? "" : "s", l.n ? "; deciding: " : "", efab_reglog_evidence(&l));
+		for (size_t i = 0; i < l.n; i++)
+			fprintf(stderr, "#   libfabric mr: %s\n", l.line[i]);
+	}
+	return EFAB_OK;
 }
 
 /* One size of one regime (or component). */
@@ -405,7 +417,8 @@ static int measure(reg_ctx_t *r, const char *op, uint64_t size, meas_t *m)
 		r->cap = calls;
 	}
 	const efab_regop_t *cb = efab_regop_find(r, op);
-	m->reg_path = reg_path(r, cb, size);
+	if ((rc = probe_path(r, op, cb, size, m))) /* untimed, before the clock */
+		return rc;
 	shot_t sh = {.r = r, .cb = cb, .size = size, .n = n};
 	if (cb)
 		rc = time_regop(&sh, calls);
@@ -842,11 +855,14 @@ static void print_header(const reg_ctx_t *r, const struct fi_info *info, const c
 		 r->nic_work[0] == 'y' ? "this provider's registration includes NIC driver work"
 				       : "no NIC here: registration is software bookkeeping");
 	const char *note4 = "reg_path = how libfabric registered a buffer of the size, from its own MR "
-			    "log (FI_LOG_INFO, captured around one untimed registration before the "
-			    "timed ones): dmabuf (ibv_reg_dmabuf_mr of the CUDA driver's dma-buf), va "
-			    "(ibv_reg_mr on the GPU address: the peer-memory module, nvidia-peermem or "
-			    "the EFA installer's efa-nv-peermem), dmabuf->va (dma-buf refused, then "
-			    "ibv_reg_mr), unknown (no log to read); host for host memory";
+			    "log (fi_import_log; FI_LOG_MR at info) around one untimed registration made "
+			    "before the timed ones, given back before them (-v: its lines): dmabuf "
+			    "(\"Registering dmabuf MR\": ibv_reg_dmabuf_mr), peermem (ibv_reg_mr on the "
+			    "GPU address: nvidia-peermem or the EFA driver's efa-nv-peermem; libfabric "
+			    "said \"Registered memory\" and no dma-buf), dmabuf->peermem (dma-buf refused, "
+			    "then ibv_reg_mr), efabench-dmabuf (efabench's own FI_MR_DMABUF, --dmabuf), "
+			    "unknown (nothing said, or the log not taken), host (host memory), - (no NIC "
+			    "registration)";
 	const char *notes[] = {note1, note2, note3[0] ? note3 : note4, note4};
 	efab_table_begin(stdout, &r->ri, notes, note3[0] ? 4 : 3, 1, 0);
 }

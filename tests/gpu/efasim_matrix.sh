@@ -187,18 +187,32 @@ else
 	MUST_SAY=$([ $GEXP = 0 ] && echo "of the windows asked for") case_run $GEXP 1 efa-direct "gda put_bw writedata, slow target, cut to the ring" env EFAB_FAULT_GDA_RX_SLOW_NS=200000 "$EBIN/efab_put_bw" $G $LAP
 	MUST_SAY=$([ $GEXP = 0 ] && echo "kernel waited\|remote CQ data") case_run $([ $GEXP = 0 ] && echo 1 || echo 77) 1 efa-direct "gda put_bw writedata, slow target, not cut: lapped (must fail)" env EFAB_FAULT_GDA_RX_SLOW_NS=200000 EFAB_FAULT_GDA_NO_RX_BOUND=1 "$EBIN/efab_put_bw" $G $LAP
 fi
-# reg_path: which way libfabric registered a CUDA buffer, from its own MR log: 2.6 and
-# later go dma-buf first (efa_mr.c), 2.1 and 2.4 register CUDA memory with ibv_reg_mr
-case_run 0 1 efa-direct "mr_reg --mem cuda --regime fresh: reg_path" "$EBIN/efab_mr_reg" -p efa -f efa-direct --mem cuda -m 4K:64K:x4 -n 3 --regime fresh
-want=va
-case $V in 2.[0-5].*) ;; *) want=dmabuf ;; esac
-python3 - "$OUTD/$(printf '%03d' $n).csv" "$want" <<'EOF' && echo "PASS $V efa-direct reg_path of --mem cuda rows: $want" || { fail=$((fail + 1)); echo "FAIL $V efa-direct reg_path of --mem cuda rows, expected $want (see $OUTD/$(printf '%03d' $n).log)"; }
+# reg_path (issue 45): the path libfabric reported in its own log for a CUDA
+# registration (lib/reglog.c). 2.6 and later: dma-buf first, decided when the
+# provider loads (efa_hmem.c efa_hmem_info_check_p2p_support_cuda; efasim takes
+# ibv_reg_dmabuf_mr of CUDA memory), each registration logs "Registering dmabuf
+# MR"; with FI_HMEM_CUDA_USE_DMABUF=0 it goes to ibv_reg_mr (peermem, only
+# "Registered memory" said). 2.1 and 2.4 register CUDA memory with ibv_reg_mr.
+# --dmabuf: efabench's own FI_MR_DMABUF. put_lat's header names each rank's.
+reg_path_rows() { # WANT: every registration row of the last case's CSV says it
+	python3 - "$OUTD/$(printf '%03d' $n).csv" "$1" <<'EOF' && echo "PASS $V efa-direct reg_path of case $n: $1" || { fail=$((fail + 1)); echo "FAIL $V efa-direct reg_path of case $n, expected $1 (see $OUTD/$(printf '%03d' $n).log)"; }
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-got = sorted({r["reg_path"] for r in rows})
+got = sorted({r["reg_path"] for r in rows if r["op"] in ("fresh", "same", "accumulate", "fresh_dmabuf")})
 print("    reg_path:", got)
 sys.exit(0 if rows and got == [sys.argv[2]] else 1)
 EOF
+}
+case_run 0 1 efa-direct "mr_reg --mem cuda: reg_path" "$EBIN/efab_mr_reg" -p efa -f efa-direct --mem cuda -m 4K:64K:x4 -n 3 --max-total 1M
+case $V in 2.[0-5].*) reg_path_rows peermem ;; *) reg_path_rows dmabuf ;; esac
+case_run 0 1 efa-direct "mr_reg --mem cuda, FI_HMEM_CUDA_USE_DMABUF=0: reg_path" env FI_HMEM_CUDA_USE_DMABUF=0 "$EBIN/efab_mr_reg" -p efa -f efa-direct --mem cuda -m 4K:64K:x4 -n 3 --regime fresh
+reg_path_rows peermem
+case_run 0 1 efa-direct "mr_reg --mem cuda --dmabuf: reg_path" "$EBIN/efab_mr_reg" -p efa -f efa-direct --mem cuda --dmabuf -m 4K:64K:x4 -n 3 --regime fresh
+reg_path_rows efabench-dmabuf
+want=dmabuf
+case $V in 2.[0-5].*) want=peermem ;; esac
+MUST_SAY="reg_path (the path libfabric reported in its log for each rank's registration of its buffer, by rank): 0 $want, 1 $want" \
+	case_run 0 1 efa-direct "put_lat --mem cuda: reg_path in the header" "$EBIN/efab_put_lat" -p efa -f efa-direct --mem cuda $LAT
 # where the pieces are missing: the efa fabric has no GDA ops; a driver without CQs in external memory
 MUST_SAY=$([ $GEXP = 0 ] && echo "efa-direct") case_run 77 1 efa "gda put_lat on efa (no GDA ops: 77)" "$EBIN/efab_put_lat" -p efa -f efa --mem cuda --initiator gpu $LAT
 MUST_SAY=$([ $GEXP = 0 ] && echo "external memory") case_run 77 1 efa-direct "gda put_lat, EFASIM_EXT_CQ=0 (77)" env EFASIM_EXT_CQ=0 "$EBIN/efab_put_lat" $G $LAT

@@ -318,6 +318,46 @@ efa_memlock() { # V
 		"$WORK/last.err" || die "no ENOMEM from the registration, or no hint"
 }
 
+# reg_path (issue 45): which path libfabric took for a registration, read
+# from its own log (lib/reglog.c) around one untimed registration per size,
+# the log given back before the timed calls. No GPU here: host memory says
+# host, and the line libfabric logged (efa_mr.c "Registered memory at") is what
+# the capture caught; with FI_LOG_LEVEL=info libfabric's own printing goes on,
+# during the capture (re-printed) and after it (its own logger again): one
+# line per registration, probe included. CUDA rows: tests/gpu/efasim_matrix.sh.
+efa_mr_reg_path() { # V
+	efasim_need "$1"
+	rm -f "$WORK/p.csv"
+	expect_rc 0 efa_run "$1" "$EBIN/efab_mr_reg" -p efa -f efa-direct -m 4K:64K:x4 -n 3 \
+		--max-total 1M --csv "$WORK/p.csv" -v
+	csvcheck "$WORK/p.csv" --bench mr_reg --rows 9 --lat --reg-path host \
+		--extra $MRCOLS,domains,first_us,lat_us_p25,lat_us_p75,reg_path
+	for g in fresh same accumulate; do
+		grep -q "^# reg_path $g 4096 B: host (libfabric said 1 MR line; deciding: Registered memory at " \
+			"$WORK/last.err" || die "no libfabric line captured for $g"
+	done
+	grep -q "^# reg_path = how libfabric registered a buffer of the size, from its own MR log (fi_import_log" "$WORK/last.out" || die "no header note"
+	# libfabric's log is libfabric's again outside the capture
+	expect_rc 0 efa_run "$1" "$EBIN/efab_mr_reg" -p efa -f efa-direct -m 4K -n 3 --regime fresh
+	! grep -q "Registered memory" "$WORK/last.err" || die "a line printed without FI_LOG_LEVEL"
+	expect_rc 0 env FI_LOG_LEVEL=info FI_LOG_SUBSYS=mr "$ROOT/tests/efasim/run" "$1" \
+		"$EBIN/efab_mr_reg" -p efa -f efa-direct -m 4K -n 3 --regime fresh
+	# the probe (re-printed during the capture) + 4 timed calls (libfabric's own)
+	# + efabench's 4 KiB receive buffer
+	[ "$(grep -c '^libfabric:[0-9]*:[0-9]*::efa:mr:.*<info> Registered memory at' "$WORK/last.err")" = 6 ] ||
+		die "not one libfabric line per registration: $(grep -c 'Registered memory at' "$WORK/last.err")"
+	# put_lat: each rank's registration of its buffer, in the header with -v
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -m 8 -n 10 -v
+	grep -q "^# reg_path (the path libfabric reported in its log for each rank's registration of its buffer, by rank): 0 host, 1 host" \
+		"$WORK/last.out" || die "put_lat header has no reg_path"
+	# shm and tcp register nothing on a NIC
+	rm -f "$WORK/p.csv"
+	expect_rc 0 timeout 60 "$EBIN/efab_mr_reg" -p tcp -m 4K -n 3 --regime fresh --csv "$WORK/p.csv"
+	csvcheck "$WORK/p.csv" --bench mr_reg --rows 1 --reg-path - \
+		--extra $MRCOLS,domains,first_us,lat_us_p25,lat_us_p75,reg_path
+}
+t_efa260_mr_reg_path() { efa_mr_reg_path 2.6.0; }
+
 # configs/p5en-efa-vs-efa-direct.conf, scaled down to this machine (host memory,
 # small sizes, one repeat, mpirun on loopback with each rank its own simulated
 # host), through efab_sweep on two simulated NICs: every job ok or skipped,

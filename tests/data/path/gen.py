@@ -47,6 +47,9 @@ COUNTERS = ("tx_bytes tx_pkts rx_bytes rx_pkts send_bytes send_wrs recv_bytes re
 PATH_COLS = (["path", "path_ratio", "payload_bytes", "hw_nics", "hw_note", "post_ns", "poll_ns"]
              + [f"nic_init_{c}" for c in COUNTERS] + [f"nic_tgt_{c}" for c in COUNTERS]
              + ["initiator", "gpu_post_ns", "gpu_threads"])  # issue 37: who posted
+# put_lat's last columns (issue 45): a write above one packet is a lower bound; late
+# messages are counted only with -c (these fixture runs had none)
+PUT_LAT_TAIL = ["lat_lower_bound", "late_msgs", "late_bytes"]
 LIB = "/opt/amazon/efa/lib/libfabric.so.1.32.0"
 MTU, HDR = 8192, 64
 
@@ -101,7 +104,10 @@ def path_of(i, t, P, nics):
 def row(head, bench, fabric, size, rep, kind, post, poll, run="20261202-010000-fixture",
         nics=2, note="", extra=None, iters=100, window=64, us=None):
     lat = bench.endswith("_lat")
-    d = dict.fromkeys(head + PATH_COLS, "")
+    d = dict.fromkeys(head + PATH_COLS + (PUT_LAT_TAIL if bench == "put_lat" else []), "")
+    if bench == "put_lat":
+        d.update(lat_lower_bound="yes" if fabric != "shm" and size > 8928 else "no",
+                 late_msgs="n/a", late_bytes="n/a")
     prov = "shm" if fabric == "shm" else "efa"
     nops = 2 * iters if lat else iters * window  # a ping-pong's both legs
     P = nops * size
@@ -152,7 +158,8 @@ def row(head, bench, fabric, size, rep, kind, post, poll, run="20261202-010000-f
 def write(sub, name, head, rows, label):
     os.makedirs(os.path.join(HERE, sub), exist_ok=True)
     with open(os.path.join(HERE, sub, name), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=head + PATH_COLS, lineterminator="\n")
+        tail = PUT_LAT_TAIL if name.startswith("put_lat") else []
+        w = csv.DictWriter(f, fieldnames=head + PATH_COLS + tail, lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
     with open(os.path.join(HERE, sub, "meta.json"), "w") as f:

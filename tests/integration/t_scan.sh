@@ -354,12 +354,6 @@ PY
 # default is 30 s), the verdict names it unreachable with the failed pairs as
 # evidence, the other nodes' pairs are all measured, the CSV says which rows
 # failed and why, and the scan ends, bounded, with exit 1 and no abort.
-# --concurrent 1: a failed pair's two ranks spin through their whole 5 s
-# timeout, and with every pair of a round at once they did so beside the
-# round's healthy pair, which then shared the 2 cores with them (and with
-# whatever else runs): beside two busy loops its one-pass bandwidth fell to
-# 0.09x the median one way, a pair finding (seen 1 run in 3; issue 45). One
-# pair at a time, no measurement overlaps a failing pair's wait.
 t_scan_fabric_down_unreachable() {
 	cluster_need 4
 	local t0 secs rc
@@ -368,7 +362,7 @@ t_scan_fabric_down_unreachable() {
 	# which a fixed delay after the launch hit on a loaded machine)
 	t0=$(date +%s)
 	timeout -k 5 "${EFAB_TEST_TIMEOUT:-300}" "$ROOT/tests/cluster/scan" --down-after node2:0+1 -- -p tcp \
-		--threshold 0.5 --concurrent 1 -t 5 --csv "$WORK/down.csv" --verdict-json "$WORK/down.json" \
+		--threshold 0.5 -t 5 --csv "$WORK/down.csv" --verdict-json "$WORK/down.json" \
 		>"$WORK/last.out" 2>"$WORK/last.err"
 	rc=$?
 	secs=$(($(date +%s) - t0))

@@ -1,6 +1,7 @@
 /* The ping-pong and windowed-stream patterns (pattern.h): warmup, the first
  * iteration, samples, the batch, --time calibration, the barriers that drive
  * progress, and combining every rank's figures into the size's rows. */
+#include <inttypes.h>
 #include <rdma/fabric.h>
 #include <stdlib.h>
 #include <string.h>
@@ -452,7 +453,8 @@ static int windows_for_time(efab_ctx_t *c, stream_state_t *st, uint64_t *out, ef
 }
 
 typedef struct bw_share {
-	double active, bw, mops, bw_win, mops_win, p25, p50, p75, p99, link, first, failed;
+	double active, bw, mops, bw_win, mops_win, p25, p50, p75, p99, link, first, failed, loop_us,
+		ops;
 	char host[64], domain[64];
 } bw_share_t;
 
@@ -537,6 +539,8 @@ int efab_stream_rows(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size,
 		mine.active = 1;
 		mine.bw = nops * (double)size / loop_us;
 		mine.mops = nops / loop_us;
+		mine.loop_us = loop_us;
+		mine.ops = nops;
 		mine.bw_win = nops * (double)size / total_us;
 		mine.mops_win = nops / total_us;
 		efab_stats_compute(c->samples, ns, &ws);
@@ -586,6 +590,14 @@ int efab_stream_rows(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size,
 		agg.p99 = all[first].p99;
 	}
 	fill_bw_row(c, row, n, &agg, links, "all", footprint);
+	/* -v: each initiating rank's own share of the sum (with --bidir every
+	 * rank's loop ends at its own confirmed end, so the shares differ) */
+	for (int r = 0; c->o.verbose && c->rt->rank == 0 && r < c->rt->size; r++)
+		if (all[r].active)
+			efab_log_info("size %" PRIu64 " rank %d (%s): %.0f ops in its loop of %.1f us, "
+				      "%.4f Mops/s, %.2f MB/s",
+				      size, r, all[r].host, all[r].ops, all[r].loop_us, all[r].mops,
+				      all[r].bw);
 	int rc = EFAB_OK;
 	if (c->o.per_pair && c->rt->rank == 0 && c->npairs > 1 && !c->o.contend)
 		rc = per_pair_rows(c, row, n, all, footprint);

@@ -4,7 +4,9 @@
 # (what runs, what is refused and why, data validation), never speed.
 # A version that is not built, or a SAN build, skips with the reason.
 
-EFASIM_VERSIONS=${EFASIM_VERSIONS:-"2.1.0 2.4.0 2.6.0"}
+EFASIM_VERSIONS=${EFASIM_VERSIONS:-"2.1.0 2.4.0 2.6.0 2.7.0a1"}
+# 2.7.0a1 is a pre-release snapshot (libfabric main at af8ddbe, on rdma-core
+# main at 691953d, also a snapshot): its tests are t_efa270_*, never "2.7.0"
 
 efasim_need() { # V
 	if [ "${EFAB_SAN:-0}" = 1 ]; then
@@ -402,6 +404,7 @@ efa_verbs_path() { # V
 
 for _v in $EFASIM_VERSIONS; do
 	_n=${_v//./}
+	_n=${_n%%a*} # 2.7.0a1 -> 270
 	eval "t_efa${_n}_discovery() { efa_discovery $_v; }"
 	eval "t_efa${_n}_benchmarks() { efa_benchmarks $_v; }"
 	eval "t_efa${_n}_src_unregistered() { efa_src_unregistered $_v; }"
@@ -422,6 +425,13 @@ t_efa260_direct_faults() { efa_direct_faults 2.6.0; }
 t_efa260_verbs_path() { efa_verbs_path 2.6.0; }
 t_efa240_verbs_path() { efa_verbs_path 2.4.0; }
 t_efa260_sweep_p5en_configs() { efa_sweep_p5en 2.6.0; }
+# libfabric 2.7.0a1 (pre-release snapshot) on rdma-core main (pre-release
+# snapshot) and efasim's sim-main build, whose device has completion counters
+t_efa270_reordered_writes() { efa_reordered_writes 2.7.0a1; }
+t_efa270_hw_counters() { efa_hw_counters 2.7.0a1; }
+t_efa270_direct_faults() { efa_direct_faults 2.7.0a1; }
+t_efa270_verbs_path() { efa_verbs_path 2.7.0a1; }
+t_efa270_sweep_p5en_configs() { efa_sweep_p5en 2.7.0a1; }
 
 # The simulated device's GPU memory (tests/efasim/memkind.c) through the verbs
 # the efa provider calls: CUDA device memory and CUDA dmabufs register with
@@ -457,21 +467,30 @@ t_efasim_object_rules() {
 	[ "$(grep -c '^ok ' "$WORK/last.out")" = 12 ] || die "12 rows expected"
 }
 
-# libfabric 2.6.0's own efa unit tests (prov/efa/test) on the simulated
+# libfabric V's own efa unit tests (prov/efa/test) on the simulated
 # device (tests/efasim/unit-test): every test passes, or is a listed failure
 # (unit-expected.txt) or a listed skip (unit-skips.txt). Built by make check
-# (EFA_UNIT_TEST_VERSIONS) or `make efa-unit-test V=2.6.0`; skipped when not built.
-t_efa260_unit_tests() {
-	efasim_built 2.6.0
+# (EFA_UNIT_TEST_VERSIONS) or `make efa-unit-test V=V`; skipped when not built.
+efa_unit_tests() { # V
+	efasim_built "$1"
 	export EFASIM_DIR="$WORK/efasim"
 	# libfabric's tests destroy objects in use on purpose and expect the
 	# kernel's EBUSY (test_efa_cq_close_returns_ebusy_with_bound_ep): the
 	# refusals are theirs to check, not this runner's failure
 	unset EFASIM_EBUSY_LOG
-	"$ROOT/tests/efasim/unit-test" 2.6.0 run >"$WORK/ut.out" 2>&1
+	"$ROOT/tests/efasim/unit-test" "$1" run >"$WORK/ut.out" 2>&1
 	local rc=$?
 	cat "$WORK/ut.out"
 	[ $rc = 77 ] && exit 77
 	[ $rc = 0 ] || die "efa unit tests failed"
 	grep -q 'failed 0$' "$WORK/ut.out" || grep -q 'failed (expected' "$WORK/ut.out" || die "no count line"
+}
+t_efa260_unit_tests() { efa_unit_tests 2.6.0; }
+# 2.7.0a1 (pre-release snapshot) on rdma-core main (pre-release snapshot) and
+# sim-main: the hardware completion-counter tests RUN (2.6.0 skips them), on
+# efasim's completion counters (compcntr.c)
+t_efa270_unit_tests() {
+	efa_unit_tests 2.7.0a1
+	! grep -q 'skipped: test_efa_hw_cntr_\|skipped: test_efa_cntr_open_uses_hw_cntr' "$WORK/ut.out" ||
+		die "the hardware counter tests skipped on 2.7.0a1"
 }

@@ -5,7 +5,7 @@
 # installs and the report that compares them. A version not built skips (77).
 # Every efasim figure is SIMULATED.
 
-VERSIONS_LF=${EFASIM_VERSIONS:-"2.1.0 2.4.0 2.6.0"}
+VERSIONS_LF=${EFASIM_VERSIONS:-"2.1.0 2.4.0 2.6.0 2.7.0a1"}
 VERSIONS_BUILD=$EFASIM_BUILD_DIR
 
 versions_need() { # V: the prefix of libfabric V, and a binary built against 1.x
@@ -126,6 +126,7 @@ versions_efasim() { # V
 
 for _v in $VERSIONS_LF; do
 	_n=${_v//./}
+	_n=${_n%%a*} # 2.7.0a1 (pre-release snapshot) -> 270
 	eval "t_versions_117_build_on_${_n}_shm_tcp() { versions_shm_tcp $_v; }"
 	eval "t_versions_117_build_on_${_n}_efasim() { versions_efasim $_v; }"
 done

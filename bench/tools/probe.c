@@ -356,10 +356,38 @@ out:
 	return r;
 }
 
+/* The Version of the libfabric.pc beside the loaded libfabric.so (LIB's
+ * directory/pkgconfig): "2.7.0a1", "2.7.0amzn2.0"; "" when there is none. */
+static void libfabric_pc_version(const char *lib, char *out, size_t len)
+{
+	char dir[4096], path[4200], line[256];
+	out[0] = 0;
+	snprintf(dir, sizeof(dir), "%s", lib);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	snprintf(path, sizeof(path), "%s/pkgconfig/libfabric.pc", dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Version:", 8)) {
+			char *v = line + 8;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			v[strcspn(v, " \t\r\n")] = 0;
+			snprintf(out, len, "%s", v);
+			break;
+		}
+	fclose(f);
+}
+
 /* The device's completion counters through the loaded libibverbs (the one
  * libfabric's efa provider opened): "yes (N counters, ...)", or "no (why)". */
-static void comp_cntr_device(const char *dev, char *out, size_t len)
+static void comp_cntr_device(const char *dev, char *out, size_t len, uint64_t *max_value)
 {
+	*max_value = 0;
 	void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
 	if (!h) {
 		snprintf(out, len, "- (libibverbs not loaded)");
@@ -397,9 +425,11 @@ static void comp_cntr_device(const char *dev, char *out, size_t len)
 				snprintf(out, len, "no (ibv_query_comp_cntr_caps: %s)", strerror(err));
 			else if (!c.max_counters)
 				snprintf(out, len, "no (0 counters)");
-			else
+			else {
 				snprintf(out, len, "yes (%u counters, max value %llu, attach ops 0x%x)", c.max_counters,
 					 (unsigned long long)c.max_value, c.supported_qp_attach_ops);
+				*max_value = c.max_value;
+			}
 			cl(ctx);
 		}
 		if (l)
@@ -426,17 +456,26 @@ static void describe_comp_counters(column_t *col, const struct fi_info *i)
 	    rc_has ? "yes (efadv_create_comp_cntr)"
 		   : efa ? "no (libefa without efadv_create_comp_cntr: rdma-core <= 64.0)" : "- (libefa not loaded)");
 	char d[200];
-	comp_cntr_device(dev, d, sizeof(d));
+	uint64_t dev_max;
+	comp_cntr_device(dev, d, sizeof(d), &dev_max);
 	add(col, "comp_cntr_device", "%s", d);
 
-	uint32_t pv = i->fabric_attr->prov_version;
-	unsigned maj = FI_MAJOR(pv), min = FI_MINOR(pv);
+	/* libfabric's release: fi_version() is the API of its headers, which a
+	 * snapshot may not have bumped yet (2.7.0a1 answers 2.6) */
+	unsigned maj = 0, min = 0;
+	Dl_info dl;
+	int found = dladdr((void *)fi_getinfo, &dl) && dl.dli_fname;
+	char rel[64] = "";
+	if (found)
+		libfabric_pc_version(dl.dli_fname, rel, sizeof(rel));
+	if (!rel[0] || sscanf(rel, "%u.%u", &maj, &min) != 2) {
+		maj = FI_MAJOR(fi_version());
+		min = FI_MINOR(fi_version());
+	}
 	const char *env = getenv("FI_EFA_USE_HW_CNTR");
 	int dflt = maj > 2 || (maj == 2 && min >= 7);
 	int on = env ? atoi(env) != 0 : dflt;
-	Dl_info dl;
-	int built = dladdr((void *)fi_getinfo, &dl) && dl.dli_fname ? elf_imports(dl.dli_fname, "efadv_create_comp_cntr")
-								     : -1;
+	int built = found ? elf_imports(dl.dli_fname, "efadv_create_comp_cntr") : -1;
 	if (strcmp(fab, "efa-direct"))
 		add(col, "comp_cntr_libfabric", "no (the %s fabric's fi_cntr is software: rdm/efa_rdm_cntr.c)", fab);
 	else if (maj < 2 || (maj == 2 && min < 6))
@@ -445,9 +484,16 @@ static void describe_comp_counters(column_t *col, const struct fi_info *i)
 		add(col, "comp_cntr_libfabric", "no (libfabric %u.%u built without efadv_create_comp_cntr)", maj, min);
 	else if (!on)
 		add(col, "comp_cntr_libfabric", "no (FI_EFA_USE_HW_CNTR=0%s)",
-		    env ? " in the environment" : ", libfabric 2.6's default");
+		    env ? " in the environment" : ", the default before libfabric 2.7");
 	else if (strncmp(d, "yes", 3))
 		add(col, "comp_cntr_libfabric", "no (FI_EFA_USE_HW_CNTR=1, but the device offers none: software fi_cntr)");
+#if FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION) >= FI_VERSION(2, 5) /* fi_domain_attr's max_cntr_value */
+	else if (fi_version() >= FI_VERSION(2, 5) && i->domain_attr->max_cntr_value > dev_max)
+		/* efa_hw_cntr_check_attr: the domain's max_cntr_value, the device's
+		 * limit only for API >= 2.5 (efa_user_info_set_max_cntr_value) */
+		add(col, "comp_cntr_libfabric", "no (max_cntr_value %llu above the device's %llu: API < 2.5, software fi_cntr)",
+		    (unsigned long long)i->domain_attr->max_cntr_value, (unsigned long long)dev_max);
+#endif
 	else
 		add(col, "comp_cntr_libfabric", "yes (efa-direct's fi_cntr is a device counter: FI_EFA_USE_HW_CNTR=1%s)",
 		    env ? " in the environment" : ", libfabric 2.7's default");
@@ -504,6 +550,12 @@ static void describe(column_t *col)
 	add(col, "domain", "%s", i->domain_attr->name);
 	add(col, "provider_version", "%u.%u", FI_MAJOR(pv), FI_MINOR(pv));
 	add(col, "api_version", "%u.%u", FI_MAJOR(v), FI_MINOR(v));
+	/* the release as installed: a snapshot's API may lag it (2.7.0a1: 2.6) */
+	char rel[64] = "";
+	Dl_info dl;
+	if (dladdr((void *)fi_getinfo, &dl) && dl.dli_fname)
+		libfabric_pc_version(dl.dli_fname, rel, sizeof(rel));
+	add(col, "libfabric_release", "%s", rel[0] ? rel : "- (no pkgconfig/libfabric.pc beside libfabric.so)");
 	add(col, "simulated", "%s", efab_info_simulated(i) ? "yes (efasim: not EFA hardware)" : "no");
 	int need_mr_local = describe_requirements(col, rma);
 	add(col, "rma_read", "%s", yesno(rma && (rma->caps & FI_READ)));

@@ -457,14 +457,31 @@ t_efasim_gpu_registration() {
 # destroying a PD with MRs, QPs or AHs on it, or a CQ a QP is bound to,
 # fails with EBUSY as ib_uverbs refuses it; the MR carries the type and
 # access flags rdma-core's verbs layer fills in. A table of bad usage.
-t_efasim_object_rules() {
-	efasim_built 2.6.0
-	local b=$EFASIM_BUILD_DIR/sim/bin/objrules
-	[ -x "$b" ] || die "$b not built (tests/efasim/build 2.6.0 sim)"
+efasim_object_rules() { # V SIM: SIM/bin/objrules under libfabric V's environment
+	efasim_built "$1"
+	local b=$EFASIM_BUILD_DIR/$2/bin/objrules
+	[ -x "$b" ] || die "$b not built (tests/efasim/build $1 sim)"
 	export EFASIM_DIR="$WORK/efasim"
 	unset EFASIM_EBUSY_LOG # its refusals are what it checks
-	expect_rc 0 efa_run 2.6.0 "$b"
+	expect_rc 0 efa_run "$1" "$b"
 	[ "$(grep -c '^ok ' "$WORK/last.out")" = 12 ] || die "12 rows expected"
+}
+t_efasim_object_rules() { efasim_object_rules 2.6.0 sim; }
+# the simulator built against rdma-core main (pre-release snapshot), which
+# libfabric 2.7.0a1 (pre-release snapshot) runs on
+t_efa270_object_rules() { efasim_object_rules 2.7.0a1 sim-main; }
+
+# libfabric 2.7.0a1's own hardware-counter fabtests (pytest/efa/test_hw_cntr.py:
+# fi_efa_hw_cntr, FI_EFA_USE_HW_CNTR=1, efa-direct, pingpong and RMA write,
+# counters in the library's memory and in external memory) on efasim's
+# completion counters (compcntr.c); fabtests built against rdma-core main
+t_efa270_fabtests_hw_cntr() {
+	efasim_need 2.7.0a1
+	efasim_built 2.7.0a1 .fabtests-done
+	[ -x "$EFASIM_BUILD_DIR/lf-2.7.0a1/fabtests/bin/fi_efa_hw_cntr" ] ||
+		die "fi_efa_hw_cntr not built: fabtests of 2.7.0a1 did not see rdma-core main's efadv.h"
+	expect_rc 0 env FT_TIMEOUT=60 "$ROOT/tests/efasim/fabtests" 2.7.0a1 'fi_efa_hw_cntr'
+	grep -q "^fabtests 2.7.0a1: 4 pass, 0 skip, 0 fail" "$WORK/last.out" || die "fabtests hw_cntr summary"
 }
 
 # libfabric V's own efa unit tests (prov/efa/test) on the simulated

@@ -427,7 +427,7 @@ t_efa270_probe_comp_counters() {
 	export EFASIM_HOST=probehost
 	probe_cc_json "$WORK/p27.json" 2.7.0a1 X=1
 	probe_cc_check "$WORK/p27.json" efa-direct comp_cntr_rdma_core "yes (efadv_create_comp_cntr)"
-	probe_cc_check "$WORK/p27.json" efa-direct comp_cntr_device "yes (256 counters, max value 18446744073709551615"
+	probe_cc_check "$WORK/p27.json" efa-direct comp_cntr_device "yes (256 counters, max value 2147483647"
 	probe_cc_check "$WORK/p27.json" efa-direct comp_cntr_libfabric \
 		"yes (efa-direct's fi_cntr is a device counter: FI_EFA_USE_HW_CNTR=1, libfabric 2.7's default)"
 	probe_cc_check "$WORK/p27.json" efa comp_cntr_libfabric "no (the efa fabric's fi_cntr is software"

@@ -453,3 +453,28 @@ t_efa270_probe_comp_counters() {
 		grep -q "$r" "$WORK/last.out" || die "--diff does not show $r"
 	done
 }
+
+# The committed comparison of libfabric 2.6.0 and 2.7.0a1 (a pre-release
+# snapshot) on the simulated device (issue 46): diff.txt is what --diff says
+# of its two probes today, every column simulated, the release rows say which
+# ran, the README and the report say SIMULATED and pre-release.
+t_probe_diff_committed_efasim_270() {
+	local d=results/20261204-041012-vm-efasim-2.6.0-vs-2.7.0a1-prerelease
+	[ -f "$d/diff.txt" ] || die "no $d/diff.txt"
+	grep -q "SIMULATED" "$d/README.md" || die "README does not say SIMULATED"
+	grep -q "PRE-RELEASE" "$d/README.md" || die "README does not say PRE-RELEASE"
+	grep -q "SIMULATED" "$d/plots/report.md" || die "report does not say SIMULATED"
+	( cd "$d" && "$ABIN/efab_probe" --diff probe-lf1.json probe-lf2.json ) >"$WORK/diff.txt"
+	[ $? = 1 ] || die "the two probes no longer differ"
+	diff -u "$d/diff.txt" "$WORK/diff.txt" || die "diff.txt is not what --diff says now"
+	grep -q "comp_cntr_libfabric  no (libfabric 2.6 built without efadv_create_comp_cntr) -> yes" "$d/diff.txt" ||
+		die "the counters row does not differ"
+	python3 - "$d" <<'PY' || die "not simulated columns"
+import json, sys
+for f, rel in (("probe-lf1.json", "2.6.0"), ("probe-lf2.json", "2.7.0a1")):
+    cols = json.load(open(f"{sys.argv[1]}/{f}"))["fabrics"]
+    efa = [c for c in cols if c["provider"] == "efa"]
+    assert efa and all(c["simulated"].startswith("yes (efasim") for c in efa), f
+    assert all(c["libfabric_release"] == rel for c in cols), f
+PY
+}

@@ -264,9 +264,10 @@ gpu-check: $(GPU_TESTS)
 	for v in $(EFASIM_VERSIONS); do \
 		if [ ! -x "$(EFASIM_BUILD)/lf-$$v/efab/bin/efab_put_lat" ]; then \
 			echo "== efasim $$v: SKIP (not built: make efasim V=$$v)"; continue; fi; \
+		s=sim; [ "$$v" = 2.7.0a1 ] && s=sim-main; \
 		for p in 1 0; do echo "== efasim $$v: gpu_selftest EFASIM_P2P=$$p"; \
 			EFASIM_P2P=$$p EFASIM_DIR=$(BUILD)/gpu-check/sim-$$v-$$p tests/efasim/run $$v \
-				timeout 120 "$(EFASIM_BUILD)/sim/bin/gpu_selftest"; \
+				timeout 120 "$(EFASIM_BUILD)/$$s/bin/gpu_selftest"; \
 			r=$$?; [ $$r = 0 ] || [ $$r = 77 ] || rc=1; done; \
 		echo "== efasim $$v: GPU paths of efabench (tests/gpu/efasim_matrix.sh)"; \
 		tests/gpu/efasim_matrix.sh $$v $(BUILD)/gpu-check/matrix-$$v; \

@@ -273,9 +273,10 @@ gpu-check: $(GPU_TESTS)
 	for v in $(EFASIM_VERSIONS); do \
 		if [ ! -x "$(EFASIM_BUILD)/lf-$$v/efab/bin/efab_put_lat" ]; then \
 			echo "== efasim $$v: SKIP (not built: make efasim V=$$v)"; continue; fi; \
+		s=sim; [ "$$v" = 2.7.0a1 ] && s=sim-main; \
 		for p in 1 0; do echo "== efasim $$v: gpu_selftest EFASIM_P2P=$$p"; \
 			EFASIM_P2P=$$p EFASIM_DIR=$(BUILD)/gpu-check/sim-$$v-$$p tests/efasim/run $$v \
-				timeout 120 "$(EFASIM_BUILD)/sim/bin/gpu_selftest"; \
+				timeout 120 "$(EFASIM_BUILD)/$$s/bin/gpu_selftest"; \
 			r=$$?; [ $$r = 0 ] || [ $$r = 77 ] || rc=1; done; \
 		echo "== efasim $$v: GPU paths of efabench (tests/gpu/efasim_matrix.sh)"; \
 		tests/gpu/efasim_matrix.sh $$v $(BUILD)/gpu-check/matrix-$$v; \
@@ -306,10 +307,12 @@ check-run:
 # Sources: release tarballs in EFAB_DEPS. make check builds EFASIM_VERSIONS
 # when the tarballs are there (a SAN build skips them) and runs their tests.
 EFAB_DEPS ?= $(abspath $(CURDIR)/../shared/deps)
-EFASIM_VERSIONS ?= 2.1.0 2.4.0 2.6.0
+# 2.7.0a1: a pre-release snapshot (libfabric main at af8ddbe), built against
+# rdma-core main (snapshot at 691953d, not 65.0) and run on efasim's sim-main
+EFASIM_VERSIONS ?= 2.1.0 2.4.0 2.6.0 2.7.0a1
 # libfabric's own efa unit tests (prov/efa/test) are built by make check for
-# these (t_efa260_unit_tests runs them on the simulated device)
-EFA_UNIT_TEST_VERSIONS ?= 2.6.0
+# these (t_efa260_unit_tests, t_efa270_unit_tests run them on the simulated device)
+EFA_UNIT_TEST_VERSIONS ?= 2.6.0 2.7.0a1
 export EFAB_DEPS EFASIM_VERSIONS
 .PHONY: efasim efasim-all efa-unit-test
 # libfabric V's own efa unit tests against the simulated device
@@ -326,7 +329,9 @@ efasim-all:
 	elif [ ! -f "$(EFAB_DEPS)/rdma-core-64.0.tar.gz" ]; then \
 	  echo "  efasim  skipped: no release tarballs in EFAB_DEPS=$(EFAB_DEPS) (the efa tests will report SKIP)"; \
 	else for v in $(EFASIM_VERSIONS); do \
-	  if [ -f "$(EFAB_DEPS)/libfabric-$$v.tar.gz" ]; then tests/efasim/build $$v all || exit 1; \
+	  if [ "$$v" = 2.7.0a1 ] && [ ! -f "$(EFAB_DEPS)/rdma-core-main-20260820.tar.gz" ]; then \
+	    echo "  efasim  rdma-core-main-20260820.tar.gz not in $(EFAB_DEPS): libfabric $$v's tests will report SKIP"; \
+	  elif [ -f "$(EFAB_DEPS)/libfabric-$$v.tar.gz" ]; then tests/efasim/build $$v all || exit 1; \
 	  else echo "  efasim  libfabric-$$v.tar.gz not in $(EFAB_DEPS): its tests will report SKIP"; fi; done; \
 	for v in $(EFA_UNIT_TEST_VERSIONS); do \
 	  if [ -f "$(EFASIM_BUILD)/lf-$$v/.done" ] && [ -n "$(CMOCKA_OK)" ]; then \

@@ -7,12 +7,19 @@
  * Data first (a list of columns, each a list of property/value pairs), then
  * three writers: the table (120 columns, wrapped by fabric), CSV (long
  * format) and JSON. */
+#define _GNU_SOURCE /* dladdr, Dl_info */
 #include <ctype.h>
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "efab_atomic.h"
 #include "efab_endpoint.h"
@@ -289,6 +296,209 @@ static void describe_counters(column_t *col, const struct fi_info *i)
 		add(col, "hw_path_counters", "yes");
 }
 
+/* ---- completion counters ----
+ * Hardware completion counters: rdma-core's verbs after 64.0 (rdma-core main,
+ * 65.0: ibv_query_comp_cntr_caps, ibv_create_comp_cntr, efadv_create_comp_cntr)
+ * and libfabric's efa provider, which makes efa-direct's fi_cntr a device
+ * counter (prov/efa/src/efa_cntr.c efa_cntr_open -> efa_hw_cntr.c
+ * efa_hw_cntr_open) when it was built against such an rdma-core
+ * (HAVE_EFADV_CREATE_COMP_CNTR), FI_EFA_USE_HW_CNTR is 1 (efa_env.c: 0 in
+ * 2.6, 1 from 2.7) and efadv_create_comp_cntr succeeds; else a software
+ * counter, progressed by polling the CQ. The efa fabric's counters are
+ * software (rdm/efa_rdm_cntr.c). Three rows: what rdma-core offers, what the
+ * device offers, whether libfabric uses them. */
+
+/* ibv_comp_cntr_caps of rdma-core main's verbs.h; the call takes its size */
+struct probe_cc_caps {
+	uint64_t max_value;
+	uint32_t max_counters;
+	uint32_t supported_qp_attach_ops;
+};
+
+/* Whether the ELF file PATH imports SYM (an undefined .dynsym entry): 1 yes,
+ * 0 no, -1 unreadable. */
+static int elf_imports(const char *path, const char *sym)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r = -1;
+	struct stat st;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return -1;
+	}
+	size_t sz = (size_t)st.st_size;
+	const unsigned char *m = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	const Elf64_Ehdr *eh = (const void *)m;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > sz)
+		goto out;
+	const Elf64_Shdr *sh = (const void *)(m + eh->e_shoff);
+	for (unsigned k = 0; k < eh->e_shnum; k++) {
+		if (sh[k].sh_type != SHT_DYNSYM || sh[k].sh_link >= eh->e_shnum)
+			continue;
+		const Elf64_Shdr *str = &sh[sh[k].sh_link];
+		if (sh[k].sh_offset + sh[k].sh_size > sz || str->sh_offset + str->sh_size > sz)
+			goto out;
+		const Elf64_Sym *sy = (const void *)(m + sh[k].sh_offset);
+		size_t n = sh[k].sh_size / sizeof(*sy);
+		r = 0;
+		for (size_t j = 0; j < n && !r; j++)
+			if (sy[j].st_shndx == SHN_UNDEF && sy[j].st_name < str->sh_size &&
+			    !strncmp((const char *)m + str->sh_offset + sy[j].st_name, sym, str->sh_size - sy[j].st_name))
+				r = 1;
+	}
+out:
+	munmap((void *)m, sz);
+	return r;
+}
+
+/* The Version of the libfabric.pc beside the loaded libfabric.so (LIB's
+ * directory/pkgconfig): "2.7.0a1", "2.7.0amzn2.0"; "" when there is none. */
+static void libfabric_pc_version(const char *lib, char *out, size_t len)
+{
+	char dir[4096], path[4200], line[256];
+	out[0] = 0;
+	snprintf(dir, sizeof(dir), "%s", lib);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	snprintf(path, sizeof(path), "%s/pkgconfig/libfabric.pc", dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Version:", 8)) {
+			char *v = line + 8;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			v[strcspn(v, " \t\r\n")] = 0;
+			snprintf(out, len, "%s", v);
+			break;
+		}
+	fclose(f);
+}
+
+/* The device's completion counters through the loaded libibverbs (the one
+ * libfabric's efa provider opened): "yes (N counters, ...)", or "no (why)". */
+static void comp_cntr_device(const char *dev, char *out, size_t len, uint64_t *max_value)
+{
+	*max_value = 0;
+	void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!h) {
+		snprintf(out, len, "- (libibverbs not loaded)");
+		return;
+	}
+	typedef void *(*get_list_t)(int *);
+	typedef const char *(*get_name_t)(void *);
+	typedef void *(*open_t)(void *);
+	typedef int (*close_t)(void *);
+	typedef void (*free_list_t)(void *);
+	typedef int (*caps_t)(void *, struct probe_cc_caps *, size_t);
+	get_list_t get_list = (get_list_t)dlsym(h, "ibv_get_device_list");
+	get_name_t get_name = (get_name_t)dlsym(h, "ibv_get_device_name");
+	open_t op = (open_t)dlsym(h, "ibv_open_device");
+	close_t cl = (close_t)dlsym(h, "ibv_close_device");
+	free_list_t fr = (free_list_t)dlsym(h, "ibv_free_device_list");
+	caps_t caps = (caps_t)dlsym(h, "_ibv_query_comp_cntr_caps");
+	if (!caps) {
+		snprintf(out, len, "no (rdma-core cannot ask: no ibv_query_comp_cntr_caps, rdma-core <= 64.0)");
+	} else if (!get_list || !get_name || !op || !cl || !fr) {
+		snprintf(out, len, "- (libibverbs without the device list calls)");
+	} else {
+		int n = 0;
+		void **l = get_list(&n);
+		void *ctx = NULL;
+		for (int k = 0; l && k < n && !ctx; k++)
+			if (!strcmp(get_name(l[k]), dev))
+				ctx = op(l[k]);
+		if (!ctx) {
+			snprintf(out, len, "- (cannot open %s: %s)", dev, strerror(errno));
+		} else {
+			struct probe_cc_caps c;
+			int err = caps(ctx, &c, sizeof(c));
+			if (err)
+				snprintf(out, len, "no (ibv_query_comp_cntr_caps: %s)", strerror(err));
+			else if (!c.max_counters)
+				snprintf(out, len, "no (0 counters)");
+			else {
+				snprintf(out, len, "yes (%u counters, max value %llu, attach ops 0x%x)", c.max_counters,
+					 (unsigned long long)c.max_value, c.supported_qp_attach_ops);
+				*max_value = c.max_value;
+			}
+			cl(ctx);
+		}
+		if (l)
+			fr(l);
+	}
+	dlclose(h);
+}
+
+static void describe_comp_counters(column_t *col, const struct fi_info *i)
+{
+	const char *prov = i->fabric_attr->prov_name, *fab = i->fabric_attr->name;
+	const char *dev = i->nic && i->nic->device_attr ? i->nic->device_attr->name : NULL;
+	if (!prov || strcmp(prov, "efa") || !dev) {
+		add(col, "comp_cntr_rdma_core", "-");
+		add(col, "comp_cntr_device", "-");
+		add(col, "comp_cntr_libfabric", "-");
+		return;
+	}
+	void *efa = dlopen("libefa.so.1", RTLD_NOW | RTLD_NOLOAD);
+	int rc_has = efa && dlsym(efa, "efadv_create_comp_cntr");
+	if (efa)
+		dlclose(efa);
+	add(col, "comp_cntr_rdma_core", "%s",
+	    rc_has ? "yes (efadv_create_comp_cntr)"
+		   : efa ? "no (libefa without efadv_create_comp_cntr: rdma-core <= 64.0)" : "- (libefa not loaded)");
+	char d[200];
+	uint64_t dev_max;
+	comp_cntr_device(dev, d, sizeof(d), &dev_max);
+	add(col, "comp_cntr_device", "%s", d);
+
+	/* libfabric's release: fi_version() is the API of its headers, which a
+	 * snapshot may not have bumped yet (2.7.0a1 answers 2.6) */
+	unsigned maj = 0, min = 0;
+	Dl_info dl;
+	int found = dladdr((void *)fi_getinfo, &dl) && dl.dli_fname;
+	char rel[64] = "";
+	if (found)
+		libfabric_pc_version(dl.dli_fname, rel, sizeof(rel));
+	if (!rel[0] || sscanf(rel, "%u.%u", &maj, &min) != 2) {
+		maj = FI_MAJOR(fi_version());
+		min = FI_MINOR(fi_version());
+	}
+	const char *env = getenv("FI_EFA_USE_HW_CNTR");
+	int dflt = maj > 2 || (maj == 2 && min >= 7);
+	int on = env ? atoi(env) != 0 : dflt;
+	int built = found ? elf_imports(dl.dli_fname, "efadv_create_comp_cntr") : -1;
+	if (strcmp(fab, "efa-direct"))
+		add(col, "comp_cntr_libfabric", "no (the %s fabric's fi_cntr is software: rdm/efa_rdm_cntr.c)", fab);
+	else if (maj < 2 || (maj == 2 && min < 6))
+		add(col, "comp_cntr_libfabric", "no (libfabric %u.%u: hardware counters from 2.6)", maj, min);
+	else if (built == 0)
+		add(col, "comp_cntr_libfabric", "no (libfabric %u.%u built without efadv_create_comp_cntr)", maj, min);
+	else if (!on)
+		add(col, "comp_cntr_libfabric", "no (FI_EFA_USE_HW_CNTR=0%s)",
+		    env ? " in the environment" : ", the default before libfabric 2.7");
+	else if (strncmp(d, "yes", 3))
+		add(col, "comp_cntr_libfabric", "no (FI_EFA_USE_HW_CNTR=1, but the device offers none: software fi_cntr)");
+#if FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION) >= FI_VERSION(2, 5) /* fi_domain_attr's max_cntr_value */
+	else if (fi_version() >= FI_VERSION(2, 5) && i->domain_attr->max_cntr_value > dev_max)
+		/* efa_hw_cntr_check_attr: the domain's max_cntr_value, the device's
+		 * limit only for API >= 2.5 (efa_user_info_set_max_cntr_value) */
+		add(col, "comp_cntr_libfabric", "no (max_cntr_value %llu above the device's %llu: API < 2.5, software fi_cntr)",
+		    (unsigned long long)i->domain_attr->max_cntr_value, (unsigned long long)dev_max);
+#endif
+	else
+		add(col, "comp_cntr_libfabric", "yes (efa-direct's fi_cntr is a device counter: FI_EFA_USE_HW_CNTR=1%s)",
+		    env ? " in the environment" : ", libfabric 2.7's default");
+}
+
 /* The verdict: what efabench (and an application) can do here. */
 static void describe_verdict(column_t *col, const struct fi_info *i, const struct fi_info *rma,
 			     int nops, int need_mr_local, int hmem)
@@ -340,6 +550,12 @@ static void describe(column_t *col)
 	add(col, "domain", "%s", i->domain_attr->name);
 	add(col, "provider_version", "%u.%u", FI_MAJOR(pv), FI_MINOR(pv));
 	add(col, "api_version", "%u.%u", FI_MAJOR(v), FI_MINOR(v));
+	/* the release as installed: a snapshot's API may lag it (2.7.0a1: 2.6) */
+	char rel[64] = "";
+	Dl_info dl;
+	if (dladdr((void *)fi_getinfo, &dl) && dl.dli_fname)
+		libfabric_pc_version(dl.dli_fname, rel, sizeof(rel));
+	add(col, "libfabric_release", "%s", rel[0] ? rel : "- (no pkgconfig/libfabric.pc beside libfabric.so)");
 	add(col, "simulated", "%s", efab_info_simulated(i) ? "yes (efasim: not EFA hardware)" : "no");
 	int need_mr_local = describe_requirements(col, rma);
 	add(col, "rma_read", "%s", yesno(rma && (rma->caps & FI_READ)));
@@ -356,6 +572,7 @@ static void describe(column_t *col)
 	add(col, "msg", "%s", yesno((col->info->caps | i->caps) & FI_MSG));
 	add(col, "tagged", "%s", yesno((col->info->caps | i->caps) & FI_TAGGED));
 	describe_limits(col, i);
+	describe_comp_counters(col, i);
 	int nops = probe_atomics(col, atom);
 	describe_verdict(col, i, rma, nops, need_mr_local, hmem != NULL);
 	fi_freeinfo(rma);

@@ -62,6 +62,15 @@ static void cc_write(struct efasim_cntr_ent *c, int which)
 		     which ? "error" : "completion", l->kind == MK_HOST ? "host" : "CUDA", (unsigned long long)l->addr);
 }
 
+/* A value past the device's max_value wraps to zero (ibv_query_comp_cntr_caps.3:
+ * "A subsequent increment that would exceed this value wraps the counter to
+ * zero"); in every build, the caps only in the one against rdma-core main. */
+#define CC_WRAP_MAX ((UINT64_C(1) << 31) - 1)
+static uint64_t cc_wrap(uint64_t v)
+{
+	return v % (CC_WRAP_MAX + 1);
+}
+
 /* One event on the counter key names (0: none attached). */
 static void cc_event(uint32_t key, int error)
 {
@@ -70,7 +79,7 @@ static void cc_event(uint32_t key, int error)
 	struct efasim_cntr_ent *c = &sim.reg->cntrs[key & 0xffff];
 	robust_lock(&c->mx);
 	if (c->used && c->key == key) {
-		c->val[!!error]++;
+		c->val[!!error] = cc_wrap(c->val[!!error] + 1);
 		cc_write(c, !!error);
 	}
 	pthread_mutex_unlock(&c->mx);
@@ -108,9 +117,16 @@ uint32_t cc_device_caps(uint32_t caps)
 
 /* Caps (ibv_query_comp_cntr_caps): the driver reports max_event_counters / 2
  * counters and the device's event_counter_max_val; neither is published for
- * any instance. ASSUMED: 256 counters per device, 64-bit values. */
+ * any instance. ASSUMED: 256 counters per device, and values up to 2^31 - 1,
+ * libfabric's own model of the device (2.7.0a1, a pre-release snapshot:
+ * prov/efa/test/efa_unit_tests.h EFA_HW_CNTR_MAX_VALUE). Not 2^64 - 1: that is
+ * libfabric's software-counter value (efa_user_info.c
+ * efa_user_info_set_max_cntr_value keeps UINT64_MAX "which means software
+ * counter will be used"), and its fabtest fi_efa_hw_cntr
+ * (fabtests/prov/efa/src/efa_hw_cntr_test.c) skips a device whose
+ * max_cntr_value is UINT64_MAX as having none. */
 enum { CC_MAX_COUNTERS = 256, CC_ALL_OPS = (1 << EFASIM_CC_OPS) - 1 };
-#define CC_MAX_VALUE UINT64_MAX
+#define CC_MAX_VALUE CC_WRAP_MAX
 
 static int cc_cap_off(void)
 {
@@ -348,7 +364,7 @@ static int cntr_modify(struct ibv_comp_cntr *cc, int which, int add, uint64_t v)
 	struct efasim_cntr_ent *e = cntr_ent_lock(to_cntr(cc));
 	if (!e)
 		return EINVAL;
-	e->val[which] = add ? e->val[which] + v : v;
+	e->val[which] = cc_wrap(add ? e->val[which] + v : v); /* ASSUMED: SET wraps too */
 	cc_write(e, which);
 	pthread_mutex_unlock(&e->mx);
 	return 0;

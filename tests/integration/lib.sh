@@ -40,9 +40,12 @@ EFASIM_BUILD_DIR=${EFASIM_BUILD:-$ROOT/build-efasim}
 # efasim is built: the simulator's libraries, libfabric V, and lf-V/WHAT for
 # each WHAT (efab/bin/efab_scan: efabench built against it; .fabtests-done).
 efasim_built() { # V [WHAT...]
-	local v=$1 f
+	local v=$1 f s=sim
 	shift
-	for f in sim/lib/libibverbs.so.1 "lf-$v/.done" "${@/#/lf-$v/}"; do
+	# 2.7.0a1 (pre-release snapshot) runs on the simulator built against
+	# rdma-core main (pre-release snapshot), as tests/efasim/run picks it
+	[ "$v" = 2.7.0a1 ] && s=sim-main
+	for f in $s/lib/libibverbs.so.1 "lf-$v/.done" "${@/#/lf-$v/}"; do
 		[ -e "$EFASIM_BUILD_DIR/$f" ] && continue
 		echo "libfabric $v on efasim not built ($EFASIM_BUILD_DIR/$f missing): make efasim V=$v" \
 			"(needs the release tarballs in \$EFAB_DEPS, default ../shared/deps)"

@@ -4,7 +4,9 @@
 # (what runs, what is refused and why, data validation), never speed.
 # A version that is not built, or a SAN build, skips with the reason.
 
-EFASIM_VERSIONS=${EFASIM_VERSIONS:-"2.1.0 2.4.0 2.6.0"}
+EFASIM_VERSIONS=${EFASIM_VERSIONS:-"2.1.0 2.4.0 2.6.0 2.7.0a1"}
+# 2.7.0a1 is a pre-release snapshot (libfabric main at af8ddbe, on rdma-core
+# main at 691953d, also a snapshot): its tests are t_efa270_*, never "2.7.0"
 
 efasim_need() { # V
 	if [ "${EFAB_SAN:-0}" = 1 ]; then
@@ -541,6 +543,7 @@ efa_verbs_path() { # V
 
 for _v in $EFASIM_VERSIONS; do
 	_n=${_v//./}
+	_n=${_n%%a*} # 2.7.0a1 -> 270
 	eval "t_efa${_n}_discovery() { efa_discovery $_v; }"
 	eval "t_efa${_n}_benchmarks() { efa_benchmarks $_v; }"
 	eval "t_efa${_n}_src_unregistered() { efa_src_unregistered $_v; }"
@@ -562,6 +565,15 @@ t_efa260_direct_faults() { efa_direct_faults 2.6.0; }
 t_efa260_verbs_path() { efa_verbs_path 2.6.0; }
 t_efa240_verbs_path() { efa_verbs_path 2.4.0; }
 t_efa260_sweep_p5en_configs() { efa_sweep_p5en 2.6.0; }
+# libfabric 2.7.0a1 (pre-release snapshot) on rdma-core main (pre-release
+# snapshot) and efasim's sim-main build, whose device has completion counters
+t_efa270_reordered_writes() { efa_reordered_writes 2.7.0a1; }
+t_efa270_hw_counters() { efa_hw_counters 2.7.0a1; }
+t_efa270_direct_faults() { efa_direct_faults 2.7.0a1; }
+t_efa270_verbs_path() { efa_verbs_path 2.7.0a1; }
+# (efa_sweep_p5en stays on 2.6.0 only: it checks efab_sweep and efab_plot on
+# the simulated device, which t_efa270_benchmarks' libfabric paths do not
+# change; 33 s of CI saved)
 
 # The simulated device's GPU memory (tests/efasim/memkind.c) through the verbs
 # the efa provider calls: CUDA device memory and CUDA dmabufs register with
@@ -587,31 +599,60 @@ t_efasim_gpu_registration() {
 # destroying a PD with MRs, QPs or AHs on it, or a CQ a QP is bound to,
 # fails with EBUSY as ib_uverbs refuses it; the MR carries the type and
 # access flags rdma-core's verbs layer fills in. A table of bad usage.
-t_efasim_object_rules() {
-	efasim_built 2.6.0
-	local b=$EFASIM_BUILD_DIR/sim/bin/objrules
-	[ -x "$b" ] || die "$b not built (tests/efasim/build 2.6.0 sim)"
+efasim_object_rules() { # V SIM: SIM/bin/objrules under libfabric V's environment
+	efasim_built "$1"
+	local b=$EFASIM_BUILD_DIR/$2/bin/objrules
+	[ -x "$b" ] || die "$b not built (tests/efasim/build $1 sim)"
 	export EFASIM_DIR="$WORK/efasim"
 	unset EFASIM_EBUSY_LOG # its refusals are what it checks
-	expect_rc 0 efa_run 2.6.0 "$b"
+	expect_rc 0 efa_run "$1" "$b"
 	[ "$(grep -c '^ok ' "$WORK/last.out")" = 12 ] || die "12 rows expected"
 }
+t_efasim_object_rules() { efasim_object_rules 2.6.0 sim; }
+# the simulator built against rdma-core main (pre-release snapshot), which
+# libfabric 2.7.0a1 (pre-release snapshot) runs on
+t_efa270_object_rules() { efasim_object_rules 2.7.0a1 sim-main; }
 
-# libfabric 2.6.0's own efa unit tests (prov/efa/test) on the simulated
+# libfabric 2.7.0a1's own hardware-counter fabtests (pytest/efa/test_hw_cntr.py:
+# fi_efa_hw_cntr, FI_EFA_USE_HW_CNTR=1, efa-direct, pingpong and RMA write,
+# counters in the library's memory and in external memory) on efasim's
+# completion counters (compcntr.c); fabtests built against rdma-core main
+t_efa270_fabtests_hw_cntr() {
+	efasim_need 2.7.0a1
+	efasim_built 2.7.0a1 .fabtests-done
+	[ -x "$EFASIM_BUILD_DIR/lf-2.7.0a1/fabtests/bin/fi_efa_hw_cntr" ] ||
+		die "fi_efa_hw_cntr not built: fabtests of 2.7.0a1 did not see rdma-core main's efadv.h"
+	expect_rc 0 env FT_TIMEOUT=60 "$ROOT/tests/efasim/fabtests" 2.7.0a1 'fi_efa_hw_cntr'
+	grep -q "^fabtests 2.7.0a1: 4 pass, 0 skip, 0 fail" "$WORK/last.out" || die "fabtests hw_cntr summary"
+}
+
+# libfabric V's own efa unit tests (prov/efa/test) on the simulated
 # device (tests/efasim/unit-test): every test passes, or is a listed failure
 # (unit-expected.txt) or a listed skip (unit-skips.txt). Built by make check
-# (EFA_UNIT_TEST_VERSIONS) or `make efa-unit-test V=2.6.0`; skipped when not built.
-t_efa260_unit_tests() {
-	efasim_built 2.6.0
+# (EFA_UNIT_TEST_VERSIONS) or `make efa-unit-test V=V`; skipped when not built.
+efa_unit_tests() { # V
+	efasim_built "$1"
 	export EFASIM_DIR="$WORK/efasim"
 	# libfabric's tests destroy objects in use on purpose and expect the
 	# kernel's EBUSY (test_efa_cq_close_returns_ebusy_with_bound_ep): the
 	# refusals are theirs to check, not this runner's failure
 	unset EFASIM_EBUSY_LOG
-	"$ROOT/tests/efasim/unit-test" 2.6.0 run >"$WORK/ut.out" 2>&1
+	"$ROOT/tests/efasim/unit-test" "$1" run >"$WORK/ut.out" 2>&1
 	local rc=$?
 	cat "$WORK/ut.out"
 	[ $rc = 77 ] && exit 77
 	[ $rc = 0 ] || die "efa unit tests failed"
 	grep -q 'failed 0$' "$WORK/ut.out" || grep -q 'failed (expected' "$WORK/ut.out" || die "no count line"
+}
+t_efa260_unit_tests() { efa_unit_tests 2.6.0; }
+# 2.7.0a1 (pre-release snapshot) on rdma-core main (pre-release snapshot) and
+# sim-main: the 17 hardware completion-counter tests RUN (2.6.0 skips them: they
+# are compiled only with HAVE_EFADV_CREATE_COMP_CNTR). They mock
+# efadv_create_comp_cntr themselves (efa_unit_test_mocks.c), so they also pass
+# with EFASIM_COMP_CNTR=0; libfabric on efasim's counters (compcntr.c) is
+# t_efa270_fabtests_hw_cntr.
+t_efa270_unit_tests() {
+	efa_unit_tests 2.7.0a1
+	! grep -q 'skipped: test_efa_hw_cntr_\|skipped: test_efa_cntr_open_uses_hw_cntr' "$WORK/ut.out" ||
+		die "the hardware counter tests skipped on 2.7.0a1"
 }

@@ -22,12 +22,13 @@ t_efasim_gda_rules() {
 # and exact counter values at both ends of verbs-path and direct-path
 # traffic between two processes, and counters in a CUDA dma-buf where there
 # is a GPU; then a device without the cap (EFASIM_COMP_CNTR=0). Needs the simulator built against rdma-core main
-# (no release has the API): CI has no such source and skips.
+# (no release has the API): make check builds it from the snapshot
+# rdma-core-main-20260820.tar.gz (EFAB_DEPS) for libfabric 2.7.0a1; skips without it.
 t_efasim_comp_counters() {
 	local b=$EFASIM_BUILD_DIR/sim-main/bin/compcntr_test
 	if [ ! -x "$b" ]; then
-		echo "no rdma-core main build here ($b missing): completion counters are only in rdma-core's main branch, which" \
-			"no release or CI has; build it with RDMA_CORE_MAIN_SRC=DIR tests/efasim/build 2.6.0 main"
+		echo "no rdma-core main build here ($b missing): completion counters are only in rdma-core's main branch" \
+			"(a pre-release snapshot in \$EFAB_DEPS); build it with tests/efasim/build 2.7.0a1 sim (or make efasim V=2.7.0a1)"
 		exit 77
 	fi
 	export EFASIM_DIR="$WORK/efasim"

@@ -105,6 +105,15 @@ t_efa260_path_lat() {
 	path_lat 2.6.0 efa write
 }
 t_efa260_path_p4d_emulated() { path_emulated 2.6.0; }
+# libfabric 2.7.0a1 (pre-release snapshot) on rdma-core main (pre-release
+# snapshot) and sim-main: the same proof of path
+t_efa270_path_direct_write() { path_device_write 2.7.0a1 efa-direct; }
+t_efa270_path_efa_write() { path_device_write 2.7.0a1 efa; }
+t_efa270_path_lat() {
+	path_lat 2.7.0a1 efa-direct writedata
+	path_lat 2.7.0a1 efa write
+}
+t_efa270_path_p4d_emulated() { path_emulated 2.7.0a1; }
 
 # Without NIC counters (shm, tcp): path "-", every counter cell empty, never 0;
 # the software cost is still measured.
@@ -126,10 +135,10 @@ EOF
 # named by are there: on the simulated device all 22 of the EFA driver; in a
 # copy of its sysfs tree without rdma_write_bytes (an older driver, before
 # RDMA write) it says what is missing; fabrics without a NIC say "-".
-t_efa260_probe_counters() {
-	efasim_need 2.6.0
+probe_counters() { # V
+	efasim_need "$1"
 	rm -rf "$EFASIM_DIR"
-	expect_rc 0 efa_run 2.6.0 env EFASIM_HOST=probehost "$EBIN/efab_probe"
+	expect_rc 0 efa_run "$1" env EFASIM_HOST=probehost "$EBIN/efab_probe"
 	grep -q '^hw_counter_names of rdmap16s0: impaired_remote_conn_events .*rdma_write_bytes .*unresponsive_remote_events$' "$WORK/last.out" ||
 		die "no counter list for rdmap16s0"
 	grep -q '^hw_counters of rdmap16s0: 22, lifespan 10 ms, ' "$WORK/last.out" || die "hw_counters line"
@@ -137,10 +146,12 @@ t_efa260_probe_counters() {
 	grep -Eq '^hw_counters +- +-' "$WORK/last.out" || die "tcp/shm columns should say -"
 	cp -r "$EFASIM_DIR/sysfs-probehost" "$WORK/tree"
 	rm "$WORK/tree/class/infiniband/rdmap16s0/ports/1/hw_counters/rdma_write_bytes"
-	expect_rc 0 efa_run 2.6.0 env EFASIM_HOST=probehost SYSFS_PATH="$WORK/tree" "$EBIN/efab_probe" -f efa-direct
+	expect_rc 0 efa_run "$1" env EFASIM_HOST=probehost SYSFS_PATH="$WORK/tree" "$EBIN/efab_probe" -f efa-direct
 	grep -Eq '^hw_path_counters +missing rdma_write_by[a-z]* +yes' "$WORK/last.out" || die "missing counter not named"
 	grep -q '^hw_counters of rdmap16s0: 21, ' "$WORK/last.out" || die "21 counters expected"
 }
+t_efa260_probe_counters() { probe_counters 2.6.0; }
+t_efa270_probe_counters() { probe_counters 2.7.0a1; }
 
 # The counters under load: both cores busy with spinning processes (the
 # simulator's threads, the ranks and the readers all wait for a core), the

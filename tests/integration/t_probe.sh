@@ -395,3 +395,86 @@ for v in ("2.4.0", "2.6.0"):
     assert all(c["api_version"] == v.rsplit(".", 1)[0] for c in cols), v
 PY
 }
+
+# Completion counters (issue 46): what rdma-core, the device and libfabric
+# offer, per efa column (bench/tools/probe.c describe_comp_counters). On
+# libfabric 2.7.0a1 (pre-release snapshot) built against rdma-core main
+# (pre-release snapshot) on sim-main: all three yes on efa-direct, hardware
+# counters being 2.7's default (FI_EFA_USE_HW_CNTR=1); the efa fabric's
+# counters are software; FI_EFA_USE_HW_CNTR=0 and a device without them
+# (EFASIM_COMP_CNTR=0) say so. On 2.6.0 (rdma-core 64.0): none of it, each
+# with its reason. --diff of the two probes names the rows.
+probe_cc_json() { # OUT VAR=VALUE...: efab_probe --json -p efa on 2.7.0a1 or 2.6.0
+	local out=$1 v=$2
+	shift 2
+	# each version's own build: one built against 2.7.0a1 needs FABRIC_1.10, which 2.6.0 lacks
+	expect_rc 0 efa_run "$v" env "$@" "$EFASIM_BUILD_DIR/lf-$v/efab/bin/efab_probe" -p efa --json
+	cp "$WORK/last.out" "$out"
+}
+probe_cc_check() { # JSON FABRIC ROW PREFIX
+	python3 - "$@" <<'PY' || die "$1: $2 $3 does not start with '$4'"
+import json, sys
+all_cols = json.load(open(sys.argv[1]))["fabrics"]
+cols = {c["provider"]: c for c in reversed(all_cols)}
+cols.update({c["fabric"]: c for c in reversed(all_cols)})
+v = cols[sys.argv[2]][sys.argv[3]]
+assert v.startswith(sys.argv[4]), v
+print(sys.argv[2], sys.argv[3], "=", v)
+PY
+}
+t_efa270_probe_comp_counters() {
+	efasim_need 2.7.0a1
+	export EFASIM_HOST=probehost
+	probe_cc_json "$WORK/p27.json" 2.7.0a1 X=1
+	probe_cc_check "$WORK/p27.json" efa-direct comp_cntr_rdma_core "yes (efadv_create_comp_cntr)"
+	probe_cc_check "$WORK/p27.json" efa-direct comp_cntr_device "yes (256 counters, max value 2147483647"
+	probe_cc_check "$WORK/p27.json" efa-direct comp_cntr_libfabric \
+		"yes (efa-direct's fi_cntr is a device counter: FI_EFA_USE_HW_CNTR=1, libfabric 2.7's default)"
+	probe_cc_check "$WORK/p27.json" efa comp_cntr_libfabric "no (the efa fabric's fi_cntr is software"
+	probe_cc_check "$WORK/p27.json" efa comp_cntr_device "yes (256 counters"
+	probe_cc_json "$WORK/off.json" 2.7.0a1 FI_EFA_USE_HW_CNTR=0
+	probe_cc_check "$WORK/off.json" efa-direct comp_cntr_libfabric "no (FI_EFA_USE_HW_CNTR=0 in the environment)"
+	probe_cc_json "$WORK/nodev.json" 2.7.0a1 EFASIM_COMP_CNTR=0
+	probe_cc_check "$WORK/nodev.json" efa-direct comp_cntr_device "no (ibv_query_comp_cntr_caps: Operation not supported)"
+	probe_cc_check "$WORK/nodev.json" efa-direct comp_cntr_libfabric "no (FI_EFA_USE_HW_CNTR=1, but the device offers none"
+	probe_cc_check "$WORK/nodev.json" efa-direct comp_cntr_rdma_core "yes"
+	# tcp and shm: no rows of their own
+	expect_rc 0 efa_run 2.7.0a1 "$EBIN/efab_probe" -p tcp --json
+	probe_cc_check "$WORK/last.out" tcp comp_cntr_libfabric "-"
+	# 2.6.0 on rdma-core 64.0, and the diff
+	efasim_built 2.6.0 efab/bin/efab_probe
+	probe_cc_json "$WORK/p26.json" 2.6.0 X=1
+	probe_cc_check "$WORK/p26.json" efa-direct comp_cntr_rdma_core "no (libefa without efadv_create_comp_cntr"
+	probe_cc_check "$WORK/p26.json" efa-direct comp_cntr_device "no (rdma-core cannot ask"
+	probe_cc_check "$WORK/p26.json" efa-direct comp_cntr_libfabric "no (libfabric 2.6 built without efadv_create_comp_cntr)"
+	expect_rc 1 "$EBIN/efab_probe" --diff "$WORK/p26.json" "$WORK/p27.json"
+	local r
+	for r in comp_cntr_rdma_core comp_cntr_device comp_cntr_libfabric; do
+		grep -q "$r" "$WORK/last.out" || die "--diff does not show $r"
+	done
+}
+
+# The committed comparison of libfabric 2.6.0 and 2.7.0a1 (a pre-release
+# snapshot) on the simulated device (issue 46): diff.txt is what --diff says
+# of its two probes today, every column simulated, the release rows say which
+# ran, the README and the report say SIMULATED and pre-release.
+t_probe_diff_committed_efasim_270() {
+	local d=results/20261204-041012-vm-efasim-2.6.0-vs-2.7.0a1-prerelease
+	[ -f "$d/diff.txt" ] || die "no $d/diff.txt"
+	grep -q "SIMULATED" "$d/README.md" || die "README does not say SIMULATED"
+	grep -q "PRE-RELEASE" "$d/README.md" || die "README does not say PRE-RELEASE"
+	grep -q "SIMULATED" "$d/plots/report.md" || die "report does not say SIMULATED"
+	( cd "$d" && "$ABIN/efab_probe" --diff probe-lf1.json probe-lf2.json ) >"$WORK/diff.txt"
+	[ $? = 1 ] || die "the two probes no longer differ"
+	diff -u "$d/diff.txt" "$WORK/diff.txt" || die "diff.txt is not what --diff says now"
+	grep -q "comp_cntr_libfabric  no (libfabric 2.6 built without efadv_create_comp_cntr) -> yes" "$d/diff.txt" ||
+		die "the counters row does not differ"
+	python3 - "$d" <<'PY' || die "not simulated columns"
+import json, sys
+for f, rel in (("probe-lf1.json", "2.6.0"), ("probe-lf2.json", "2.7.0a1")):
+    cols = json.load(open(f"{sys.argv[1]}/{f}"))["fabrics"]
+    efa = [c for c in cols if c["provider"] == "efa"]
+    assert efa and all(c["simulated"].startswith("yes (efasim") for c in efa), f
+    assert all(c["libfabric_release"] == rel for c in cols), f
+PY
+}

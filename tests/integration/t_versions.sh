@@ -5,7 +5,7 @@
 # installs and the report that compares them. A version not built skips (77).
 # Every efasim figure is SIMULATED.
 
-VERSIONS_LF=${EFASIM_VERSIONS:-"2.1.0 2.4.0 2.6.0"}
+VERSIONS_LF=${EFASIM_VERSIONS:-"2.1.0 2.4.0 2.6.0 2.7.0a1"}
 VERSIONS_BUILD=$EFASIM_BUILD_DIR
 
 versions_need() { # V: the prefix of libfabric V, and a binary built against 1.x
@@ -20,22 +20,33 @@ versions_need() { # V: the prefix of libfabric V, and a binary built against 1.x
 	}
 }
 
+# The API (fi_version()) of libfabric V: its major.minor, except the snapshot
+# 2.7.0a1 (pre-release: libfabric main at af8ddbe), whose include/rdma/fabric.h
+# still says 2.6 (FI_MINOR_VERSION 6; configure.ac says 2.7.0a1)
+versions_api() { # V
+	case $1 in
+	2.7.0a1) echo 2.6 ;;
+	*) echo "${1%.*}" ;;
+	esac
+}
+
 # The header names the running library, the headers and the API asked for:
 # the running version, not the 1.17 of the headers.
 versions_header() { # V OUT
-	local mm=${1%.*}
+	local mm
+	mm=$(versions_api "$1")
 	grep -q "^# libfabric running $mm (.*lf-$1/prefix/lib/libfabric.so.*), built against 1.17 headers, API $mm asked" "$2" ||
 		die "header does not say running $mm from lf-$1, built against 1.17, API $mm: $(grep '^# libfabric' "$2")"
 }
 
 versions_rows() { # V CSV: every row says which library ran and what was asked
-	python3 - "$1" "$2" <<'EOF' || die "rows of $2 do not record the library"
+	python3 - "$1" "$2" "$(versions_api "$1")" <<'EOF' || die "rows of $2 do not record the library"
 import csv, sys
-v, path = sys.argv[1], sys.argv[2]
+v, path, api = sys.argv[1], sys.argv[2], sys.argv[3]
 rows = list(csv.DictReader(open(path)))
 assert rows, "no rows"
 for r in rows:
-    assert r["libfabric_version"] == v.rsplit(".", 1)[0], r["libfabric_version"]
+    assert r["libfabric_version"] == api, r["libfabric_version"]
     assert r["libfabric_built"] == "1.17", r["libfabric_built"]
     assert f"lf-{v}/prefix/lib/libfabric.so" in r["libfabric_path"], r["libfabric_path"]
     assert r["provider_req"] in ("shm", "tcp", "efa"), r["provider_req"]
@@ -85,10 +96,10 @@ versions_shm_tcp() { # V
 	# the probe asks the endpoint for its RMA limits (FI_OPT_*_RMA_SIZE, 2.x
 	# options the 1.17 headers lack) and records the running API
 	expect_rc 0 efa_run "$v" "$BIN/efab_probe" -p shm --json
-	python3 - "$WORK/last.out" "$v" <<'EOF' || die "probe on $v"
+	python3 - "$WORK/last.out" "$(versions_api "$v")" <<'EOF' || die "probe on $v"
 import json, sys
 c = json.load(open(sys.argv[1]))["fabrics"][0]
-assert c["api_version"] == sys.argv[2].rsplit(".", 1)[0], c["api_version"]
+assert c["api_version"] == sys.argv[2], c["api_version"]
 assert c["inject_rma_size"] and c["max_rma_size"], c
 EOF
 }
@@ -126,6 +137,7 @@ versions_efasim() { # V
 
 for _v in $VERSIONS_LF; do
 	_n=${_v//./}
+	_n=${_n%%a*} # 2.7.0a1 (pre-release snapshot) -> 270
 	eval "t_versions_117_build_on_${_n}_shm_tcp() { versions_shm_tcp $_v; }"
 	eval "t_versions_117_build_on_${_n}_efasim() { versions_efasim $_v; }"
 done

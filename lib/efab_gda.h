@@ -38,6 +38,7 @@ typedef struct efab_gda {
 	uint8_t *sq_buf;
 	uint32_t *sq_db;
 	uint32_t sq_n, sq_entry, max_batch;
+	int req64;                   /* 64-bit request ids (fi_efa_wq_attr.caps, libfabric >= 2.7) */
 	void *sq_reg, *db_reg;       /* what was cuMemHostRegister'ed (page starts) */
 	size_t sq_reg_len;
 	uint8_t *sq_dev;             /* device addresses */

@@ -32,7 +32,7 @@ enum { EFAB_GDA_OUT_STATUS = 0, /* 0 ok, else EFAB_GDA_E* */
        EFAB_GDA_OUT_N = 16 };
 
 enum { EFAB_GDA_EOK = 0, EFAB_GDA_ETIMEDOUT = 1, EFAB_GDA_ECQE = 2, EFAB_GDA_EIMM = 3,
-       EFAB_GDA_EARGS = 4 };
+       EFAB_GDA_EARGS = 4, EFAB_GDA_EREQID = 5 /* a send completion's request id was never posted */ };
 enum { EFAB_GDA_WTXCQ = 1, EFAB_GDA_WRXCQ = 2, EFAB_GDA_WBYTE = 3 };
 
 typedef struct efab_gda_args {
@@ -46,6 +46,8 @@ typedef struct efab_gda_args {
 	uint8_t *sq;
 	uint32_t *sq_db;
 	uint32_t sq_n, sq_log2, max_batch;
+	uint32_t sq_entry; /* 64 or 128 bytes per WQE (efab_gda_wqe.h) */
+	int req64;         /* the SQ and its completions carry 64-bit request ids */
 	/* the send CQ and the receive CQ rings, in GPU memory */
 	uint8_t *tx_cq, *rx_cq;
 	uint32_t tx_cq_n, tx_cq_log2, rx_cq_n, rx_cq_log2;

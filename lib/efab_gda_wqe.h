@@ -43,7 +43,12 @@ enum { EFAB_IO_SEND_QUEUE = 1, EFAB_IO_RECV_QUEUE = 2 };
 #define EFAB_IO_CDESC_OP_MASK (7u << 4)
 #define EFAB_IO_CDESC_UNSOLICITED (1u << 7)
 
-enum { EFAB_GDA_WQE_BYTES = 64, EFAB_GDA_CQE_BYTES = 32 };
+enum { EFAB_GDA_WQE_BYTES = 64, EFAB_GDA_WQE_BYTES_WIDE = 128, EFAB_GDA_CQE_BYTES = 32 };
+/* A send queue's entries are 64 bytes (efa_io_tx_wqe) or, on a QP created for
+ * inline data above 32 bytes (rdma-core >= 60 EFADV_QP_FLAGS_INLINE_WRITE,
+ * libfabric >= 2.7 asked for a larger inject_size), 128 (efa_io_tx_wqe_128:
+ * the same meta descriptor and RDMA request at the same offsets, 80 bytes of
+ * inline room). The kernels write the 64-byte WQE and zero the rest. */
 
 /* struct efa_io_tx_wqe for RDMA: 32 B meta + remote_mem (16 B) + local_mem[0] (16 B). */
 typedef struct efab_gda_wqe {
@@ -58,7 +63,9 @@ typedef struct efab_gda_wqe {
 	uint8_t ctrl3;           /* 14 */
 	uint8_t reserved;        /* 15 */
 	uint32_t qkey;           /* 16 */
-	uint8_t reserved2[12];   /* 20 */
+	uint8_t reserved2[6];    /* 20 */
+	uint16_t req_id_ex[3];   /* 26: request id bits 63:16 on a send queue with 64-bit request ids
+	                          * (rdma-core >= 65, efa_io_req_id_ex); MBZ (reserved2) on others */
 	/* efa_io_remote_mem_addr */
 	uint32_t r_length;       /* 32 */
 	uint32_t rkey;           /* 36 */
@@ -85,6 +92,9 @@ typedef struct efab_gda_cqe {
 	uint16_t length_hi;  /* 16: bytes 31:16, RDMA write with immediate */
 	uint8_t rest[14];
 } efab_gda_cqe_t;
+/* A send completion (efa_io_tx_cdesc) on a queue with 64-bit request ids
+ * carries bits 63:16 in req_id_ex, the 6 bytes after the common part: where
+ * the receive layout has length, ah and src_qp_num. */
 
 #ifndef __cplusplus
 _Static_assert(sizeof(efab_gda_wqe_t) == EFAB_GDA_WQE_BYTES, "efa_io_tx_wqe is 64 bytes");
@@ -125,10 +135,14 @@ EFAB_HD unsigned efab_gda_cq_phase(uint32_t cc, unsigned log2n)
  * with write) as rdma-core's efa_send_wr_rdma_write/_read + set_sge build it:
  * one meta descriptor, first and last, completion requested. */
 EFAB_HD void efab_gda_wqe_rdma(efab_gda_wqe_t *w, unsigned op, int has_imm, uint32_t imm,
-			       uint16_t req_id, unsigned phase, const efab_gda_dest_t *d,
+			       uint64_t req_id, int req64, unsigned phase, const efab_gda_dest_t *d,
 			       uint64_t raddr, uint64_t laddr, uint32_t len)
 {
-	w->req_id = req_id;
+	w->req_id = (uint16_t)req_id;
+	/* rdma-core efa_set_sq_comp_wrid: bits 63:16 only with 64-bit ids */
+	w->req_id_ex[0] = req64 ? (uint16_t)(req_id >> 16) : 0u;
+	w->req_id_ex[1] = req64 ? (uint16_t)(req_id >> 32) : 0u;
+	w->req_id_ex[2] = req64 ? (uint16_t)(req_id >> 48) : 0u;
 	w->ctrl1 = (uint8_t)((op & EFAB_IO_CTRL1_OP_MASK) | EFAB_IO_CTRL1_META_DESC |
 			     (has_imm ? EFAB_IO_CTRL1_HAS_IMM : 0u));
 	w->ctrl2 = (uint8_t)((phase & 1u) | EFAB_IO_CTRL2_FIRST | EFAB_IO_CTRL2_LAST |
@@ -140,7 +154,7 @@ EFAB_HD void efab_gda_wqe_rdma(efab_gda_wqe_t *w, unsigned op, int has_imm, uint
 	w->ctrl3 = 0;
 	w->reserved = 0;
 	w->qkey = d->qkey;
-	for (int i = 0; i < 12; i++)
+	for (int i = 0; i < 6; i++)
 		w->reserved2[i] = 0;
 	w->r_length = len;
 	w->rkey = d->rkey;
@@ -264,5 +278,29 @@ EFAB_HD unsigned efab_gda_wq_caps(const void *attr, unsigned long sz)
 	return (unsigned)b[28] | ((unsigned)b[29] << 8);
 }
 #define EFAB_GDA_WQ_CAPS_64_BIT_REQ_ID 1u
+
+/* The request id of a send completion: req_id, with req_id_ex's bits 63:16
+ * (bytes 6-11) on a queue with 64-bit request ids (rdma-core >= 65
+ * efa_get_sq_comp_wrid). */
+EFAB_HD uint64_t efab_gda_tx_req_id(const efab_gda_cqe_t *e, int req64)
+{
+	uint64_t id = e->req_id;
+	if (req64)
+		id |= (uint64_t)e->length << 16 | (uint64_t)e->ah << 32 | (uint64_t)e->src_qp_num << 48;
+	return id;
+}
+
+/* Whether a completed request id is one of the last sq_n posted before
+ * producer count pc (at most sq_n are in flight; completions may come in any
+ * order). The kernels number requests by their 32-bit producer count: with
+ * 64-bit ids all 32 bits come back and are checked, so a device that drops or
+ * garbles req_id_ex is caught; with 16-bit ids nothing is checked (2^16 is
+ * not more than sq_n apart from the ids in flight on the largest queues). */
+EFAB_HD int efab_gda_req_in_flight(uint64_t id, uint32_t pc, uint32_t sq_n)
+{
+	if (id >> 32)
+		return 0;
+	return (uint32_t)(pc - 1u - (uint32_t)id) < sq_n;
+}
 
 #endif

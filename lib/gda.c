@@ -333,15 +333,13 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 		efab_log_error("query_qp_wqs: %s (%d)", fi_strerror(-ret), ret);
 		return EFAB_ERR;
 	}
-	if (efab_gda_wq_caps(&sq, sizeof(sq)) & EFAB_GDA_WQ_CAPS_64_BIT_REQ_ID) {
-		snprintf(g->why, sizeof(g->why), "the send queue uses 64-bit request ids "
-			 "(fi_efa_wq_attr.caps FI_EFA_WQ_CAPS_64_BIT_REQ_ID: rdma-core >= 65 on a device "
-			 "with them); the kernels write 16-bit ones");
-		return EFAB_SKIP;
-	}
-	if (sq.entry_size != EFAB_GDA_WQE_BYTES) {
+	/* rdma-core >= 65 on a device with them: every WQE and send completion
+	 * carries a 64-bit request id (req_id + req_id_ex); the kernels number
+	 * theirs by producer count and check the whole id that comes back */
+	g->req64 = !!(efab_gda_wq_caps(&sq, sizeof(sq)) & EFAB_GDA_WQ_CAPS_64_BIT_REQ_ID);
+	if (sq.entry_size != EFAB_GDA_WQE_BYTES && sq.entry_size != EFAB_GDA_WQE_BYTES_WIDE) {
 		snprintf(g->why, sizeof(g->why), "the send queue's entries are %u bytes (the kernels "
-			 "write 64-byte WQEs; 128-byte WQE mode is not supported)", sq.entry_size);
+			 "write efa_io_tx_wqe, 64 bytes, or efa_io_tx_wqe_128)", sq.entry_size);
 		return EFAB_SKIP;
 	}
 	if (efab_gda_log2(sq.num_entries) > 16 || !sq.max_batch || !sq.doorbell || !sq.buffer) {

@@ -106,6 +106,8 @@ static efab_gda_args_t base_args(efab_ctx_t *c, struct efab_gda_run *r)
 	a.sq_n = r->g.sq_n;
 	a.sq_log2 = efab_gda_log2(r->g.sq_n);
 	a.max_batch = r->g.max_batch;
+	a.sq_entry = r->g.sq_entry;
+	a.req64 = r->g.req64;
 	a.tx_cq = r->g.tx_ring;
 	a.rx_cq = r->g.rx_ring;
 	a.tx_cq_n = r->g.tx_n;
@@ -164,6 +166,11 @@ static int run_kernel(efab_ctx_t *c, struct efab_gda_run *r, efab_gda_args_t *a,
 		efab_log_error("--initiator gpu: error completion on %s: status %llu "
 			       "(efa_io_comp_status), request %llu", where,
 			       (unsigned long long)(d >> 32), (unsigned long long)(d & 0xffffffffu));
+		break;
+	case EFAB_GDA_EREQID:
+		efab_log_error("--initiator gpu: a send completion on %s came back with request id %llu, "
+			       "not one of the last %u posted (64-bit request ids: the device must echo "
+			       "req_id_ex)", where, (unsigned long long)d, r->g.sq_n);
 		break;
 	case EFAB_GDA_EIMM:
 		efab_log_error("--initiator gpu: remote CQ data %llu, expected %llu",
@@ -268,12 +275,14 @@ int efab_gda_setup(efab_ctx_t *c)
 	a.mode = EFAB_GDA_CLOCK;
 	if ((rc = efab_rt_agree(rt, run_kernel(c, r, &a, 1, 0))))
 		return rc;
-	efab_note(c, "--initiator gpu: a CUDA kernel posts: it writes each 64-byte EFA WQE into the "
+	efab_note(c, "--initiator gpu: a CUDA kernel posts: it writes each EFA WQE into the "
 		     "send queue (libfabric's GDA query_qp_wqs; mapped into the GPU), rings the "
 		     "doorbell (__threadfence_system before and after) and polls its CQ ring in GPU "
 		     "memory (cq_open_ext over a dma-buf): no CPU in between; one block, thread 0 owns "
-		     "the queue pair; SQ %u x %u B, max_batch %u, CQ %u/%u entries; %s",
-		  r->g.sq_n, r->g.sq_entry, r->g.max_batch, r->g.tx_n, r->g.rx_n,
+		     "the queue pair; SQ %u x %u B WQEs, %s request ids, max_batch %u, CQ %u/%u "
+		     "entries; %s",
+		  r->g.sq_n, r->g.sq_entry, r->g.req64 ? "64-bit (each checked as it completes)" : "16-bit",
+		  r->g.max_batch, r->g.tx_n, r->g.rx_n,
 		  r->g.map_note[0] ? r->g.map_note : "SQ and doorbell mapped as I/O memory");
 	efab_note(c, "--initiator gpu CQ rings: each inside one 2 MiB-aligned window of GPU memory (the "
 		     "EFA driver takes only DMA-contiguous CQ memory); writedata: at most %u operations "

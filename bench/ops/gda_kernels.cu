@@ -69,14 +69,18 @@ __device__ __forceinline__ void put_wqe(const efab_gda_args_t &a, uint32_t pc, u
 					uint32_t len)
 {
 	efab_gda_wqe_t w;
-	efab_gda_wqe_rdma(&w, op, imm, immv, (uint16_t)pc, efab_gda_sq_phase(pc, a.sq_log2), &a.dest,
+	efab_gda_wqe_rdma(&w, op, imm, immv, pc, a.req64, efab_gda_sq_phase(pc, a.sq_log2), &a.dest,
 			  raddr, laddr, len);
 	const uint64_t *src = (const uint64_t *)&w;
-	volatile uint64_t *dst =
-		(volatile uint64_t *)(a.sq + (size_t)(pc & (a.sq_n - 1)) * EFAB_GDA_WQE_BYTES);
+	volatile uint64_t *dst = (volatile uint64_t *)(a.sq + (size_t)(pc & (a.sq_n - 1)) * a.sq_entry);
 #pragma unroll
 	for (int k = 0; k < 8; k++)
 		dst[k] = src[k];
+	/* a 128-byte entry (efa_io_tx_wqe_128): the rest, inline room, zero */
+	if (a.sq_entry == EFAB_GDA_WQE_BYTES_WIDE)
+#pragma unroll
+		for (int k = 8; k < 16; k++)
+			dst[k] = 0;
 }
 
 __device__ __forceinline__ void ring(const efab_gda_args_t &a, uint32_t pc)
@@ -96,10 +100,19 @@ __device__ __forceinline__ int tx_take(const efab_gda_args_t &a, qs &s)
 		return 0;
 	__threadfence();
 	uint8_t st = e->status;
-	uint16_t req = e->req_id;
+	efab_gda_cqe_t c;
+	c.req_id = e->req_id;
+	c.length = e->length;
+	c.ah = e->ah;
+	c.src_qp_num = e->src_qp_num;
+	uint64_t req = efab_gda_tx_req_id(&c, a.req64);
 	s.txcc++;
 	if (st) {
-		fail(a, EFAB_GDA_ECQE, ((uint64_t)st << 32) | req, EFAB_GDA_WTXCQ);
+		fail(a, EFAB_GDA_ECQE, ((uint64_t)st << 32) | (req & 0xffffffffu), EFAB_GDA_WTXCQ);
+		return -1;
+	}
+	if (a.req64 && !efab_gda_req_in_flight(req, s.pc, a.sq_n)) {
+		fail(a, EFAB_GDA_EREQID, req, EFAB_GDA_WTXCQ);
 		return -1;
 	}
 	s.done++;

@@ -410,6 +410,14 @@ static void sim_init_once(void)
 	 * is not public; MAX_CQE is assumed) */
 	sim.max_cqe = MAX_CQE;
 	sim.cq_contig = !(getenv("EFASIM_CQ_CONTIG") && !strcmp(getenv("EFASIM_CQ_CONTIG"), "0"));
+#ifdef EFASIM_REQ_ID_EX
+	/* rdma-core >= 65 on a device with EFA_QUERY_DEVICE_CAPS_SQ_64_BIT_REQ_ID:
+	 * every SRD QP's SQ (and the send CQEs) switch to 64-bit request ids
+	 * (providers/efa/verbs.c efa_setup_qp: req_id_64_bit = EFA_DEV_CAP(...)) */
+	sim.req_id_64 = !(getenv("EFASIM_REQ_ID_64") && !strcmp(getenv("EFASIM_REQ_ID_64"), "0"));
+#else
+	sim.req_id_64 = 0; /* rdma-core 64's headers: no efadv_wq_attr.caps to say so */
+#endif
 	if (getenv("EFASIM_MAX_CQE") && atoi(getenv("EFASIM_MAX_CQE")) > 0 &&
 	    (uint32_t)atoi(getenv("EFASIM_MAX_CQE")) < MAX_CQE)
 		sim.max_cqe = (uint32_t)atoi(getenv("EFASIM_MAX_CQE"));

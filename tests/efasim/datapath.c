@@ -376,7 +376,8 @@ static int rqe_iov(const struct efasim_rqe *rqe, const struct efasim_qp_ent *tq,
 static void execute_ud(struct sim_qp *q, struct sim_wr *w)
 {
 	struct efasim_registry *r = sim.reg;
-	struct efasim_cqe sc = {.wr_id = w->wr_id, .qp_num = q->qpx.qp_base.qp_num, .qp_slot = q->slot, .src_dev = -1};
+	struct efasim_cqe sc = {.wr_id = w->wr_id, .qp_num = q->qpx.qp_base.qp_num, .qp_slot = q->slot, .src_dev = -1,
+				.req64 = (uint8_t)q->req64};
 	struct efasim_cqe rc = {.recv_side = 1, .src_qp = q->qpx.qp_base.qp_num, .src_dev = q->ctx->dev->gdev};
 	memcpy(rc.src_gid, q->ctx->dev->gid, 16);
 	uint8_t grh[GRH_LEN] = {0};
@@ -628,7 +629,7 @@ static int execute_wr(struct sim_qp *q, struct sim_wr *w)
 	struct efasim_registry *r = sim.reg;
 	struct efasim_cqe sc = {.wr_id = w->wr_id, .qp_num = q->qpx.qp_base.qp_num, .qp_slot = q->slot,
 				.rdma_write = (w->op == OP_WRITE || w->op == OP_WRITE_IMM),
-				.rdma_read = w->op == OP_READ, .src_dev = -1};
+				.rdma_read = w->op == OP_READ, .src_dev = -1, .req64 = (uint8_t)q->req64};
 	struct efasim_cqe rc = {.recv_side = 1, .qp_slot = -1, .src_qp = q->qpx.qp_base.qp_num,
 				.src_dev = q->ctx->dev->gdev};
 	memcpy(rc.src_gid, q->ctx->dev->gid, 16);

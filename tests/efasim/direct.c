@@ -45,7 +45,8 @@ struct io_tx_meta_desc {
 	uint8_t ctrl3;           /* 1:0 processing hints */
 	uint8_t reserved;
 	uint32_t qkey;
-	uint8_t reserved2[12];
+	uint8_t reserved2[6];
+	uint16_t req_id_ex[3];   /* rdma-core >= 65: wr_id bits 63:16 when the SQ has 64-bit request ids (MBZ before) */
 };
 struct io_tx_buf_desc {
 	uint32_t length;
@@ -185,6 +186,10 @@ void cq_write_direct(struct efasim_ring_hdr *h, const struct efasim_cqe *e)
 		flags |= 1u << 3;
 	if (e->unsolicited)
 		flags |= 1u << 7;
+	if (!e->recv_side && e->req64) { /* efa_io_tx_cdesc: req_id_ex follows the common part */
+		uint16_t ex[3] = {(uint16_t)(e->wr_id >> 16), (uint16_t)(e->wr_id >> 32), (uint16_t)(e->wr_id >> 48)};
+		memcpy((uint8_t *)&v + sizeof(struct io_cdesc_common), ex, sizeof(ex));
+	}
 	if (e->recv_side) {
 		v.base.length = (uint16_t)e->byte_len;
 		v.base.ah = ah_num_by(h->owner, h->dev, e->src_gid);
@@ -328,6 +333,15 @@ int efasim_efadv_query_qp_wqs(struct ibv_qp *qp, struct efadv_wq_attr *sq, struc
 	sq->num_entries = q->sq_cnt;
 	sq->doorbell = (uint32_t *)q->sq_dbp;
 	sq->max_batch = q->sq_cnt < SQ_MAX_BATCH ? q->sq_cnt : SQ_MAX_BATCH;
+#ifdef EFASIM_REQ_ID_EX
+	/* rdma-core >= 65 fills caps (and zeroes reserved) when the caller's struct has them */
+	if (inlen >= offsetof(struct efadv_wq_attr, reserved) + sizeof(sq->reserved)) {
+		sq->caps = q->req64 ? EFADV_WQ_CAPS_64_BIT_REQ_ID : 0;
+		memset(sq->reserved, 0, sizeof(sq->reserved));
+		rq->caps = 0;
+		memset(rq->reserved, 0, sizeof(rq->reserved));
+	}
+#endif
 	rq->comp_mask = 0;
 	rq->buffer = (uint8_t *)ring_slot(q->rq, 0);
 	rq->entry_size = sizeof(struct io_rx_desc);
@@ -350,6 +364,16 @@ static int wqe_wr_op(uint8_t ctrl1)
 	}
 }
 
+/* The request id a WQE carries: 16 bits, or 64 (req_id + req_id_ex) on an SQ
+ * with 64-bit request ids (rdma-core >= 65, efa_set_sq_comp_wrid). */
+static uint64_t wqe_req_id(const struct sim_qp *q, const struct io_tx_meta_desc *m)
+{
+	if (!q->req64)
+		return m->req_id;
+	return (uint64_t)m->req_id | (uint64_t)m->req_id_ex[0] << 16 | (uint64_t)m->req_id_ex[1] << 32 |
+	       (uint64_t)m->req_id_ex[2] << 48;
+}
+
 /* One WQE: parsed into a sim_wr and executed as the verbs path's WRs are. */
 static void run_wqe(struct sim_qp *q, const struct io_tx_wqe *wqe_dev)
 {
@@ -358,7 +382,7 @@ static void run_wqe(struct sim_qp *q, const struct io_tx_wqe *wqe_dev)
 	const struct io_tx_meta_desc *m = &wqe.meta;
 	struct sim_wr w;
 	memset(&w, 0, sizeof(w));
-	w.wr_id = m->req_id;
+	w.wr_id = wqe_req_id(q, m);
 	w.flags = IBV_SEND_SIGNALED;
 	int op = m->ctrl1 & 0xf, imm = !!(m->ctrl1 & (1u << 4)), inl = !!(m->ctrl1 & (1u << 5));
 	int status = ES_OK;
@@ -440,7 +464,7 @@ static void run_wqe(struct sim_qp *q, const struct io_tx_wqe *wqe_dev)
 	if (status != ES_OK) {
 		free(w.inl);
 		struct efasim_cqe sc = {.wr_id = w.wr_id, .qp_num = q->qpx.qp_base.qp_num, .qp_slot = q->slot,
-					.status = (uint16_t)status, .src_dev = -1};
+					.status = (uint16_t)status, .src_dev = -1, .req64 = (uint8_t)q->req64};
 		slog("direct qp %u req %u op %d -> status %d", q->qpx.qp_base.qp_num, m->req_id, op, status);
 		cq_push(q->scq->ring, &sc);
 		cc_sq(q, wqe_wr_op(m->ctrl1), status);
@@ -472,8 +496,9 @@ static unsigned run_sq(struct sim_qp *q)
 		if ((wqe->meta.ctrl2 & 1u) != want) {
 			slog("direct qp %u: WQE %u has phase %u, expected %u (doorbell %u)", q->qpx.qp_base.qp_num,
 			     q->sq_cc, wqe->meta.ctrl2 & 1u, want, pc);
-			struct efasim_cqe sc = {.wr_id = wqe->meta.req_id, .qp_num = q->qpx.qp_base.qp_num,
-						.qp_slot = q->slot, .status = ES_LOCAL_QP_INTERNAL, .src_dev = -1};
+			struct efasim_cqe sc = {.wr_id = wqe_req_id(q, &wqe->meta), .qp_num = q->qpx.qp_base.qp_num,
+						.qp_slot = q->slot, .status = ES_LOCAL_QP_INTERNAL, .src_dev = -1,
+						.req64 = (uint8_t)q->req64};
 			cq_push(q->scq->ring, &sc);
 			cc_sq(q, wqe_wr_op(wqe->meta.ctrl1), ES_LOCAL_QP_INTERNAL);
 		} else {

@@ -160,6 +160,7 @@ struct efasim_cqe {
 	uint8_t unsolicited;
 	uint8_t src_gid[16];
 	uint8_t rdma_read;       /* send side: op type RDMA read (the direct path's CQE op_type) */
+	uint8_t req64;           /* send side: the CQE carries wr_id's bits 63:16 in req_id_ex */
 	int qp_slot;             /* registry slot of the QP it belongs to */
 	int src_dev;             /* registry index of the sender's NIC */
 };

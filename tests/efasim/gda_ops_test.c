@@ -3,7 +3,12 @@
  * efa provider of libfabric 2.6.0 implements them (prov/efa/src/efa_domain.c):
  *   - cntr_open_ext answers -FI_ENOSYS: libfabric was built against an
  *     rdma-core without efadv_create_comp_cntr (HAVE_EFADV_CREATE_COMP_CNTR 0),
- *     so the provider reports the absence of completion counters;
+ *     so the provider reports the absence of completion counters; built
+ *     against rdma-core main (GDA_COMP_CNTR: libfabric 2.7.0a1, both pre-release
+ *     snapshots) it opens a device counter in the words given (and fails with
+ *     EFASIM_COMP_CNTR=0, a device without counters);
+ *   - with libfabric >= 2.7's fi_efa_wq_attr.caps (GDA_WQ_CAPS): the SQ's
+ *     64-bit request ids as efasim's device has them (EFASIM_REQ_ID_64);
  *   - query_qp_wqs on an enabled endpoint: the SQ of 64-byte WQEs and the RQ of
  *     16-byte descriptors with their doorbells; query_cq: 32-byte CQEs;
  *   - query_addr: the AH number efadv_query_ah gave the provider at AV insert
@@ -115,8 +120,22 @@ int main(void)
 	cc.err_cntr_ext_mem.type = FI_EFA_MEMORY_LOCATION_VA;
 	cc.err_cntr_ext_mem.ptr = (uint8_t *)&words[1];
 	struct fid_cntr *cntr = NULL;
+#ifdef GDA_COMP_CNTR
+	/* built against rdma-core main (a pre-release snapshot: libfabric
+	 * 2.7.0a1): a device counter whose values live in the words given */
+	if (getenv("EFASIM_COMP_CNTR") && !strcmp(getenv("EFASIM_COMP_CNTR"), "0"))
+		check("cntr_open_ext (a device without completion counters)", 1,
+		      gda->cntr_open_ext(domain, &cattr, &cntr, NULL, &cc) < 0);
+	else {
+		check("cntr_open_ext (rdma-core with efadv_create_comp_cntr, external memory)", 0,
+		      gda->cntr_open_ext(domain, &cattr, &cntr, NULL, &cc));
+		if (cntr)
+			check("fi_close of that counter", 0, fi_close(&cntr->fid));
+	}
+#else
 	check("cntr_open_ext (rdma-core without efadv_create_comp_cntr)", -FI_ENOSYS,
 	      gda->cntr_open_ext(domain, &cattr, &cntr, NULL, &cc));
+#endif
 
 	/* cq_open_ext's argument checks, which come before the device's */
 	struct fi_cq_attr qattr = {.size = 64, .format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_FD};
@@ -154,6 +173,17 @@ int main(void)
 	printf("     SQ %u x %u B, max_batch %u; RQ %u x %u B\n", sq.num_entries, sq.entry_size, sq.max_batch,
 	       rq.num_entries, rq.entry_size);
 	check("SQ entry_size (efa_io_tx_wqe)", 64, sq.entry_size);
+#ifdef GDA_WQ_CAPS
+	/* libfabric >= 2.7 (2.7.0a1, a pre-release snapshot) passes rdma-core's
+	 * efadv_wq_attr.caps on: 64-bit request ids unless EFASIM_REQ_ID_64=0 */
+	int want64 = !(getenv("EFASIM_REQ_ID_64") && !strcmp(getenv("EFASIM_REQ_ID_64"), "0"));
+#ifndef GDA_COMP_CNTR
+	want64 = 0; /* rdma-core 64's headers: no caps to pass on */
+#endif
+	check("SQ caps FI_EFA_WQ_CAPS_64_BIT_REQ_ID as the device has them", want64,
+	      !!(sq.caps & FI_EFA_WQ_CAPS_64_BIT_REQ_ID));
+	check("RQ caps none", 0, rq.caps);
+#endif
 	check("SQ num_entries is a power of two", 1, is_pow2(sq.num_entries));
 	check("SQ buffer and doorbell handed out", 1, sq.buffer && sq.doorbell);
 	check("SQ max_batch in 1..num_entries", 1, sq.max_batch >= 1 && sq.max_batch <= sq.num_entries);

@@ -47,6 +47,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	q->ctx = c;
 	q->owner = sim.pid;
 	q->ud = !srd;
+	q->req64 = sim.req_id_64; /* every QP (efa_setup_qp), SRD and UD */
 	q->pd = container_of(attr->pd, struct sim_pd, pd);
 	q->scq = container_of((struct ibv_cq_ex *)attr->send_cq, struct sim_cq, cqx);
 	q->rcq = container_of((struct ibv_cq_ex *)attr->recv_cq, struct sim_cq, cqx);

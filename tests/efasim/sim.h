@@ -92,6 +92,8 @@ struct sim_state {
 	int nnics;
 	int reorder;
 	int cq_contig;           /* EFASIM_CQ_CONTIG (default 1): ext-mem CQs must not cross a 2 MiB GPU page */
+	int req_id_64;           /* EFASIM_REQ_ID_64 (default 1 against rdma-core >= 65's headers, else 0): SRD SQs
+	                          * use 64-bit request ids (EFA_QUERY_DEVICE_CAPS_SQ_64_BIT_REQ_ID) */
 	uint32_t max_cqe;        /* the device's max_cq_depth: MAX_CQE, or EFASIM_MAX_CQE */
 	int hz;                  /* EFASIM_HZ: the simulated kernel's tick rate (counters.c); 0 = no hw_stats cache */
 	unsigned hw_stale_ms;    /* test fault EFASIM_HW_STALE_MS: the cache served that much longer than the kernel's rule */
@@ -243,6 +245,7 @@ struct sim_qp {
 	volatile uint32_t *sq_dbp;
 	uint32_t sq_cnt;
 	uint16_t sq_cc;
+	int req64;               /* the SQ's WQEs and send CQEs carry 64-bit request ids (req_id + req_id_ex) */
 };
 
 static inline struct sim_ctx *to_ctx(struct ibv_context *c)

@@ -57,3 +57,25 @@ t_efa260_gda_ops() {
 		die "cntr_open_ext did not answer -FI_ENOSYS"
 	[ "$(grep -c '^ok ' "$WORK/last.out")" = 25 ] || die "25 ok rows expected"
 }
+
+# libfabric 2.7.0a1's GDA ops on rdma-core main (both pre-release snapshots)
+# and sim-main: cntr_open_ext opens a device counter (rdma-core main has
+# efadv_create_comp_cntr; with EFASIM_COMP_CNTR=0 the device has none and it
+# fails), and query_qp_wqs passes the SQ's 64-bit request-id capability on
+# (fi_efa_wq_attr.caps) exactly as the device has it (EFASIM_REQ_ID_64).
+t_efa270_gda_ops() {
+	efasim_built 2.7.0a1
+	local b=$EFASIM_BUILD_DIR/gda-2.7.0a1/gda_ops_test
+	[ -x "$b" ] || { echo "$b not built: tests/efasim/build 2.7.0a1 gda (part of make efasim V=2.7.0a1)"; exit 77; }
+	export EFASIM_DIR="$WORK/efasim" EFASIM_PROFILE=p5en
+	expect_rc 0 efa_run 2.7.0a1 "$b"
+	grep -q '^ok   cntr_open_ext (rdma-core with efadv_create_comp_cntr, external memory) *want 0 ' "$WORK/last.out" ||
+		die "cntr_open_ext did not open a device counter"
+	grep -q '^ok   SQ caps FI_EFA_WQ_CAPS_64_BIT_REQ_ID as the device has them *want 1 ' "$WORK/last.out" ||
+		die "the SQ does not say 64-bit request ids"
+	expect_rc 0 env EFASIM_REQ_ID_64=0 EFASIM_COMP_CNTR=0 "$ROOT/tests/efasim/run" 2.7.0a1 "$b"
+	grep -q '^ok   SQ caps FI_EFA_WQ_CAPS_64_BIT_REQ_ID as the device has them *want 0 ' "$WORK/last.out" ||
+		die "EFASIM_REQ_ID_64=0: the SQ still says 64-bit request ids"
+	grep -q '^ok   cntr_open_ext (a device without completion counters)' "$WORK/last.out" ||
+		die "EFASIM_COMP_CNTR=0: cntr_open_ext row missing"
+}

@@ -68,7 +68,7 @@ static void test_wqe_fields(void **state)
 	(void)state;
 	efab_gda_wqe_t w;
 	memset(&w, 0xee, sizeof(w)); /* every byte must be written */
-	efab_gda_wqe_rdma(&w, EFAB_IO_RDMA_WRITE, 1, 0x11223344u, 7, 1, &dest, 0x0000123456789abcull,
+	efab_gda_wqe_rdma(&w, EFAB_IO_RDMA_WRITE, 1, 0x11223344u, 0x0007000000000007ull, 0, 1, &dest, 0x0000123456789abcull,
 			  0x00007f0011223340ull, 4096);
 	const uint8_t *b = (const uint8_t *)&w;
 	assert_int_equal(w.req_id, 7);
@@ -91,7 +91,7 @@ static void test_wqe_fields(void **state)
 	assert_int_equal(w.l_addr_lo, 0x11223340);
 	assert_int_equal(w.l_addr_hi, 0x7f00);
 	/* read: no immediate even if asked, op 1 */
-	efab_gda_wqe_rdma(&w, EFAB_IO_RDMA_READ, 0, 0x55, 65535, 0, &dest, 1, 2, 8);
+	efab_gda_wqe_rdma(&w, EFAB_IO_RDMA_READ, 0, 0x55, 65535, 0, 0, &dest, 1, 2, 8);
 	assert_int_equal(b[2], EFAB_IO_RDMA_READ | EFAB_IO_CTRL1_META_DESC);
 	assert_int_equal(w.immediate_data, 0);
 	assert_int_equal(w.req_id, 65535);
@@ -114,7 +114,7 @@ static void test_against_libfabric(void **state)
 		uint32_t len = 8u << (4 * k), imm = 0xa5a50000u + (uint32_t)k;
 		uint16_t req = (uint16_t)(1000 + k);
 		efab_gda_wqe_t mine;
-		efab_gda_wqe_rdma(&mine, cases[k].op, cases[k].imm, imm, req, cases[k].phase, &dest, raddr,
+		efab_gda_wqe_rdma(&mine, cases[k].op, cases[k].imm, imm, req, 0, cases[k].phase, &dest, raddr,
 				  laddr, len);
 		/* libfabric 2.6.0's direct path (efa_data_path_direct_entry.h:
 		 * efa_data_path_direct_set_common_ctrl_flags, _set_rdma_meta, the
@@ -303,6 +303,78 @@ static void test_wq_caps(void **state)
 	assert_int_equal(efab_gda_wq_caps(attr, 28), 0);
 }
 
+/* 64-bit request ids (rdma-core >= 65, libfabric >= 2.7): bits 63:16 in the
+ * WQE's req_id_ex (bytes 26-31) and back in the send completion (bytes 6-11);
+ * nothing there with 16-bit ids (MBZ); the in-flight check of the kernels. */
+static void test_req_id64(void **state)
+{
+	(void)state;
+	efab_gda_wqe_t w;
+	const uint8_t *b = (const uint8_t *)&w;
+	uint64_t id = 0x123456789abcdef0ull;
+	efab_gda_wqe_rdma(&w, EFAB_IO_RDMA_WRITE, 0, 0, id, 1, 0, &dest, 1, 2, 8);
+	assert_int_equal(w.req_id, 0xdef0);
+	assert_int_equal(b[26] | b[27] << 8, 0x9abc);
+	assert_int_equal(b[28] | b[29] << 8, 0x5678);
+	assert_int_equal(b[30] | b[31] << 8, 0x1234);
+	for (int i = 20; i < 26; i++)
+		assert_int_equal(b[i], 0);
+	efab_gda_wqe_rdma(&w, EFAB_IO_RDMA_WRITE, 0, 0, id, 0, 0, &dest, 1, 2, 8);
+	for (int i = 20; i < 32; i++)
+		assert_int_equal(b[i], 0);
+	efab_gda_cqe_t c;
+	memset(&c, 0, sizeof(c));
+	uint8_t *cb = (uint8_t *)&c;
+	cb[0] = 0xf0, cb[1] = 0xde, cb[6] = 0xbc, cb[7] = 0x9a, cb[8] = 0x78, cb[9] = 0x56, cb[10] = 0x34,
+	cb[11] = 0x12;
+	assert_true(efab_gda_tx_req_id(&c, 1) == id);
+	assert_int_equal(efab_gda_tx_req_id(&c, 0), 0xdef0);
+	/* in flight: one of the last sq_n before pc, any order, across 2^32 */
+	assert_true(efab_gda_req_in_flight(99, 100, 64));
+	assert_true(efab_gda_req_in_flight(36, 100, 64));
+	assert_false(efab_gda_req_in_flight(35, 100, 64));
+	assert_false(efab_gda_req_in_flight(100, 100, 64));
+	assert_true(efab_gda_req_in_flight(0xffffffffu, 3, 8));
+	assert_false(efab_gda_req_in_flight(0x100000063ull, 100, 64)); /* bits above 31 */
+	assert_false(efab_gda_req_in_flight(99 & 0xffff, 0x10064u, 64)); /* 16 bits only */
+}
+
+#if defined(EFAB_EFA_IO_DEFS) && defined(EFA_IO_TX_DESC_INLINE_MAX_SIZE_128)
+/* Against a libfabric >= 2.7 efa_io_defs.h (2.7.0a1, a pre-release snapshot):
+ * req_id_ex where its meta descriptor and send completion have it
+ * (efa_set_sq_comp_wrid / efa_get_sq_comp_wrid,
+ * efa_data_path_direct_internal.h), and efa_io_tx_wqe_128's meta and RDMA
+ * request where the 64-byte WQE has them. */
+static void test_against_libfabric_27(void **state)
+{
+	(void)state;
+	_Static_assert(offsetof(struct efa_io_tx_meta_desc, req_id_ex) == 26, "req_id_ex in the WQE");
+	_Static_assert(offsetof(struct efa_io_tx_cdesc, req_id_ex) == 6, "req_id_ex in the send CQE");
+	_Static_assert(sizeof(struct efa_io_tx_wqe_128) == EFAB_GDA_WQE_BYTES_WIDE, "wide WQE size");
+	_Static_assert(offsetof(struct efa_io_tx_wqe_128, data.rdma_req.remote_mem) == OFF(r_length),
+		       "wide WQE: remote_mem");
+	_Static_assert(offsetof(struct efa_io_tx_wqe_128, data.rdma_req.local_mem) == OFF(l_length),
+		       "wide WQE: local_mem");
+	uint64_t id = 0x0000000180004321ull;
+	efab_gda_wqe_t mine;
+	efab_gda_wqe_rdma(&mine, EFAB_IO_RDMA_WRITE, 0, 0, id, 1, 1, &dest, 0x1000, 0x2000, 64);
+	struct efa_io_tx_meta_desc m;
+	memcpy(&m, &mine, sizeof(m));
+	assert_int_equal(m.req_id, (uint16_t)id);
+	assert_int_equal(m.req_id_ex.w[0], (uint16_t)(id >> 16));
+	assert_int_equal(m.req_id_ex.w[1], (uint16_t)(id >> 32));
+	assert_int_equal(m.req_id_ex.w[2], (uint16_t)(id >> 48));
+	struct efa_io_tx_cdesc tc;
+	memset(&tc, 0, sizeof(tc));
+	tc.common.req_id = m.req_id; /* the device echoes both */
+	tc.req_id_ex = m.req_id_ex;
+	efab_gda_cqe_t e;
+	memset(&e, 0, sizeof(e));
+	memcpy(&e, &tc, sizeof(tc));
+	assert_true(efab_gda_tx_req_id(&e, 1) == id);
+}
+#endif
+
 int main(void)
 {
 #ifndef EFAB_EFA_IO_DEFS
@@ -321,6 +393,10 @@ int main(void)
 		cmocka_unit_test(test_ring_placement),
 		cmocka_unit_test(test_rx_bound),
 		cmocka_unit_test(test_wq_caps),
+		cmocka_unit_test(test_req_id64),
+#if defined(EFAB_EFA_IO_DEFS) && defined(EFA_IO_TX_DESC_INLINE_MAX_SIZE_128)
+		cmocka_unit_test(test_against_libfabric_27),
+#endif
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,10 +63,13 @@ int efab_gda_compiled(const char **why);
  * in a dma-buf of GPU memory, the endpoint (bound to fab's AV), the send
  * queue mapped into the GPU, the lkey of data_mr. rx_entries: the RX CQ
  * (writedata arrivals). simulated: the NIC is efasim's (its SQ is process
- * memory, which CUDA maps without IOMEMORY). EFAB_OK; EFAB_SKIP with g->why
- * (what this host lacks); EFAB_ERR (logged). */
+ * memory, which CUDA maps without IOMEMORY). wqe_bytes: 0 takes the send
+ * queue libfabric gives; 128 asks for 128-byte entries (an inject size of 80 B
+ * in the endpoint's fi_getinfo: libfabric >= 2.7 creates the QP with
+ * EFADV_QP_FLAGS_INLINE_WRITE). EFAB_OK; EFAB_SKIP with g->why (what this host
+ * lacks); EFAB_ERR (logged). */
 int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *data_mr,
-		  uint32_t rx_entries, int simulated);
+		  uint32_t rx_entries, int simulated, unsigned wqe_bytes);
 /* Insert the peer's GDA endpoint name into fab's AV and ask the provider for
  * its address handle number, QP number and qkey; rkey of the peer's buffer. */
 int efab_gda_connect(efab_gda_t *g, efab_fabric_t *fab, const void *name, size_t namelen,

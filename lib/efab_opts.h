@@ -135,6 +135,7 @@ typedef struct efab_opts {
 	int footprint; /* enum efab_footprint */
 	int initiator;       /* enum efab_initiator */
 	uint64_t gpu_threads; /* GPU initiator, stream: lanes posting a doorbell batch (0: 1) */
+	int gpu_wqe;          /* GPU initiator: 0 = 64-byte send-queue entries, 1 = ask for 128 */
 	/* atomics */
 	int aop;
 	int dtype;

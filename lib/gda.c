@@ -47,10 +47,10 @@ int efab_gda_compiled(const char **why)
 }
 
 int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *data_mr,
-		  uint32_t rx_entries, int simulated)
+		  uint32_t rx_entries, int simulated, unsigned wqe_bytes)
 {
 	const char *why;
-	(void)fab, (void)device, (void)data_mr, (void)rx_entries, (void)simulated;
+	(void)fab, (void)device, (void)data_mr, (void)rx_entries, (void)simulated, (void)wqe_bytes;
 	efab_gda_compiled(&why);
 	snprintf(g->why, sizeof(g->why), "%s", why);
 	return EFAB_SKIP;
@@ -196,8 +196,35 @@ static int map_pages(efab_gda_t *g, void *p, size_t len, int simulated, void **r
 	return EFAB_OK;
 }
 
+/* The fi_info of a GPU endpoint whose QP takes 128-byte WQEs: fab's, with an
+ * inject size of 80 B (efa_io_tx_wqe_128's inline room, rdma-core's
+ * EFA_IO_TX_DESC_INLINE_MAX_SIZE_128) asked anew, so libfabric >= 2.7 sizes the
+ * queue for it (efa_user_info.c: efadv_get_max_sq_depth) and creates the QP
+ * with inline RDMA writes. NULL and g->why when not offered. */
+static struct fi_info *wide_wqe_info(efab_gda_t *g, efab_fabric_t *fab)
+{
+	struct fi_info *hints = fi_dupinfo(fab->info), *info = NULL;
+	if (!hints) {
+		snprintf(g->why, sizeof(g->why), "fi_dupinfo: out of memory");
+		return NULL;
+	}
+	hints->tx_attr->inject_size = 80;
+	hints->tx_attr->size = 0;
+	int ret = fi_getinfo(efab_fi_api_version(), NULL, NULL, 0, hints, &info);
+	fi_freeinfo(hints);
+	if (ret || !info || info->tx_attr->inject_size < 80) {
+		snprintf(g->why, sizeof(g->why), "--gpu-wqe 128: fi_getinfo with an inject size of 80 B "
+			 "on %s: %s: 128-byte WQEs need libfabric >= 2.7 (efa-direct's inject size from "
+			 "the device) and a device whose inline_buf_size_ex is 80",
+			 fab->info->domain_attr->name, ret ? fi_strerror(-ret) : "a smaller inject size");
+		fi_freeinfo(info);
+		return NULL;
+	}
+	return info;
+}
+
 int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *data_mr,
-		  uint32_t rx_entries, int simulated)
+		  uint32_t rx_entries, int simulated, unsigned wqe_bytes)
 {
 	memset(g, 0, sizeof(*g));
 	g->fd = -1;
@@ -306,7 +333,13 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 	/* the GPU's endpoint: fab's domain and AV, its own CQs; libfabric posts
 	 * nothing on it (its own direct path on the same QP would share the
 	 * producer index) */
-	if ((ret = fi_endpoint(fab->domain, fab->info, &g->ep, NULL)) ||
+	struct fi_info *ep_info = fab->info;
+	if (wqe_bytes == EFAB_GDA_WQE_BYTES_WIDE && !(ep_info = wide_wqe_info(g, fab)))
+		return EFAB_SKIP;
+	ret = fi_endpoint(fab->domain, ep_info, &g->ep, NULL);
+	if (ep_info != fab->info)
+		fi_freeinfo(ep_info);
+	if (ret ||
 	    (ret = fi_ep_bind(g->ep, &fab->av->fid, 0)) ||
 	    (ret = fi_ep_bind(g->ep, &g->tx_cq->fid, FI_TRANSMIT)) ||
 	    (ret = fi_ep_bind(g->ep, &g->rx_cq->fid, FI_RECV)) || (ret = fi_enable(g->ep))) {

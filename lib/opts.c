@@ -18,6 +18,7 @@ static const char *const tristate_names[] = {"default", "on", "off", NULL};
 static const char *const access_names[] = {"remote", "local", NULL};
 static const char *const footprint_names[] = {"buffer", "window", NULL};
 static const char *const initiator_names[] = {"cpu", "gpu", NULL};
+static const char *const gpu_wqe_names[] = {"64", "128", NULL};
 
 #define OFF(f) offsetof(efab_opts_t, f)
 #define SZ(f) sizeof(((efab_opts_t *)0)->f)
@@ -82,6 +83,11 @@ const efab_optdef_t efab_optdefs[] = {
 	{"gpu-threads", 0, EFAB_OT_U64, OFF(gpu_threads), SZ(gpu_threads), "N",
 	 "--initiator gpu, bandwidth: lanes of the warp that owns the queue pair writing one "
 	 "doorbell batch's WQEs in parallel (1..32, default 1)", EFAB_OG_INITIATOR, 1, 32, NULL},
+	{"gpu-wqe", 0, EFAB_OT_CHOICE, OFF(gpu_wqe), SZ(gpu_wqe), "64|128",
+	 "--initiator gpu: bytes per send-queue entry the kernel writes: 64 (default) or 128 "
+	 "(the GPU's endpoint asks libfabric for an inject size of 80 B, so its QP takes "
+	 "efa_io_tx_wqe_128: libfabric >= 2.7 on a device with inline_buf_size_ex 80; exit 77 "
+	 "elsewhere)", EFAB_OG_INITIATOR, 0, 0, gpu_wqe_names},
 	{"aop", 0, EFAB_OT_CHOICE, OFF(aop), SZ(aop), "OP",
 	 "atomic op: add fadd cswap swap min max bor band bxor (default fadd)", EFAB_OG_ATOMIC, 0, 0,
 	 aop_names},

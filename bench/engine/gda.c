@@ -52,6 +52,10 @@ int efab_gda_check_opts(efab_ctx_t *c)
 			efab_log_error("--gpu-threads needs --initiator gpu");
 			return EFAB_EUSAGE;
 		}
+		if (o->gpu_wqe) {
+			efab_log_error("--gpu-wqe needs --initiator gpu");
+			return EFAB_EUSAGE;
+		}
 		return EFAB_OK;
 	}
 	if (o->gpu_threads && c->row->pattern != EFAB_PATTERN_STREAM) {
@@ -216,7 +220,8 @@ int efab_gda_setup(efab_ctx_t *c)
 		why = "efabench was built without nvcc, so without its GPU kernels (CUDA_HOME/bin/nvcc)";
 		rc = EFAB_SKIP;
 	} else {
-		rc = efab_gda_open(&r->g, &c->fab, c->gpu, c->mr.mr, RX_ENTRIES, r->simulated);
+		rc = efab_gda_open(&r->g, &c->fab, c->gpu, c->mr.mr, RX_ENTRIES, r->simulated,
+				   c->o.gpu_wqe ? EFAB_GDA_WQE_BYTES_WIDE : 0);
 		if (rc == EFAB_SKIP)
 			why = r->g.why;
 	}

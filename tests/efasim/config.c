@@ -410,6 +410,14 @@ static void sim_init_once(void)
 	 * is not public; MAX_CQE is assumed) */
 	sim.max_cqe = MAX_CQE;
 	sim.cq_contig = !(getenv("EFASIM_CQ_CONTIG") && !strcmp(getenv("EFASIM_CQ_CONTIG"), "0"));
+	/* 128-byte WQEs: the device reports inline_buf_size_ex 80 (rdma-core's
+	 * EFA_IO_TX_DESC_INLINE_MAX_SIZE_128) and takes them on QPs created for
+	 * more inline data or inline RDMA writes; EFASIM_WIDE_WQE=0: a device
+	 * without them (inline_buf_size_ex = inline_buf_size) */
+	sim.inline_ex = sim.prof->inline_size;
+	if ((sim.caps & EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE) &&
+	    !(getenv("EFASIM_WIDE_WQE") && !strcmp(getenv("EFASIM_WIDE_WQE"), "0")))
+		sim.inline_ex = WIDE_INLINE_MAX;
 #ifdef EFASIM_REQ_ID_EX
 	/* rdma-core >= 65 on a device with EFA_QUERY_DEVICE_CAPS_SQ_64_BIT_REQ_ID:
 	 * every SRD QP's SQ (and the send CQEs) switch to 64-bit request ids

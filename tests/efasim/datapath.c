@@ -153,7 +153,14 @@ void wr_set_inline_data_list(struct ibv_qp_ex *x, size_t n, const struct ibv_dat
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++)
 		total += l[i].length;
-	if (total > q->max_inline || total > sim.prof->inline_size) {
+	if (total > q->max_inline || total > sim.inline_ex) {
+		q->batch_err = EINVAL;
+		return;
+	}
+	/* rdma-core: inline data on an RDMA write only on a QP created with
+	 * EFADV_QP_FLAGS_INLINE_WRITE, never on a read ("inline op_type isn't
+	 * supported") */
+	if (w->op == OP_READ || ((w->op == OP_WRITE || w->op == OP_WRITE_IMM) && !q->inline_write)) {
 		q->batch_err = EINVAL;
 		return;
 	}

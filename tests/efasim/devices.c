@@ -164,12 +164,34 @@ int efasim_efadv_query_device(struct ibv_context *ctx, struct efadv_device_attr 
 	a.max_sq_sge = MAX_SQ_SGE;
 	a.max_rq_sge = MAX_RQ_SGE;
 	a.inline_buf_size = sim.prof->inline_size;
-	a.inline_buf_size_ex = sim.prof->inline_size;
+	a.inline_buf_size_ex = sim.inline_ex;
 	a.device_caps = cc_device_caps(sim.caps);
 	a.max_rdma_size = sim.prof->max_rdma_size;
 	memset(attr, 0, inlen);
 	memcpy(attr, &a, inlen < sizeof(a) ? inlen : sizeof(a));
 	return 0;
+}
+
+/* rdma-core efadv_get_max_sq_depth: the SQ depth a QP of that inline size
+ * (and inline RDMA writes) can have: the LLQ over the WQE size, rounded down
+ * to a power of two; a negative errno for bad requests. */
+int efasim_efadv_get_max_sq_depth(struct ibv_context *ctx, struct efadv_sq_depth_attr *attr, uint32_t inlen)
+{
+	if (!efasim_is_sim_context(ctx))
+		return -EOPNOTSUPP;
+	if (inlen < offsetof(struct efadv_sq_depth_attr, max_inline_data) + sizeof(attr->max_inline_data) ||
+	    attr->comp_mask)
+		return -EINVAL;
+	if (attr->max_send_sge > MAX_SQ_SGE || attr->max_rdma_sge > 1 || attr->max_inline_data > sim.inline_ex)
+		return -EINVAL;
+	uint32_t wqe = attr->max_inline_data > sim.prof->inline_size ||
+				       (attr->flags & EFADV_SQ_DEPTH_ATTR_INLINE_WRITE)
+			       ? WIDE_WQE_SIZE
+			       : 64;
+	uint32_t d = SIM_SQ_DEPTH(wqe), p = 1;
+	while (p * 2 <= d)
+		p *= 2;
+	return (int)p;
 }
 
 /* Fork: the provider asks whether fork support is on; there is no kernel to ask. */

@@ -67,6 +67,23 @@ struct io_tx_wqe {
 		} rdma_req;
 	} data;
 };
+/* rdma-core >= 60 efa_io_tx_wqe_128: the same meta descriptor; 80 bytes of
+ * inline data for a send, or an RDMA request whose local side is one buffer
+ * or, on a QP with inline RDMA writes, 80 bytes of inline data */
+struct io_tx_wqe_128 {
+	struct io_tx_meta_desc meta;
+	union {
+		struct io_tx_buf_desc sgl[2];
+		uint8_t inline_data[80];
+		struct {
+			struct io_remote_mem_addr remote_mem;
+			union {
+				struct io_tx_buf_desc local_mem[1];
+				uint8_t inline_data[80];
+			};
+		} rdma_req;
+	} data;
+};
 struct io_rx_desc {
 	uint32_t buf_addr_lo, buf_addr_hi;
 	uint16_t req_id;
@@ -94,6 +111,9 @@ struct io_rx_cdesc_ex {
 	} u;
 };
 _Static_assert(sizeof(struct io_tx_wqe) == 64, "efa_io_tx_wqe is 64 bytes");
+_Static_assert(sizeof(struct io_tx_wqe_128) == WIDE_WQE_SIZE, "efa_io_tx_wqe_128 is 128 bytes");
+_Static_assert(offsetof(struct io_tx_wqe_128, data.rdma_req.local_mem) == offsetof(struct io_tx_wqe, data.rdma_req.local_mem),
+	       "the RDMA request at the same offset in both");
 _Static_assert(sizeof(struct io_rx_desc) == 16, "efa_io_rx_desc is 16 bytes");
 _Static_assert(sizeof(struct io_rx_cdesc) == 16, "efa_io_rx_cdesc is 16 bytes");
 _Static_assert(sizeof(struct io_rx_cdesc_ex) == 32, "efa_io_rx_cdesc_ex is 32 bytes");
@@ -294,7 +314,7 @@ int efasim_efadv_query_qp_wqs(struct ibv_qp *qp, struct efadv_wq_attr *sq, struc
 		 * bytes, and a page whose first word is the doorbell, so two QPs never
 		 * share a page an application registers for its GPU */
 		size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-		size_t map = ((size_t)n * WQE_SIZE + pg - 1) & ~(pg - 1);
+		size_t map = ((size_t)n * q->wqe_size + pg - 1) & ~(pg - 1);
 		void *p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return ENOMEM;
@@ -326,10 +346,10 @@ int efasim_efadv_query_qp_wqs(struct ibv_qp *qp, struct efadv_wq_attr *sq, struc
 		pthread_mutex_unlock(&sim.lock);
 	}
 	slog("direct data path: QP %u SQ %u x %u B, RQ %u descriptors handed to the provider", qp->qp_num, q->sq_cnt,
-	     WQE_SIZE, q->rq->size);
+	     q->wqe_size, q->rq->size);
 	sq->comp_mask = 0;
 	sq->buffer = q->sq_buf;
-	sq->entry_size = WQE_SIZE;
+	sq->entry_size = q->wqe_size;
 	sq->num_entries = q->sq_cnt;
 	sq->doorbell = (uint32_t *)q->sq_dbp;
 	sq->max_batch = q->sq_cnt < SQ_MAX_BATCH ? q->sq_cnt : SQ_MAX_BATCH;
@@ -375,10 +395,13 @@ static uint64_t wqe_req_id(const struct sim_qp *q, const struct io_tx_meta_desc 
 }
 
 /* One WQE: parsed into a sim_wr and executed as the verbs path's WRs are. */
-static void run_wqe(struct sim_qp *q, const struct io_tx_wqe *wqe_dev)
+static void run_wqe(struct sim_qp *q, const void *wqe_dev)
 {
-	struct io_tx_wqe wqe;
-	memcpy(&wqe, wqe_dev, sizeof(wqe));
+	/* the WQE as the device reads it: q->wqe_size bytes, 64 or 128 */
+	struct io_tx_wqe_128 wqe;
+	memset(&wqe, 0, sizeof(wqe));
+	memcpy(&wqe, wqe_dev, q->wqe_size);
+	size_t inline_room = q->wqe_size == WIDE_WQE_SIZE ? sizeof(wqe.data.inline_data) : 32;
 	const struct io_tx_meta_desc *m = &wqe.meta;
 	struct sim_wr w;
 	memset(&w, 0, sizeof(w));
@@ -408,7 +431,7 @@ static void run_wqe(struct sim_qp *q, const struct io_tx_wqe *wqe_dev)
 	case IO_SEND:
 		w.op = imm ? OP_SEND_IMM : OP_SEND;
 		if (inl) {
-			if (m->length > sim.prof->inline_size || m->length > sizeof(wqe.data.inline_data)) {
+			if (m->length > q->max_inline || m->length > inline_room) {
 				status = ES_LOCAL_BAD_LENGTH;
 				break;
 			}
@@ -438,7 +461,10 @@ static void run_wqe(struct sim_qp *q, const struct io_tx_wqe *wqe_dev)
 		uint64_t qop = op == IO_RDMA_READ ? IBV_QP_EX_WITH_RDMA_READ
 			     : imm		  ? IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM
 						  : IBV_QP_EX_WITH_RDMA_WRITE;
-		if (!(caps & cap) || !(q->send_ops & qop) || q->ud || inl) {
+		/* inline data on an RDMA write only on a QP created for it
+		 * (EFADV_QP_FLAGS_INLINE_WRITE: 128-byte WQEs); never on a read */
+		if (!(caps & cap) || !(q->send_ops & qop) || q->ud ||
+		    (inl && (op == IO_RDMA_READ || !q->inline_write))) {
 			status = ES_LOCAL_UNSUPPORTED_OP;
 			break;
 		}
@@ -446,6 +472,21 @@ static void run_wqe(struct sim_qp *q, const struct io_tx_wqe *wqe_dev)
 		const struct io_remote_mem_addr *r = &wqe.data.rdma_req.remote_mem;
 		w.rkey = r->rkey;
 		w.raddr = ((uint64_t)r->buf_addr_hi << 32) | r->buf_addr_lo;
+		if (inl) { /* rdma-core efa_send_wr_set_inline_data: length in the meta and remote_mem */
+			if (m->length > q->max_inline || m->length > sizeof(wqe.data.rdma_req.inline_data) ||
+			    r->length != m->length) {
+				status = ES_LOCAL_BAD_LENGTH;
+				break;
+			}
+			w.inl = malloc(m->length ? m->length : 1);
+			if (!w.inl) {
+				status = ES_LOCAL_QP_INTERNAL;
+				break;
+			}
+			memcpy(w.inl, wqe.data.rdma_req.inline_data, m->length);
+			w.inl_len = m->length;
+			break;
+		}
 		if (m->length != 1) {
 			status = ES_LOCAL_BAD_LENGTH;
 			break;
@@ -490,7 +531,7 @@ static unsigned run_sq(struct sim_qp *q)
 	unsigned n = 0;
 	while (q->sq_cc != pc) {
 		uint32_t idx = q->sq_cc & (q->sq_cnt - 1);
-		const struct io_tx_wqe *wqe = (const struct io_tx_wqe *)(q->sq_buf + (size_t)idx * WQE_SIZE);
+		const struct io_tx_wqe *wqe = (const struct io_tx_wqe *)(q->sq_buf + (size_t)idx * q->wqe_size);
 		/* the provider's phase starts at 0 and flips at each wrap of the queue */
 		unsigned want = (q->sq_cc / q->sq_cnt) & 1;
 		if ((wqe->meta.ctrl2 & 1u) != want) {

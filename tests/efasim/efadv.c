@@ -63,8 +63,7 @@ EXPORT struct efadv_qp *efadv_qp_from_ibv_qp_ex(struct ibv_qp_ex *qp)
 
 EXPORT int efadv_get_max_sq_depth(struct ibv_context *ctx, struct efadv_sq_depth_attr *attr, uint32_t inlen)
 {
-	(void)ctx, (void)attr, (void)inlen;
-	return EOPNOTSUPP;
+	return efasim_efadv_get_max_sq_depth(ctx, attr, inlen);
 }
 
 EXPORT int efadv_get_max_rq_depth(struct ibv_context *ctx, struct efadv_rq_depth_attr *attr, uint32_t inlen)

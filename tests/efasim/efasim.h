@@ -217,6 +217,7 @@ int efasim_efadv_query_mr(struct ibv_mr *mr, struct efadv_mr_attr *attr, uint32_
 int efasim_is_sim_context(struct ibv_context *ctx);
 int efasim_efadv_query_qp_wqs(struct ibv_qp *qp, struct efadv_wq_attr *sq, struct efadv_wq_attr *rq, uint32_t inlen);
 int efasim_efadv_query_cq(struct ibv_cq *cq, struct efadv_cq_attr *attr, uint32_t inlen);
+int efasim_efadv_get_max_sq_depth(struct ibv_context *ctx, struct efadv_sq_depth_attr *attr, uint32_t inlen);
 #ifdef EFASIM_COMP_CNTR /* built against rdma-core main (compcntr.c) */
 struct ibv_comp_cntr *efasim_efadv_create_comp_cntr(struct ibv_context *ctx, struct ibv_comp_cntr_init_attr *attr,
 						    struct efadv_comp_cntr_init_attr *efa_attr, uint32_t inlen);

@@ -16,9 +16,14 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 		errno = EINVAL;
 		return NULL;
 	}
-	if (attr->cap.max_send_wr > sim.prof->max_sq_wr || attr->cap.max_recv_wr > MAX_RQ_WR ||
+	/* rdma-core efa_check_qp_limits: 128-byte WQEs for more inline data than
+	 * a 64-byte one holds, or for inline RDMA writes; the LLQ then holds half
+	 * as many */
+	int inline_write = srd && (flags & EFADV_QP_FLAGS_INLINE_WRITE);
+	uint32_t wqe_size = attr->cap.max_inline_data > sim.prof->inline_size || inline_write ? WIDE_WQE_SIZE : 64;
+	if (attr->cap.max_send_wr > SIM_SQ_DEPTH(wqe_size) || attr->cap.max_recv_wr > MAX_RQ_WR ||
 	    attr->cap.max_send_sge > MAX_SQ_SGE || attr->cap.max_recv_sge > MAX_RQ_SGE ||
-	    attr->cap.max_inline_data > sim.prof->inline_size) {
+	    attr->cap.max_inline_data > sim.inline_ex) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -48,6 +53,8 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	q->owner = sim.pid;
 	q->ud = !srd;
 	q->req64 = sim.req_id_64; /* every QP (efa_setup_qp), SRD and UD */
+	q->wqe_size = wqe_size;
+	q->inline_write = inline_write;
 	q->pd = container_of(attr->pd, struct sim_pd, pd);
 	q->scq = container_of((struct ibv_cq_ex *)attr->send_cq, struct sim_cq, cqx);
 	q->rcq = container_of((struct ibv_cq_ex *)attr->recv_cq, struct sim_cq, cqx);
@@ -159,7 +166,11 @@ struct ibv_qp *efasim_efadv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (efa_attr->flags & EFADV_QP_FLAGS_INLINE_WRITE) {
+	/* inline RDMA writes need the device's RDMA write and its 128-byte WQEs
+	 * (rdma-core offers the flag with RDMA write; a device without wide WQEs,
+	 * EFASIM_WIDE_WQE=0, refuses it here) */
+	if ((efa_attr->flags & EFADV_QP_FLAGS_INLINE_WRITE) &&
+	    (!(sim.caps & EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE) || sim.inline_ex <= sim.prof->inline_size)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

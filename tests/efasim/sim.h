@@ -70,6 +70,11 @@ struct profile {
 	uint32_t max_sq_wr;      /* SQ depth (the provider's tx size) */
 };
 
+/* 128-byte WQEs (rdma-core >= 60 efa_io_tx_wqe_128): 80 bytes of inline data */
+enum { WIDE_WQE_SIZE = 128, WIDE_INLINE_MAX = 80 };
+/* the LLQ in bytes (max_llq_size): max_sq_wr 64-byte WQEs; a queue of 128-byte
+ * WQEs holds half as many (rdma-core efa_calc_sq_max_depth) */
+#define SIM_SQ_DEPTH(wqe_size) (sim.prof->max_sq_wr * 64u / (wqe_size))
 enum { MAX_RQ_WR = 32768, MAX_SQ_SGE = 2, MAX_RQ_SGE = 3, MAX_CQE = 1 << 22,
        MAX_MR = 262144, MAX_AH = 1024, MAX_PD = 256 };
 
@@ -92,6 +97,8 @@ struct sim_state {
 	int nnics;
 	int reorder;
 	int cq_contig;           /* EFASIM_CQ_CONTIG (default 1): ext-mem CQs must not cross a 2 MiB GPU page */
+	uint16_t inline_ex;      /* inline_buf_size_ex: 80 where the device takes 128-byte WQEs (EFASIM_WIDE_WQE,
+	                          * default on with RDMA write), else the profile's inline_size */
 	int req_id_64;           /* EFASIM_REQ_ID_64 (default 1 against rdma-core >= 65's headers, else 0): SRD SQs
 	                          * use 64-bit request ids (EFA_QUERY_DEVICE_CAPS_SQ_64_BIT_REQ_ID) */
 	uint32_t max_cqe;        /* the device's max_cq_depth: MAX_CQE, or EFASIM_MAX_CQE */
@@ -246,6 +253,8 @@ struct sim_qp {
 	uint32_t sq_cnt;
 	uint16_t sq_cc;
 	int req64;               /* the SQ's WQEs and send CQEs carry 64-bit request ids (req_id + req_id_ex) */
+	uint32_t wqe_size;       /* 64, or 128 for max_inline_data > 32 or EFADV_QP_FLAGS_INLINE_WRITE */
+	int inline_write;        /* EFADV_QP_FLAGS_INLINE_WRITE: RDMA writes may carry inline data */
 };
 
 static inline struct sim_ctx *to_ctx(struct ibv_context *c)

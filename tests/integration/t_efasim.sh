@@ -655,4 +655,25 @@ t_efa270_unit_tests() {
 	efa_unit_tests 2.7.0a1
 	! grep -q 'skipped: test_efa_hw_cntr_\|skipped: test_efa_cntr_open_uses_hw_cntr' "$WORK/ut.out" ||
 		die "the hardware counter tests skipped on 2.7.0a1"
+	# efasim's device takes 128-byte WQEs (inline_buf_size_ex 80): the wide-WQE test runs
+	! grep -q 'skipped: test_efa_rma_writemsg_with_wide_wqe_inject' "$WORK/ut.out" ||
+		die "the wide-WQE test skipped on 2.7.0a1"
+}
+
+# 128-byte WQEs (issue 46 item 3): libfabric 2.7.0a1 (a pre-release snapshot)
+# asked for an inject size of 80 B on efa-direct creates its QP with
+# EFADV_QP_FLAGS_INLINE_WRITE; efasim's device (inline_buf_size_ex 80) hands out
+# an SQ of 128-byte entries (EFASIM_LOG=1 says so) and runs inline RDMA writes
+# from them; fabtests' fi_rma_bw -j 80 -v checks every byte. A device without
+# them (EFASIM_WIDE_WQE=0) refuses: fi_getinfo FI_ENODATA, reported as a skip.
+t_efa270_wide_wqe() {
+	efasim_need 2.7.0a1
+	efasim_built 2.7.0a1 .fabtests-done
+	expect_rc 0 env FT_TIMEOUT=60 "$ROOT/tests/efasim/fabtests" 2.7.0a1 \
+		'^efa-direct FI_HMEM=system fi_rma_bw -e rdm -j 80 '
+	grep -q "^fabtests 2.7.0a1: 2 pass, 0 skip, 0 fail" "$WORK/last.out" || die "fabtests -j 80 summary"
+	expect_rc 0 env FT_TIMEOUT=60 EFASIM_WIDE_WQE=0 "$ROOT/tests/efasim/fabtests" 2.7.0a1 \
+		'^efa-direct FI_HMEM=system fi_rma_bw -e rdm -j 80 '
+	grep -q "^fabtests 2.7.0a1: 0 pass, 2 skip, 0 fail" "$WORK/last.out" ||
+		die "EFASIM_WIDE_WQE=0: -j 80 should be refused (FI_ENODATA)"
 }

@@ -17,13 +17,16 @@ t_gda_usage() {
 	expect_rc 2 mpi 2 "$BIN/efab_put_bw" -p shm -m 8 --mem cuda:host --initiator gpu
 	expect_msg "add --mem cuda"
 	expect_rc 2 mpi 2 "$BIN/efab_put_bw" -p shm -m 8 --mem cuda --initiator gpu --gpu-threads 33
+	expect_rc 2 mpi 2 "$BIN/efab_put_bw" -p shm -m 8 --gpu-wqe 128
+	expect_msg "gpu-wqe needs --initiator gpu"
+	expect_rc 2 mpi 2 "$BIN/efab_put_bw" -p shm -m 8 --mem cuda --initiator gpu --gpu-wqe 96
 	expect_rc 2 mpi 2 "$BIN/efab_put_lat" -p shm -m 8 --mem cuda --initiator fpga
 	# only the rows a kernel serves take it
 	expect_rc 2 mpi 2 "$BIN/efab_get_bw" -p shm -m 8 --initiator gpu
 	expect_rc 2 mpi 2 "$BIN/efab_atomic_lat" -p shm --initiator gpu
 	expect_rc 0 "$BIN/efab_put_bw" --help
-	grep -q -- "--initiator cpu|gpu" "$WORK/last.out" && grep -q -- "--gpu-threads N" "$WORK/last.out" ||
-		die "put_bw --help lacks --initiator/--gpu-threads"
+	grep -q -- "--initiator cpu|gpu" "$WORK/last.out" && grep -q -- "--gpu-threads N" "$WORK/last.out" &&
+		grep -q -- "--gpu-wqe 64|128" "$WORK/last.out" || die "put_bw --help lacks --initiator/--gpu-threads/--gpu-wqe"
 }
 
 # No GPU here: exit 77 with the reason, before any timing; the CPU path's rows

@@ -21,6 +21,28 @@ NIC_ERROR_COUNTERS = ("rdma_write_wr_err", "rdma_read_wr_err", "rx_drops", "retr
                       "impaired_remote_conn_events")
 
 
+# A finding, as efab_scan judges a NIC (lib/scan.c efab_scan_nic_trouble,
+# docs/scan.md): SRD resends what a loaded fabric drops, below the provider,
+# so a healthy NIC's retransmit and drop counters rise at some background
+# rate; they are a finding above MAX_RETRANS of that side's own traffic (or
+# with no traffic to judge them by). Error and event counters are a finding
+# at any count. Every non-zero one is named in the table either way.
+MAX_RETRANS = 0.01  # efab_scan --max-retrans's default
+RELATIVE_TO = {"retrans_pkts": "tx_pkts", "retrans_bytes": "tx_bytes", "rx_drops": "rx_pkts"}
+
+
+def is_trouble(d, side, c):
+    """Counter c of one row's side ("init"/"tgt") is a finding."""
+    v = fmt.fnum(d.get(f"nic_{side}_{c}"))
+    if not v:
+        return False
+    per = RELATIVE_TO.get(c)
+    if per is None:
+        return True
+    p = fmt.fnum(d.get(f"nic_{side}_{per}"))
+    return not p or v > MAX_RETRANS * p
+
+
 NIC_BYTE_COLUMNS = (("rdma_write_bytes", "RDMA write"), ("rdma_read_bytes", "RDMA read"),
                     ("send_bytes", "send"), ("tx_bytes", "tx"), ("rx_bytes", "rx"))
 
@@ -48,10 +70,12 @@ def paths_seen(rows):
     return seen
 
 
-def error_notes(rows):
+def error_notes(rows, trouble_only=False):
     """Every non-zero error or retransmit counter of the repeats, named, with
     its side; the hw_note of any repeat. Nothing is hidden by a median: the
-    largest value, and in how many repeats it was non-zero."""
+    largest value, and in how many repeats it was non-zero. trouble_only:
+    only the counters that are a finding in some repeat (is_trouble), with
+    the share of their side's traffic where they are judged by it."""
     notes = []
     for c in NIC_ERROR_COUNTERS:
         for side, word in (("init", "initiator"), ("tgt", "target")):
@@ -59,11 +83,22 @@ def error_notes(rows):
             nz = [v for v in vals if v]
             if not nz:
                 continue
+            share = ""
+            if trouble_only:
+                bad = [d for d in rows if is_trouble(d, side, c)]
+                if not bad:
+                    continue
+                per = RELATIVE_TO.get(c)
+                if per:
+                    d = max(bad, key=lambda r: fmt.fnum(r.get(f"nic_{side}_{c}")) or 0)
+                    v, p = fmt.fnum(d.get(f"nic_{side}_{c}")), fmt.fnum(d.get(f"nic_{side}_{per}"))
+                    share = (f"; {100.0 * v / p:.2f} % of {fmt.fcount(p)} {per}" if p
+                             else f"; 0 {per}")
             k = f"; {len(nz)} of {len(rows)} repeats" if len(rows) > 1 else ""
-            notes.append(f"{c} {fmt.fcount(max(nz))} ({word}{k})")
+            notes.append(f"{c} {fmt.fcount(max(nz))} ({word}{k}{share})")
     for d in rows:
         n = d.get("hw_note", "")
-        if n and f"note: {fmt.md_cell(n)}" not in notes:
+        if n and f"note: {fmt.md_cell(n)}" not in notes and not trouble_only:
             notes.append(f"note: {fmt.md_cell(n)}")
     return notes
 
@@ -93,7 +128,10 @@ def nic_section(runs, group_by):
          "counted once, on the side of the first rank that uses it, so the sum counts "
          "every NIC once). Byte counts in bytes, decimal prefixes (k = 10^3, "
          "M = 10^6, G = 10^9). With repeats: medians, and every path the repeats showed; "
-         "non-zero error and retransmit counters are named with their largest value.", ""]
+         "non-zero error and retransmit counters are named with their largest value. A "
+         "finding, as efab_scan judges a NIC: any error or event counter; retransmits "
+         "(retrans_pkts, retrans_bytes) or rx_drops above 1 % of that side's tx_pkts, tx_bytes "
+         "or rx_pkts (SRD resends what a loaded fabric drops, so a healthy NIC's rise too).", ""]
     if sim:
         L += ["Rows marked `(simulated)`: the counters are efasim's, counted as the simulated "
               "device moves bytes, not a NIC's.", ""]
@@ -121,10 +159,11 @@ def nic_section(runs, group_by):
                          for c, _ in NIC_BYTE_COLUMNS]
                 nics = fmt.median_of(fmt.fnum(d.get("hw_nics")) for d in rs)
                 errs = error_notes(rs)
-                bad = [e for e in errs if not e.startswith("note:")]
+                bad = error_notes(rs, trouble_only=True)
                 if bad:
-                    findings.append(f"{bench} [{name}] {fab} at {fmt.human(s)}: non-zero error or "
-                                    f"retransmit counters: {'; '.join(bad)}.")
+                    findings.append(f"{bench} [{name}] {fab} at {fmt.human(s)}: error counters, or "
+                                    f"retransmits/drops above {MAX_RETRANS * 100:g} % of the side's "
+                                    f"traffic: {'; '.join(bad)}.")
                 table.append(f"| {name} | {fab} | {fmt.size_label(s)} | {' / '.join(seen)} | "
                              f"{len(rs)} | {fmt.fcount(pay)} | "
                              f"{'-' if ratio is None else f'{ratio:.6f}'} | "

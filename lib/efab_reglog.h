@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "efab_filog.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -19,6 +21,7 @@ typedef struct efab_reglog {
 	size_t n;
 	int captured;    /* the log was ours during the registration */
 	char why[160];   /* captured == 0: why not */
+	efab_filog_tap_t tap; /* on libfabric's log while captured */
 } efab_reglog_t;
 
 /* The values of the reg_path column. */
@@ -30,13 +33,13 @@ typedef struct efab_reglog {
 #define EFAB_REGPATH_NONE "-"                   /* no NIC registration (shm, tcp) */
 #define EFAB_REGPATH_UNKNOWN "unknown"
 
-/* Take libfabric's logging (fi_import_log) until efab_reglog_end: MR-subsystem
+/* Tap libfabric's log (efab_filog_attach) until efab_reglog_end: MR-subsystem
  * lines at info and above are kept in l; every line FI_LOG_LEVEL asks for is
  * still printed to stderr as libfabric prints it. EFAB_OK, or EFAB_ERR with
- * l->why set (an older libfabric, or the log imported already). */
+ * l->why set (an older libfabric, or the log imported by someone else). */
 int efab_reglog_begin(efab_reglog_t *l);
-/* Close the imported fid: libfabric's own logging is back, so registrations
- * after this format nothing the user did not ask for. */
+/* Detach: with no other tap, libfabric's own logging is back, so
+ * registrations after this format nothing the user did not ask for. */
 void efab_reglog_end(efab_reglog_t *l);
 /* Keep one line (what the logger does; tests feed constructed lines). */
 void efab_reglog_add(efab_reglog_t *l, const char *msg);

@@ -27,30 +27,21 @@
  * memory (nvidia-peermem, or the EFA driver's efa-nv-peermem path). Nothing is
  * taken from the libfabric version.
  *
- * The log is taken with fi_import_log (rdma/fi_ext.h, API >= 1.13) and given
- * back by closing the imported fid (src/log.c ofi_close_import resets the ops
- * to libfabric's own; same in 1.17.1 and 2.x); libfabric refuses a second
- * import while one is live (ofi_open_log: -FI_EALREADY). */
-#include <pthread.h>
+ * The log is taken through efabench's one importer of it (filog.c:
+ * fi_import_log, rdma/fi_ext.h, API >= 1.13) as a tap attached around the
+ * registration and detached after it; the last tap detached gives libfabric
+ * its own logging back (src/log.c ofi_close_import; same in 1.17.1 and 2.x). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <rdma/fabric.h>
-#include <rdma/fi_errno.h>
+#include <rdma/fi_ext.h> /* FI_LOG_MR, FI_LOG_INFO (rdma/providers/fi_log.h) */
 
 #include "efab.h"
 #include "efab_abi.h"
 #include "efab_reglog.h"
 #include "efab_select.h"
-
-#if FI_MAJOR_VERSION > 1 || (FI_MAJOR_VERSION == 1 && FI_MINOR_VERSION >= 13)
-#define EFAB_HAVE_IMPORT_LOG 1
-#include <rdma/fi_ext.h>
-#endif
 
 void efab_reglog_add(efab_reglog_t *l, const char *msg)
 {
@@ -116,93 +107,36 @@ const char *efab_reglog_evidence(const efab_reglog_t *l)
 	return s ? s : "";
 }
 
-#ifdef EFAB_HAVE_IMPORT_LOG
-static struct {
-	pthread_mutex_t lock;
-	efab_reglog_t *cur;
-	int env_level; /* FI_LOG_LEVEL as libfabric reads it (fi_convert_log_str): -1 = off */
-} cap = {.lock = PTHREAD_MUTEX_INITIALIZER, .env_level = -1};
-
-/* what the user's FI_LOG_LEVEL prints, decided in enabled (which sees the
- * provider filter) and used by the log call that follows on this thread */
-static __thread int print_next;
-
-static int cap_enabled(const struct fi_provider *prov, enum fi_log_level level,
-		       enum fi_log_subsys subsys, uint64_t flags)
+/* The registration path's tap on libfabric's log (filog.c): MR-subsystem
+ * lines at info and above, into the reglog being watched. */
+static int reg_wants(void *arg, int level, int subsys)
 {
-	(void)prov;
-	print_next = (int)level <= cap.env_level && !(flags & FI_LOG_PROV_FILTERED);
-	return print_next || (subsys == FI_LOG_MR && level <= FI_LOG_INFO);
+	(void)arg;
+	return subsys == FI_LOG_MR && level <= FI_LOG_INFO;
 }
 
-static int cap_ready(const struct fi_provider *prov, enum fi_log_level level,
-		     enum fi_log_subsys subsys, uint64_t flags, uint64_t *showtime)
+static void reg_take(void *arg, int level, int subsys, const char *func,
+		     const char *msg)
 {
-	(void)showtime;
-	return cap_enabled(prov, level, subsys, flags);
+	(void)level, (void)subsys, (void)func;
+	efab_reglog_add((efab_reglog_t *)arg, msg);
 }
-
-static void cap_log(const struct fi_provider *prov, enum fi_log_level level,
-		    enum fi_log_subsys subsys, const char *func, int line, const char *msg)
-{
-	static const char *const lv[] = {"warn", "trace", "info", "debug"};
-	static const char *const ss[] = {"core", "fabric", "domain", "ep_ctrl", "ep_data",
-					 "av",   "cq",     "eq",     "mr",      "cntr"};
-	if (print_next) /* as libfabric's ofi_log prints it */
-		fprintf(stderr, "libfabric:%d:%ld::%s:%s:%s():%d<%s> %s", (int)getpid(),
-			(long)time(NULL), prov && prov->name ? prov->name : "core",
-			(unsigned)subsys < 10 ? ss[subsys] : "?", func, line,
-			(unsigned)level < 4 ? lv[level] : "?", msg);
-	if (subsys != FI_LOG_MR || level > FI_LOG_INFO)
-		return;
-	pthread_mutex_lock(&cap.lock);
-	if (cap.cur)
-		efab_reglog_add(cap.cur, msg);
-	pthread_mutex_unlock(&cap.lock);
-}
-
-static struct fi_ops_log cap_ops = {.enabled = cap_enabled, .ready = cap_ready, .log = cap_log};
-static struct fid_logging cap_fid = {.ops = &cap_ops};
-#endif
 
 int efab_reglog_begin(efab_reglog_t *l)
 {
 	memset(l, 0, sizeof(*l));
-#ifdef EFAB_HAVE_IMPORT_LOG
-	static const char *const names[] = {"warn", "trace", "info", "debug"};
-	const char *lvl = getenv("FI_LOG_LEVEL");
-	cap.env_level = lvl ? 0 : -1; /* an unknown name is warn, as in libfabric */
-	for (int i = 0; lvl && i < 4; i++)
-		if (!strcasecmp(lvl, names[i]))
-			cap.env_level = i;
-	int ret = fi_import_log(EFAB_FI_VERSION, 0, &cap_fid);
-	if (ret) { /* a live capture (another's) keeps its lines */
-		snprintf(l->why, sizeof(l->why), "fi_import_log: %s (%d)%s", fi_strerror(-ret), ret,
-			 ret == -FI_EALREADY ? ": libfabric's log is imported already" : "");
+	l->tap.wants = reg_wants;
+	l->tap.take = reg_take;
+	l->tap.arg = l;
+	if (efab_filog_attach(&l->tap, l->why, sizeof(l->why)))
 		return EFAB_ERR;
-	}
-	pthread_mutex_lock(&cap.lock);
-	cap.cur = l;
-	pthread_mutex_unlock(&cap.lock);
 	l->captured = 1;
 	return EFAB_OK;
-#else
-	snprintf(l->why, sizeof(l->why), "built with libfabric %d.%d headers: no fi_import_log (1.13)",
-		 FI_MAJOR_VERSION, FI_MINOR_VERSION);
-	return EFAB_ERR;
-#endif
 }
 
 void efab_reglog_end(efab_reglog_t *l)
 {
-#ifdef EFAB_HAVE_IMPORT_LOG
 	if (!l->captured)
 		return;
-	fi_close(&cap_fid.fid); /* ofi_close_import: libfabric's own ops again */
-	pthread_mutex_lock(&cap.lock);
-	cap.cur = NULL;
-	pthread_mutex_unlock(&cap.lock);
-#else
-	(void)l;
-#endif
+	efab_filog_detach(&l->tap);
 }

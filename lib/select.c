@@ -13,41 +13,31 @@
 
 #include "efab.h"
 #include "efab_abi.h"
+#include "efab_filog.h"
 #include "efab_opts.h"
 #include "efab_result.h"
 #include "efab_select.h"
 #include "efab_topo.h"
 
+/* The probe's tap on libfabric's log (filog.c): while on, the first warning
+ * and the first naming key. */
 static struct {
-	int installed, on;
-	int env_level; /* FI_LOG_LEVEL as libfabric reads it: -1 = off */
 	char first[400], keyed[400];
 	const char *key;
-} plog = {.env_level = -1};
+	int on;
+	efab_filog_tap_t tap;
+} plog;
 
-static int plog_enabled(const struct fi_provider *prov, enum fi_log_level level,
-			enum fi_log_subsys subsys, uint64_t flags)
+static int plog_wants(void *arg, int level, int subsys)
 {
-	(void)prov, (void)subsys, (void)flags;
-	return (plog.on && level <= FI_LOG_WARN) || (int)level <= plog.env_level;
+	(void)arg, (void)subsys;
+	return level <= FI_LOG_WARN;
 }
 
-static int plog_ready(const struct fi_provider *prov, enum fi_log_level level,
-		      enum fi_log_subsys subsys, uint64_t flags, uint64_t *showtime)
+static void plog_take(void *arg, int level, int subsys, const char *func,
+		      const char *msg)
 {
-	(void)showtime;
-	return plog_enabled(prov, level, subsys, flags);
-}
-
-static void plog_log(const struct fi_provider *prov, enum fi_log_level level,
-		     enum fi_log_subsys subsys, const char *func, int line, const char *msg)
-{
-	(void)subsys;
-	if ((int)level <= plog.env_level)
-		fprintf(stderr, "libfabric:%d:%s:%s():%d %s", (int)getpid(), prov ? prov->name : "core",
-			func, line, msg);
-	if (!plog.on || level > FI_LOG_WARN)
-		return;
+	(void)arg, (void)level, (void)subsys;
 	char one[400];
 	snprintf(one, sizeof(one), "%s(): %s", func, msg);
 	one[strcspn(one, "\n")] = '\0';
@@ -59,28 +49,23 @@ static void plog_log(const struct fi_provider *prov, enum fi_log_level level,
 
 int efab_provider_log_capture(int on, const char *key, char *buf, size_t len)
 {
-	if (!plog.installed) {
-		static struct fi_ops_log ops = {.enabled = plog_enabled, .ready = plog_ready,
-						.log = plog_log};
-		static struct fid_logging fid = {.ops = &ops};
-		const char *lvl = getenv("FI_LOG_LEVEL");
-		static const char *const names[] = {"warn", "trace", "info", "debug"};
-		for (int i = 0; lvl && i < 4; i++)
-			if (!strcasecmp(lvl, names[i]))
-				plog.env_level = i;
-		int ret = fi_import_log(EFAB_FI_VERSION, 0, &fid);
-		if (ret) {
-			efab_log_fi("fi_import_log", ret);
-			return EFAB_ERR;
-		}
-		plog.installed = 1;
-	}
 	if (on) {
+		if (plog.on)
+			efab_filog_detach(&plog.tap);
 		plog.first[0] = plog.keyed[0] = '\0';
 		plog.key = key;
+		plog.tap.wants = plog_wants;
+		plog.tap.take = plog_take;
+		char why[200];
+		if (efab_filog_attach(&plog.tap, why, sizeof(why))) {
+			efab_log_error("taking libfabric's log: %s", why);
+			return EFAB_ERR;
+		}
 		plog.on = 1;
 		return EFAB_OK;
 	}
+	if (plog.on)
+		efab_filog_detach(&plog.tap);
 	plog.on = 0;
 	if (buf && len)
 		snprintf(buf, len, "%s", plog.keyed[0] ? plog.keyed : plog.first);

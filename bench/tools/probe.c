@@ -438,6 +438,86 @@ static void comp_cntr_device(const char *dev, char *out, size_t len, uint64_t *m
 	dlclose(h);
 }
 
+/* efadv_device_attr of rdma-core >= 60 (the call takes its size) */
+struct probe_efadv_attr {
+	uint64_t comp_mask;
+	uint32_t max_sq_wr, max_rq_wr;
+	uint16_t max_sq_sge, max_rq_sge, inline_buf_size, inline_buf_size_ex;
+	uint32_t device_caps, max_rdma_size;
+};
+
+/* 128-byte WQEs (efa_io_tx_wqe_128): the device's inline_buf_size_ex above
+ * its inline_buf_size (efadv_query_device through the loaded libefa), and
+ * whether this libfabric reads it (2.7: efa-direct's inject size up to it,
+ * efa_prov_info.c; the QP then gets 128-byte WQEs with inline RDMA writes). */
+static void describe_wide_wqe(column_t *col, const struct fi_info *i, unsigned maj, unsigned min)
+{
+	const char *dev = i->nic && i->nic->device_attr ? i->nic->device_attr->name : NULL;
+	if (!i->fabric_attr->prov_name || strcmp(i->fabric_attr->prov_name, "efa") || !dev) {
+		add(col, "wqe_128", "-");
+		return;
+	}
+	void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
+	void *efa = dlopen("libefa.so.1", RTLD_NOW | RTLD_NOLOAD);
+	typedef void *(*get_list_t)(int *);
+	typedef const char *(*get_name_t)(void *);
+	typedef void *(*open_t)(void *);
+	typedef int (*close_t)(void *);
+	typedef void (*free_list_t)(void *);
+	typedef int (*query_t)(void *, struct probe_efadv_attr *, uint32_t);
+	get_list_t get_list = h ? (get_list_t)dlsym(h, "ibv_get_device_list") : NULL;
+	get_name_t get_name = h ? (get_name_t)dlsym(h, "ibv_get_device_name") : NULL;
+	open_t op = h ? (open_t)dlsym(h, "ibv_open_device") : NULL;
+	close_t cl = h ? (close_t)dlsym(h, "ibv_close_device") : NULL;
+	free_list_t fr = h ? (free_list_t)dlsym(h, "ibv_free_device_list") : NULL;
+	query_t q = efa ? (query_t)dlsym(efa, "efadv_query_device") : NULL;
+	char d[160] = "- (libibverbs or libefa not loaded)";
+	struct probe_efadv_attr a;
+	memset(&a, 0, sizeof(a));
+	int ok = 0;
+	if (get_list && get_name && op && cl && fr && q) {
+		int n = 0;
+		void **l = get_list(&n);
+		void *ctx = NULL;
+		for (int k = 0; l && k < n && !ctx; k++)
+			if (!strcmp(get_name(l[k]), dev))
+				ctx = op(l[k]);
+		if (!ctx)
+			snprintf(d, sizeof(d), "- (cannot open %s: %s)", dev, strerror(errno));
+		else {
+			int err = q(ctx, &a, sizeof(a));
+			if (err)
+				snprintf(d, sizeof(d), "- (efadv_query_device: %s)", strerror(err));
+			else
+				ok = 1;
+			cl(ctx);
+		}
+		if (l)
+			fr(l);
+	}
+	if (h)
+		dlclose(h);
+	if (efa)
+		dlclose(efa);
+	if (!ok)
+		add(col, "wqe_128", "%s", d);
+	else if (!a.inline_buf_size_ex || a.inline_buf_size_ex <= a.inline_buf_size)
+		add(col, "wqe_128", "no (the device's inline_buf_size_ex %u is its inline_buf_size: 64-byte WQEs only)",
+		    a.inline_buf_size_ex);
+	else if (maj < 2 || (maj == 2 && min < 7))
+		add(col, "wqe_128", "device only (inline_buf_size_ex %u; libfabric %u.%u does not read it: inject size %u, "
+		    "64-byte WQEs; 2.7 offers efa-direct up to %u B inline with 128-byte WQEs)",
+		    a.inline_buf_size_ex, maj, min, a.inline_buf_size, a.inline_buf_size_ex);
+	else if (strcmp(i->fabric_attr->name, "efa-direct"))
+		add(col, "wqe_128", "device only (inline_buf_size_ex %u; the %s fabric's QPs keep 64-byte WQEs: "
+		    "max_inline_data is inline_buf_size, efa_base_ep.c; efa-direct's can have 128)",
+		    a.inline_buf_size_ex, i->fabric_attr->name);
+	else
+		add(col, "wqe_128", "yes (inline_buf_size_ex %u: efa-direct asked an inject size above %u B gets "
+		    "128-byte WQEs, half the queue depth, inline RDMA writes)", a.inline_buf_size_ex,
+		    a.inline_buf_size);
+}
+
 static void describe_comp_counters(column_t *col, const struct fi_info *i)
 {
 	const char *prov = i->fabric_attr->prov_name, *fab = i->fabric_attr->name;
@@ -446,6 +526,7 @@ static void describe_comp_counters(column_t *col, const struct fi_info *i)
 		add(col, "comp_cntr_rdma_core", "-");
 		add(col, "comp_cntr_device", "-");
 		add(col, "comp_cntr_libfabric", "-");
+		add(col, "wqe_128", "-");
 		return;
 	}
 	void *efa = dlopen("libefa.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -497,6 +578,7 @@ static void describe_comp_counters(column_t *col, const struct fi_info *i)
 	else
 		add(col, "comp_cntr_libfabric", "yes (efa-direct's fi_cntr is a device counter: FI_EFA_USE_HW_CNTR=1%s)",
 		    env ? " in the environment" : ", libfabric 2.7's default");
+	describe_wide_wqe(col, i, maj, min);
 }
 
 /* The verdict: what efabench (and an application) can do here. */

@@ -438,6 +438,11 @@ t_efa270_probe_comp_counters() {
 	probe_cc_check "$WORK/nodev.json" efa-direct comp_cntr_device "no (ibv_query_comp_cntr_caps: Operation not supported)"
 	probe_cc_check "$WORK/nodev.json" efa-direct comp_cntr_libfabric "no (FI_EFA_USE_HW_CNTR=1, but the device offers none"
 	probe_cc_check "$WORK/nodev.json" efa-direct comp_cntr_rdma_core "yes"
+	# 128-byte WQEs: the device's inline_buf_size_ex, read by libfabric 2.7 on efa-direct only
+	probe_cc_check "$WORK/p27.json" efa-direct wqe_128 "yes (inline_buf_size_ex 80: efa-direct asked an inject size above 32 B"
+	probe_cc_check "$WORK/p27.json" efa wqe_128 "device only (inline_buf_size_ex 80; the efa fabric's QPs keep 64-byte WQEs"
+	probe_cc_json "$WORK/narrow.json" 2.7.0a1 EFASIM_WIDE_WQE=0
+	probe_cc_check "$WORK/narrow.json" efa-direct wqe_128 "no (the device's inline_buf_size_ex 32 is its inline_buf_size"
 	# tcp and shm: no rows of their own
 	expect_rc 0 efa_run 2.7.0a1 "$EBIN/efab_probe" -p tcp --json
 	probe_cc_check "$WORK/last.out" tcp comp_cntr_libfabric "-"
@@ -447,9 +452,10 @@ t_efa270_probe_comp_counters() {
 	probe_cc_check "$WORK/p26.json" efa-direct comp_cntr_rdma_core "no (libefa without efadv_create_comp_cntr"
 	probe_cc_check "$WORK/p26.json" efa-direct comp_cntr_device "no (rdma-core cannot ask"
 	probe_cc_check "$WORK/p26.json" efa-direct comp_cntr_libfabric "no (libfabric 2.6 built without efadv_create_comp_cntr)"
+	probe_cc_check "$WORK/p26.json" efa-direct wqe_128 "device only (inline_buf_size_ex 80; libfabric 2.6 does not read it"
 	expect_rc 1 "$EBIN/efab_probe" --diff "$WORK/p26.json" "$WORK/p27.json"
 	local r
-	for r in comp_cntr_rdma_core comp_cntr_device comp_cntr_libfabric; do
+	for r in comp_cntr_rdma_core comp_cntr_device comp_cntr_libfabric wqe_128; do
 		grep -q "$r" "$WORK/last.out" || die "--diff does not show $r"
 	done
 }

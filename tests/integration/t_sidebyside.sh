@@ -25,7 +25,9 @@ for fig in ("8 B write latency, batch", "8 B writedata message rate, one directi
     assert len(row) == 1, fig
     cells = [c.strip() for c in row[0].split("|")]
     e, f, ratio = float(cells[4]), float(cells[5]), float(cells[6])
-    assert math.isclose(ratio, e / f, rel_tol=0.01), (ratio, e, f)
+    # the table rounds the ratio to 3 decimals: a loaded machine made fabtests' latency
+    # 123 us against efabench's 0.8 (ratio 0.0065, printed 0.007) in a CI rehearsal
+    assert math.isclose(ratio, e / f, rel_tol=0.01, abs_tol=0.0005), (ratio, e, f)
 PY
 	expect_rc 2 bench/tools/efab_sidebyside --efab "$BIN" --fabtests "$lf/fabtests/bin" \
 		--cases nosuch -o "$o"

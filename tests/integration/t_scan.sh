@@ -227,12 +227,16 @@ t_scan_node_dies() {
 # simulated NICs each, one rank per NIC; node1's NIC 1 is slowed by the
 # simulator (EFASIM_SLOW=1:30:300: 30 MB/s and 300 us per operation): exactly
 # that NIC is flagged (send, receive and latency), neither node1 as a whole
-# nor another node or NIC. --threshold 0.5 as in the other tests on these
-# shared cores: the simulated direct path's latencies (its engine threads
-# sleep between work) put a healthy NIC at 1.5x the median now and then; the
-# slow one sits at 0.03x bandwidth and 3-4x latency. Three passes (every
-# figure the median over them): one pass let a healthy NIC's receive figure
-# fall to 0.16x with two of its peers once (CI on the fresh root, 2026-12-02).
+# nor another node or NIC. --threshold 0.2, between what the fault and what
+# load do: the slow NIC sits at 0.03-0.04x bandwidth and 3-6x latency; 8 ranks
+# on 2 cores put healthy NICs anywhere from 0.41x to 1.6x (a CI rehearsal of
+# 0c98540, 2026-12-04: node0's NIC 1 at 0.41x send with 2 peers left, every
+# NIC 1 below every NIC 0 — flagged at the old 0.5), and the simulated direct
+# path's latencies (engine threads sleeping between work) a healthy NIC at
+# 1.5x. 0.2 is 5x above the fault and 2x below the slowest healthy NIC seen.
+# Three passes (every figure the median over them): one pass let a healthy
+# NIC's receive figure fall to 0.16x with two of its peers once (CI on the
+# fresh root, 2026-12-02).
 t_scan_efasim_slow_nic() {
 	local v=2.6.0 d=$EFASIM_BUILD_DIR
 	efasim_built $v efab/bin/efab_scan
@@ -243,7 +247,7 @@ t_scan_efasim_slow_nic() {
 	export EFASIM_DIR="$WORK/efasim" LD_LIBRARY_PATH="$d/sim/lib:$d/lf-$v/prefix/lib" EFASIM_NICS=2
 	EFAB_SCAN_MPIRUN_ARGS="-x EFASIM_DIR -x LD_LIBRARY_PATH" \
 		scan_run 1 --ppn 2 --bin "$d/lf-$v/efab/bin/efab_scan" -- -p efa -f efa-direct \
-		--bw-size 64K -W 16 --time 0.2 --concurrent 1 --passes 3 --threshold 0.5 --csv "$WORK/sim.csv"
+		--bw-size 64K -W 16 --time 0.2 --concurrent 1 --passes 3 --threshold 0.2 --csv "$WORK/sim.csv"
 	grep -q "SIMULATED EFA device" "$WORK/last.out" || die "not labelled simulated"
 	grep -q "4 nodes x 2 NICs" "$WORK/last.out" || die "not 2 NICs per node"
 	local lines nic1
@@ -353,7 +357,12 @@ PY
 # with it fails after --timeout (5 s here, to keep make check short; the
 # default is 30 s), the verdict names it unreachable with the failed pairs as
 # evidence, the other nodes' pairs are all measured, the CSV says which rows
-# failed and why, and the scan ends, bounded, with exit 1 and no abort.
+# failed and why, and the scan ends, bounded, with exit 1 and no abort. Two
+# passes (--passes 2), as every clean-verdict scan here takes 3: a pair finding
+# must be off in every pass, and one pass's tcp figure between these shared-core
+# nodes can sit at 0.24x (node3 -> node1, measured alone, in a CI rehearsal of
+# 4bac08b: a healthy pair named slow beside node2). node2's pairs fail in the
+# second pass too (5 s each), hence the time bound of 2 passes.
 t_scan_fabric_down_unreachable() {
 	cluster_need 4
 	local t0 secs rc
@@ -362,7 +371,7 @@ t_scan_fabric_down_unreachable() {
 	# which a fixed delay after the launch hit on a loaded machine)
 	t0=$(date +%s)
 	timeout -k 5 "${EFAB_TEST_TIMEOUT:-300}" "$ROOT/tests/cluster/scan" --down-after node2:0+1 -- -p tcp \
-		--threshold 0.5 -t 5 --csv "$WORK/down.csv" --verdict-json "$WORK/down.json" \
+		--threshold 0.5 --passes 2 -t 5 --csv "$WORK/down.csv" --verdict-json "$WORK/down.json" \
 		>"$WORK/last.out" 2>"$WORK/last.err"
 	rc=$?
 	secs=$(($(date +%s) - t0))
@@ -375,12 +384,13 @@ t_scan_fabric_down_unreachable() {
 	grep -Eq "^  node node2: failed: (all 3 of its pairs failed \(no progress with any peer\)|2 of its 3 pairs failed, each failure involves it); the failures began in round [12]: with node" \
 		"$WORK/last.out" || die "node2 not named as the failures' common end"
 	LAT_ARTIFACT=1 scan_verdict_is "$WORK/down.json" "node node2: failed"
-	[ "$secs" -le 60 ] || die "took $secs s (3 rounds x --timeout 5 s and the rest)"
+	[ "$secs" -le 75 ] || die "took $secs s (2 passes x 3 rounds x --timeout 5 s and the rest)"
 	python3 - "$WORK/down.csv" <<'EOF' || die "CSV"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 others = [r for r in rows if "node2" not in (r["node_a"], r["node_b"])]
-assert len(others) == 3, others  # node0-node1, node0-node3, node1-node3
+assert len(others) == 6, others  # node0-node1, node0-node3, node1-node3, in each of 2 passes
+assert sorted(r["pass"] for r in others) == ["1", "1", "1", "2", "2", "2"], others
 for r in others:
     assert r["status"] == "ok" and float(r["bw_MBps"]) > 0 and float(r["lat_us_p50"]) > 0, r
 failed = [r for r in rows if r["status"] == "failed"]

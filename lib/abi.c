@@ -118,3 +118,23 @@ void efab_efa_installer_of(const char *lib_path, char *buf, size_t len)
 	fclose(f);
 	efab_efa_installer_parse(text, buf, len);
 }
+
+void efab_libfabric_pc_version(const char *libdir, char *out, size_t len)
+{
+	char path[4200], line[256];
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "%s/pkgconfig/libfabric.pc", libdir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Version:", 8)) {
+			char *v = line + 8;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			v[strcspn(v, " \t\r\n")] = '\0';
+			snprintf(out, len, "%s", v);
+			break;
+		}
+	fclose(f);
+}

@@ -126,6 +126,10 @@ void efab_efa_installer_of(const char *lib_path, char *buf, size_t len);
 /* The version from an efa_installed_packages text: "1.38.0" from
  * "# EFA installer version: 1.38.0"; "" when absent. */
 void efab_efa_installer_parse(const char *text, char *buf, size_t len);
+/* The Version of <libdir>/pkgconfig/libfabric.pc: "2.6.0", "2.7.0a1",
+ * "2.7.0amzn2.0"; "" when there is none. A snapshot's fi_version() can lag its
+ * release (2.7.0a1 answers 2.6). */
+void efab_libfabric_pc_version(const char *libdir, char *out, size_t len);
 
 #ifdef __cplusplus
 }

@@ -360,34 +360,21 @@ out:
  * directory/pkgconfig): "2.7.0a1", "2.7.0amzn2.0"; "" when there is none. */
 static void libfabric_pc_version(const char *lib, char *out, size_t len)
 {
-	char dir[4096], path[4200], line[256];
+	char dir[4096];
 	out[0] = 0;
 	snprintf(dir, sizeof(dir), "%s", lib);
 	char *slash = strrchr(dir, '/');
 	if (!slash)
 		return;
 	*slash = 0;
-	snprintf(path, sizeof(path), "%s/pkgconfig/libfabric.pc", dir);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Version:", 8)) {
-			char *v = line + 8;
-			while (*v == ' ' || *v == '\t')
-				v++;
-			v[strcspn(v, " \t\r\n")] = 0;
-			snprintf(out, len, "%s", v);
-			break;
-		}
-	fclose(f);
+	efab_libfabric_pc_version(dir, out, len);
 }
 
-/* The device's completion counters through the loaded libibverbs (the one
- * libfabric's efa provider opened): "yes (N counters, ...)", or "no (why)". */
-static void comp_cntr_device(const char *dev, char *out, size_t len, uint64_t *max_value)
+/* Open NIC dev through the libibverbs libfabric's efa provider loaded and
+ * call fn(ctx, arg, out, len) on it: what fn says, or "- (why not)" in out. */
+typedef void (*with_ctx_fn)(void *ibv, void *ctx, void *arg, char *out, size_t len);
+static void with_device(const char *dev, with_ctx_fn fn, void *arg, char *out, size_t len)
 {
-	*max_value = 0;
 	void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
 	if (!h) {
 		snprintf(out, len, "- (libibverbs not loaded)");
@@ -398,16 +385,12 @@ static void comp_cntr_device(const char *dev, char *out, size_t len, uint64_t *m
 	typedef void *(*open_t)(void *);
 	typedef int (*close_t)(void *);
 	typedef void (*free_list_t)(void *);
-	typedef int (*caps_t)(void *, struct probe_cc_caps *, size_t);
 	get_list_t get_list = (get_list_t)dlsym(h, "ibv_get_device_list");
 	get_name_t get_name = (get_name_t)dlsym(h, "ibv_get_device_name");
 	open_t op = (open_t)dlsym(h, "ibv_open_device");
 	close_t cl = (close_t)dlsym(h, "ibv_close_device");
 	free_list_t fr = (free_list_t)dlsym(h, "ibv_free_device_list");
-	caps_t caps = (caps_t)dlsym(h, "_ibv_query_comp_cntr_caps");
-	if (!caps) {
-		snprintf(out, len, "no (rdma-core cannot ask: no ibv_query_comp_cntr_caps, rdma-core <= 64.0)");
-	} else if (!get_list || !get_name || !op || !cl || !fr) {
+	if (!get_list || !get_name || !op || !cl || !fr) {
 		snprintf(out, len, "- (libibverbs without the device list calls)");
 	} else {
 		int n = 0;
@@ -416,26 +399,43 @@ static void comp_cntr_device(const char *dev, char *out, size_t len, uint64_t *m
 		for (int k = 0; l && k < n && !ctx; k++)
 			if (!strcmp(get_name(l[k]), dev))
 				ctx = op(l[k]);
-		if (!ctx) {
+		if (!ctx)
 			snprintf(out, len, "- (cannot open %s: %s)", dev, strerror(errno));
-		} else {
-			struct probe_cc_caps c;
-			int err = caps(ctx, &c, sizeof(c));
-			if (err)
-				snprintf(out, len, "no (ibv_query_comp_cntr_caps: %s)", strerror(err));
-			else if (!c.max_counters)
-				snprintf(out, len, "no (0 counters)");
-			else {
-				snprintf(out, len, "yes (%u counters, max value %llu, attach ops 0x%x)", c.max_counters,
-					 (unsigned long long)c.max_value, c.supported_qp_attach_ops);
-				*max_value = c.max_value;
-			}
+		else {
+			fn(h, ctx, arg, out, len);
 			cl(ctx);
 		}
 		if (l)
 			fr(l);
 	}
 	dlclose(h);
+}
+
+/* The device's completion counters (rdma-core main's ibv_query_comp_cntr_caps):
+ * "yes (N counters, ...)", or "no (why)"; arg: the max value (0 if none). */
+static void comp_cntr_caps(void *ibv, void *ctx, void *arg, char *out, size_t len)
+{
+	typedef int (*caps_t)(void *, struct probe_cc_caps *, size_t);
+	caps_t caps = (caps_t)dlsym(ibv, "_ibv_query_comp_cntr_caps");
+	struct probe_cc_caps c;
+	int err = caps ? caps(ctx, &c, sizeof(c)) : 0;
+	if (!caps)
+		snprintf(out, len, "no (rdma-core cannot ask: no ibv_query_comp_cntr_caps, rdma-core <= 64.0)");
+	else if (err)
+		snprintf(out, len, "no (ibv_query_comp_cntr_caps: %s)", strerror(err));
+	else if (!c.max_counters)
+		snprintf(out, len, "no (0 counters)");
+	else {
+		snprintf(out, len, "yes (%u counters, max value %llu, attach ops 0x%x)", c.max_counters,
+			 (unsigned long long)c.max_value, c.supported_qp_attach_ops);
+		*(uint64_t *)arg = c.max_value;
+	}
+}
+
+static void comp_cntr_device(const char *dev, char *out, size_t len, uint64_t *max_value)
+{
+	*max_value = 0;
+	with_device(dev, comp_cntr_caps, max_value, out, len);
 }
 
 /* efadv_device_attr of rdma-core >= 60 (the call takes its size) */
@@ -450,6 +450,24 @@ struct probe_efadv_attr {
  * its inline_buf_size (efadv_query_device through the loaded libefa), and
  * whether this libfabric reads it (2.7: efa-direct's inject size up to it,
  * efa_prov_info.c; the QP then gets 128-byte WQEs with inline RDMA writes). */
+/* efadv_query_device on an open device: "ok" in out and the attributes in arg */
+static void efadv_attr(void *ibv, void *ctx, void *arg, char *out, size_t len)
+{
+	(void)ibv;
+	typedef int (*query_t)(void *, struct probe_efadv_attr *, uint32_t);
+	void *efa = dlopen("libefa.so.1", RTLD_NOW | RTLD_NOLOAD);
+	query_t q = efa ? (query_t)dlsym(efa, "efadv_query_device") : NULL;
+	int err = q ? q(ctx, arg, sizeof(struct probe_efadv_attr)) : 0;
+	if (!q)
+		snprintf(out, len, "- (libefa not loaded)");
+	else if (err)
+		snprintf(out, len, "- (efadv_query_device: %s)", strerror(err));
+	else
+		snprintf(out, len, "ok");
+	if (efa)
+		dlclose(efa);
+}
+
 static void describe_wide_wqe(column_t *col, const struct fi_info *i, unsigned maj, unsigned min)
 {
 	const char *dev = i->nic && i->nic->device_attr ? i->nic->device_attr->name : NULL;
@@ -457,48 +475,11 @@ static void describe_wide_wqe(column_t *col, const struct fi_info *i, unsigned m
 		add(col, "wqe_128", "-");
 		return;
 	}
-	void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_NOLOAD);
-	void *efa = dlopen("libefa.so.1", RTLD_NOW | RTLD_NOLOAD);
-	typedef void *(*get_list_t)(int *);
-	typedef const char *(*get_name_t)(void *);
-	typedef void *(*open_t)(void *);
-	typedef int (*close_t)(void *);
-	typedef void (*free_list_t)(void *);
-	typedef int (*query_t)(void *, struct probe_efadv_attr *, uint32_t);
-	get_list_t get_list = h ? (get_list_t)dlsym(h, "ibv_get_device_list") : NULL;
-	get_name_t get_name = h ? (get_name_t)dlsym(h, "ibv_get_device_name") : NULL;
-	open_t op = h ? (open_t)dlsym(h, "ibv_open_device") : NULL;
-	close_t cl = h ? (close_t)dlsym(h, "ibv_close_device") : NULL;
-	free_list_t fr = h ? (free_list_t)dlsym(h, "ibv_free_device_list") : NULL;
-	query_t q = efa ? (query_t)dlsym(efa, "efadv_query_device") : NULL;
-	char d[160] = "- (libibverbs or libefa not loaded)";
+	char d[160];
 	struct probe_efadv_attr a;
 	memset(&a, 0, sizeof(a));
-	int ok = 0;
-	if (get_list && get_name && op && cl && fr && q) {
-		int n = 0;
-		void **l = get_list(&n);
-		void *ctx = NULL;
-		for (int k = 0; l && k < n && !ctx; k++)
-			if (!strcmp(get_name(l[k]), dev))
-				ctx = op(l[k]);
-		if (!ctx)
-			snprintf(d, sizeof(d), "- (cannot open %s: %s)", dev, strerror(errno));
-		else {
-			int err = q(ctx, &a, sizeof(a));
-			if (err)
-				snprintf(d, sizeof(d), "- (efadv_query_device: %s)", strerror(err));
-			else
-				ok = 1;
-			cl(ctx);
-		}
-		if (l)
-			fr(l);
-	}
-	if (h)
-		dlclose(h);
-	if (efa)
-		dlclose(efa);
+	with_device(dev, efadv_attr, &a, d, sizeof(d));
+	int ok = !strcmp(d, "ok");
 	if (!ok)
 		add(col, "wqe_128", "%s", d);
 	else if (!a.inline_buf_size_ex || a.inline_buf_size_ex <= a.inline_buf_size)

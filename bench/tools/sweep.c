@@ -211,26 +211,6 @@ static int install_libdir(const char *given, char *out, size_t len)
 	return -1;
 }
 
-/* "2.6.0" from <libdir>/pkgconfig/libfabric.pc; "" when there is none. */
-static void install_version(const char *libdir, char *out, size_t len)
-{
-	char path[PATH_MAX + 32], line[256];
-	out[0] = '\0';
-	snprintf(path, sizeof(path), "%s/pkgconfig/libfabric.pc", libdir);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Version:", 8)) {
-			char *v = line + 8;
-			while (*v == ' ' || *v == '\t')
-				v++;
-			v[strcspn(v, " \t\r\n")] = '\0';
-			snprintf(out, len, "%s", v);
-			break;
-		}
-	fclose(f);
-}
 
 static install_t *install_of(runner_t *r, const efab_job_t *j)
 {
@@ -279,7 +259,7 @@ static int resolve_installs(runner_t *r, char *err, size_t errlen)
 		if (!realpath(so, in->library))
 			snprintf(in->library, sizeof(in->library), "%s", so);
 		if (!in->version[0])
-			install_version(in->libdir, in->version, sizeof(in->version));
+			efab_libfabric_pc_version(in->libdir, in->version, sizeof(in->version));
 		efab_efa_installer_of(in->library, in->efa_installer, sizeof(in->efa_installer));
 		snprintf(in->ld_path, sizeof(in->ld_path), "%s%s%s", libdir, old && *old ? ":" : "",
 			 old && *old ? old : "");

@@ -394,6 +394,21 @@ static uint64_t wqe_req_id(const struct sim_qp *q, const struct io_tx_meta_desc 
 	       (uint64_t)m->req_id_ex[2] << 48;
 }
 
+/* A WQE's inline data (len bytes at src) into the WR, as the verbs path's
+ * wr_set_inline_data copies it at post time: the status (ES_OK, or the
+ * length or allocation failure). */
+static int take_inline(struct sim_qp *q, struct sim_wr *w, const uint8_t *src, uint32_t len, size_t room)
+{
+	if (len > q->max_inline || len > room)
+		return ES_LOCAL_BAD_LENGTH;
+	w->inl = malloc(len ? len : 1);
+	if (!w->inl)
+		return ES_LOCAL_QP_INTERNAL;
+	memcpy(w->inl, src, len);
+	w->inl_len = len;
+	return ES_OK;
+}
+
 /* One WQE: parsed into a sim_wr and executed as the verbs path's WRs are. */
 static void run_wqe(struct sim_qp *q, const void *wqe_dev)
 {
@@ -431,17 +446,7 @@ static void run_wqe(struct sim_qp *q, const void *wqe_dev)
 	case IO_SEND:
 		w.op = imm ? OP_SEND_IMM : OP_SEND;
 		if (inl) {
-			if (m->length > q->max_inline || m->length > inline_room) {
-				status = ES_LOCAL_BAD_LENGTH;
-				break;
-			}
-			w.inl = malloc(m->length ? m->length : 1);
-			if (!w.inl) {
-				status = ES_LOCAL_QP_INTERNAL;
-				break;
-			}
-			memcpy(w.inl, wqe.data.inline_data, m->length);
-			w.inl_len = m->length;
+			status = take_inline(q, &w, wqe.data.inline_data, m->length, inline_room);
 		} else {
 			if (m->length > MAX_SQ_SGE) {
 				status = ES_LOCAL_BAD_LENGTH;
@@ -473,18 +478,9 @@ static void run_wqe(struct sim_qp *q, const void *wqe_dev)
 		w.rkey = r->rkey;
 		w.raddr = ((uint64_t)r->buf_addr_hi << 32) | r->buf_addr_lo;
 		if (inl) { /* rdma-core efa_send_wr_set_inline_data: length in the meta and remote_mem */
-			if (m->length > q->max_inline || m->length > sizeof(wqe.data.rdma_req.inline_data) ||
-			    r->length != m->length) {
-				status = ES_LOCAL_BAD_LENGTH;
-				break;
-			}
-			w.inl = malloc(m->length ? m->length : 1);
-			if (!w.inl) {
-				status = ES_LOCAL_QP_INTERNAL;
-				break;
-			}
-			memcpy(w.inl, wqe.data.rdma_req.inline_data, m->length);
-			w.inl_len = m->length;
+			status = r->length != m->length ? ES_LOCAL_BAD_LENGTH
+				 : take_inline(q, &w, wqe.data.rdma_req.inline_data, m->length,
+					       sizeof(wqe.data.rdma_req.inline_data));
 			break;
 		}
 		if (m->length != 1) {

@@ -7,6 +7,12 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_rma.h>
+/* FI_EFA_WR_HIGH_PPS (libfabric >= 2.6's fi_ext_efa.h) */
+#if defined(__has_include)
+#if __has_include(<rdma/fi_ext_efa.h>)
+#include <rdma/fi_ext_efa.h>
+#endif
+#endif
 
 #include "efab.h"
 #include "efab_abi.h"
@@ -253,6 +259,44 @@ int efab_post_write(efab_fabric_t *fab, int peer, const void *buf, size_t len, v
 			  "fi_writedata");
 	else
 		POST_LOOP(fi_write(fab->ep, buf, len, desc, dest, raddr, rkey, ctx), "fi_write");
+	fab->tx_posted++;
+	return EFAB_OK;
+}
+
+uint64_t efab_high_pps_flag(void)
+{
+#ifdef FI_EFA_WR_HIGH_PPS
+	return FI_EFA_WR_HIGH_PPS;
+#else
+	return 0;
+#endif
+}
+
+int efab_post_rma_msg(efab_fabric_t *fab, int peer, int read, void *buf, size_t len, void *desc,
+		      uint64_t raddr, uint64_t rkey, uint64_t data, uint64_t flags,
+		      const efab_waitfor_t *w)
+{
+	if (reserve_slot(fab, w))
+		return EFAB_ERR;
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = rkey};
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov,
+		.desc = &desc,
+		.iov_count = 1,
+		.addr = fab->peers[peer],
+		.rma_iov = &rma,
+		.rma_iov_count = 1,
+		.context = next_ctx(fab),
+		.data = data,
+	};
+	/* the flags replace the endpoint's op_flags: ask for the completion the
+	 * accounting counts on (tx_done) */
+	flags |= FI_COMPLETION;
+	if (read)
+		POST_LOOP(fi_readmsg(fab->ep, &msg, flags), "fi_readmsg");
+	else
+		POST_LOOP(fi_writemsg(fab->ep, &msg, flags), "fi_writemsg");
 	fab->tx_posted++;
 	return EFAB_OK;
 }

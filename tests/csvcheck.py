@@ -39,12 +39,14 @@ INITIATOR = ["initiator", "gpu_post_ns", "gpu_threads"]
 # issue 45: -o write's lower bound above the MTU and the late messages (put_lat)
 PUT_LAT_TAIL = ["lat_lower_bound", "late_msgs", "late_bytes"]
 LOWER_BOUNDS = ("yes", "no", "unknown")
+# issue 48: the peak-rate techniques of the RMA streams (put_bw, get_bw), last
+PEAK = ["post_list", "pipeline", "high_pps", "tclass"]
 LATER = {
     "put_lat": LAT_LATER + INITIATOR + PUT_LAT_TAIL,
     "get_lat": LAT_LATER + INITIATOR,
     "atomic_lat": LAT_LATER,
-    "put_bw": BW_LATER + INITIATOR,
-    "get_bw": BW_LATER,
+    "put_bw": BW_LATER + INITIATOR + PEAK,
+    "get_bw": BW_LATER + PEAK,
     "atomic_bw": BW_LATER,
     "mr_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75", "reg_path"],
     "shmem_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75", "reg_path"],

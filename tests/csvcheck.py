@@ -162,7 +162,13 @@ def main():
             mb = float(d["msg_rate_Mops"]) * int(d["size_bytes"])
             if abs(mb - float(d["bw_MBps"])) > 0.01 * float(d["bw_MBps"]) + 0.01:
                 fail(f"size {d['size_bytes']}: bw_MBps {d['bw_MBps']} != msg_rate x size {mb}")
-            if d.get("bw_MBps_windows") is not None:
+            if d.get("pipeline") == "yes":
+                # --pipeline times no windows: the window-sum columns stay empty
+                if d.get("bw_MBps_windows") or d.get("window_us_p50"):
+                    fail(f"size {d['size_bytes']}: --pipeline row with window figures")
+                if d.get("end_confirm") not in CONFIRMS:
+                    fail(f"size {d['size_bytes']}: end_confirm {d.get('end_confirm')!r}")
+            elif d.get("bw_MBps_windows") is not None:
                 # the headline divides by the loop's elapsed time, which holds
                 # every window's time: it can never exceed the window-sum figure
                 bw, bww = float(d["bw_MBps"]), float(d["bw_MBps_windows"])

@@ -250,20 +250,14 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 	rc0 = efab_rt_agree(c->rt, rc0);
 	if (rc0)
 		return rc0;
-	/* Selection is deterministic: only rank 0 speaks, every rank agrees. */
+	/* Selection and the refusal after it are deterministic: only rank 0
+	 * speaks, every rank agrees (a rank whose selection failed refuses
+	 * nothing more). */
 	if (c->rt->rank)
 		efab_log_set_verbose(-1);
 	int rc = efab_fabric_select(&req, &info);
-	if (c->rt->rank)
-		efab_log_set_verbose(c->o.verbose);
-	rc = efab_rt_agree(c->rt, rc);
-	if (rc) {
-		fi_freeinfo(info);
-		return rc;
-	}
-	if (c->rt->rank)
-		efab_log_set_verbose(-1);
-	rc = efa_mixed_gpu_refused(c, info, caps);
+	if (!rc)
+		rc = efa_mixed_gpu_refused(c, info, caps);
 	if (c->rt->rank)
 		efab_log_set_verbose(c->o.verbose);
 	rc = efab_rt_agree(c->rt, rc);

@@ -40,8 +40,9 @@ enum {
 	EFAB_OG_SCAN = 1u << 21,        /* nics, concurrent, passes, lat-size, bw-size, thresholds */
 	EFAB_OG_NODES = 1u << 22,       /* nodes-json */
 	EFAB_OG_INITIATOR = 1u << 23,   /* initiator, gpu-threads */
-	EFAB_OG_PEAK = 1u << 24,        /* post-list, pipeline, high-pps */
+	EFAB_OG_PEAK = 1u << 24,        /* post-list, pipeline */
 	EFAB_OG_TCLASS = 1u << 25,      /* tclass */
+	EFAB_OG_HIGH_PPS = 1u << 26,    /* high-pps (writes) */
 };
 
 /* How a benchmark times its operation (bench/engine/pattern.c). */

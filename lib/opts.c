@@ -96,7 +96,7 @@ const efab_optdef_t efab_optdefs[] = {
 	{"high-pps", 0, EFAB_OT_FLAG, OFF(high_pps), SZ(high_pps), NULL,
 	 "FI_EFA_WR_HIGH_PPS on every write (fi_writemsg; the EFA burst-PPS processing hint; "
 	 "libfabric < 2.7 applies it only with FI_EFA_ENABLE_HIGH_PPS=1); exit 77 where the "
-	 "libfabric headers or the provider do not offer it", EFAB_OG_PEAK, 0, 0, NULL},
+	 "libfabric headers or the provider do not offer it", EFAB_OG_HIGH_PPS, 0, 0, NULL},
 	{"tclass", 0, EFAB_OT_CHOICE, OFF(tclass), SZ(tclass),
 	 "unspec|best-effort|low-latency|bulk-data|...",
 	 "traffic class of the endpoint (tx_attr->tclass, FI_TC_*): low-latency = "

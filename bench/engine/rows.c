@@ -100,7 +100,8 @@ const efab_bench_row_t efab_bench_rows[] = {
 		   "target: column end_confirm); bw_MBps_windows = bytes / sum of window times.\n"
 		   BW_SUMMARY_TAIL,
 		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_RMA_OP | EFAB_OG_PAIR_LAYOUT | EFAB_OG_INJECT |
-			   EFAB_OG_SRC | EFAB_OG_MR_CACHE | EFAB_OG_INITIATOR | EFAB_OG_PEAK,
+			   EFAB_OG_SRC | EFAB_OG_MR_CACHE | EFAB_OG_INITIATOR | EFAB_OG_PEAK |
+			   EFAB_OG_HIGH_PPS,
 		RMA_ROW, BW_ROW,
 		.default_op = EFAB_OP_WRITE,
 		.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),

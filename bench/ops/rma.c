@@ -607,9 +607,6 @@ static int peak_check_opts(efab_ctx_t *c)
 		      "--initiator gpu (its doorbell batch is the window)";
 	else if (c->o.pipeline && c->o.time_s > 0)
 		bad = "--pipeline counts operations: give -n (windows of -W ops), not --time";
-	else if (c->o.high_pps && c->op == EFAB_OP_READ)
-		bad = "--high-pps marks writes (FI_EFA_WR_HIGH_PPS on fi_writemsg); reads take no such "
-		      "flag";
 	if (!bad)
 		return EFAB_OK;
 	if (c->rt->rank == 0)

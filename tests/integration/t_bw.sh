@@ -251,13 +251,7 @@ t_bw_peak_catches_corruption() {
 t_bw_peak_bad_inputs() {
 	expect_rc 2 mpi 2 "$BIN/efab_put_bw" -p shm -m 8 --pipeline --time 1
 	expect_msg "--pipeline counts operations"
-	# FI_EFA_WR_HIGH_PPS marks writes: not an option of the read benchmark
-	expect_rc 2 mpi 2 "$BIN/efab_get_bw" -p shm -m 8 --high-pps
-	expect_msg "unknown option '--high-pps'"
-	expect_rc 2 mpi 2 "$BIN/efab_put_bw" -p shm -m 8 --post-list 0
-	expect_msg "out of range"
-	expect_rc 2 mpi 2 "$BIN/efab_put_bw" -p shm -m 8 --tclass fast
-	expect_msg "tclass"
+	# (option values and where each option applies: tests/unit/test_opts.c)
 	# FI_EFA_WR_HIGH_PPS: missing from the headers (libfabric < 2.6), or not the
 	# provider's (shm): a skip that says which
 	expect_rc 77 mpi 2 "$BIN/efab_put_bw" -p shm -m 8 -n 2 --high-pps

@@ -67,8 +67,10 @@ uint64_t efab_pingpong_iters(const efab_ctx_t *c, uint64_t size);
  * --pipeline: window 0 as above (first_us), then the warmup's and the
  * measured windows' operations (-W each) posted one by one while
  * completions are read, at most -W in flight and no wait at window ends
- * (fi_efa_rma_bw's loop); the warmup is drained before the measured loop
- * starts. No window times: window_us_* and *_windows stay empty. With -c,
+ * (fi_efa_rma_bw's loop); the warmup is drained before the measured phase,
+ * whose clock (loop_t0) starts once its first -W operations are posted: the
+ * pipeline full, as fi_efa_rma_bw's clock starts at the warmup's last
+ * completion with -W in flight. No window times: window_us_* and *_windows stay empty. With -c,
  * prepare runs on every rank with a barrier before window 0 and check_all
  * after the loop. */
 typedef struct efab_stream_ops {

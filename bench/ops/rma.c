@@ -693,8 +693,11 @@ static void peak_notes(efab_ctx_t *c)
 	if (c->o.pipeline)
 		efab_note(c, "--pipeline: operations posted while completions are read, at most %llu "
 			     "in flight, no wait at window ends (fi_efa_rma_bw's loop; window 0 timed "
-			     "alone as first_us, the warmup drained before the timed loop); no window "
-			     "times: window_us_* and *_windows empty; inject off%s",
+			     "alone as first_us, the warmup drained before the measured phase); the "
+			     "timed loop starts once the measured phase's first -W operations are "
+			     "posted (the pipeline full, as fi_efa_rma_bw's clock) and ends confirmed as "
+			     "with windows; no window times: window_us_* and *_windows empty; inject "
+			     "off%s",
 			  (unsigned long long)c->o.window,
 			  c->o.check ? "; -c: sources filled and destinations poisoned once before "
 				       "the size, every destination checked after its loop" : "");

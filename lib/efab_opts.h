@@ -40,7 +40,7 @@ enum {
 	EFAB_OG_SCAN = 1u << 21,        /* nics, concurrent, passes, lat-size, bw-size, thresholds */
 	EFAB_OG_NODES = 1u << 22,       /* nodes-json */
 	EFAB_OG_INITIATOR = 1u << 23,   /* initiator, gpu-threads */
-	EFAB_OG_PEAK = 1u << 24,        /* post-list, pipeline */
+	EFAB_OG_PEAK = 1u << 24,        /* post-list, pipeline, eps */
 	EFAB_OG_TCLASS = 1u << 25,      /* tclass */
 	EFAB_OG_HIGH_PPS = 1u << 26,    /* high-pps (writes) */
 };
@@ -147,6 +147,7 @@ typedef struct efab_opts {
 	 * endpoint's traffic class (enum efab_tclass) */
 	uint64_t post_list;
 	int pipeline;
+	uint64_t eps; /* endpoints per rank, operations round-robin (1: one) */
 	int high_pps;
 	int tclass;
 	/* atomics */

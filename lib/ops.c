@@ -22,7 +22,8 @@
 #include "efab_select.h"
 #include "endpoint_internal.h"
 
-int efab_progress(efab_fabric_t *fab)
+/* One endpoint's CQ; a further endpoint (--eps) counts into its parent too. */
+static int progress_one(efab_fabric_t *fab)
 {
 	struct fi_cq_data_entry ent[EFAB_PROGRESS_BATCH];
 	ssize_t n = fi_cq_read(fab->cq, ent, EFAB_ARRAY_SIZE(ent));
@@ -61,14 +62,30 @@ int efab_progress(efab_fabric_t *fab)
 		if (ent[i].flags & FI_REMOTE_CQ_DATA) {
 			fab->rx_data_count++;
 			fab->rx_data_last = ent[i].data;
+			if (fab->parent) {
+				fab->parent->rx_data_count++;
+				fab->parent->rx_data_last = ent[i].data;
+			}
 		} else if (slot < 0 && !(ent[i].flags & FI_RECV)) {
 			fab->tx_done++;
+			if (fab->parent)
+				fab->parent->tx_done++;
 		}
 	}
 	if (efab_rx_cq_data_used(fab) && fab->rx_nfree >= EFAB_RX_CQ_DATA_DEPTH / 2 &&
 	    efab_rx_repost(fab))
 		return -1;
 	return (int)n;
+}
+
+int efab_progress(efab_fabric_t *fab)
+{
+	int n = progress_one(fab);
+	for (size_t j = 0; n >= 0 && j < fab->nsub; j++) {
+		int m = progress_one(&fab->sub[j]);
+		n = m < 0 ? m : n + m;
+	}
+	return n;
 }
 
 void efab_timeout_report(const efab_fabric_t *fab, const efab_waitfor_t *w)
@@ -215,13 +232,14 @@ static int reserve_slot(efab_fabric_t *fab, const efab_waitfor_t *w)
 		efab_deadline_t deadline = {0};                                              \
 		unsigned spins = 0; /* the clock: armed after 256 refusals, then looked at */ \
 		int armed = 0;      /* every 256th (as WAIT_LOOP) */                         \
-		uint64_t c0 = (fab->cost & EFAB_COST_POST) ? efab_ticks() : 0;               \
+		efab_fabric_t *acct = fab->parent ? fab->parent : fab; /* --eps: one sum */  \
+		uint64_t c0 = (acct->cost & EFAB_COST_POST) ? efab_ticks() : 0;              \
 		for (;;) {                                                                   \
 			ssize_t ret = (call);                                                \
 			if (ret == 0) {                                                      \
 				if (c0) {                                                    \
-					fab->post_ticks += efab_ticks() - c0;                \
-					fab->post_ops++;                                     \
+					acct->post_ticks += efab_ticks() - c0;               \
+					acct->post_ops++;                                    \
 				}                                                            \
 				break;                                                       \
 			}                                                                    \
@@ -260,6 +278,8 @@ int efab_post_write(efab_fabric_t *fab, int peer, const void *buf, size_t len, v
 	else
 		POST_LOOP(fi_write(fab->ep, buf, len, desc, dest, raddr, rkey, ctx), "fi_write");
 	fab->tx_posted++;
+	if (fab->parent)
+		fab->parent->tx_posted++;
 	return EFAB_OK;
 }
 
@@ -298,6 +318,8 @@ int efab_post_rma_msg(efab_fabric_t *fab, int peer, int read, void *buf, size_t 
 	else
 		POST_LOOP(fi_writemsg(fab->ep, &msg, flags), "fi_writemsg");
 	fab->tx_posted++;
+	if (fab->parent)
+		fab->parent->tx_posted++;
 	return EFAB_OK;
 }
 
@@ -310,6 +332,8 @@ int efab_post_read(efab_fabric_t *fab, int peer, void *buf, size_t len, void *de
 	void *ctx = next_ctx(fab);
 	POST_LOOP(fi_read(fab->ep, buf, len, desc, dest, raddr, rkey, ctx), "fi_read");
 	fab->tx_posted++;
+	if (fab->parent)
+		fab->parent->tx_posted++;
 	return EFAB_OK;
 }
 
@@ -384,6 +408,8 @@ int efab_post_atomic(efab_fabric_t *fab, int peer, int kind, const void *buf, si
 		break;
 	}
 	fab->tx_posted++;
+	if (fab->parent)
+		fab->parent->tx_posted++;
 	return EFAB_OK;
 }
 

@@ -40,7 +40,7 @@ INITIATOR = ["initiator", "gpu_post_ns", "gpu_threads"]
 PUT_LAT_TAIL = ["lat_lower_bound", "late_msgs", "late_bytes"]
 LOWER_BOUNDS = ("yes", "no", "unknown")
 # issue 48: the peak-rate techniques of the RMA streams (put_bw, get_bw), last
-PEAK = ["post_list", "pipeline", "high_pps", "tclass"]
+PEAK = ["post_list", "pipeline", "high_pps", "tclass", "eps"]
 LATER = {
     "put_lat": LAT_LATER + INITIATOR + PUT_LAT_TAIL,
     "get_lat": LAT_LATER + INITIATOR,

@@ -490,6 +490,7 @@ static void fill_bw_row(efab_ctx_t *c, efab_row_t *row, uint64_t n, const bw_sha
 	/* the peak-rate techniques (the RMA streams' last columns) */
 	char tc[32];
 	efab_row_set(c, row, "post_list", "%llu", (unsigned long long)c->o.post_list);
+	efab_row_set(c, row, "eps", "%zu", c->fab.nsub + 1);
 	efab_row_set(c, row, "pipeline", "%s", c->o.pipeline ? "yes" : "no");
 	efab_row_set(c, row, "high_pps", "%s", c->o.high_pps ? "yes" : "no");
 	efab_row_set(c, row, "tclass", "%s",

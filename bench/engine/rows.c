@@ -43,8 +43,8 @@ static const char *const bw_cols[] = {"pair",		 "window_us_p50",	  "window_us_p9
 				      "window_us_p75"};
 /* put_bw and get_bw, after every other column (issue 48): --post-list N,
  * --pipeline (yes/no), --high-pps (yes/no), the endpoint's traffic class
- * (FI_TC_* the endpoint was opened with) */
-static const char *const peak_tail[] = {"post_list", "pipeline", "high_pps", "tclass"};
+ * (FI_TC_* the endpoint was opened with), the endpoints per rank (--eps) */
+static const char *const peak_tail[] = {"post_list", "pipeline", "high_pps", "tclass", "eps"};
 static const char *const connect_cols[] = {"peers", "av_insert_us", "av_insert_us_per_peer",
 					   "second_us_p50", "ep_open_us_p50"};
 

@@ -275,6 +275,14 @@ static int bw_prepare(efab_ctx_t *c, uint64_t size, uint64_t i)
 	return EFAB_OK;
 }
 
+/* The endpoint of the size's operation k (--eps): batches of --post-list
+ * operations round-robin over the endpoints, so FI_MORE always has a later
+ * post on the same endpoint that rings its doorbell. */
+static inline efab_fabric_t *ep_of(efab_ctx_t *c, uint64_t k)
+{
+	return efab_ep_at(&c->fab, c->fab.nsub ? k / c->o.post_list : 0);
+}
+
 /* Operation k of the size through fi_writemsg / fi_readmsg: slot k modulo
  * the slots, FI_MORE on all but every --post-list'th and unless last (a
  * wait follows it: the doorbell must ring). */
@@ -285,7 +293,7 @@ static int bw_post_msg(efab_ctx_t *c, uint64_t size, uint64_t k, int last, efab_
 	int read = c->op == EFAB_OP_READ;
 	uint8_t *local = efab_local(c, read ? slot : tx + slot);
 	uint64_t remote = efab_raddr(c, c->peer, read ? tx + slot : slot);
-	return efab_post_rma_msg(&c->fab, c->peer, read, local, size, c->ldesc, remote,
+	return efab_post_rma_msg(ep_of(c, k), c->peer, read, local, size, c->ldesc, remote,
 				 c->rkeys[c->peer].key, c->seq & 0xffffffffu,
 				 (read ? 0 : c->bw.wflags) | more, w);
 }
@@ -299,9 +307,9 @@ static int bw_post_one(efab_ctx_t *c, uint64_t size, uint64_t k, int last)
 		return bw_post_msg(c, size, k, last, &w);
 	size_t tx = rx_bytes(c), slot = (size_t)(k % slots(c)) * size;
 	if (c->op == EFAB_OP_READ)
-		return efab_post_read(&c->fab, c->peer, efab_local(c, slot), size, c->ldesc,
+		return efab_post_read(ep_of(c, k), c->peer, efab_local(c, slot), size, c->ldesc,
 				      efab_raddr(c, c->peer, tx + slot), c->rkeys[c->peer].key, &w);
-	return efab_post_write(&c->fab, c->peer, efab_local(c, tx + slot), size, c->ldesc,
+	return efab_post_write(ep_of(c, k), c->peer, efab_local(c, tx + slot), size, c->ldesc,
 			       efab_raddr(c, c->peer, slot), c->rkeys[c->peer].key,
 			       c->seq & 0xffffffffu, c->bw.wflags, &w);
 }
@@ -324,7 +332,7 @@ static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 	}
 	if (c->op == EFAB_OP_READ) {
 		for (; k < window; k++, slot += step)
-			if (efab_post_read(&c->fab, c->peer, local + slot, size, c->ldesc,
+			if (efab_post_read(ep_of(c, i * window + k), c->peer, local + slot, size, c->ldesc,
 					   remote + tx + slot, key, &w))
 				return EFAB_ERR;
 		return EFAB_OK;
@@ -333,11 +341,11 @@ static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 	uint64_t data = c->seq & 0xffffffffu;
 	/* with inject, every write of the window is injected */
 	for (uint64_t injected = c->use_inject ? window : 0; k < injected; k++, slot += step)
-		if (efab_post_write(&c->fab, c->peer, local + tx + slot, size, c->ldesc,
+		if (efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size, c->ldesc,
 				    remote + slot, key, data, flags | FI_INJECT, &w))
 			return EFAB_ERR;
 	for (; k < window; k++, slot += step)
-		if (efab_post_write(&c->fab, c->peer, local + tx + slot, size, c->ldesc,
+		if (efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size, c->ldesc,
 				    remote + slot, key, data, flags, &w))
 			return EFAB_ERR;
 	return EFAB_OK;
@@ -602,9 +610,10 @@ static int peak_check_opts(efab_ctx_t *c)
 {
 	const char *bad = NULL;
 	int peak = c->o.post_list > 1 || c->o.pipeline || c->o.high_pps;
+	peak |= c->o.eps > 1;
 	if (peak && c->o.initiator == EFAB_INITIATOR_GPU)
-		bad = "--post-list, --pipeline and --high-pps are CPU posting techniques: not with "
-		      "--initiator gpu (its doorbell batch is the window)";
+		bad = "--post-list, --pipeline, --eps and --high-pps are CPU posting techniques: not "
+		      "with --initiator gpu (its doorbell batch is the window)";
 	else if (c->o.pipeline && c->o.time_s > 0)
 		bad = "--pipeline counts operations: give -n (windows of -W ops), not --time";
 	if (!bad)
@@ -716,10 +725,49 @@ static void peak_notes(efab_ctx_t *c)
 	}
 }
 
+/* --eps N > 1: what it needs of the fabric, then the endpoints (collective:
+ * every rank reaches it, the refusals are alike on every rank). */
+static int eps_open(efab_ctx_t *c)
+{
+	const struct fi_info *info = c->fab.info;
+	const char *why = NULL;
+	int rc = EFAB_SKIP;
+	if (c->o.eps <= 1)
+		return EFAB_OK;
+	if (c->op == EFAB_OP_WRITEDATA && (info->mode & FI_RX_CQ_DATA))
+		why = "remote CQ data consumes receives posted on each endpoint (FI_RX_CQ_DATA): "
+		      "only the first endpoint posts them";
+	else if (info->domain_attr->mr_mode & FI_MR_ENDPOINT)
+		why = "FI_MR_ENDPOINT binds the buffer's registration to one endpoint";
+	else if (confirm_kind(c) == CONFIRM_ORDERED) {
+		/* the end flag goes through the first endpoint: ordered only behind
+		 * that endpoint's writes, and a local completion here does not say
+		 * that a write arrived */
+		why = "-o write confirms its end with a flag ordered behind the writes of one "
+		      "endpoint (FI_ORDER_WAW); use -o writedata (every arrival counted)";
+		rc = EFAB_EUSAGE;
+	}
+	if (why) {
+		if (c->rt->rank == 0)
+			efab_log_error("--eps %llu on fabric %s: %s", (unsigned long long)c->o.eps,
+				       info->fabric_attr->name, why);
+		return rc;
+	}
+	efab_note(c, "--eps %llu: %llu endpoints per rank on domain %s, each with its own CQ and "
+		     "AV; the size's operations go to them in turn%s, endpoint j to the peer's "
+		     "endpoint j; the end flag and its acknowledgement through the first",
+		  (unsigned long long)c->o.eps, (unsigned long long)c->o.eps,
+		  info->domain_attr->name,
+		  c->o.post_list > 1 ? " by --post-list batches" : " (round-robin)");
+	return efab_eps_open(&c->fab, c->o.eps);
+}
+
 int efab_rma_stream_setup(efab_ctx_t *c)
 {
 	size_t txq = c->fab.info->tx_attr->size;
 	int hrc = high_pps_offered(c);
+	if (!hrc)
+		hrc = eps_open(c);
 	if (hrc)
 		return hrc;
 	if (c->o.window > txq) {

@@ -229,6 +229,16 @@ t_bw_peak_options() {
 		--pipeline --footprint window --csv "$WORK/p.csv"
 	csvcheck "$WORK/p.csv" --bench get_bw --rows 3 --bw --op read --extra $BWCOLS \
 		--where post_list=8 --where pipeline=yes
+	# several endpoints per rank: operations round-robin (in --post-list batches),
+	# each endpoint's own CQ driven, every arrival counted (writedata) and checked
+	rm -f "$WORK/p.csv"
+	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm -o writedata -m 8:64K:x32 -W 16 -n 10 -c --eps 3 \
+		--post-list 4 --pipeline --footprint window --csv "$WORK/p.csv"
+	csvcheck "$WORK/p.csv" --bench put_bw --rows 3 --bw --op writedata --extra $BWCOLS \
+		--where eps=3 --where post_list=4 --confirm remote-cq-data
+	grep -q "^# --eps 3: 3 endpoints per rank" "$WORK/last.out" || die "header lacks --eps"
+	expect_rc 0 mpi 2 "$BIN/efab_get_bw" -p tcp -m 4K -W 8 -n 10 -c --eps 2 --bidir \
+		--footprint window
 	# windows (no pipeline) with FI_MORE batches that do not divide -W
 	expect_rc 0 mpi 2 "$BIN/efab_get_bw" -p tcp -m 4K -W 10 -n 10 -c --post-list 3 \
 		--footprint window

@@ -591,9 +591,19 @@ PY
 	grep -Eq "direct [0-9]{3,} WQEs.*, $want burst-PPS" "$WORK/last.err" || die "$v: hint without FI_EFA_ENABLE_HIGH_PPS"
 	grep -q "^# --high-pps: .*without FI_EFA_ENABLE_HIGH_PPS\|(unset here: the flag is ignored)" \
 		"$WORK/last.out" || die "$v: header does not say what the provider does with the flag"
-	# the pipelined loop, checked, each operation
-	expect_rc 0 efa_mpi "$v" 2 "$EBIN/efab_put_bw" -p efa -f efa-direct -m 8:64K:x32 -W 32 -n 10 \
-		-c --pipeline --post-list 8 --footprint window
+	# the pipelined loop, checked, each operation; --eps 2: two QPs per rank, the
+	# payload's WQEs split between them in --post-list batches
+	EFASIM_QP_STATS=1 expect_rc 0 efa_mpi "$v" 2 -x EFASIM_QP_STATS "$EBIN/efab_put_bw" -p efa \
+		-f efa-direct -m 8:64K:x32 -W 32 -n 10 -w 2 -c --pipeline --post-list 8 --eps 2 \
+		--footprint window
+	grep -q "^# --eps 2: 2 endpoints per rank" "$WORK/last.out" || die "$v: no --eps note"
+	python3 - "$WORK/last.err" <<'PY' || die "$v: --eps 2 did not split the work over two QPs"
+import re, sys
+w = sorted(int(m.group(1)) for m in re.finditer(r"direct (\d+) WQEs", open(sys.argv[1]).read()))
+# the initiator's two QPs: 3 sizes x 12 windows x 32 = 1152 payload WQEs, half each
+# (plus the end flags on the first); the target posts its acknowledgements
+assert len(w) >= 3 and w[-1] - 3 <= 576 <= w[-2] + 3 and w[-1] + w[-2] >= 1152, w
+PY
 	expect_rc 0 efa_mpi "$v" 2 "$EBIN/efab_put_bw" -p efa -f efa-direct -o writedata -m 8:64K:x32 \
 		-W 32 -n 10 -c --pipeline --high-pps
 	expect_rc 0 efa_mpi "$v" 2 "$EBIN/efab_get_bw" -p efa -f efa-direct -m 8:64K:x32 -W 32 -n 10 \

@@ -181,8 +181,12 @@ static void test_peak_options(void **state)
 	assert_int_equal(o.high_pps, 1);
 	assert_int_equal(o.tclass, EFAB_TC_LOW_LATENCY);
 	assert_string_equal(efab_tclass_name(o.tclass), "low-latency");
-	assert_int_equal(parse(&o, OPTIONS_OF("efab_get_bw"), err, "--post-list 4 --pipeline"),
+	assert_int_equal(o.eps, 1);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_get_bw"), err, "--post-list 4 --pipeline --eps 4"),
 			 EFAB_PARSE_OK);
+	assert_int_equal(o.eps, 4);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_bw"), err, "--eps 0"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_bw"), err, "--eps 65"), EFAB_EUSAGE);
 	/* the hint marks writes: not an option of the read benchmark */
 	assert_int_equal(parse(&o, OPTIONS_OF("efab_get_bw"), err, "--high-pps"), EFAB_EUSAGE);
 	/* a traffic class for any endpoint, the loop's techniques for streams only */

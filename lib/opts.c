@@ -94,9 +94,9 @@ const efab_optdef_t efab_optdefs[] = {
 	 "(fi_efa_rma_bw's and perftest's loop); -n counts -W operations as with windows",
 	 EFAB_OG_PEAK, 0, 0, NULL},
 	{"eps", 0, EFAB_OT_U64, OFF(eps), SZ(eps), "N",
-	 "N endpoints (queue pairs) per rank on one domain, each with its own CQ; operation k "
-	 "goes to endpoint k mod N, paired with the peer's endpoint of the same number "
-	 "(default 1)", EFAB_OG_PEAK, 1, 64, NULL},
+	 "N endpoints (queue pairs) per rank on one domain, each with its own CQ, paired with "
+	 "the peer's endpoint of the same number; operations go to them in turn, in --post-list "
+	 "batches (default 1)", EFAB_OG_PEAK, 1, 64, NULL},
 	{"high-pps", 0, EFAB_OT_FLAG, OFF(high_pps), SZ(high_pps), NULL,
 	 "FI_EFA_WR_HIGH_PPS on every write (fi_writemsg; the EFA burst-PPS processing hint; "
 	 "libfabric < 2.7 applies it only with FI_EFA_ENABLE_HIGH_PPS=1); exit 77 where the "

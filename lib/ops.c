@@ -54,7 +54,10 @@ static int progress_one(efab_fabric_t *fab)
 		/* A completion that names a receive slot consumed that receive, whatever
 		 * its flags: efa-direct reports FI_REMOTE_CQ_DATA|FI_RMA|FI_REMOTE_WRITE
 		 * without FI_RECV. */
-		long slot = efab_rx_slot_of(fab, ent[i].op_context);
+		/* (receive slots exist only where FI_RX_CQ_DATA receives were posted:
+		 * rx_free; elsewhere no context is one, and the CQ read of a
+		 * ping-pong's critical path skips the test) */
+		long slot = fab->rx_free ? efab_rx_slot_of(fab, ent[i].op_context) : -1;
 		if (slot >= 0 && fab->rx_free) {
 			fab->rx_free[fab->rx_nfree++] = (size_t)slot;
 			fab->rx_posted--;
@@ -72,7 +75,7 @@ static int progress_one(efab_fabric_t *fab)
 				fab->parent->tx_done++;
 		}
 	}
-	if (efab_rx_cq_data_used(fab) && fab->rx_nfree >= EFAB_RX_CQ_DATA_DEPTH / 2 &&
+	if (fab->rx_free && fab->rx_nfree >= EFAB_RX_CQ_DATA_DEPTH / 2 &&
 	    efab_rx_repost(fab))
 		return -1;
 	return (int)n;

@@ -239,6 +239,11 @@ t_bw_peak_options() {
 	grep -q "^# --eps 3: 3 endpoints per rank" "$WORK/last.out" || die "header lacks --eps"
 	expect_rc 0 mpi 2 "$BIN/efab_get_bw" -p tcp -m 4K -W 8 -n 10 -c --eps 2 --bidir \
 		--footprint window
+	# all of it at once over two pairs: the rows still sum (no window sums to add)
+	rm -f "$WORK/p.csv"
+	expect_rc 0 mpi 4 "$BIN/efab_put_bw" -p shm -o writedata -m 64:4K:x8 -W 16 -n 10 -c --pipeline \
+		--post-list 4 --eps 2 --bidir --per-pair --csv "$WORK/p.csv"
+	csvcheck "$WORK/p.csv" --bench put_bw --rows 9 --bw --extra $BWCOLS --pairs-sum
 	# windows (no pipeline) with FI_MORE batches that do not divide -W
 	expect_rc 0 mpi 2 "$BIN/efab_get_bw" -p tcp -m 4K -W 10 -n 10 -c --post-list 3 \
 		--footprint window

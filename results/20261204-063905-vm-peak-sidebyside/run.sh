@@ -1,6 +1,6 @@
 #!/bin/sh
 # The issue-48 sitting: efab_sidebyside parts one after the other, load logged around each.
-# usage: run.sh OUTDIR PART...   (parts: shm-lat shm-bw shm-rate-before efa260 efa270)
+# usage: run.sh OUTDIR PART...   (parts: shm-lat shm-bw shm-rate-before efa260 efa260-unbound efa270)
 set -u
 O=$1; shift
 W=/work/wt-peak
@@ -34,6 +34,9 @@ for p in "$@"; do
 	efa260) timeout 3000 $W/bench/tools/efab_sidebyside --efab $L6/efab/bin --fabtests $L6/fabtests/bin \
 		--lib $L6/prefix/lib --providers "" --efasim $W/tests/efasim/run:2.6.0 --efasim-fabrics efa-direct \
 		--cases "$ERMA" --reps 5 --wait-idle 3 -o "$O/efasim-2.6.0" ;;
+	efa260-unbound) timeout 3000 $W/bench/tools/efab_sidebyside --efab $L6/efab/bin --fabtests $L6/fabtests/bin \
+		--lib $L6/prefix/lib --providers "" --efasim $W/tests/efasim/run:2.6.0 --efasim-fabrics efa-direct \
+		--efab-bind none --cases "$ERMA" --reps 3 --wait-idle 3 -o "$O/efasim-2.6.0-unbound" ;;
 	efa270) timeout 3000 $W/bench/tools/efab_sidebyside --efab $L7/efab/bin --fabtests $L7/fabtests/bin \
 		--lib $L7/prefix/lib --providers "" --efasim $W/tests/efasim/run:2.7.0a1 --efasim-fabrics efa-direct \
 		--cases "$ERMA" --reps 3 --wait-idle 3 -o "$O/efasim-2.7.0a1-prerelease" ;;

@@ -58,6 +58,13 @@ typedef struct efab_fabric {
 	/* software cost accounting (efab_ops.h, EFAB_COST_*) */
 	unsigned cost;
 	uint64_t post_ticks, post_ops, poll_ticks, poll_n;
+	/* --eps: further endpoints on this domain (efab_eps_open), each with its
+	 * own CQ and AV, its peers the same-numbered endpoints of the other
+	 * ranks. Their completions count in this fabric's accounting too
+	 * (parent), and efab_progress of this fabric drives theirs. */
+	struct efab_fabric *sub;
+	size_t nsub;
+	struct efab_fabric *parent;
 } efab_fabric_t;
 
 /* Bring up fabric, domain, CQ, AV and endpoint for info (ownership passes to
@@ -73,6 +80,20 @@ void efab_fabric_close(efab_fabric_t *fab);
 int efab_ep_open(const efab_fabric_t *fab, size_t av_count, efab_fabric_t *out, void *name,
 		 size_t *namelen);
 void efab_ep_close(efab_fabric_t *ep);
+
+/* Collective: n - 1 further endpoints on fab's domain (n endpoints in all),
+ * their names exchanged through fab->rt, endpoint j of a rank addressing
+ * endpoint j of every other. Plain RMA only (no FI_RX_CQ_DATA receives, no
+ * FI_MR_ENDPOINT binding). Closed by efab_fabric_close. */
+int efab_eps_open(efab_fabric_t *fab, size_t n);
+/* Endpoint j modulo the endpoints (fab is number 0, its further ones 1..). */
+static inline efab_fabric_t *efab_ep_at(efab_fabric_t *fab, uint64_t j)
+{
+	if (!fab->nsub)
+		return fab;
+	size_t k = (size_t)(j % (fab->nsub + 1));
+	return k ? &fab->sub[k - 1] : fab;
+}
 
 /* fab's provider needs the application to drive progress (not FI_PROGRESS_AUTO). */
 int efab_fabric_manual_progress(const efab_fabric_t *fab);

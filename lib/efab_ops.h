@@ -89,6 +89,18 @@ int efab_post_write(efab_fabric_t *fab, int peer, const void *buf, size_t len, v
 int efab_post_read(efab_fabric_t *fab, int peer, void *buf, size_t len, void *desc,
 		   uint64_t raddr, uint64_t rkey, const efab_waitfor_t *w);
 
+/* One RMA op through fi_writemsg / fi_readmsg with flags (FI_MORE,
+ * FI_REMOTE_CQ_DATA, FI_EFA_WR_HIGH_PPS; FI_COMPLETION is added: every op
+ * completes into tx_done), retrying -FI_EAGAIN as the posts above. With
+ * FI_MORE the provider may hold the operation (no doorbell) until a later
+ * post without it: the caller's last post before a wait must not carry it. */
+int efab_post_rma_msg(efab_fabric_t *fab, int peer, int read, void *buf, size_t len, void *desc,
+		      uint64_t raddr, uint64_t rkey, uint64_t data, uint64_t flags,
+		      const efab_waitfor_t *w);
+/* FI_EFA_WR_HIGH_PPS where the libfabric headers efabench was built against
+ * define it (fi_ext_efa.h, libfabric >= 2.6), else 0. */
+uint64_t efab_high_pps_flag(void);
+
 enum efab_atomic_kind { EFAB_ATOMIC_PLAIN = 0, EFAB_ATOMIC_FETCH, EFAB_ATOMIC_COMPARE };
 
 /* fi_query_atomic / fi_fetch_atomicvalid / fi_compare_atomicvalid in one:

@@ -40,6 +40,9 @@ enum {
 	EFAB_OG_SCAN = 1u << 21,        /* nics, concurrent, passes, lat-size, bw-size, thresholds */
 	EFAB_OG_NODES = 1u << 22,       /* nodes-json */
 	EFAB_OG_INITIATOR = 1u << 23,   /* initiator, gpu-threads */
+	EFAB_OG_PEAK = 1u << 24,        /* post-list, pipeline, eps */
+	EFAB_OG_TCLASS = 1u << 25,      /* tclass */
+	EFAB_OG_HIGH_PPS = 1u << 26,    /* high-pps (writes) */
 };
 
 /* How a benchmark times its operation (bench/engine/pattern.c). */
@@ -102,6 +105,10 @@ enum efab_tristate { EFAB_DEFAULT = 0, EFAB_ON, EFAB_OFF };
 enum efab_regime { EFAB_REGIME_ALL = 0, EFAB_REGIME_FRESH, EFAB_REGIME_SAME, EFAB_REGIME_ACCUMULATE };
 enum efab_footprint { EFAB_FOOTPRINT_BUFFER = 0, EFAB_FOOTPRINT_WINDOW };
 enum efab_initiator { EFAB_INITIATOR_CPU = 0, EFAB_INITIATOR_GPU };
+/* --tclass: libfabric's FI_TC_* (efab_tclass_value maps the index) */
+enum efab_tclass { EFAB_TC_UNSPEC = 0, EFAB_TC_BEST_EFFORT, EFAB_TC_LOW_LATENCY,
+		   EFAB_TC_DEDICATED_ACCESS, EFAB_TC_BULK_DATA, EFAB_TC_SCAVENGER,
+		   EFAB_TC_NETWORK_CTRL };
 
 #define EFAB_SIZE_LIMIT (1ull << 40) /* 1 TiB: anything above is a typo */
 
@@ -136,6 +143,14 @@ typedef struct efab_opts {
 	int initiator;       /* enum efab_initiator */
 	uint64_t gpu_threads; /* GPU initiator, stream: lanes posting a doorbell batch (0: 1) */
 	int gpu_wqe;          /* GPU initiator: 0 = 64-byte send-queue entries, 1 = ask for 128 */
+	/* peak-rate techniques (fi_efa_rma_bw's): FI_MORE on all but every Nth
+	 * post (1: none), the pipelined loop, FI_EFA_WR_HIGH_PPS on writes, the
+	 * endpoint's traffic class (enum efab_tclass) */
+	uint64_t post_list;
+	int pipeline;
+	uint64_t eps; /* endpoints per rank, operations round-robin (1: one) */
+	int high_pps;
+	int tclass;
 	/* atomics */
 	int aop;
 	int dtype;
@@ -228,6 +243,7 @@ const char *efab_mem_name(int kind);
 const char *efab_aop_name(int aop);
 const char *efab_regime_name(int regime);
 const char *efab_footprint_name(int footprint);
+const char *efab_tclass_name(int tclass);
 const char *efab_dtype_name(int dt);
 size_t efab_dtype_size(int dt);
 

@@ -45,7 +45,14 @@ typedef struct efab_fabric_req {
 	/* domain "auto": the NIC the topology chose (PCI bus id, OS name) */
 	const char *nic_busid;
 	const char *nic_name;
+	/* tx_attr->tclass to ask for (FI_TC_*; 0 = FI_TC_UNSPEC) */
+	uint32_t tclass;
 } efab_fabric_req_t;
+
+/* The FI_TC_* value of an efab_tclass (opts --tclass). */
+uint32_t efab_tclass_value(int tclass);
+/* "FI_TC_LOW_LATENCY", ... for a FI_TC_* value ("0x..." if unknown). */
+const char *efab_tclass_fi_name(uint32_t v, char *buf, size_t len);
 
 /* Hints for req (fi_freeinfo them). NULL on allocation failure. */
 struct fi_info *efab_hints_build(const efab_fabric_req_t *req);

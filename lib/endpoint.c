@@ -317,6 +317,50 @@ void efab_ep_close(efab_fabric_t *e)
 	memset(e, 0, sizeof(*e));
 }
 
+int efab_eps_open(efab_fabric_t *fab, size_t n)
+{
+	efab_rt_t *rt = fab->rt;
+	size_t slot = EFAB_ADDR_MAX + sizeof(size_t), len;
+	char *names = NULL, mine[EFAB_ADDR_MAX + sizeof(size_t)];
+	double failed = 0, any = 0;
+	if (n <= 1)
+		return EFAB_OK;
+	fab->sub = calloc(n - 1, sizeof(*fab->sub));
+	names = malloc(slot * (size_t)rt->size);
+	failed = !fab->sub || !names;
+	if (failed)
+		efab_log_error("out of memory for %zu endpoints", n);
+	for (size_t j = 0; !failed && j + 1 < n; j++) {
+		len = EFAB_ADDR_MAX;
+		memset(mine, 0, sizeof(mine));
+		failed = efab_ep_open(fab, (size_t)rt->size, &fab->sub[j], mine + sizeof(size_t), &len) != 0;
+		if (failed)
+			break;
+		fab->nsub = j + 1;
+		fab->sub[j].parent = fab;
+		memcpy(mine, &len, sizeof(size_t));
+		/* every rank opened this one before the exchange: none waits alone */
+		if (rt->allreduce(rt, &failed, &any, 1, EFAB_RT_MAX) || any ||
+		    rt->allgather(rt, mine, names, slot)) {
+			failed = 1;
+			break;
+		}
+		for (int r = 0; r < rt->size; r++) {
+			int ret = fi_av_insert(fab->sub[j].av, names + slot * (size_t)r + sizeof(size_t), 1,
+					       &fab->sub[j].peers[r], 0, NULL);
+			if (ret != 1) {
+				efab_log_fi("fi_av_insert (further endpoint)", ret < 0 ? ret : -FI_EINVAL);
+				failed = 1;
+				break;
+			}
+		}
+	}
+	free(names);
+	if (rt->allreduce(rt, &failed, &any, 1, EFAB_RT_MAX) || any)
+		return EFAB_ERR;
+	return rt->barrier(rt) ? EFAB_ERR : EFAB_OK;
+}
+
 int efab_fabric_manual_progress(const efab_fabric_t *fab)
 {
 	return efab_info_progress(fab->info) != FI_PROGRESS_AUTO;
@@ -324,6 +368,9 @@ int efab_fabric_manual_progress(const efab_fabric_t *fab)
 
 void efab_fabric_close(efab_fabric_t *fab)
 {
+	for (size_t j = 0; j < fab->nsub; j++)
+		efab_ep_close(&fab->sub[j]);
+	free(fab->sub);
 	efab_mr_dereg(&fab->rx_mr);
 	close_endpoint(fab);
 	if (fab->domain)

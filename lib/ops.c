@@ -7,6 +7,12 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_rma.h>
+/* FI_EFA_WR_HIGH_PPS (libfabric >= 2.6's fi_ext_efa.h) */
+#if defined(__has_include)
+#if __has_include(<rdma/fi_ext_efa.h>)
+#include <rdma/fi_ext_efa.h>
+#endif
+#endif
 
 #include "efab.h"
 #include "efab_abi.h"
@@ -16,7 +22,8 @@
 #include "efab_select.h"
 #include "endpoint_internal.h"
 
-int efab_progress(efab_fabric_t *fab)
+/* One endpoint's CQ; a further endpoint (--eps) counts into its parent too. */
+static int progress_one(efab_fabric_t *fab)
 {
 	struct fi_cq_data_entry ent[EFAB_PROGRESS_BATCH];
 	ssize_t n = fi_cq_read(fab->cq, ent, EFAB_ARRAY_SIZE(ent));
@@ -47,7 +54,10 @@ int efab_progress(efab_fabric_t *fab)
 		/* A completion that names a receive slot consumed that receive, whatever
 		 * its flags: efa-direct reports FI_REMOTE_CQ_DATA|FI_RMA|FI_REMOTE_WRITE
 		 * without FI_RECV. */
-		long slot = efab_rx_slot_of(fab, ent[i].op_context);
+		/* (receive slots exist only where FI_RX_CQ_DATA receives were posted:
+		 * rx_free; elsewhere no context is one, and the CQ read of a
+		 * ping-pong's critical path skips the test) */
+		long slot = fab->rx_free ? efab_rx_slot_of(fab, ent[i].op_context) : -1;
 		if (slot >= 0 && fab->rx_free) {
 			fab->rx_free[fab->rx_nfree++] = (size_t)slot;
 			fab->rx_posted--;
@@ -55,14 +65,30 @@ int efab_progress(efab_fabric_t *fab)
 		if (ent[i].flags & FI_REMOTE_CQ_DATA) {
 			fab->rx_data_count++;
 			fab->rx_data_last = ent[i].data;
+			if (fab->parent) {
+				fab->parent->rx_data_count++;
+				fab->parent->rx_data_last = ent[i].data;
+			}
 		} else if (slot < 0 && !(ent[i].flags & FI_RECV)) {
 			fab->tx_done++;
+			if (fab->parent)
+				fab->parent->tx_done++;
 		}
 	}
-	if (efab_rx_cq_data_used(fab) && fab->rx_nfree >= EFAB_RX_CQ_DATA_DEPTH / 2 &&
+	if (fab->rx_free && fab->rx_nfree >= EFAB_RX_CQ_DATA_DEPTH / 2 &&
 	    efab_rx_repost(fab))
 		return -1;
 	return (int)n;
+}
+
+int efab_progress(efab_fabric_t *fab)
+{
+	int n = progress_one(fab);
+	for (size_t j = 0; n >= 0 && j < fab->nsub; j++) {
+		int m = progress_one(&fab->sub[j]);
+		n = m < 0 ? m : n + m;
+	}
+	return n;
 }
 
 void efab_timeout_report(const efab_fabric_t *fab, const efab_waitfor_t *w)
@@ -209,13 +235,14 @@ static int reserve_slot(efab_fabric_t *fab, const efab_waitfor_t *w)
 		efab_deadline_t deadline = {0};                                              \
 		unsigned spins = 0; /* the clock: armed after 256 refusals, then looked at */ \
 		int armed = 0;      /* every 256th (as WAIT_LOOP) */                         \
-		uint64_t c0 = (fab->cost & EFAB_COST_POST) ? efab_ticks() : 0;               \
+		efab_fabric_t *acct = fab->parent ? fab->parent : fab; /* --eps: one sum */  \
+		uint64_t c0 = (acct->cost & EFAB_COST_POST) ? efab_ticks() : 0;              \
 		for (;;) {                                                                   \
 			ssize_t ret = (call);                                                \
 			if (ret == 0) {                                                      \
 				if (c0) {                                                    \
-					fab->post_ticks += efab_ticks() - c0;                \
-					fab->post_ops++;                                     \
+					acct->post_ticks += efab_ticks() - c0;               \
+					acct->post_ops++;                                    \
 				}                                                            \
 				break;                                                       \
 			}                                                                    \
@@ -254,6 +281,48 @@ int efab_post_write(efab_fabric_t *fab, int peer, const void *buf, size_t len, v
 	else
 		POST_LOOP(fi_write(fab->ep, buf, len, desc, dest, raddr, rkey, ctx), "fi_write");
 	fab->tx_posted++;
+	if (fab->parent)
+		fab->parent->tx_posted++;
+	return EFAB_OK;
+}
+
+uint64_t efab_high_pps_flag(void)
+{
+#ifdef FI_EFA_WR_HIGH_PPS
+	return FI_EFA_WR_HIGH_PPS;
+#else
+	return 0;
+#endif
+}
+
+int efab_post_rma_msg(efab_fabric_t *fab, int peer, int read, void *buf, size_t len, void *desc,
+		      uint64_t raddr, uint64_t rkey, uint64_t data, uint64_t flags,
+		      const efab_waitfor_t *w)
+{
+	if (reserve_slot(fab, w))
+		return EFAB_ERR;
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct fi_rma_iov rma = {.addr = raddr, .len = len, .key = rkey};
+	struct fi_msg_rma msg = {
+		.msg_iov = &iov,
+		.desc = &desc,
+		.iov_count = 1,
+		.addr = fab->peers[peer],
+		.rma_iov = &rma,
+		.rma_iov_count = 1,
+		.context = next_ctx(fab),
+		.data = data,
+	};
+	/* the flags replace the endpoint's op_flags: ask for the completion the
+	 * accounting counts on (tx_done) */
+	flags |= FI_COMPLETION;
+	if (read)
+		POST_LOOP(fi_readmsg(fab->ep, &msg, flags), "fi_readmsg");
+	else
+		POST_LOOP(fi_writemsg(fab->ep, &msg, flags), "fi_writemsg");
+	fab->tx_posted++;
+	if (fab->parent)
+		fab->parent->tx_posted++;
 	return EFAB_OK;
 }
 
@@ -266,6 +335,8 @@ int efab_post_read(efab_fabric_t *fab, int peer, void *buf, size_t len, void *de
 	void *ctx = next_ctx(fab);
 	POST_LOOP(fi_read(fab->ep, buf, len, desc, dest, raddr, rkey, ctx), "fi_read");
 	fab->tx_posted++;
+	if (fab->parent)
+		fab->parent->tx_posted++;
 	return EFAB_OK;
 }
 
@@ -340,6 +411,8 @@ int efab_post_atomic(efab_fabric_t *fab, int peer, int kind, const void *buf, si
 		break;
 	}
 	fab->tx_posted++;
+	if (fab->parent)
+		fab->parent->tx_posted++;
 	return EFAB_OK;
 }
 

@@ -19,6 +19,9 @@ static const char *const access_names[] = {"remote", "local", NULL};
 static const char *const footprint_names[] = {"buffer", "window", NULL};
 static const char *const initiator_names[] = {"cpu", "gpu", NULL};
 static const char *const gpu_wqe_names[] = {"64", "128", NULL};
+static const char *const tclass_names[] = {"unspec",    "best-effort", "low-latency",
+					   "dedicated-access", "bulk-data", "scavenger",
+					   "network-ctrl", NULL};
 
 #define OFF(f) offsetof(efab_opts_t, f)
 #define SZ(f) sizeof(((efab_opts_t *)0)->f)
@@ -88,6 +91,27 @@ const efab_optdef_t efab_optdefs[] = {
 	 "(the GPU's endpoint asks libfabric for an inject size of 80 B, so its QP takes "
 	 "efa_io_tx_wqe_128: libfabric >= 2.7 on a device with inline_buf_size_ex 80; exit 77 "
 	 "elsewhere)", EFAB_OG_INITIATOR, 0, 0, gpu_wqe_names},
+	{"post-list", 0, EFAB_OT_U64, OFF(post_list), SZ(post_list), "N",
+	 "post N operations per doorbell: FI_MORE on all but every Nth post (fi_writemsg / "
+	 "fi_readmsg; the last post before a wait never has it); default 1 (no FI_MORE). "
+	 "Inject is off with N > 1 (fi_inject_write takes no flags)", EFAB_OG_PEAK, 1, 65536, NULL},
+	{"pipeline", 0, EFAB_OT_FLAG, OFF(pipeline), SZ(pipeline), NULL,
+	 "post while completions are polled, at most -W in flight, no barrier at window ends "
+	 "(fi_efa_rma_bw's and perftest's loop); -n counts -W operations as with windows",
+	 EFAB_OG_PEAK, 0, 0, NULL},
+	{"eps", 0, EFAB_OT_U64, OFF(eps), SZ(eps), "N",
+	 "N endpoints (queue pairs) per rank on one domain, each with its own CQ, paired with "
+	 "the peer's endpoint of the same number; operations go to them in turn, in --post-list "
+	 "batches (default 1)", EFAB_OG_PEAK, 1, 64, NULL},
+	{"high-pps", 0, EFAB_OT_FLAG, OFF(high_pps), SZ(high_pps), NULL,
+	 "FI_EFA_WR_HIGH_PPS on every write (fi_writemsg; the EFA burst-PPS processing hint; "
+	 "libfabric < 2.7 applies it only with FI_EFA_ENABLE_HIGH_PPS=1); exit 77 where the "
+	 "libfabric headers or the provider do not offer it", EFAB_OG_HIGH_PPS, 0, 0, NULL},
+	{"tclass", 0, EFAB_OT_CHOICE, OFF(tclass), SZ(tclass),
+	 "unspec|best-effort|low-latency|bulk-data|...",
+	 "traffic class of the endpoint (tx_attr->tclass, FI_TC_*): low-latency = "
+	 "FI_TC_LOW_LATENCY (EFA: service level 8); also dedicated-access, scavenger, "
+	 "network-ctrl; default unspec", EFAB_OG_TCLASS, 0, 0, tclass_names},
 	{"aop", 0, EFAB_OT_CHOICE, OFF(aop), SZ(aop), "OP",
 	 "atomic op: add fadd cswap swap min max bor band bxor (default fadd)", EFAB_OG_ATOMIC, 0, 0,
 	 aop_names},
@@ -190,6 +214,8 @@ void efab_opts_init(efab_opts_t *o)
 	o->threshold = 0.8;
 	o->max_retrans = 0.01;
 	o->passes = 1;
+	o->post_list = 1;
+	o->eps = 1;
 }
 
 static int choice_index(const char *const *choices, const char *v)
@@ -737,6 +763,11 @@ const char *efab_regime_name(int r)
 const char *efab_footprint_name(int f)
 {
 	return (f >= 0 && f <= EFAB_FOOTPRINT_WINDOW) ? footprint_names[f] : "?";
+}
+
+const char *efab_tclass_name(int t)
+{
+	return (t >= 0 && t <= EFAB_TC_NETWORK_CTRL) ? tclass_names[t] : "?";
 }
 
 const char *efab_dtype_name(int dt)

@@ -120,6 +120,7 @@ struct fi_info *efab_hints_build(const efab_fabric_req_t *req)
 	h->domain_attr->threading = FI_THREAD_DOMAIN;
 	if (req->cq_data)
 		h->domain_attr->cq_data_size = 4;
+	h->tx_attr->tclass = req->tclass;
 	if (req->provider && *req->provider)
 		h->fabric_attr->prov_name = strdup(req->provider);
 	if (req->fabric && *req->fabric)
@@ -132,6 +133,35 @@ struct fi_info *efab_hints_build(const efab_fabric_req_t *req)
 		return NULL;
 	}
 	return h;
+}
+
+uint32_t efab_tclass_value(int tclass)
+{
+	static const uint32_t v[] = {
+		[EFAB_TC_UNSPEC] = FI_TC_UNSPEC,
+		[EFAB_TC_BEST_EFFORT] = FI_TC_BEST_EFFORT,
+		[EFAB_TC_LOW_LATENCY] = FI_TC_LOW_LATENCY,
+		[EFAB_TC_DEDICATED_ACCESS] = FI_TC_DEDICATED_ACCESS,
+		[EFAB_TC_BULK_DATA] = FI_TC_BULK_DATA,
+		[EFAB_TC_SCAVENGER] = FI_TC_SCAVENGER,
+		[EFAB_TC_NETWORK_CTRL] = FI_TC_NETWORK_CTRL,
+	};
+	return tclass > 0 && (size_t)tclass < EFAB_ARRAY_SIZE(v) ? v[tclass] : FI_TC_UNSPEC;
+}
+
+const char *efab_tclass_fi_name(uint32_t v, char *buf, size_t len)
+{
+	static const char *const names[] = {"FI_TC_UNSPEC",	   "FI_TC_BEST_EFFORT",
+					    "FI_TC_LOW_LATENCY",   "FI_TC_DEDICATED_ACCESS",
+					    "FI_TC_BULK_DATA",	   "FI_TC_SCAVENGER",
+					    "FI_TC_NETWORK_CTRL"};
+	for (int t = 0; t <= EFAB_TC_NETWORK_CTRL; t++)
+		if (efab_tclass_value(t) == v) {
+			snprintf(buf, len, "%s", names[t]);
+			return buf;
+		}
+	snprintf(buf, len, "0x%x", v);
+	return buf;
 }
 
 int efab_prov_matches(const char *user, const char *prov)

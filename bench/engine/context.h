@@ -105,6 +105,10 @@ struct efab_ctx {
 	size_t confirm_off;
 	uint64_t rx_data_confirmed; /* remote CQ data counted up to the last confirmed end */
 	int answered; /* this size's peer end flag was acknowledged (rma.c bw_answer) */
+	struct { /* the RMA stream's per-size constants (rma.c bw_begin) */
+		uint64_t wflags; /* a write's flags: FI_REMOTE_CQ_DATA, FI_EFA_WR_HIGH_PPS */
+		int msg;         /* post through fi_writemsg/fi_readmsg (--post-list, --high-pps) */
+	} bw;
 	struct { /* the put ping-pong's per-size constants (rma.c put_begin) */
 		uint64_t flags;   /* FI_REMOTE_CQ_DATA, FI_INJECT */
 		int host;         /* the tag byte can be written by the CPU */

@@ -203,6 +203,28 @@ static int efa_mixed_gpu_refused(efab_ctx_t *c, const struct fi_info *info, uint
 	return EFAB_SKIP;
 }
 
+/* --tclass: asked for in the hints (tx_attr->tclass). Where the provider
+ * returns FI_TC_UNSPEC (libfabric 2.6's efa does not copy the hint into its
+ * answer; 2.7's turns a class it cannot honour into FI_TC_UNSPEC) the class
+ * is set in the info passed to fi_endpoint, whose tx_attr the endpoint
+ * reads (efa_base_ep.c efa_qp_create: FI_TC_LOW_LATENCY = service level
+ * 8); a class the provider answered with stays. The header says which. */
+static void tclass_settle(efab_ctx_t *c, struct fi_info *info, uint32_t want)
+{
+	char a[32], b[32], d[32];
+	uint32_t got = info->tx_attr->tclass;
+	if (want == FI_TC_UNSPEC)
+		return;
+	if (got == FI_TC_UNSPEC)
+		info->tx_attr->tclass = want;
+	efab_note(c, "--tclass %s: asked %s in tx_attr (hints); fi_getinfo returned %s; the endpoint "
+		     "was opened with %s%s",
+		  efab_tclass_name(c->o.tclass), efab_tclass_fi_name(want, a, sizeof(a)),
+		  efab_tclass_fi_name(got, b, sizeof(b)),
+		  efab_tclass_fi_name(info->tx_attr->tclass, d, sizeof(d)),
+		  got == FI_TC_UNSPEC ? " (set in the info passed to fi_endpoint)" : "");
+}
+
 static int open_fabric(efab_ctx_t *c, uint64_t caps)
 {
 	efab_fabric_req_t req = {
@@ -216,6 +238,7 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 		 * force: asked without it, efa answers with its MR-cache path and
 		 * efa-direct (which requires it) drops out */
 		.mr_mode_off = c->o.src_unregistered ? FI_MR_LOCAL : 0,
+		.tclass = efab_tclass_value(c->o.tclass),
 	};
 	struct fi_info *info = NULL;
 	if (c->rt->rank && !c->o.verbose)
@@ -227,10 +250,14 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 	rc0 = efab_rt_agree(c->rt, rc0);
 	if (rc0)
 		return rc0;
-	/* Selection is deterministic: only rank 0 speaks, every rank agrees. */
+	/* Selection and the refusal after it are deterministic: only rank 0
+	 * speaks, every rank agrees (a rank whose selection failed refuses
+	 * nothing more). */
 	if (c->rt->rank)
 		efab_log_set_verbose(-1);
 	int rc = efab_fabric_select(&req, &info);
+	if (!rc)
+		rc = efa_mixed_gpu_refused(c, info, caps);
 	if (c->rt->rank)
 		efab_log_set_verbose(c->o.verbose);
 	rc = efab_rt_agree(c->rt, rc);
@@ -238,16 +265,7 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 		fi_freeinfo(info);
 		return rc;
 	}
-	if (c->rt->rank)
-		efab_log_set_verbose(-1);
-	rc = efa_mixed_gpu_refused(c, info, caps);
-	if (c->rt->rank)
-		efab_log_set_verbose(c->o.verbose);
-	rc = efab_rt_agree(c->rt, rc);
-	if (rc) {
-		fi_freeinfo(info);
-		return rc;
-	}
+	tclass_settle(c, info, req.tclass);
 	if (c->o.verbose && c->rt->rank == 0)
 		fprintf(stderr, "%s", fi_tostr(info, FI_TYPE_INFO));
 	efab_run_info_fabric(&c->ri, info, &c->o);

@@ -355,6 +355,7 @@ typedef struct stream_state {
 	uint64_t loop_ticks;  /* from loop_t0 to the confirmed end of the last window */
 	size_t ns;
 	double first_us; /* < 0 until the size's first window is timed */
+	uint64_t op;     /* --pipeline: index of the next operation of this size */
 } stream_state_t;
 
 static int timed_window(efab_ctx_t *c, stream_state_t *st, int measured, efab_waitfor_t *w)
@@ -486,6 +487,14 @@ static void fill_bw_row(efab_ctx_t *c, efab_row_t *row, uint64_t n, const bw_sha
 		efab_row_set(c, row, "msg_rate_Mops_windows", "%.6f", r->mops_win);
 	}
 	efab_row_set(c, row, "end_confirm", "%s", efab_stream_confirm_name(c, c->stream_ops));
+	/* the peak-rate techniques (the RMA streams' last columns) */
+	char tc[32];
+	efab_row_set(c, row, "post_list", "%llu", (unsigned long long)c->o.post_list);
+	efab_row_set(c, row, "eps", "%zu", c->fab.nsub + 1);
+	efab_row_set(c, row, "pipeline", "%s", c->o.pipeline ? "yes" : "no");
+	efab_row_set(c, row, "high_pps", "%s", c->o.high_pps ? "yes" : "no");
+	efab_row_set(c, row, "tclass", "%s",
+		     efab_tclass_fi_name(c->fab.info->tx_attr->tclass, tc, sizeof(tc)));
 }
 
 /* The per-pair rows (--per-pair, rank 0): a pair's own figures, both
@@ -533,7 +542,8 @@ int efab_stream_rows(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size,
 	bw_share_t mine, agg;
 	memset(&mine, 0, sizeof(mine));
 	memset(&agg, 0, sizeof(agg));
-	if (active && total_us > 0 && loop_us > 0) {
+	/* --pipeline has no window times (total_us 0): no *_windows figures */
+	if (active && (total_us > 0 || c->o.pipeline) && loop_us > 0) {
 		double nops = (double)n * (double)c->o.window;
 		efab_stats_t ws;
 		mine.active = 1;
@@ -541,8 +551,8 @@ int efab_stream_rows(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size,
 		mine.mops = nops / loop_us;
 		mine.loop_us = loop_us;
 		mine.ops = nops;
-		mine.bw_win = nops * (double)size / total_us;
-		mine.mops_win = nops / total_us;
+		mine.bw_win = total_us > 0 ? nops * (double)size / total_us : 0;
+		mine.mops_win = total_us > 0 ? nops / total_us : 0;
 		efab_stats_compute(c->samples, ns, &ws);
 		mine.p25 = ws.p25;
 		mine.p50 = ws.p50;
@@ -645,6 +655,72 @@ static int budget_windows(efab_ctx_t *c, stream_state_t *st, uint64_t warm, uint
 	}
 }
 
+/* --pipeline: post operations [st->op, st->op + nops), at most -W in flight:
+ * post until -W are in flight (or none is left), then read completions
+ * until at least one more arrived, and so on (fi_efa_rma_bw's
+ * nonblocking loop); returns once all nops have completed. */
+static int pipe_run(efab_ctx_t *c, stream_state_t *st, uint64_t nops, efab_waitfor_t *w,
+		    uint64_t *full_at)
+{
+	efab_fabric_t *f = &c->fab;
+	const efab_stream_ops_t *ops = st->ops;
+	uint64_t win = c->o.window, end = st->op + nops, goal = f->tx_posted + nops;
+	while (st->op < end || f->tx_done < goal) {
+		while (st->op < end && f->tx_posted - f->tx_done < win) {
+			int last = st->op + 1 == end || f->tx_posted + 1 - f->tx_done >= win;
+			w->iter = st->op / win;
+			if (ops->post_one(c, st->size, st->op, last))
+				return EFAB_ERR;
+			st->op++;
+		}
+		if (full_at && !*full_at) /* the first fill is posted: the clock starts */
+			*full_at = efab_ticks();
+		if (efab_wait_tx(f, f->tx_done < f->tx_posted ? f->tx_done + 1 : f->tx_posted, w))
+			return EFAB_ERR;
+		if (ops->answer && ops->answer(c, st->size))
+			return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+/* --pipeline, one size: (-c: prepare and a barrier on every rank) window 0
+ * timed alone, the warmup's operations, then the measured ones from
+ * st->loop_t0. *n stays the measured windows' count (-W ops each). */
+static int pipe_loop(efab_ctx_t *c, stream_state_t *st, uint64_t warm, uint64_t n,
+		     efab_waitfor_t *w)
+{
+	const efab_stream_ops_t *ops = st->ops;
+	uint64_t win = c->o.window;
+	if (c->o.check) {
+		w->what = "the other ranks before the checked pipeline";
+		if ((ops->prepare && ops->prepare(c, st->size, 0)) || efab_barrier_progress(&c->fab, w))
+			return EFAB_ERR;
+	}
+	w->what = "window completions";
+	if (st->active) {
+		if (timed_window(c, st, 0, w))
+			return EFAB_ERR;
+		st->op = win;
+		st->next = 1;
+		if (pipe_run(c, st, (warm - 1) * win, w, NULL))
+			return EFAB_ERR;
+	}
+	if (efab_evidence_begin(c, w))
+		return EFAB_ERR;
+	w->what = "pipelined completions";
+	/* no per-poll cycle counter reads (post_ns/poll_ns are per window,
+	 * which the pipeline has not): fi_efa_rma_bw's loop reads no clock */
+	c->fab.cost = 0;
+	/* the timed loop starts with -W operations in flight (fi_efa_rma_bw's
+	 * clock starts once the warmup's completions are in, its pipeline full):
+	 * the measured phase's first -W posts are made, then the clock starts */
+	st->loop_t0 = st->active ? 0 : efab_ticks();
+	if (st->active && pipe_run(c, st, n * win, w, &st->loop_t0))
+		return EFAB_ERR;
+	st->next = st->active ? warm + n : 0;
+	return EFAB_OK;
+}
+
 int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab_row_t *row)
 {
 	stream_state_t st = {.ops = ops, .size = size, .first_us = -1};
@@ -663,8 +739,15 @@ int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab
 	if (efab_pattern_samples(c, budget ? 1u << 20 : n))
 		return EFAB_ERR;
 	c->stream_ops = ops;
+	uint64_t rx0 = c->fab.rx_data_count;
 	if (budget) {
 		if (budget_windows(c, &st, warm, &n, row, &w))
+			return EFAB_ERR;
+	} else if (c->o.pipeline) {
+		c->planned = warm + n;
+		efab_cost_reset(&c->fab);
+		c->ncost_post = c->ncost_poll = 0;
+		if (pipe_loop(c, &st, warm, n, &w) && loop_failed(c))
 			return EFAB_ERR;
 	} else {
 		/* --time: each rank calibrated its own number of windows */
@@ -698,6 +781,12 @@ int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab
 	if (!c->failed && ops->finish && ops->finish(c, size, st.active ? st.next : 0) &&
 	    loop_failed(c))
 		return EFAB_ERR;
+	if (c->o.pipeline && c->o.check && !c->failed && ops->check_all) {
+		uint64_t e = ops->check_all(c, size, (warm + n) * c->o.window, rx0);
+		if (e == UINT64_MAX)
+			return EFAB_ERR;
+		row->errors += e;
+	}
 	w.what = "the other ranks after the last window";
 	int any_failed;
 	if (closing_barrier(c, &w, &any_failed) || efab_evidence_end(c, &w))

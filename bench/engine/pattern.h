@@ -63,7 +63,16 @@ uint64_t efab_pingpong_iters(const efab_ctx_t *c, uint64_t size);
  * measured window to the end of confirm (every rank runs it after the last
  * window), gaps between windows included, as fabtests, perftest and OSU
  * time their loops. The sum of window times divides the same payload in the
- * *_windows columns. */
+ * *_windows columns.
+ * --pipeline: window 0 as above (first_us), then the warmup's and the
+ * measured windows' operations (-W each) posted one by one while
+ * completions are read, at most -W in flight and no wait at window ends
+ * (fi_efa_rma_bw's loop); the warmup is drained before the measured phase,
+ * whose clock (loop_t0) starts once its first -W operations are posted: the
+ * pipeline full, as fi_efa_rma_bw's clock starts at the warmup's last
+ * completion with -W in flight. No window times: window_us_* and *_windows stay empty. With -c,
+ * prepare runs on every rank with a barrier before window 0 and check_all
+ * after the loop. */
 typedef struct efab_stream_ops {
 	/* every rank, once per size (may synchronise) */
 	int (*begin)(efab_ctx_t *c, uint64_t size);
@@ -97,6 +106,14 @@ typedef struct efab_stream_ops {
 	/* with -c, fence every window with barriers and check on every rank (a
 	 * source or slot is refilled only after every check is done) */
 	int lockstep;
+	/* --pipeline (NULL: the family has no pipelined loop): post the size's
+	 * operation k (0, 1, ... over the size, windows of -W ops indexed alike);
+	 * last = the pattern waits for a completion after it (no FI_MORE) */
+	int (*post_one)(efab_ctx_t *c, uint64_t size, uint64_t k, int last);
+	/* --pipeline with -c, every rank after finish: wait for and check what
+	 * arrived of the nops operations (rx0 = remote CQ data count before
+	 * them); mismatches, UINT64_MAX on a failure */
+	uint64_t (*check_all)(efab_ctx_t *c, uint64_t size, uint64_t nops, uint64_t rx0);
 } efab_stream_ops_t;
 
 int efab_stream(efab_ctx_t *c, const efab_stream_ops_t *ops, uint64_t size, efab_row_t *row);

@@ -9,7 +9,7 @@
 
 #define TRAFFIC_OPTS                                                                          \
 	(EFAB_OG_COMMON | EFAB_OG_SELECT | EFAB_OG_DOMAIN | EFAB_OG_SIZES | EFAB_OG_ITERS |      \
-	 EFAB_OG_WARMUP | EFAB_OG_MEM | EFAB_OG_GPU | EFAB_OG_CHECK | EFAB_OG_NODES)
+	 EFAB_OG_WARMUP | EFAB_OG_MEM | EFAB_OG_GPU | EFAB_OG_CHECK | EFAB_OG_NODES | EFAB_OG_TCLASS)
 #define STREAM_OPTS (EFAB_OG_WINDOW | EFAB_OG_WINDOW_STATS | EFAB_OG_PER_PAIR)
 #define RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define ATOMIC_CAPS (FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
@@ -41,6 +41,10 @@ static const char *const bw_cols[] = {"pair",		 "window_us_p50",	  "window_us_p9
 				      "first_us",	 "footprint",		  "bw_MBps_windows",
 				      "msg_rate_Mops_windows", "end_confirm",	  "window_us_p25",
 				      "window_us_p75"};
+/* put_bw and get_bw, after every other column (issue 48): --post-list N,
+ * --pipeline (yes/no), --high-pps (yes/no), the endpoint's traffic class
+ * (FI_TC_* the endpoint was opened with), the endpoints per rank (--eps) */
+static const char *const peak_tail[] = {"post_list", "pipeline", "high_pps", "tclass", "eps"};
 static const char *const connect_cols[] = {"peers", "av_insert_us", "av_insert_us_per_peer",
 					   "second_us_p50", "ep_open_us_p50"};
 
@@ -96,11 +100,13 @@ const efab_bench_row_t efab_bench_rows[] = {
 		   "target: column end_confirm); bw_MBps_windows = bytes / sum of window times.\n"
 		   BW_SUMMARY_TAIL,
 		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_RMA_OP | EFAB_OG_PAIR_LAYOUT | EFAB_OG_INJECT |
-			   EFAB_OG_SRC | EFAB_OG_MR_CACHE | EFAB_OG_INITIATOR,
+			   EFAB_OG_SRC | EFAB_OG_MR_CACHE | EFAB_OG_INITIATOR | EFAB_OG_PEAK |
+			   EFAB_OG_HIGH_PPS,
 		RMA_ROW, BW_ROW,
 		.default_op = EFAB_OP_WRITE,
 		.ops = (1u << EFAB_OP_WRITE) | (1u << EFAB_OP_WRITEDATA),
 		.counts = BW_COUNTS,
+		.tail_cols = peak_tail, .n_tail = EFAB_ARRAY_SIZE(peak_tail),
 	},
 	{
 		.name = "efab_get_bw",
@@ -109,10 +115,11 @@ const efab_bench_row_t efab_bench_rows[] = {
 		   "A window of -W reads is posted, then waited for; bandwidth = bytes / elapsed\n"
 		   "time of the timed loop (first post to last read completion);\n"
 		   "bw_MBps_windows = bytes / sum of window times.\n" BW_SUMMARY_TAIL,
-		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_RMA_OP | EFAB_OG_PAIR_LAYOUT,
+		.options = TRAFFIC_OPTS | STREAM_OPTS | EFAB_OG_RMA_OP | EFAB_OG_PAIR_LAYOUT | EFAB_OG_PEAK,
 		RMA_ROW, BW_ROW,
 		.default_op = EFAB_OP_READ, .ops = 1u << EFAB_OP_READ,
 		.counts = BW_COUNTS,
+		.tail_cols = peak_tail, .n_tail = EFAB_ARRAY_SIZE(peak_tail),
 	},
 	{
 		.name = "efab_atomic_lat",

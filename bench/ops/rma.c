@@ -26,6 +26,7 @@
  *     size, window x size bytes on each side, as fabtests' fi_rma_bw and
  *     OSU's osu_put_bw/osu_get_bw do (it matters where the window no longer
  *     fits a cache: 4 MiB on shm). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "efab_ops.h"
@@ -231,7 +232,14 @@ static size_t rx_bytes(const efab_ctx_t *c)
 static int bw_begin(efab_ctx_t *c, uint64_t size)
 {
 	c->answered = 0;
+	/* --post-list and --high-pps post through fi_writemsg/fi_readmsg; with
+	 * them and with --pipeline every operation has a completion (no inject:
+	 * fi_inject_write takes no flags, and the pipeline counts completions) */
+	c->bw.msg = c->o.post_list > 1 || c->o.high_pps;
+	c->bw.wflags = (c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0) |
+		       (c->o.high_pps ? efab_high_pps_flag() : 0);
 	c->use_inject = c->op != EFAB_OP_READ && !c->o.no_inject && !c->o.src_unregistered &&
+			!c->bw.msg && !c->o.pipeline &&
 			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value) && c->o.window > 1;
 	return EFAB_OK;
 }
@@ -258,7 +266,52 @@ static int bw_prepare(efab_ctx_t *c, uint64_t size, uint64_t i)
 	for (size_t k = 0; active && k < n; k++)
 		if (efab_fill(c, tx + k * size, size, c->seq))
 			return EFAB_ERR;
+	/* --pipeline checks once, after the loop: a slot no write reached must
+	 * not pass for one that a write of an earlier size filled */
+	if (c->o.pipeline && (!c->initiator || c->o.bidir)) {
+		memset(c->bounce, (uint8_t)~efab_tag(c->seq), n * size); /* never the tag */
+		return efab_mem_write(&c->mem, 0, c->bounce, n * size);
+	}
 	return EFAB_OK;
+}
+
+/* The endpoint of the size's operation k (--eps): batches of --post-list
+ * operations round-robin over the endpoints, so FI_MORE always has a later
+ * post on the same endpoint that rings its doorbell. */
+static inline efab_fabric_t *ep_of(efab_ctx_t *c, uint64_t k)
+{
+	return efab_ep_at(&c->fab, c->fab.nsub ? k / c->o.post_list : 0);
+}
+
+/* Operation k of the size through fi_writemsg / fi_readmsg: slot k modulo
+ * the slots, FI_MORE on all but every --post-list'th and unless last (a
+ * wait follows it: the doorbell must ring). */
+static int bw_post_msg(efab_ctx_t *c, uint64_t size, uint64_t k, int last, efab_waitfor_t *w)
+{
+	size_t tx = rx_bytes(c), slot = (size_t)(k % slots(c)) * size;
+	uint64_t more = !last && c->o.post_list > 1 && (k + 1) % c->o.post_list ? FI_MORE : 0;
+	int read = c->op == EFAB_OP_READ;
+	uint8_t *local = efab_local(c, read ? slot : tx + slot);
+	uint64_t remote = efab_raddr(c, c->peer, read ? tx + slot : slot);
+	return efab_post_rma_msg(ep_of(c, k), c->peer, read, local, size, c->ldesc, remote,
+				 c->rkeys[c->peer].key, c->seq & 0xffffffffu,
+				 (read ? 0 : c->bw.wflags) | more, w);
+}
+
+/* --pipeline: operation k, alone (the pattern keeps -W in flight). */
+static int bw_post_one(efab_ctx_t *c, uint64_t size, uint64_t k, int last)
+{
+	efab_waitfor_t w = {"pipelined completions", efab_op_name(c->op), size, c->peer,
+			    k / c->o.window};
+	if (c->bw.msg)
+		return bw_post_msg(c, size, k, last, &w);
+	size_t tx = rx_bytes(c), slot = (size_t)(k % slots(c)) * size;
+	if (c->op == EFAB_OP_READ)
+		return efab_post_read(ep_of(c, k), c->peer, efab_local(c, slot), size, c->ldesc,
+				      efab_raddr(c, c->peer, tx + slot), c->rkeys[c->peer].key, &w);
+	return efab_post_write(ep_of(c, k), c->peer, efab_local(c, tx + slot), size, c->ldesc,
+			       efab_raddr(c, c->peer, slot), c->rkeys[c->peer].key,
+			       c->seq & 0xffffffffu, c->bw.wflags, &w);
 }
 
 /* The per-operation work is the post alone: what depends on the options
@@ -271,9 +324,15 @@ static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 	uint64_t remote = efab_raddr(c, c->peer, 0);
 	efab_waitfor_t w = {"window completions", efab_op_name(c->op), size, c->peer, i};
 	size_t slot = 0;
+	if (c->bw.msg) {
+		for (; k < window; k++)
+			if (bw_post_msg(c, size, i * window + k, k + 1 == window, &w))
+				return EFAB_ERR;
+		return EFAB_OK;
+	}
 	if (c->op == EFAB_OP_READ) {
 		for (; k < window; k++, slot += step)
-			if (efab_post_read(&c->fab, c->peer, local + slot, size, c->ldesc,
+			if (efab_post_read(ep_of(c, i * window + k), c->peer, local + slot, size, c->ldesc,
 					   remote + tx + slot, key, &w))
 				return EFAB_ERR;
 		return EFAB_OK;
@@ -282,11 +341,11 @@ static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 	uint64_t data = c->seq & 0xffffffffu;
 	/* with inject, every write of the window is injected */
 	for (uint64_t injected = c->use_inject ? window : 0; k < injected; k++, slot += step)
-		if (efab_post_write(&c->fab, c->peer, local + tx + slot, size, c->ldesc,
+		if (efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size, c->ldesc,
 				    remote + slot, key, data, flags | FI_INJECT, &w))
 			return EFAB_ERR;
 	for (; k < window; k++, slot += step)
-		if (efab_post_write(&c->fab, c->peer, local + tx + slot, size, c->ldesc,
+		if (efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size, c->ldesc,
 				    remote + slot, key, data, flags, &w))
 			return EFAB_ERR;
 	return EFAB_OK;
@@ -295,7 +354,7 @@ static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 /* -c: wait until every slot written this window carries its tag (host
  * memory) or all W remote CQ data arrived (writedata), then check. Every
  * rank, every window (lockstep); the next window carries the next message. */
-static uint64_t bw_check(efab_ctx_t *c, uint64_t size, uint64_t i, uint64_t rx0)
+static uint64_t check_arrived(efab_ctx_t *c, uint64_t size, uint64_t i, uint64_t rx0, uint64_t nops)
 {
 	size_t used = slots(c) < c->o.window ? slots(c) : (size_t)c->o.window;
 	int arrival = c->op != EFAB_OP_READ && (!c->initiator || c->o.bidir);
@@ -303,7 +362,7 @@ static uint64_t bw_check(efab_ctx_t *c, uint64_t size, uint64_t i, uint64_t rx0)
 	efab_waitfor_t w = {"the window's data to arrive", efab_op_name(c->op), size, c->peer, i};
 	uint64_t errors = 0, seq = c->seq++;
 	if (c->op == EFAB_OP_WRITEDATA && arrival) {
-		if (efab_wait_rxdata(&c->fab, rx0 + c->o.window, &w))
+		if (efab_wait_rxdata(&c->fab, rx0 + nops, &w))
 			return UINT64_MAX;
 	} else if (arrival) {
 		for (size_t k = 0; k < used; k++)
@@ -315,6 +374,18 @@ static uint64_t bw_check(efab_ctx_t *c, uint64_t size, uint64_t i, uint64_t rx0)
 		errors += c->op == EFAB_OP_WRITE ? efab_verify_settled(c, k * size, size, seq)
 						 : efab_verify(c, k * size, size, seq);
 	return errors;
+}
+
+static uint64_t bw_check(efab_ctx_t *c, uint64_t size, uint64_t i, uint64_t rx0)
+{
+	return check_arrived(c, size, i, rx0, c->o.window);
+}
+
+/* --pipeline, after the loop: every slot carries the size's message (all
+ * nops operations arrived: writedata counts them). */
+static uint64_t bw_check_all(efab_ctx_t *c, uint64_t size, uint64_t nops, uint64_t rx0)
+{
+	return check_arrived(c, size, nops / c->o.window, rx0, nops);
 }
 
 static uint64_t bw_end(efab_ctx_t *c, uint64_t size, uint64_t windows)
@@ -514,6 +585,7 @@ const efab_stream_ops_t efab_rma_stream = {
 	.confirm_name = bw_confirm_name,
 	.footprint = bw_footprint,
 	.lockstep = 1, /* a slot is rewritten only once every rank checked it */
+	.post_one = bw_post_one, .check_all = bw_check_all,
 };
 
 /* ---- the family ---- */
@@ -532,8 +604,29 @@ static int last_byte_polled(const efab_ctx_t *c)
 	return c->o.initiator == EFAB_INITIATOR_GPU || gpu_polls(c);
 }
 
+/* The peak-rate options (--post-list, --pipeline, --high-pps) against
+ * what else was asked: usage errors, before any fabric opens. */
+static int peak_check_opts(efab_ctx_t *c)
+{
+	const char *bad = NULL;
+	int peak = c->o.post_list > 1 || c->o.pipeline || c->o.high_pps;
+	peak |= c->o.eps > 1;
+	if (peak && c->o.initiator == EFAB_INITIATOR_GPU)
+		bad = "--post-list, --pipeline, --eps and --high-pps are CPU posting techniques: not "
+		      "with --initiator gpu (its doorbell batch is the window)";
+	else if (c->o.pipeline && c->o.time_s > 0)
+		bad = "--pipeline counts operations: give -n (windows of -W ops), not --time";
+	if (!bad)
+		return EFAB_OK;
+	if (c->rt->rank == 0)
+		efab_log_error("%s", bad);
+	return EFAB_EUSAGE;
+}
+
 static int rma_check_opts(efab_ctx_t *c)
 {
+	if (c->row->pattern == EFAB_PATTERN_STREAM && peak_check_opts(c))
+		return EFAB_EUSAGE;
 	if (c->row->pattern == EFAB_PATTERN_PINGPONG && c->op == EFAB_OP_WRITE && !last_byte_polled(c))
 		c->op = EFAB_OP_WRITEDATA;
 	return EFAB_OK;
@@ -571,9 +664,112 @@ int efab_rma_notes(efab_ctx_t *c)
 	return EFAB_OK;
 }
 
+/* --high-pps where it can work: the headers define FI_EFA_WR_HIGH_PPS and
+ * the provider is efa (the flag is one of its own, fi_ext_efa.h; both its
+ * fabrics pass a write's flags to efa_qp_post_write). Elsewhere exit 77. */
+static int high_pps_offered(efab_ctx_t *c)
+{
+	const char *prov = c->fab.info->fabric_attr->prov_name;
+	if (!c->o.high_pps)
+		return EFAB_OK;
+	if (!efab_high_pps_flag()) {
+		if (c->rt->rank == 0)
+			efab_log_error("--high-pps: not offered by this libfabric: efabench was built "
+				       "against libfabric %d.%d, whose headers have no "
+				       "FI_EFA_WR_HIGH_PPS (rdma/fi_ext_efa.h, libfabric >= 2.6)",
+				       FI_MAJOR_VERSION, FI_MINOR_VERSION);
+		return EFAB_SKIP;
+	}
+	if (!efab_prov_matches("efa", prov)) {
+		if (c->rt->rank == 0)
+			efab_log_error("--high-pps: not offered by provider %s: FI_EFA_WR_HIGH_PPS is "
+				       "the efa provider's flag (fi_ext_efa.h)", prov ? prov : "?");
+		return EFAB_SKIP;
+	}
+	return EFAB_OK;
+}
+
+/* Header notes of the peak-rate options in force. */
+static void peak_notes(efab_ctx_t *c)
+{
+	if (c->o.post_list > 1)
+		efab_note(c, "--post-list %llu: operations posted with fi_%smsg, FI_MORE on all but "
+			     "every %llu-th and on none that a wait follows (the window's last, or "
+			     "--pipeline's before it polls): one doorbell per %llu work requests at "
+			     "most; inject off",
+			  (unsigned long long)c->o.post_list, c->op == EFAB_OP_READ ? "read" : "write",
+			  (unsigned long long)c->o.post_list, (unsigned long long)c->o.post_list);
+	if (c->o.pipeline)
+		efab_note(c, "--pipeline: operations posted while completions are read, at most %llu "
+			     "in flight, no wait at window ends (fi_efa_rma_bw's loop; window 0 timed "
+			     "alone as first_us, the warmup drained before the measured phase); the "
+			     "timed loop starts once the measured phase's first -W operations are "
+			     "posted (the pipeline full, as fi_efa_rma_bw's clock) and ends confirmed as "
+			     "with windows; no window times: window_us_* and *_windows empty; inject "
+			     "off%s",
+			  (unsigned long long)c->o.window,
+			  c->o.check ? "; -c: sources filled and destinations poisoned once before "
+				       "the size, every destination checked after its loop" : "");
+	if (c->o.high_pps) {
+		uint32_t v = fi_version();
+		efab_note(c, "--high-pps: FI_EFA_WR_HIGH_PPS on every write (fi_writemsg; the EFA "
+			     "burst-PPS processing hint); running libfabric %u.%u%s",
+			  FI_MAJOR(v), FI_MINOR(v),
+			  FI_VERSION_LT(v, FI_VERSION(2, 7))
+				  ? (getenv("FI_EFA_ENABLE_HIGH_PPS") &&
+						     atoi(getenv("FI_EFA_ENABLE_HIGH_PPS")) > 0
+					     ? ", FI_EFA_ENABLE_HIGH_PPS set: the provider applies it"
+					     : ", which applies it only with FI_EFA_ENABLE_HIGH_PPS=1 "
+					       "(unset here: the flag is ignored)")
+				  : ", which applies it without FI_EFA_ENABLE_HIGH_PPS");
+	}
+}
+
+/* --eps N > 1: what it needs of the fabric, then the endpoints (collective:
+ * every rank reaches it, the refusals are alike on every rank). */
+static int eps_open(efab_ctx_t *c)
+{
+	const struct fi_info *info = c->fab.info;
+	const char *why = NULL;
+	int rc = EFAB_SKIP;
+	if (c->o.eps <= 1)
+		return EFAB_OK;
+	if (c->op == EFAB_OP_WRITEDATA && (info->mode & FI_RX_CQ_DATA))
+		why = "remote CQ data consumes receives posted on each endpoint (FI_RX_CQ_DATA): "
+		      "only the first endpoint posts them";
+	else if (info->domain_attr->mr_mode & FI_MR_ENDPOINT)
+		why = "FI_MR_ENDPOINT binds the buffer's registration to one endpoint";
+	else if (confirm_kind(c) == CONFIRM_ORDERED) {
+		/* the end flag goes through the first endpoint: ordered only behind
+		 * that endpoint's writes, and a local completion here does not say
+		 * that a write arrived */
+		why = "-o write confirms its end with a flag ordered behind the writes of one "
+		      "endpoint (FI_ORDER_WAW); use -o writedata (every arrival counted)";
+		rc = EFAB_EUSAGE;
+	}
+	if (why) {
+		if (c->rt->rank == 0)
+			efab_log_error("--eps %llu on fabric %s: %s", (unsigned long long)c->o.eps,
+				       info->fabric_attr->name, why);
+		return rc;
+	}
+	efab_note(c, "--eps %llu: %llu endpoints per rank on domain %s, each with its own CQ and "
+		     "AV; the size's operations go to them in turn%s, endpoint j to the peer's "
+		     "endpoint j; the end flag and its acknowledgement through the first",
+		  (unsigned long long)c->o.eps, (unsigned long long)c->o.eps,
+		  info->domain_attr->name,
+		  c->o.post_list > 1 ? " by --post-list batches" : " (round-robin)");
+	return efab_eps_open(&c->fab, c->o.eps);
+}
+
 int efab_rma_stream_setup(efab_ctx_t *c)
 {
 	size_t txq = c->fab.info->tx_attr->size;
+	int hrc = high_pps_offered(c);
+	if (!hrc)
+		hrc = eps_open(c);
+	if (hrc)
+		return hrc;
 	if (c->o.window > txq) {
 		if (c->rt->rank == 0)
 			efab_log_error("--window %llu is above the provider's tx queue size %zu",
@@ -617,6 +813,7 @@ int efab_rma_stream_setup(efab_ctx_t *c)
 				 "(window x size bytes each side, as fabtests and OSU)"
 			       : "every op of a window uses one source and one destination "
 				 "buffer (as perftest)");
+	peak_notes(c);
 	if (c->o.bidir)
 		efab_note(c, "--bidir: both ranks of each pair issue at once; rows report the sum; "
 			     "each rank's loop ends at its own confirmed end (a rank still posting "

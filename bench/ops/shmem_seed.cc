@@ -58,6 +58,18 @@ static void catch_faults(void)
 	efab_fault_catch(2, fault_prefix);
 }
 
+/* A two-way choice: *out = 0 for first, 1 for second; anything else is a
+ * usage error, said in one line. */
+static int either(const char *v, const char *opt, const char *first, const char *second, int *out)
+{
+	if (strcmp(v, first) && strcmp(v, second)) {
+		fprintf(stderr, "efab_shmem_seed: %s '%s': expected %s or %s\n", opt, v, first, second);
+		return -1;
+	}
+	*out = !strcmp(v, second);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int reg = 0, on_stream = 0, src_host = 0;
@@ -72,12 +84,8 @@ int main(int argc, char **argv)
 			reg = 1;
 			break;
 		case 'a':
-			if (!strcmp(optarg, "putmem_nbi_on_stream"))
-				on_stream = 1;
-			else if (strcmp(optarg, "putmem")) {
-				fprintf(stderr, "efab_shmem_seed: --api '%s': expected putmem or putmem_nbi_on_stream\n", optarg);
+			if (either(optarg, "--api", "putmem", "putmem_nbi_on_stream", &on_stream))
 				return EFAB_EUSAGE;
-			}
 			break;
 		case 'm':
 			bytes = strtoull(optarg, &end, 0);
@@ -87,12 +95,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 's':
-			if (!strcmp(optarg, "host"))
-				src_host = 1;
-			else if (strcmp(optarg, "cuda")) {
-				fprintf(stderr, "efab_shmem_seed: --src '%s': expected cuda or host\n", optarg);
+			if (either(optarg, "--src", "cuda", "host", &src_host))
 				return EFAB_EUSAGE;
-			}
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -64,6 +64,12 @@ def series_key(d, group_by):
     # it) is another experiment, not a repeat: a line of its own
     if d["bench"] == "shmem_reg" and d.get("lf_fabric") not in (None, "", "-"):
         parts.append(f"lf={d['lf_fabric'].split()[0]}")
+    # issue 48's peak-rate techniques: each combination another experiment, a
+    # line of its own (a sweep's matrix runs them under one job section)
+    for col, default in (("post_list", "1"), ("pipeline", "no"), ("high_pps", "no"),
+                         ("tclass", "FI_TC_UNSPEC"), ("eps", "1")):
+        if d.get(col) not in (None, "", default):
+            parts.append(f"{col}={d[col]}")
     if d.get("initiator") == "gpu":  # a CUDA kernel posted (--initiator gpu): its own line
         parts.append("initiator=gpu")
         if d.get("gpu_threads") not in (None, "", "1"):

@@ -340,6 +340,7 @@ static void sim_init_once(void)
 	pthread_atfork(NULL, NULL, atfork_child);
 	sim.log = getenv("EFASIM_LOG") && atoi(getenv("EFASIM_LOG")) > 0;
 	sim.stats = getenv("EFASIM_ENGINE_STATS") && atoi(getenv("EFASIM_ENGINE_STATS")) > 0;
+	sim.qp_stats = getenv("EFASIM_QP_STATS") && atoi(getenv("EFASIM_QP_STATS")) > 0;
 	if (sim.stats)
 		atexit(engine_stats);
 	/* EFASIM_P2P=0: a device without GPUDirect RDMA (GPU memory does not register) */

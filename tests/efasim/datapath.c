@@ -191,7 +191,9 @@ void wr_set_inline_data(struct ibv_qp_ex *x, void *addr, size_t len)
 
 void wr_set_processing_hints(struct efadv_qp *dv, uint32_t hints)
 {
-	(void)dv, (void)hints; /* a performance hint: nothing to model */
+	/* a performance hint: counted (qp_stats), the WR runs as any other */
+	struct sim_qp *q = container_of(dv, struct sim_qp, dv);
+	q->v_hinted += (hints & EFADV_WR_PROCESSING_HINT_BURST_PPS_SENSITIVE) != 0;
 }
 
 void wr_abort(struct ibv_qp_ex *x)

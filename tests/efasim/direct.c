@@ -525,6 +525,15 @@ static unsigned run_sq(struct sim_qp *q)
 {
 	uint16_t pc = (uint16_t)__atomic_load_n(q->sq_dbp, __ATOMIC_ACQUIRE);
 	unsigned n = 0;
+	uint16_t adv = (uint16_t)(pc - q->sq_cc);
+	if (adv) { /* one doorbell advance seen: at least one doorbell write */
+		q->db_adv++;
+		q->db_wqes += adv;
+		int b = 0;
+		while (b < 6 && (adv >> (b + 1)))
+			b++;
+		q->db_hist[b]++;
+	}
 	while (q->sq_cc != pc) {
 		uint32_t idx = q->sq_cc & (q->sq_cnt - 1);
 		const struct io_tx_wqe *wqe = (const struct io_tx_wqe *)(q->sq_buf + (size_t)idx * q->wqe_size);
@@ -539,6 +548,7 @@ static unsigned run_sq(struct sim_qp *q)
 			cq_push(q->scq->ring, &sc);
 			cc_sq(q, wqe_wr_op(wqe->meta.ctrl1), ES_LOCAL_QP_INTERNAL);
 		} else {
+			q->hinted += (wqe->meta.ctrl3 & 3u) != 0; /* processing hints, 1:0 */
 			run_wqe(q, wqe);
 		}
 		q->sq_cc++;

@@ -174,7 +174,36 @@ struct ibv_qp *efasim_efadv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	return create_qp(ctx, attr, 1, efa_attr->flags);
+	struct ibv_qp *qp = create_qp(ctx, attr, 1, efa_attr->flags);
+	if (qp) {
+		/* the service level and hints as the kernel's create_qp command
+		 * carries them (rdma-core providers/efa/verbs.c: req.sl =
+		 * efa_attr->sl); no range check is modelled (assumed: the device
+		 * takes what the kernel passes) */
+		struct sim_qp *q = container_of(qp, struct sim_qp, qpx.qp_base);
+		if (inlen >= offsetof(struct efadv_qp_init_attr, sl) + sizeof(efa_attr->sl))
+			q->sl = efa_attr->sl;
+		if (inlen >= offsetof(struct efadv_qp_init_attr, wr_flags) + sizeof(efa_attr->wr_flags))
+			q->hints_flag = !!(efa_attr->wr_flags & EFADV_WR_EX_WITH_PROCESSING_HINTS);
+	}
+	return qp;
+}
+
+void qp_stats(const struct sim_qp *q)
+{
+	if (!sim.qp_stats || (!q->db_adv && !q->v_db))
+		return;
+	const uint64_t *h = q->db_hist;
+	fprintf(stderr,
+		"efasim[%d]: qp %u sl %u hints %s: direct %llu WQEs in %llu doorbell advances "
+		"(by WQEs 1/2-3/4-7/8-15/16-31/32-63/64+: %llu/%llu/%llu/%llu/%llu/%llu/%llu), %llu "
+		"burst-PPS; verbs %llu WRs in %llu doorbells, %llu burst-PPS\n",
+		(int)getpid(), q->qpx.qp_base.qp_num, q->sl, q->hints_flag ? "on" : "off",
+		(unsigned long long)q->db_wqes, (unsigned long long)q->db_adv,
+		(unsigned long long)h[0], (unsigned long long)h[1], (unsigned long long)h[2],
+		(unsigned long long)h[3], (unsigned long long)h[4], (unsigned long long)h[5],
+		(unsigned long long)h[6], (unsigned long long)q->hinted, (unsigned long long)q->v_wrs,
+		(unsigned long long)q->v_db, (unsigned long long)q->v_hinted);
 }
 
 struct efadv_qp *efasim_efadv_qp_from_ibv_qp_ex(struct ibv_qp_ex *qpx)
@@ -260,6 +289,7 @@ EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 		free(q);
 		return 0;
 	}
+	qp_stats(q);
 	robust_lock(&sim.reg->lock);
 	sim.reg->qps[q->slot].used = 0;
 	pthread_mutex_unlock(&sim.reg->lock);

@@ -49,6 +49,8 @@ int wr_complete(struct ibv_qp_ex *x)
 		wr_abort(x);
 		return err;
 	}
+	q->v_db++; /* the verbs path's doorbell: one per ibv_wr_complete (qp_stats) */
+	q->v_wrs += q->nwr;
 	/* rnr_retry 7 = retry for ever (IB semantics) */
 	int tries = q->rnr_retry >= 7 ? -1 : q->rnr_retry;
 	for (size_t i = 0; i < q->nwr; i++) {

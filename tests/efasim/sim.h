@@ -118,6 +118,7 @@ struct sim_state {
 	int retry_thread;        /* the retry thread runs in this process */
 	int engine_thread;       /* the direct path's device engine runs in this process (direct.c) */
 	int stats;               /* EFASIM_ENGINE_STATS=1: the cost figures printed at exit */
+	int qp_stats;            /* EFASIM_QP_STATS=1: each QP's sl, hints, doorbells at destroy */
 	int own_sysfs;           /* sim.sysfs is efasim's tree (hw counters are written there) */
 	int p2p;                 /* EFASIM_P2P (1): CUDA memory registers (GPUDirect RDMA) */
 	int fake_dmabuf;         /* EFASIM_TEST_FAKE_DMABUF=1: a memfd named "efasim-dmabuf" passes for a dma-buf (objrules) */
@@ -255,7 +256,24 @@ struct sim_qp {
 	int req64;               /* the SQ's WQEs and send CQEs carry 64-bit request ids (req_id + req_id_ex) */
 	uint32_t wqe_size;       /* 64, or 128 for max_inline_data > 32 or EFADV_QP_FLAGS_INLINE_WRITE */
 	int inline_write;        /* EFADV_QP_FLAGS_INLINE_WRITE: RDMA writes may carry inline data */
+	/* What the device records of the work-request knobs (EFASIM_QP_STATS=1
+	 * prints them when the QP is destroyed; qp.c qp_stats): the service
+	 * level the QP was created with (efadv_qp_init_attr.sl: libfabric's
+	 * FI_TC_LOW_LATENCY = 8), whether wr_flags asked for processing hints;
+	 * direct path: each advance of the SQ doorbell the engine saw, by the
+	 * WQEs it made visible (log2 buckets 1, 2-3, 4-7, ..., 64+; one advance
+	 * can cover several doorbell writes, never less than one: WQEs written
+	 * under FI_MORE stay invisible until a doorbell covers them), the WQEs
+	 * with the burst-PPS hint (ctrl3); verbs path: ibv_wr_complete calls
+	 * (its doorbell), their WRs, and WRs given the hint. Written by the
+	 * engine thread (direct) or the posting thread (verbs) only. */
+	uint8_t sl;
+	int hints_flag;
+	uint64_t db_adv, db_wqes, db_hist[7], hinted;
+	uint64_t v_db, v_wrs, v_hinted;
 };
+/* EFASIM_QP_STATS=1: the QP's knobs and doorbell counts on stderr at destroy */
+void qp_stats(const struct sim_qp *q);
 
 static inline struct sim_ctx *to_ctx(struct ibv_context *c)
 {

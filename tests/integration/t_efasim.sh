@@ -541,6 +541,75 @@ efa_verbs_path() { # V
 	grep -q "^fabtests $1: [1-9][0-9]* pass, [0-9]* skip, 0 fail" "$WORK/last.out" || die "fabtests summary"
 }
 
+# Issue 48: what --post-list, --high-pps and --tclass change reaches the
+# device (EFASIM_QP_STATS=1: each QP's record at destroy, tests/efasim/qp.c).
+# --tclass low-latency: the QP's service level 8 (efa_base_ep.c efa_qp_create);
+# --high-pps: the burst-PPS hint on every payload write (2.6.0 only with
+# FI_EFA_ENABLE_HIGH_PPS=1; without it 0, as its efa_env.c reads); --post-list
+# 8 in windows of 64: FI_MORE holds the WQEs until every 8th post rings the
+# doorbell, so no doorbell advance makes 2 to 7 WQEs visible (the end flags
+# and acknowledgements are posted alone: advances of 1). Each run -c checked;
+# then the pipeline for write, writedata and read.
+efa_peak() { # V
+	efasim_need "$1"
+	local v=$1 qs
+	qs="$WORK/qp.txt"
+	rm -f "$WORK/p.csv"
+	EFASIM_QP_STATS=1 FI_EFA_ENABLE_HIGH_PPS=1 expect_rc 0 efa_mpi "$v" 2 -x EFASIM_QP_STATS \
+		-x FI_EFA_ENABLE_HIGH_PPS "$EBIN/efab_put_bw" -p efa -f efa-direct -m 8:4K:x8 -W 64 -n 40 -w 2 \
+		-c --post-list 8 --high-pps --tclass low-latency --csv "$WORK/p.csv"
+	simulated_csv "$WORK/p.csv"
+	csvcheck "$WORK/p.csv" --bench put_bw --rows 4 --bw \
+		--extra pair,window_us_p50,window_us_p99,inject,link_Gbps,pct_of_link \
+		--where post_list=8 --where high_pps=yes --where tclass=FI_TC_LOW_LATENCY
+	grep "^efasim\[" "$WORK/last.err" >"$qs"
+	python3 - "$qs" 4 42 <<'PY' || die "$v: the device did not see the flags"
+import re, sys
+sizes, windows = int(sys.argv[2]), int(sys.argv[3])
+qps = []
+for l in open(sys.argv[1]):
+    m = re.search(r"sl (\d+) hints (\w+): direct (\d+) WQEs in (\d+) doorbell advances "
+                  r"\(by WQEs [^:]*: ([\d/]+)\), (\d+) burst-PPS", l)
+    assert m, l
+    qps.append((int(m.group(3)), int(m.group(1)), m.group(2), [int(x) for x in m.group(5).split("/")],
+                int(m.group(6))))
+assert len(qps) == 2, qps
+init = max(qps)
+wqes, sl, hints, hist, pps = init
+payload = sizes * windows * 64
+assert all(q[1] == 8 for q in qps), ("service level", qps)
+assert hints == "on", qps
+assert pps == payload, ("burst-PPS WQEs", pps, payload)
+assert hist[1] == 0 and hist[2] == 0, ("advances of 2-7 WQEs under --post-list 8", hist)
+print("initiator: %d WQEs, doorbell advances by size %s, %d burst-PPS, sl %d" % (wqes, hist, pps, sl))
+PY
+	# without FI_EFA_ENABLE_HIGH_PPS: 2.6.0 drops the hint, later versions keep it
+	EFASIM_QP_STATS=1 expect_rc 0 efa_mpi "$v" 2 -x EFASIM_QP_STATS "$EBIN/efab_put_bw" -p efa \
+		-f efa-direct -m 64 -W 16 -n 10 -w 1 --high-pps
+	local want="[1-9][0-9]*"
+	[ "$v" = 2.6.0 ] && want=0
+	grep -Eq "direct [0-9]{3,} WQEs.*, $want burst-PPS" "$WORK/last.err" || die "$v: hint without FI_EFA_ENABLE_HIGH_PPS"
+	grep -q "^# --high-pps: .*without FI_EFA_ENABLE_HIGH_PPS\|(unset here: the flag is ignored)" \
+		"$WORK/last.out" || die "$v: header does not say what the provider does with the flag"
+	# the pipelined loop, checked, each operation; --eps 2: two QPs per rank, the
+	# payload's WQEs split between them in --post-list batches
+	EFASIM_QP_STATS=1 expect_rc 0 efa_mpi "$v" 2 -x EFASIM_QP_STATS "$EBIN/efab_put_bw" -p efa \
+		-f efa-direct -m 8:64K:x32 -W 32 -n 10 -w 2 -c --pipeline --post-list 8 --eps 2 \
+		--footprint window
+	grep -q "^# --eps 2: 2 endpoints per rank" "$WORK/last.out" || die "$v: no --eps note"
+	python3 - "$WORK/last.err" <<'PY' || die "$v: --eps 2 did not split the work over two QPs"
+import re, sys
+w = sorted(int(m.group(1)) for m in re.finditer(r"direct (\d+) WQEs", open(sys.argv[1]).read()))
+# the initiator's two QPs: 3 sizes x 12 windows x 32 = 1152 payload WQEs, half each
+# (plus the end flags on the first); the target posts its acknowledgements
+assert len(w) >= 3 and w[-1] - 3 <= 576 <= w[-2] + 3 and w[-1] + w[-2] >= 1152, w
+PY
+	expect_rc 0 efa_mpi "$v" 2 "$EBIN/efab_put_bw" -p efa -f efa-direct -o writedata -m 8:64K:x32 \
+		-W 32 -n 10 -c --pipeline --high-pps
+	expect_rc 0 efa_mpi "$v" 2 "$EBIN/efab_get_bw" -p efa -f efa-direct -m 8:64K:x32 -W 32 -n 10 \
+		-c --pipeline --post-list 4 --footprint window
+}
+
 for _v in $EFASIM_VERSIONS; do
 	_n=${_v//./}
 	_n=${_n%%a*} # 2.7.0a1 -> 270
@@ -559,6 +628,7 @@ for _v in $EFASIM_VERSIONS; do
 	fi
 done
 t_efa260_reordered_writes() { efa_reordered_writes 2.6.0; }
+t_efa260_peak_flags() { efa_peak 2.6.0; }
 t_efa260_mr_reg_memlock() { efa_memlock 2.6.0; }
 t_efa260_hw_counters() { efa_hw_counters 2.6.0; }
 t_efa260_direct_faults() { efa_direct_faults 2.6.0; }
@@ -568,6 +638,7 @@ t_efa260_sweep_p5en_configs() { efa_sweep_p5en 2.6.0; }
 # libfabric 2.7.0a1 (pre-release snapshot) on rdma-core main (pre-release
 # snapshot) and efasim's sim-main build, whose device has completion counters
 t_efa270_reordered_writes() { efa_reordered_writes 2.7.0a1; }
+t_efa270_peak_flags() { efa_peak 2.7.0a1; }
 t_efa270_hw_counters() { efa_hw_counters 2.7.0a1; }
 t_efa270_direct_faults() { efa_direct_faults 2.7.0a1; }
 t_efa270_verbs_path() { efa_verbs_path 2.7.0a1; }

@@ -34,3 +34,33 @@ PY
 	expect_rc 2 bench/tools/efab_sidebyside --efab "$WORK/none" --fabtests "$lf/fabtests/bin" \
 		-o "$o"
 }
+
+# Issue 48: fi_efa_rma_bw against efab_put_bw --pipeline on the simulated
+# device: a case with --post-list and --high-pps gives both tools the same
+# options and FI_EFA_ENABLE_HIGH_PPS=1, and its row says SIMULATED.
+t_sidebyside_efa_rma_bw() {
+	efasim_built 2.6.0 .fabtests-done efab/bin/efab_put_bw
+	local lf=$EFASIM_BUILD_DIR/lf-2.6.0 o=$WORK/sbs
+	EFASIM_DIR="$WORK/efasim" expect_rc 0 timeout -k 5 300 bench/tools/efab_sidebyside \
+		--efab "$lf/efab/bin" --fabtests "$lf/fabtests/bin" --lib "$lf/prefix/lib" --providers "" \
+		--efasim "$ROOT/tests/efasim/run:2.6.0" --efasim-fabrics efa-direct \
+		--cases erma-writedata-8+pl8+hp --reps 1 -o "$o"
+	python3 - "$o" <<'PY' || die "erma case"
+import csv, sys
+o = sys.argv[1]
+runs = list(csv.DictReader(open(f"{o}/runs.csv")))
+assert len(runs) == 2 and all(float(r["value"]) > 0 for r in runs), runs
+log = open(f"{o}/commands.log").read().splitlines()
+ft = [l for l in log if "fi_efa_rma_bw" in l]
+ef = [l for l in log if "efab_put_bw" in l]
+assert ft and ef, log
+for l in ft + ef:
+    assert "--post-list 8" in l and "--high-pps" in l and "writedata" in l, l
+assert all("--pipeline" in l and "--footprint window" in l for l in ef), ef
+assert sum(l == "env: FI_EFA_ENABLE_HIGH_PPS=1" for l in log) == 2, log  # efab; fabtests
+row = [l for l in open(f"{o}/table.md") if "8 B writedata message rate" in l]
+assert len(row) == 1 and "efa-direct (SIMULATED)" in row[0], row
+PY
+	expect_rc 2 bench/tools/efab_sidebyside --efab "$lf/efab/bin" --fabtests "$lf/fabtests/bin" \
+		--cases erma-write-8X -o "$o"
+}

@@ -31,6 +31,14 @@ for b in ("efab_put_lat", "efab_get_lat", "efab_put_bw", "efab_atomic_lat"):
         for m in ("host", "cuda"):
             assert (b, f, m) in seen, (b, f, m)
 PY
+	# issue 48's tuning matrix: (2 ops x 3 post lists x 2 loops x 2 high-pps + 2 x 2
+	# tclass + 3 x 2 + 2 ops x 2 post lists x 3 eps) jobs x 3 repeats, each option
+	# really on the command lines
+	expect_rc 0 "$BIN/efab_sweep" --dry-run configs/p5en-peak.conf
+	grep -q "^# configs/p5en-peak.conf: 138 jobs" "$WORK/last.out" || die "peak job count"
+	for o in "--post-list 32" "--pipeline" "--high-pps" "--tclass low-latency" "--eps 4" "efab_get_bw"; do
+		grep -q -- "$o" "$WORK/last.out" || die "p5en-peak.conf: no $o"
+	done
 	expect_rc 0 "$BIN/efab_sweep" --dry-run configs/p5en-all-nics.conf
 	grep -q -- "-np 32 --map-by ppr:16:node" "$WORK/last.out" || die "16 ranks per node"
 	grep -q -- "--domain auto" "$WORK/last.out" || die "domain auto"

@@ -56,6 +56,20 @@ class Series(unittest.TestCase):
         self.assertEqual(grouping.series_key(dict(d, fabric="none", lf_fabric="-"), "provider"),
                          "buffer_register_cuda cuda+host:-")
 
+    def test_series_key_peak_options_are_lines_of_their_own(self):
+        # issue 48: a sweep matrix runs post lists, the pipeline, the EFA flags and
+        # several endpoints under one job section: each combination is a line
+        d = row("put_bw", run_id="x:j[post-list=8]#1", pairs="1")
+        self.assertEqual(grouping.series_key(d, "provider"), "j write host:host 1p")
+        tuned = dict(d, post_list="8", pipeline="yes", high_pps="yes",
+                     tclass="FI_TC_LOW_LATENCY", eps="2")
+        self.assertEqual(grouping.series_key(tuned, "provider"),
+                         "j write host:host 1p post_list=8 pipeline=yes high_pps=yes "
+                         "tclass=FI_TC_LOW_LATENCY eps=2")
+        defaults = dict(d, post_list="1", pipeline="no", high_pps="no", tclass="FI_TC_UNSPEC",
+                        eps="1")
+        self.assertEqual(grouping.series_key(defaults, "provider"), "j write host:host 1p")
+
     def test_series_key_bandwidth_mr_reg_fanout_footprint(self):
         bw = row("put_bw", run_id="x:j#1", pairs="4")
         self.assertEqual(grouping.series_key(bw, "provider"), "j write host:host 4p")

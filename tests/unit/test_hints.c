@@ -16,6 +16,23 @@
 
 #define RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 
+/* --tclass: the FI_TC_* value travels in the hints' tx_attr. */
+static void test_hints_tclass(void **state)
+{
+	(void)state;
+	char b[32];
+	efab_fabric_req_t req = {.provider = "efa", .caps = RMA_CAPS,
+				 .tclass = efab_tclass_value(EFAB_TC_LOW_LATENCY)};
+	struct fi_info *h = efab_hints_build(&req);
+	assert_non_null(h);
+	assert_int_equal(h->tx_attr->tclass, FI_TC_LOW_LATENCY);
+	fi_freeinfo(h);
+	assert_int_equal(efab_tclass_value(EFAB_TC_UNSPEC), FI_TC_UNSPEC);
+	assert_int_equal(efab_tclass_value(EFAB_TC_BULK_DATA), FI_TC_BULK_DATA);
+	assert_string_equal(efab_tclass_fi_name(FI_TC_LOW_LATENCY, b, sizeof(b)), "FI_TC_LOW_LATENCY");
+	assert_string_equal(efab_tclass_fi_name(0x1234, b, sizeof(b)), "0x1234");
+}
+
 static void test_hints_efa_direct(void **state)
 {
 	(void)state;
@@ -37,6 +54,7 @@ static void test_hints_efa_direct(void **state)
 			FI_MR_ENDPOINT | FI_MR_HMEM | FI_MR_RAW;
 	assert_int_equal(h->domain_attr->mr_mode, want);
 	assert_false(h->mode & FI_RX_CQ_DATA); /* no FI_MSG, so no receives to consume */
+	assert_int_equal(h->tx_attr->tclass, FI_TC_UNSPEC); /* no --tclass: none asked */
 	fi_freeinfo(h);
 }
 
@@ -229,7 +247,7 @@ static void test_mr_mode_str(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hints_efa_direct), cmocka_unit_test(test_hints_efa_atomic_hmem_cqdata),
+		cmocka_unit_test(test_hints_efa_direct), cmocka_unit_test(test_hints_tclass), cmocka_unit_test(test_hints_efa_atomic_hmem_cqdata),
 		cmocka_unit_test(test_prov_matches),     cmocka_unit_test(test_match_efa_list),
 		cmocka_unit_test(test_explain),          cmocka_unit_test(test_mr_mode_str),
 		cmocka_unit_test(test_src_unregistered_detection), cmocka_unit_test(test_inject_by_memory_kind),

@@ -162,6 +162,42 @@ static void test_reparse_after_cluster(void **state)
 	assert_int_equal(o.check, 0);
 }
 
+/* Issue 48: the peak-rate options, where each applies. */
+static void test_peak_options(void **state)
+{
+	(void)state;
+	efab_opts_t o;
+	char err[256] = "";
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_bw"), err, ""), EFAB_PARSE_OK);
+	assert_int_equal(o.post_list, 1);
+	assert_int_equal(o.pipeline, 0);
+	assert_int_equal(o.high_pps, 0);
+	assert_int_equal(o.tclass, EFAB_TC_UNSPEC);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_bw"), err,
+			       "--post-list 8 --pipeline --high-pps --tclass low-latency"),
+			 EFAB_PARSE_OK);
+	assert_int_equal(o.post_list, 8);
+	assert_int_equal(o.pipeline, 1);
+	assert_int_equal(o.high_pps, 1);
+	assert_int_equal(o.tclass, EFAB_TC_LOW_LATENCY);
+	assert_string_equal(efab_tclass_name(o.tclass), "low-latency");
+	assert_int_equal(o.eps, 1);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_get_bw"), err, "--post-list 4 --pipeline --eps 4"),
+			 EFAB_PARSE_OK);
+	assert_int_equal(o.eps, 4);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_bw"), err, "--eps 0"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_bw"), err, "--eps 65"), EFAB_EUSAGE);
+	/* the hint marks writes: not an option of the read benchmark */
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_get_bw"), err, "--high-pps"), EFAB_EUSAGE);
+	/* a traffic class for any endpoint, the loop's techniques for streams only */
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--tclass bulk-data"),
+			 EFAB_PARSE_OK);
+	assert_int_equal(o.tclass, EFAB_TC_BULK_DATA);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--pipeline"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_bw"), err, "--post-list 0"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_bw"), err, "--tclass fast"), EFAB_EUSAGE);
+}
+
 static void test_table_consistent(void **state)
 {
 	(void)state;
@@ -183,7 +219,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults_and_values), cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_help_version),        cmocka_unit_test(test_set_by_name),
-		cmocka_unit_test(test_table_consistent),
+		cmocka_unit_test(test_table_consistent),   cmocka_unit_test(test_peak_options),
 		cmocka_unit_test(test_reparse_after_cluster),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -50,6 +50,9 @@ PATH_COLS = (["path", "path_ratio", "payload_bytes", "hw_nics", "hw_note", "post
 # put_lat's last columns (issue 45): a write above one packet is a lower bound; late
 # messages are counted only with -c (these fixture runs had none)
 PUT_LAT_TAIL = ["lat_lower_bound", "late_msgs", "late_bytes"]
+# put_bw's last columns (issue 48): the peak-rate techniques, all at their defaults
+PUT_BW_TAIL = ["post_list", "pipeline", "high_pps", "tclass", "eps"]
+TAILS = {"put_lat": PUT_LAT_TAIL, "put_bw": PUT_BW_TAIL}
 LIB = "/opt/amazon/efa/lib/libfabric.so.1.32.0"
 MTU, HDR = 8192, 64
 
@@ -104,7 +107,9 @@ def path_of(i, t, P, nics):
 def row(head, bench, fabric, size, rep, kind, post, poll, run="20261202-010000-fixture",
         nics=2, note="", extra=None, iters=100, window=64, us=None):
     lat = bench.endswith("_lat")
-    d = dict.fromkeys(head + PATH_COLS + (PUT_LAT_TAIL if bench == "put_lat" else []), "")
+    d = dict.fromkeys(head + PATH_COLS + TAILS.get(bench, []), "")
+    if bench == "put_bw":
+        d.update(post_list="1", pipeline="no", high_pps="no", tclass="FI_TC_UNSPEC", eps="1")
     if bench == "put_lat":
         d.update(lat_lower_bound="yes" if fabric != "shm" and size > 8928 else "no",
                  late_msgs="n/a", late_bytes="n/a")
@@ -158,7 +163,7 @@ def row(head, bench, fabric, size, rep, kind, post, poll, run="20261202-010000-f
 def write(sub, name, head, rows, label):
     os.makedirs(os.path.join(HERE, sub), exist_ok=True)
     with open(os.path.join(HERE, sub, name), "w", newline="") as f:
-        tail = PUT_LAT_TAIL if name.startswith("put_lat") else []
+        tail = TAILS.get(name.split(".")[0], [])
         w = csv.DictWriter(f, fieldnames=head + PATH_COLS + tail, lineterminator="\n")
         w.writeheader()
         w.writerows(rows)

@@ -165,7 +165,9 @@ t_bw_confirm_counts_arrivals() {
 # is the ratio of the two loops, each rank's own (-v prints them): rank 0's
 # over rank 1's was 0.10-0.13 (-o write) and 0.11-0.52 (-o writedata) idle,
 # and 1.09 with bw_answer disabled (the old rule: the finished rank waits for
-# the peer's whole loop, and starts its own earlier), so the bound is 0.8. A
+# the peer's whole loop and starts its own earlier, so it is >= 1 by
+# construction). The bound is 0.95: 0.8 failed once beside a CI rehearsal
+# (writedata, whose rank 0 waits on rank 1 draining its CQ). A
 # loaded machine slows rank 1's windows and so both loops, not the ratio; an
 # absolute rate (the old "sum > 0.3 Mops/s") failed a CI run on a busy
 # 2-core machine (writedata: 0.17 Mops/s idle here once).
@@ -194,7 +196,7 @@ assert set(loop) == {0, 1}, loop
 assert loop[1][0] >= 100000, ("rank 1 slept 100 x 1 ms", loop)
 # the sum in the row is the two ranks' own rates
 assert abs(loop[0][1] + loop[1][1] - float(r["msg_rate_Mops"])) < 0.001, (loop, r["msg_rate_Mops"])
-assert loop[0][0] < 0.8 * loop[1][0], ("rank 0's loop is not its own", loop)
+assert loop[0][0] < 0.95 * loop[1][0], ("rank 0's loop is not its own", loop)
 print("rank 0 loop %.0f us, rank 1 loop %.0f us (%.2fx)" % (loop[0][0], loop[1][0], loop[0][0] / loop[1][0]))
 PY
 	done

@@ -184,11 +184,9 @@ int efasim_efadv_get_max_sq_depth(struct ibv_context *ctx, struct efadv_sq_depth
 		return -EINVAL;
 	if (attr->max_send_sge > MAX_SQ_SGE || attr->max_rdma_sge > 1 || attr->max_inline_data > sim.inline_ex)
 		return -EINVAL;
-	uint32_t wqe = attr->max_inline_data > sim.prof->inline_size ||
-				       (attr->flags & EFADV_SQ_DEPTH_ATTR_INLINE_WRITE)
-			       ? WIDE_WQE_SIZE
-			       : 64;
-	uint32_t d = SIM_SQ_DEPTH(wqe), p = 1;
+	uint32_t d = SIM_SQ_DEPTH(SIM_SQ_WQE_SIZE(attr->max_inline_data,
+						  attr->flags & EFADV_SQ_DEPTH_ATTR_INLINE_WRITE)),
+		 p = 1;
 	while (p * 2 <= d)
 		p *= 2;
 	return (int)p;

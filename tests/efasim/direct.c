@@ -118,7 +118,8 @@ _Static_assert(sizeof(struct io_rx_desc) == 16, "efa_io_rx_desc is 16 bytes");
 _Static_assert(sizeof(struct io_rx_cdesc) == 16, "efa_io_rx_cdesc is 16 bytes");
 _Static_assert(sizeof(struct io_rx_cdesc_ex) == 32, "efa_io_rx_cdesc_ex is 32 bytes");
 _Static_assert(sizeof(struct io_rx_cdesc_ex) == DIRECT_CQE_SIZE, "sim.h's DIRECT_CQE_SIZE");
-enum { CQE_SIZE = sizeof(struct io_rx_cdesc_ex), WQE_SIZE = sizeof(struct io_tx_wqe),
+_Static_assert(sizeof(struct io_tx_wqe) == NARROW_WQE_SIZE, "sim.h's NARROW_WQE_SIZE");
+enum { CQE_SIZE = sizeof(struct io_rx_cdesc_ex),
        SQ_MAX_BATCH = 64 /* assumed: LLQ depth between doorbells */ };
 #define CQ_DB_CI_MASK 0xffffu
 #define CQ_DB_ARM 0x80000000u

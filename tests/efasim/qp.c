@@ -20,7 +20,7 @@ static struct ibv_qp *create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr
 	 * a 64-byte one holds, or for inline RDMA writes; the LLQ then holds half
 	 * as many */
 	int inline_write = srd && (flags & EFADV_QP_FLAGS_INLINE_WRITE);
-	uint32_t wqe_size = attr->cap.max_inline_data > sim.prof->inline_size || inline_write ? WIDE_WQE_SIZE : 64;
+	uint32_t wqe_size = SIM_SQ_WQE_SIZE(attr->cap.max_inline_data, inline_write);
 	if (attr->cap.max_send_wr > SIM_SQ_DEPTH(wqe_size) || attr->cap.max_recv_wr > MAX_RQ_WR ||
 	    attr->cap.max_send_sge > MAX_SQ_SGE || attr->cap.max_recv_sge > MAX_RQ_SGE ||
 	    attr->cap.max_inline_data > sim.inline_ex) {

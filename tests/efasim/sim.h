@@ -71,7 +71,12 @@ struct profile {
 };
 
 /* 128-byte WQEs (rdma-core >= 60 efa_io_tx_wqe_128): 80 bytes of inline data */
-enum { WIDE_WQE_SIZE = 128, WIDE_INLINE_MAX = 80 };
+enum { NARROW_WQE_SIZE = 64, WIDE_WQE_SIZE = 128, WIDE_INLINE_MAX = 80 };
+/* rdma-core efa_calc_sq_wqe_size: 128-byte WQEs for more inline data than a
+ * 64-byte one holds, or for inline RDMA writes (QP creation and
+ * efadv_get_max_sq_depth ask the same question) */
+#define SIM_SQ_WQE_SIZE(max_inline, inline_write) \
+	((max_inline) > sim.prof->inline_size || (inline_write) ? WIDE_WQE_SIZE : NARROW_WQE_SIZE)
 /* the LLQ in bytes (max_llq_size): max_sq_wr 64-byte WQEs; a queue of 128-byte
  * WQEs holds half as many (rdma-core efa_calc_sq_max_depth) */
 #define SIM_SQ_DEPTH(wqe_size) (sim.prof->max_sq_wr * 64u / (wqe_size))

@@ -149,18 +149,29 @@ static int open_endpoint(efab_fabric_t *e, size_t av_count, size_t extra_ctx, vo
 		efab_log_error("out of memory allocating endpoint state");
 		return EFAB_ERR;
 	}
+	/* The CQ holds what can be in flight at once: at most tx_attr->size
+	 * operations, and at most EFAB_RX_CQ_DATA_DEPTH receives (the only ones
+	 * efabench posts; remote CQ data consumes them). Asking for tx + rx
+	 * (rx up to the device's max_rq_wr, 8192 on efasim) needs a deeper CQ
+	 * than that, which a device whose max_cq_depth is smaller refuses
+	 * (efa_create_cq: cqe > max_cq_depth, EINVAL) before anything runs. */
+	size_t rx_need = info->rx_attr->size < EFAB_RX_CQ_DATA_DEPTH ? info->rx_attr->size
+								      : EFAB_RX_CQ_DATA_DEPTH;
 	struct fi_cq_attr cq_attr = {
 		.format = FI_CQ_FORMAT_DATA,
 		.wait_obj = FI_WAIT_NONE,
-		.size = info->tx_attr->size + info->rx_attr->size,
+		.size = info->tx_attr->size + rx_need,
 	};
 	struct fi_av_attr av_attr = {
 		.type = info->domain_attr->av_type != FI_AV_UNSPEC ? info->domain_attr->av_type
 								   : FI_AV_TABLE,
 		.count = av_count ? av_count : 1,
 	};
+	size_t cq_want = cq_attr.size; /* the efa fabric raises attr.size to its own CQ's */
 	if ((ret = fi_cq_open(e->domain, &cq_attr, &e->cq, NULL))) {
-		efab_log_fi("fi_cq_open", ret);
+		efab_log_error("fi_cq_open (%zu entries asked: tx queue %zu + %zu receives; the provider "
+			       "made it %zu): %s (%d)", cq_want, info->tx_attr->size, rx_need,
+			       cq_attr.size, fi_strerror(-ret), ret);
 		return EFAB_ERR;
 	}
 	if ((ret = fi_av_open(e->domain, &av_attr, &e->av, NULL))) {

@@ -241,6 +241,21 @@ EOF2
 # late_bytes count the late messages of the row (some at every multi-packet
 # size: the poller sees the last packet first). EFASIM_REORDER=0 still runs.
 # Without -c nothing is checked (n/a); writedata times the completion (no).
+# A device whose max_cq_depth (EFASIM_MAX_CQE) is below the tx queue + the
+# device's receive queue depth (2048 + 8192 on efasim): efabench's CQ asks for what
+# it keeps in flight (tx queue + its 256 receives) and runs on efa-direct; the efa
+# fabric's own CQ is the provider's (efa_rdm_cq_open raises the size to tx + rx),
+# so there libfabric itself needs the deeper CQ, and the error says whose size it was.
+efa_cq_depth() { # V
+	efasim_need "$1"
+	export EFASIM_MAX_CQE=4096
+	expect_rc 0 efa_mpi "$1" 2 -x EFASIM_MAX_CQE "$EBIN/efab_put_bw" -p efa -f efa-direct -o writedata -m 8:64K:x8 -n 20 -c
+	expect_rc 0 efa_mpi "$1" 2 -x EFASIM_MAX_CQE "$EBIN/efab_put_lat" -p efa -f efa-direct -m 8:4K:x8 -n 20 -c
+	expect_rc 1 efa_mpi "$1" 2 -x EFASIM_MAX_CQE "$EBIN/efab_put_bw" -p efa -f efa -o writedata -m 8 -n 5
+	expect_msg "fi_cq_open .2304 entries asked: tx queue 2048 . 256 receives; the provider made it 10240.: Invalid argument"
+	unset EFASIM_MAX_CQE
+}
+
 efa_reordered_writes() { # V
 	efasim_need "$1"
 	rm -f "$WORK/ro.csv"
@@ -628,6 +643,7 @@ for _v in $EFASIM_VERSIONS; do
 	fi
 done
 t_efa260_reordered_writes() { efa_reordered_writes 2.6.0; }
+t_efa260_cq_depth() { efa_cq_depth 2.6.0; }
 t_efa260_peak_flags() { efa_peak 2.6.0; }
 t_efa260_mr_reg_memlock() { efa_memlock 2.6.0; }
 t_efa260_hw_counters() { efa_hw_counters 2.6.0; }

@@ -99,21 +99,76 @@ void robust_init(pthread_mutex_t *m)
 	pthread_mutexattr_destroy(&a);
 }
 
+/* The simulator's own threads (the direct path's device engine, the RNR
+ * retry thread, the hw_counters cache), which a real rdma-core does not have:
+ * its libibverbs and libefa start no thread, the NIC and the kernel do that
+ * work. So they must not outlive this library: when it is unloaded (dlclose
+ * of the last user: NVSHMEM's nvshmem_finalize closes its libfabric transport,
+ * whose libfabric.so is the only user of libibverbs.so.1) or the process
+ * exits, sim_threads_stop (a destructor) asks them to stop and joins them.
+ * Before, a thread left running in unmapped code killed the process with
+ * SIGSEGV at teardown (NVSHMEM 3.6.5 on the H200 machine: the core showed the
+ * engine and hw_counters threads at addresses of the unloaded library). */
+static struct {
+	pthread_t t;
+	pid_t owner; /* threads do not survive fork: a child never joins its parent's */
+} threads[8];
+static int nthreads;
+static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int stopping;
+
+int sim_stopping(void)
+{
+	return atomic_load_explicit(&stopping, memory_order_relaxed);
+}
+
 int sim_thread_start(void *(*fn)(void *), const char *what)
 {
 	sigset_t all, old; /* the application's signals go to its own threads */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t a;
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	pthread_t t;
-	int rc = pthread_create(&t, &a, fn, NULL);
+	int rc = pthread_create(&t, NULL, fn, NULL); /* joinable: sim_threads_stop joins it */
 	if (rc)
 		slog("cannot start %s", what);
-	pthread_attr_destroy(&a);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc ? -1 : 0;
+	if (rc)
+		return -1;
+	pid_t me = getpid();
+	pthread_mutex_lock(&threads_lock);
+	int k = 0;
+	while (k < nthreads && threads[k].owner == me)
+		k++; /* a slot of this process's threads is kept; a forked parent's is reused */
+	if (k < (int)(sizeof(threads) / sizeof(threads[0]))) {
+		threads[k].t = t;
+		threads[k].owner = me;
+		if (k == nthreads)
+			nthreads++;
+	} else {
+		pthread_detach(t);
+	}
+	pthread_mutex_unlock(&threads_lock);
+	return 0;
+}
+
+__attribute__((destructor)) static void sim_threads_stop(void)
+{
+	pid_t me = getpid();
+	atomic_store(&stopping, 1);
+	/* the retry thread waits on retry_cond at most 100 ms at a time; this
+	 * only makes it sooner (a lost wakeup costs that wait, no more) */
+	pthread_cond_broadcast(&sim.retry_cond);
+	for (int k = 0; k < nthreads; k++) {
+		if (threads[k].owner != me)
+			continue;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 2;
+		int rc = pthread_timedjoin_np(threads[k].t, NULL, &ts);
+		if (rc) /* e.g. a copy stuck in a CUDA call: the process goes on; said once */
+			slog("a simulator thread did not stop within 2 s at unload/exit: %s", strerror(rc));
+		threads[k].owner = 0;
+	}
 }
 
 int pid_alive(pid_t pid)

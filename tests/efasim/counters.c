@@ -307,15 +307,15 @@ static void *hw_kernel_thread(void *arg)
 	(void)arg;
 	struct sched_param sp = {.sched_priority = 1};
 	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp); /* root only; else as it is */
-	for (;;) {
+	while (!sim_stopping()) {
 		uint64_t now = mono_ns(), next = UINT64_MAX;
 		for (int i = 0; i < sim.nnics; i++) {
 			uint64_t due = refresh(sim.devs[i].gdev, now, 0);
 			if (due < next)
 				next = due;
 		}
-		if (next == UINT64_MAX)
-			next = now + 100000000ull;
+		if (next > now + 20000000ull)
+			next = now + 20000000ull; /* at least every 20 ms: sim_stopping */
 		struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;

@@ -597,7 +597,7 @@ static void *engine_main(void *arg)
 	(void)arg;
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* short sleeps are short */
 	uint64_t last_work = now_ns(), sleep_ns = 0;
-	for (;;) {
+	while (!sim_stopping()) {
 		atomic_fetch_add_explicit(&engine_wakeups, 1, memory_order_relaxed);
 		unsigned n = engine_pass();
 		if (sim.stats) {

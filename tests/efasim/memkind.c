@@ -367,6 +367,42 @@ static CUstream stream_of(CUcontext ctx)
 	return s;
 }
 
+/* The pinned staging buffer for copies between GPU memory and another
+ * process's host memory; with cu.lock held. */
+static int stage_locked(CUcontext ctx)
+{
+	if (cu.stage)
+		return 0;
+	if (cu.CtxPushCurrent(ctx) != CUDA_SUCCESS)
+		return -1;
+	CUresult r = cu.MemHostAlloc(&cu.stage, STAGE_BYTES, CU_MEMHOSTALLOC_PORTABLE);
+	CUcontext dummy;
+	cu.CtxPopCurrent(&dummy);
+	if (r != CUDA_SUCCESS) {
+		slog("GPU memory: cuMemHostAlloc: %s", cu_str(r));
+		cu.stage = NULL;
+		return -1;
+	}
+	cu.stage_len = STAGE_BYTES;
+	return 0;
+}
+
+/* What copies of ctx's memory need (its stream, the staging buffer), made
+ * when the memory is registered, in the registering thread, not by the first
+ * copy in the device engine's thread: there, cuStreamCreate (and
+ * cuMemHostAlloc) can wait for the context while the application's kernel
+ * spins until that very copy lands. NVSHMEM >= 3.6's on-stream put does
+ * exactly that (nvshmemx_putmem_nbi_on_stream + quiet_on_stream, then
+ * cudaStreamSynchronize): on the H200 machine the engine thread sat in
+ * cuStreamCreate (memkind.c stream_of) for the 40 s until the run was killed.
+ * A real NIC moves the bytes by DMA and makes no CUDA call at all.
+ * With cu.lock held. */
+static void copy_ready_locked(CUcontext ctx)
+{
+	(void)stream_of(ctx);
+	(void)stage_locked(ctx);
+}
+
 static CUcontext primary_of(int ordinal)
 {
 	if (ordinal < 0 || ordinal >= 16)
@@ -414,6 +450,8 @@ static int export_range(CUdeviceptr p, size_t len, struct efasim_mem_info *out)
 		CUcontext dummy;
 		cu.CtxPopCurrent(&dummy);
 	}
+	if (r == CUDA_SUCCESS)
+		copy_ready_locked(ctx);
 	pthread_mutex_unlock(&cu.lock);
 	if (r != CUDA_SUCCESS) {
 		/* e.g. a VMM allocation (cuMemCreate) without a legacy handle */
@@ -641,19 +679,8 @@ int mk_copy(struct mk_ref dst, struct mk_ref src, size_t n)
 		goto out;
 	}
 	/* one side is another process's host memory: stage through pinned memory */
-	if (!cu.stage) {
-		if (cu.CtxPushCurrent(ctx) != CUDA_SUCCESS)
-			goto out;
-		CUresult r = cu.MemHostAlloc(&cu.stage, STAGE_BYTES, CU_MEMHOSTALLOC_PORTABLE);
-		CUcontext dummy;
-		cu.CtxPopCurrent(&dummy);
-		if (r != CUDA_SUCCESS) {
-			slog("GPU memory: cuMemHostAlloc: %s", cu_str(r));
-			cu.stage = NULL;
-			goto out;
-		}
-		cu.stage_len = STAGE_BYTES;
-	}
+	if (stage_locked(ctx))
+		goto out;
 	for (size_t o = 0; o < n; o += cu.stage_len) {
 		size_t k = n - o < cu.stage_len ? n - o : cu.stage_len;
 		struct iovec l = {cu.stage, k};

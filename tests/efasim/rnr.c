@@ -130,16 +130,15 @@ static void *retry_main(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&sim.lock);
-	for (;;) {
+	while (!sim_stopping()) {
 		uint64_t next = UINT64_MAX;
 		for (struct sim_qp *q = sim.qps; q; q = q->next_qp)
 			for (struct sim_wr *w = q->dead ? NULL : q->pending; w; w = w->next)
 				if (w->next_try_ns < next)
 					next = w->next_try_ns;
-		if (next == UINT64_MAX) { /* idle: nothing parked (a pass that holds WRs signals when it parks them again) */
-			pthread_cond_wait(&sim.retry_cond, &sim.lock);
-			continue;
-		}
+		if (next == UINT64_MAX) /* idle: nothing parked (a pass that holds WRs signals when it
+					 * parks them again); 100 ms at most: sim_stopping */
+			next = now_ns() + 100000000ull;
 		uint64_t t = now_ns();
 		if (next > t) {
 			struct timespec ts = {.tv_sec = (time_t)(next / 1000000000ull),
@@ -161,6 +160,7 @@ static void *retry_main(void *arg)
 			pthread_cond_timedwait(&sim.retry_cond, &sim.lock, &ts);
 		}
 	}
+	pthread_mutex_unlock(&sim.lock);
 	return NULL;
 }
 

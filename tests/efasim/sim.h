@@ -383,9 +383,11 @@ void slog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t now_ns(void);
 void robust_lock(pthread_mutex_t *m);
 void robust_init(pthread_mutex_t *m);
-/* A detached thread running fn, every signal blocked in it (the
+/* A thread running fn (joined when the library unloads or the process
+ * exits: config.c sim_threads_stop), every signal blocked in it (the
  * application's signals go to its own threads); 0, or -1 (logged: what). */
 int sim_thread_start(void *(*fn)(void *), const char *what);
+int sim_stopping(void); /* the library is being unloaded or the process exits: threads return */
 int pid_alive(pid_t pid);
 void *map_file(const char *path, size_t size, int create);
 void registry_gc_locked(void);

@@ -256,6 +256,19 @@ efa_cq_depth() { # V
 	unset EFASIM_MAX_CQE
 }
 
+# The simulator's threads (device engine, RNR retry, hw_counters cache) stop
+# when its library is unloaded: tests/efasim/unload_test.c dlopens libfabric,
+# runs one write on efa-direct, dlcloses it and lives on 300 ms. Before, the
+# threads ran on in unmapped code: SIGSEGV, as NVSHMEM 3.6.5's finalize met.
+efa_unload() { # V
+	efasim_need "$1"
+	cc -Wall -Werror -I"$EFASIM_BUILD_DIR/lf-$1/prefix/include" "$ROOT/tests/efasim/unload_test.c" -ldl \
+		-o "$WORK/unload_test" || die "unload_test does not build"
+	export EFASIM_DIR="$WORK/efasim"
+	expect_rc 0 efa_run "$1" "$WORK/unload_test"
+	grep -q '^unload_test: ok' "$WORK/last.out" || die "no ok line"
+}
+
 efa_reordered_writes() { # V
 	efasim_need "$1"
 	rm -f "$WORK/ro.csv"
@@ -644,6 +657,8 @@ for _v in $EFASIM_VERSIONS; do
 done
 t_efa260_reordered_writes() { efa_reordered_writes 2.6.0; }
 t_efa260_cq_depth() { efa_cq_depth 2.6.0; }
+t_efa260_unload() { efa_unload 2.6.0; }
+t_efa270_unload() { efa_unload 2.7.0a1; }
 t_efa260_peak_flags() { efa_peak 2.6.0; }
 t_efa260_mr_reg_memlock() { efa_memlock 2.6.0; }
 t_efa260_hw_counters() { efa_hw_counters 2.6.0; }

@@ -20,7 +20,8 @@
 #   seed     efab_shmem_seed: nvshmem_putmem and nvshmemx_putmem_nbi_on_stream
 #            from cuMemAlloc memory, unregistered and registered, one run each
 # (default: all; SEED_FABRICS "default efa", SEED_APIS, SEED_REGS '"" --register' and
-# EFAB_SEED_TIMEOUT (45 s) narrow the seed part). One line per run in OUTDIR/summary.txt: name, exit status,
+# EFAB_SEED_TIMEOUT (45 s) narrow the seed part; EFAB_NV_STACKS=S dumps every thread's stack
+# of a run still going after S s into NAME.stacks: tests/nvshmem/stacks.sh). One line per run in OUTDIR/summary.txt: name, exit status,
 # what it says; logs and CSVs beside it. Every NIC figure is the simulator's;
 # NVSHMEM's and libfabric's code and the CPU it runs on are real.
 set -u
@@ -65,7 +66,7 @@ export EFAB_FITRACE_CLEAR_NIC=${EFAB_FITRACE_CLEAR_NIC:-1}
 TO=${EFAB_NV_TIMEOUT:-240}
 # 4 KiB .. 4 GiB: one 2 GiB chunk and beyond (nvshmemx_buffer_register splits at 2 GiB)
 REGSZ=${REGSZ:--m 4K:4G:x16 -n 50 --max-total 8G}
-FWD="-x EFASIM_DIR -x EFASIM_NICS -x EFASIM_P2P -x LD_LIBRARY_PATH -x PATH -x NVSHMEM_REMOTE_TRANSPORT -x NVSHMEM_LIBFABRIC_PROVIDER -x NVSHMEM_LIBFABRIC_MAX_NIC_PER_PE -x NVSHMEM_HEAP_KIND -x NVSHMEM_DEBUG -x NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME -x FI_PROVIDER -x FI_LOG_LEVEL -x EFASIM_LOG -x EFAB_FITRACE_CLEAR_NIC -x EFAB_FITRACE_FABRIC"
+FWD="-x EFASIM_DIR -x EFASIM_NICS -x EFASIM_P2P -x LD_LIBRARY_PATH -x PATH -x NVSHMEM_REMOTE_TRANSPORT -x NVSHMEM_LIBFABRIC_PROVIDER -x NVSHMEM_LIBFABRIC_MAX_NIC_PER_PE -x NVSHMEM_HEAP_KIND -x NVSHMEM_DEBUG -x NVSHMEM_DEBUG_SUBSYS -x EFASIM_QP_STATS -x NVSHMEM_BOOTSTRAP_UID_SOCK_IFNAME -x FI_PROVIDER -x FI_LOG_LEVEL -x EFASIM_LOG -x EFAB_FITRACE_CLEAR_NIC -x EFAB_FITRACE_FABRIC"
 # run NAME CMD...: two PEs under mpirun, each its own simulated host
 run() {
 	local name=$1 rc s
@@ -74,9 +75,20 @@ run() {
 	rm -rf "$EFASIM_DIR"
 	local t=$(date +%s)
 	# shellcheck disable=SC2086
+	# EFAB_NV_STACKS=S: a run still going after S s gets every thread's stack
+	# dumped (tests/nvshmem/stacks.sh) into NAME.stacks, once
+	local watch=
+	if [ -n "${EFAB_NV_STACKS:-}" ]; then
+		(sleep "$EFAB_NV_STACKS" && "$top/tests/nvshmem/stacks.sh" "$EFASIM_DIR" "$OUTD/$name.stacks") \
+			</dev/null >/dev/null 2>&1 &
+		watch=$!
+	fi
 	timeout -k 5 "$TO" "$top/tests/efasim/run" "$V" mpirun -np "${NP:-2}" $FWD "$top/tests/nvshmem/pe" "$@" \
 		>"$OUTD/$name.log" 2>&1 </dev/null
 	rc=$?
+	if [ -n "$watch" ]; then # the dump, if it started, finishes; a sleeping watcher goes
+		if [ -e "$OUTD/$name.stacks" ]; then wait "$watch"; else pkill -P "$watch" sleep; kill "$watch" 2>/dev/null; wait "$watch" 2>/dev/null; fi
+	fi
 	# the outcome line: the seed's own, else the provider's or NVSHMEM's first
 	# error (libfabric's lnx warning on every start is not one), and for a
 	# case killed by the limit the seed's last stage

@@ -311,10 +311,12 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 	 * smaller refuses it with EINVAL (efa_create_cq: entries > max_cq_depth):
 	 * halve down to 256, and say so (writedata launches are cut to the ring) */
 	for (g->depth_probe = 1; !rc;) {
-		rc = open_ext_cq(g, fab, rx_want, rx_off, PAGE_ALIGN((size_t)rx_want * EFAB_GDA_CQE_BYTES),
-				 &g->rx_cq, &g->rx_n, "receive");
-		if (rc != GDA_AGAIN)
+		int r = open_ext_cq(g, fab, rx_want, rx_off, PAGE_ALIGN((size_t)rx_want * EFAB_GDA_CQE_BYTES),
+				    &g->rx_cq, &g->rx_n, "receive");
+		if (r != GDA_AGAIN) {
+			rc = r;
 			break;
+		}
 		if (rx_want <= 256) {
 			g->depth_probe = 0;
 			rc = open_ext_cq(g, fab, rx_want, rx_off, PAGE_ALIGN((size_t)rx_want * EFAB_GDA_CQE_BYTES),

@@ -8,10 +8,6 @@
 # debugger attached in batch mode (gdb, else cuda-gdb: the H200 machine has
 # only cuda-gdb), bounded by a timeout so that a debugger that cannot attach
 # never holds the run. Writes to OUTFILE (default stdout).
-# Seen once (H200 machine, 2026-12-04): after cuda-gdb had attached to a hung
-# PE, later GDA benchmarks in the same machine session ran ~100x slower (all
-# cases still passed); not isolated from the efasim change made in between.
-# Dump stacks in a call of its own, or last in one.
 set -u
 D=${1:?usage: tests/nvshmem/stacks.sh EFASIM_DIR [OUTFILE]}
 [ $# -ge 2 ] && exec >"$2" 2>&1

@@ -47,12 +47,17 @@ t_efasim_comp_counters() {
 # reports the absence of completion counters (-FI_ENOSYS), query_qp_wqs /
 # query_cq / query_addr / get_mr_lkey answer on enabled endpoints, and
 # cq_open_ext refuses a wait object and a missing ext-mem flag.
-t_efa260_gda_ops() {
-	efasim_built 2.6.0
-	local b=$EFASIM_BUILD_DIR/gda-2.6.0/gda_ops_test
-	[ -x "$b" ] || { echo "$b not built: tests/efasim/build 2.6.0 gda (part of make efasim V=2.6.0)"; exit 77; }
+# gda_ops_run V: libfabric V's gda_ops_test on the simulated p5en device, its
+# output in last.out; the binary's path stays in GDA_OPS for more runs
+gda_ops_run() { # V
+	efasim_built "$1"
+	GDA_OPS=$EFASIM_BUILD_DIR/gda-$1/gda_ops_test
+	[ -x "$GDA_OPS" ] || { echo "$GDA_OPS not built: tests/efasim/build $1 gda (part of make efasim V=$1)"; exit 77; }
 	export EFASIM_DIR="$WORK/efasim" EFASIM_PROFILE=p5en
-	expect_rc 0 efa_run 2.6.0 "$b"
+	expect_rc 0 efa_run "$1" "$GDA_OPS"
+}
+t_efa260_gda_ops() {
+	gda_ops_run 2.6.0
 	grep -q '^ok   cntr_open_ext (rdma-core without efadv_create_comp_cntr) *want -38 ' "$WORK/last.out" ||
 		die "cntr_open_ext did not answer -FI_ENOSYS"
 	[ "$(grep -c '^ok ' "$WORK/last.out")" = 25 ] || die "25 ok rows expected"
@@ -64,16 +69,12 @@ t_efa260_gda_ops() {
 # fails), and query_qp_wqs passes the SQ's 64-bit request-id capability on
 # (fi_efa_wq_attr.caps) exactly as the device has it (EFASIM_REQ_ID_64).
 t_efa270_gda_ops() {
-	efasim_built 2.7.0a1
-	local b=$EFASIM_BUILD_DIR/gda-2.7.0a1/gda_ops_test
-	[ -x "$b" ] || { echo "$b not built: tests/efasim/build 2.7.0a1 gda (part of make efasim V=2.7.0a1)"; exit 77; }
-	export EFASIM_DIR="$WORK/efasim" EFASIM_PROFILE=p5en
-	expect_rc 0 efa_run 2.7.0a1 "$b"
+	gda_ops_run 2.7.0a1
 	grep -q '^ok   cntr_open_ext (rdma-core with efadv_create_comp_cntr, external memory) *want 0 ' "$WORK/last.out" ||
 		die "cntr_open_ext did not open a device counter"
 	grep -q '^ok   SQ caps FI_EFA_WQ_CAPS_64_BIT_REQ_ID as the device has them *want 1 ' "$WORK/last.out" ||
 		die "the SQ does not say 64-bit request ids"
-	expect_rc 0 env EFASIM_REQ_ID_64=0 EFASIM_COMP_CNTR=0 "$ROOT/tests/efasim/run" 2.7.0a1 "$b"
+	expect_rc 0 env EFASIM_REQ_ID_64=0 EFASIM_COMP_CNTR=0 "$ROOT/tests/efasim/run" 2.7.0a1 "$GDA_OPS"
 	grep -q '^ok   SQ caps FI_EFA_WQ_CAPS_64_BIT_REQ_ID as the device has them *want 0 ' "$WORK/last.out" ||
 		die "EFASIM_REQ_ID_64=0: the SQ still says 64-bit request ids"
 	grep -q '^ok   cntr_open_ext (a device without completion counters)' "$WORK/last.out" ||

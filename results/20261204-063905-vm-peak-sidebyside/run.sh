@@ -1,9 +1,11 @@
 #!/bin/sh
 # The issue-48 sitting: efab_sidebyside parts one after the other, load logged around each.
-# usage: run.sh OUTDIR PART...   (parts: shm-lat shm-bw shm-rate-before efa260 efa260-unbound efa270)
+# usage: [W=TREE] run.sh OUTDIR PART...   (parts: shm-lat shm-bw shm-rate-before efa260 efa260-unbound efa270
+#   efa270-unbound; the last ran later, 10:13 UTC, as W=/work/main run.sh OUTDIR efa270-unbound,
+#   with EFASIM_DIR /tmp/efasim-peak-sit270)
 set -u
 O=$1; shift
-W=/work/wt-peak
+W=${W:-/work/wt-peak}
 L6=$W/build-efasim/lf-2.6.0
 L7=$W/build-efasim/lf-2.7.0a1
 export EFASIM_DIR=/tmp/efasim-peak-sit
@@ -17,7 +19,7 @@ for op in write writedata read; do
 	done
 done
 ERMA="${ERMA#,},erma-write-8+pl8+hp,erma-writedata-8+pl8+hp"
-snap() { { date -u +%FT%TZ; uptime; pgrep -af "tests/run|make check|mpirun|efasim|fi_" | grep -v pgrep | head -20; } >>"$O/load.log"; }
+snap() { { date -u +%FT%TZ; uptime; pgrep -af "tests/run|make check|mpirun|efasim|fi_|cc1|nvcc" | grep -v pgrep | head -20; } >>"$O/load.log"; }
 mkdir -p "$O"
 for p in "$@"; do
 	echo "== part $p start" >>"$O/load.log"; snap
@@ -40,6 +42,9 @@ for p in "$@"; do
 	efa270) timeout 3000 $W/bench/tools/efab_sidebyside --efab $L7/efab/bin --fabtests $L7/fabtests/bin \
 		--lib $L7/prefix/lib --providers "" --efasim $W/tests/efasim/run:2.7.0a1 --efasim-fabrics efa-direct \
 		--cases "$ERMA" --reps 3 --wait-idle 3 -o "$O/efasim-2.7.0a1-prerelease" ;;
+	efa270-unbound) timeout 3000 $W/bench/tools/efab_sidebyside --efab $L7/efab/bin --fabtests $L7/fabtests/bin \
+		--lib $L7/prefix/lib --providers "" --efasim $W/tests/efasim/run:2.7.0a1 --efasim-fabrics efa-direct \
+		--efab-bind none --cases "$ERMA" --reps 3 --wait-idle 3 -o "$O/efasim-2.7.0a1-prerelease-unbound" ;;
 	esac
 	echo "== part $p end rc=$?" >>"$O/load.log"; snap
 done

@@ -97,7 +97,8 @@ OPS_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/ops/*.c))
 BINS       := $(MAINS:bench/%.c=$(BUILD)/bin/%)
 BENCH_INC  := -Ibench/engine -Ibench/ops
 ifneq ($(and $(wildcard $(NVSHMEM_HOME)/include/nvshmem.h),$(CUDA_CFLAGS)),)
-  SHMEM_BIN := $(BUILD)/bin/efab_shmem_reg $(BUILD)/bin/efab_shmem_seed
+  SHMEM_BIN := $(BUILD)/bin/efab_shmem_reg $(BUILD)/bin/efab_shmem_seed \
+    $(BUILD)/bin/efab_shmem_lat $(BUILD)/bin/efab_shmem_bw
 endif
 # The GPU initiator's CUDA kernels (bench/ops/gda_kernels.cu, --initiator gpu):
 # nvcc makes an sm_90 cubin + compute_90 PTX image, embedded as data (CUDA's
@@ -114,7 +115,7 @@ UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 .PHONY: all deps check check-run demo install clean format tests fuzz valgrind
 all: $(BUILD)/lib/libefab.a $(BINS) $(SHMEM_BIN) $(BUILD)/lib/libefab_fitrace.so $(BUILD)/tests/fitrace_check
 ifeq ($(SHMEM_BIN),)
-	@echo "  efab_shmem_reg skipped: NVSHMEM not found (set NVSHMEM_HOME, or pip install nvidia-nvshmem-cu13) or built without CUDA"
+	@echo "  efab_shmem_reg skipped (and efab_shmem_seed, efab_shmem_lat, efab_shmem_bw): NVSHMEM not found (set NVSHMEM_HOME, or pip install nvidia-nvshmem-cu13) or built without CUDA"
 endif
 
 $(BUILD)/bench/ops/shmem_%.o: bench/ops/shmem_%.cc
@@ -136,6 +137,22 @@ $(BUILD)/bin/efab_shmem_seed: $(BUILD)/bench/ops/shmem_seed.o $(BUILD)/lib/libef
 	$(call say,LINK,$@)
 	$(Q)$(MPICXX) -o $@ $^ $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
 	  -Wl,-rpath,$(NVSHMEM_HOME)/lib -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart $(LIBS)
+
+# NVSHMEM's own RMA (bench/ops/shmem_put.cc, a one-line main each): the
+# host library, and the CUDA runtime for the stream initiator's stream and
+# events. Kernel-initiated NVSHMEM (--initiator thread|warp|block) is not
+# built: it would need libnvshmem_device and an nvcc -rdc=true device link.
+SHMEM_RT_LIBS = $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
+  -Wl,-rpath,$(NVSHMEM_HOME)/lib -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart $(LIBS)
+$(BUILD)/bin/efab_shmem_lat: $(BUILD)/bench/ops/shmem_lat.o $(BUILD)/bench/ops/shmem_put.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(MPICXX) -o $@ $^ $(SHMEM_RT_LIBS)
+
+$(BUILD)/bin/efab_shmem_bw: $(BUILD)/bench/ops/shmem_bw.o $(BUILD)/bench/ops/shmem_put.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+	@mkdir -p $(@D)
+	$(call say,LINK,$@)
+	$(Q)$(MPICXX) -o $@ $^ $(SHMEM_RT_LIBS)
 
 $(BUILD)/gen/gda_kernels.fatbin: bench/ops/gda_kernels.cu lib/efab_gda_wqe.h lib/efab_gda_args.h
 	@mkdir -p $(@D)

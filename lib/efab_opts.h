@@ -43,6 +43,7 @@ enum {
 	EFAB_OG_PEAK = 1u << 24,        /* post-list, pipeline, eps */
 	EFAB_OG_TCLASS = 1u << 25,      /* tclass */
 	EFAB_OG_HIGH_PPS = 1u << 26,    /* high-pps (writes) */
+	EFAB_OG_SHMEM = 1u << 27,       /* NVSHMEM's RMA: op (put|get), initiator, src, register */
 };
 
 /* How a benchmark times its operation (bench/engine/pattern.c). */
@@ -105,6 +106,12 @@ enum efab_tristate { EFAB_DEFAULT = 0, EFAB_ON, EFAB_OFF };
 enum efab_regime { EFAB_REGIME_ALL = 0, EFAB_REGIME_FRESH, EFAB_REGIME_SAME, EFAB_REGIME_ACCUMULATE };
 enum efab_footprint { EFAB_FOOTPRINT_BUFFER = 0, EFAB_FOOTPRINT_WINDOW };
 enum efab_initiator { EFAB_INITIATOR_CPU = 0, EFAB_INITIATOR_GPU };
+/* efab_shmem_lat / efab_shmem_bw (bench/ops/shmem_put.cc): NVSHMEM's operation, who
+ * initiates it, and PE 0's local buffer */
+enum efab_shmem_op { EFAB_SHMEM_PUT = 0, EFAB_SHMEM_GET };
+enum efab_shmem_initiator { EFAB_SHMEM_HOST = 0, EFAB_SHMEM_STREAM, EFAB_SHMEM_THREAD,
+			    EFAB_SHMEM_WARP, EFAB_SHMEM_BLOCK };
+enum efab_shmem_src { EFAB_SHMEM_SRC_CUDA = 0, EFAB_SHMEM_SRC_HOST };
 /* --tclass: libfabric's FI_TC_* (efab_tclass_value maps the index) */
 enum efab_tclass { EFAB_TC_UNSPEC = 0, EFAB_TC_BEST_EFFORT, EFAB_TC_LOW_LATENCY,
 		   EFAB_TC_DEDICATED_ACCESS, EFAB_TC_BULK_DATA, EFAB_TC_SCAVENGER,
@@ -164,6 +171,12 @@ typedef struct efab_opts {
 	uint64_t max_total;
 	int components;
 	char domains[16]; /* mr_reg --domains: "" (one), "local", "all" or a count */
+	/* NVSHMEM's RMA (EFAB_OG_SHMEM): enum efab_shmem_op, efab_shmem_initiator,
+	 * efab_shmem_src; the local buffer nvshmemx_buffer_register'ed */
+	int shmem_op;
+	int shmem_initiator;
+	int shmem_src;
+	int shmem_register;
 	/* probe */
 	int live;
 	int json;
@@ -245,6 +258,9 @@ const char *efab_regime_name(int regime);
 const char *efab_footprint_name(int footprint);
 const char *efab_tclass_name(int tclass);
 const char *efab_dtype_name(int dt);
+const char *efab_shmem_op_name(int op);
+const char *efab_shmem_initiator_name(int initiator);
+const char *efab_shmem_src_name(int src);
 size_t efab_dtype_size(int dt);
 
 #ifdef __cplusplus

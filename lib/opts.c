@@ -19,6 +19,9 @@ static const char *const access_names[] = {"remote", "local", NULL};
 static const char *const footprint_names[] = {"buffer", "window", NULL};
 static const char *const initiator_names[] = {"cpu", "gpu", NULL};
 static const char *const gpu_wqe_names[] = {"64", "128", NULL};
+static const char *const shmem_op_names[] = {"put", "get", NULL};
+static const char *const shmem_initiator_names[] = {"host", "stream", "thread", "warp", "block", NULL};
+static const char *const shmem_src_names[] = {"cuda", "host", NULL};
 static const char *const tclass_names[] = {"unspec",    "best-effort", "low-latency",
 					   "dedicated-access", "bulk-data", "scavenger",
 					   "network-ctrl", NULL};
@@ -123,6 +126,24 @@ const efab_optdef_t efab_optdefs[] = {
 	{"src-unregistered", 0, EFAB_OT_FLAG, OFF(src_unregistered), SZ(src_unregistered), NULL,
 	 "pass desc = NULL for the local source buffer (exit 77 where FI_MR_LOCAL forbids it)",
 	 EFAB_OG_SRC, 0, 0, NULL},
+	/* efab_shmem_lat/bw's -o and --initiator: the same names as the RMA rows'
+	 * options (never both in one row: tests/unit/test_opts.c), NVSHMEM's words */
+	{"op", 'o', EFAB_OT_CHOICE, OFF(shmem_op), SZ(shmem_op), "put|get",
+	 "NVSHMEM operation: put (PE 0's local buffer into PE 1's symmetric heap; default) or get "
+	 "(the heap into the local buffer)", EFAB_OG_SHMEM, 0, 0, shmem_op_names},
+	{"initiator", 0, EFAB_OT_CHOICE, OFF(shmem_initiator), SZ(shmem_initiator),
+	 "host|stream|thread|warp|block",
+	 "who issues NVSHMEM's operations: host (default: nvshmem_putmem/getmem from the CPU; "
+	 "bandwidth: the _nbi calls, then nvshmem_quiet) or stream (nvshmemx_*_on_stream and "
+	 "nvshmemx_quiet_on_stream on a CUDA stream, timed with cudaEvents); thread|warp|block "
+	 "(kernel-initiated) are not built yet: exit 77", EFAB_OG_SHMEM, 0, 0, shmem_initiator_names},
+	{"src", 0, EFAB_OT_CHOICE, OFF(shmem_src), SZ(shmem_src), "cuda|host",
+	 "PE 0's local buffer (the source of puts, the destination of gets): cuda (cuMemAlloc; "
+	 "default) or host (malloc)", EFAB_OG_SHMEM, 0, 0, shmem_src_names},
+	{"register", 0, EFAB_OT_FLAG, OFF(shmem_register), SZ(shmem_register), NULL,
+	 "nvshmemx_buffer_register the local buffer before measuring (untimed; without it NVSHMEM "
+	 "gets an unregistered buffer: efa-direct refuses it, see docs/nvshmem.md)", EFAB_OG_SHMEM,
+	 0, 0, NULL},
 	{"regime", 0, EFAB_OT_CHOICE, OFF(regime), SZ(regime), "all|fresh|same|accumulate",
 	 "registration regimes: a new buffer each time, the same buffer again, or keeping "
 	 "registrations alive (default all)", EFAB_OG_REG, 0, 0, regime_names},
@@ -773,6 +794,21 @@ const char *efab_tclass_name(int t)
 const char *efab_dtype_name(int dt)
 {
 	return (dt >= 0 && dt <= EFAB_DT_F64) ? dtype_names[dt] : "?";
+}
+
+const char *efab_shmem_op_name(int op)
+{
+	return (op >= 0 && op <= EFAB_SHMEM_GET) ? shmem_op_names[op] : "?";
+}
+
+const char *efab_shmem_initiator_name(int initiator)
+{
+	return (initiator >= 0 && initiator <= EFAB_SHMEM_BLOCK) ? shmem_initiator_names[initiator] : "?";
+}
+
+const char *efab_shmem_src_name(int src)
+{
+	return (src >= 0 && src <= EFAB_SHMEM_SRC_HOST) ? shmem_src_names[src] : "?";
 }
 
 size_t efab_dtype_size(int dt)

@@ -48,6 +48,29 @@ static const char *const peak_tail[] = {"post_list", "pipeline", "high_pps", "tc
 static const char *const connect_cols[] = {"peers", "av_insert_us", "av_insert_us_per_peer",
 					   "second_us_p50", "ep_open_us_p50"};
 
+/* NVSHMEM's own RMA (efab_shmem_lat, efab_shmem_bw: bench/ops/shmem_put.cc,
+ * a main of their own): the put/get rows' columns where they mean the same,
+ * then what NVSHMEM ran on and how the operation was issued. */
+#define SHMEM_RMA_COLS                                                                         \
+	"nvshmem_version", "transport", "lf_fabric", "lf_mr_mode", "initiator", "mode", "src",   \
+	"registered", "heap_kind"
+static const char *const shmem_lat_cols[] = {"first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75",
+					     SHMEM_RMA_COLS, "sync_us_p50", "sync_us_p99"};
+static const char *const shmem_bw_cols[] = {"window_us_p50", "window_us_p99", "first_us", "footprint",
+					    "bw_MBps_windows", "msg_rate_Mops_windows", "end_confirm",
+					    "window_us_p25", "window_us_p75", SHMEM_RMA_COLS};
+#define SHMEM_OPTS                                                                             \
+	(EFAB_OG_COMMON | EFAB_OG_SIZES | EFAB_OG_ITERS | EFAB_OG_WARMUP | EFAB_OG_GPU |         \
+	 EFAB_OG_CHECK | EFAB_OG_SHMEM)
+#define SHMEM_SUMMARY_TAIL                                                                     \
+	"PE 0's local buffer (--src cuda: cuMemAlloc, host: malloc; --register:\n"              \
+	"nvshmemx_buffer_register, untimed) and PE 1's symmetric heap (nvshmem_malloc), through\n" \
+	"NVSHMEM's remote transport; NVSHMEM starts over MPI (unique-id bootstrap, host library\n" \
+	"only). -c checks every payload (puts at PE 1, gets at PE 0). Columns name NVSHMEM's\n"    \
+	"version, the transport it loaded and the libfabric fabric and mr_mode under it\n"        \
+	"(libefab_fitrace.so). --initiator thread|warp|block (kernel-initiated) is not built\n"     \
+	"yet: exit 77. Needs NVSHMEM and a GPU: exit 77 without a GPU or without 2 PEs."
+
 #define BW_SUMMARY_TAIL                                                                        \
 	"With 2N ranks, ranks [0,N) pair with [N,2N) and all pairs run at once; the row\n"      \
 	"reports the aggregate (sum over initiating ranks), --per-pair adds one row per pair.\n" \
@@ -213,6 +236,39 @@ const efab_bench_row_t efab_bench_rows[] = {
 	"Default sizes 4K:1G. Needs a GPU (exit 77 without one).",
 		.options = EFAB_OG_COMMON | EFAB_OG_SIZES | EFAB_OG_ITERS | EFAB_OG_GPU | EFAB_OG_MAX_TOTAL,
 		.mpi = 1,
+	},
+	{
+		.name = "efab_shmem_lat",
+		.csv_name = "shmem_lat",
+		.summary = "NVSHMEM put/get latency between 2 PEs (mpirun -np 2), in microseconds.\n"
+	"--initiator host: one nvshmem_putmem + nvshmem_quiet (the put complete at PE 1), or one\n"
+	"nvshmem_getmem (the data here); stream: one nvshmemx_putmem_on_stream (getmem_on_stream)\n"
+	"+ nvshmemx_quiet_on_stream between two cudaEvents on the stream, which is synchronized\n"
+	"after every iteration (sync_us_*: the host's time of it, stream sync included);\n"
+	"lat_us_batch: -n iterations issued back to back, one stream sync, / n.\n" SHMEM_SUMMARY_TAIL,
+		.definition = "latency = time of one blocking NVSHMEM operation issued by PE 0 (host: "
+		      "nvshmem_putmem + nvshmem_quiet, or nvshmem_getmem, host clock; stream: "
+		      "nvshmemx_putmem_on_stream or getmem_on_stream + nvshmemx_quiet_on_stream, "
+		      "cudaEvents on the stream), microseconds",
+		.options = SHMEM_OPTS,
+		.mpi = 1, .ranks = 2, .show_lat = 1, .counts = LAT_COUNTS, COLS(shmem_lat_cols),
+	},
+	{
+		.name = "efab_shmem_bw",
+		.csv_name = "shmem_bw",
+		.summary = "NVSHMEM put/get bandwidth and message rate between 2 PEs (mpirun -np 2).\n"
+	"A window is -W non-blocking operations, op k at offset k x size on both sides, then the\n"
+	"quiet: --initiator host: nvshmem_putmem_nbi (getmem_nbi) x W + nvshmem_quiet, host clock;\n"
+	"stream: nvshmemx_putmem_nbi_on_stream (getmem_nbi_on_stream) x W +\n"
+	"nvshmemx_quiet_on_stream, cudaEvents on the stream. Bandwidth = payload bytes of the\n"
+	"measured windows / elapsed time of the loop (first operation to the last window's quiet),\n"
+	"10^6 B/s; bw_MBps_windows = the same bytes / sum of window times. -n counts windows.\n"
+	SHMEM_SUMMARY_TAIL,
+		.definition = "bandwidth = payload bytes of the measured windows (n x W x size) / elapsed "
+		      "time of the timed loop (first operation to the last window's quiet completed), "
+		      "10^6 B/s; message rate = operations / the same time, 10^6 ops/s",
+		.options = SHMEM_OPTS | EFAB_OG_WINDOW,
+		.mpi = 1, .ranks = 2, .show_bw = 1, .counts = BW_COUNTS, COLS(shmem_bw_cols),
 	},
 	{
 		.name = "efab_probe",

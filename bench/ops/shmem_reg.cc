@@ -194,17 +194,6 @@ static void row_more(reg_ctx_t *, const char *op, efab_row_t *row, size_t first)
 	range_str(k ? &k->inner : NULL, row->extra[first + S_INNER], sizeof(row->extra[0]));
 }
 
-/* NVSHMEM's version from its name ("NVSHMEM v3.8.0" -> "3.8.0"), else
- * major.minor. */
-static void version_of(const char *name, int maj, int min, char *out, size_t len)
-{
-	const char *v = strstr(name, " v");
-	if (v && v[2] >= '0' && v[2] <= '9')
-		snprintf(out, len, "%.*s", (int)strcspn(v + 2, " ()"), v + 2);
-	else
-		snprintf(out, len, "%d.%d", maj, min);
-}
-
 /* Run info, the CSV (rank 0's verdict for every rank, before any
  * collective), the header, then every op of the table. */
 static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
@@ -214,33 +203,15 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 	nvshmem_info_get_version(&maj, &min);
 	char name[NVSHMEM_MAX_NAME_LEN] = "";
 	nvshmem_info_get_name(name);
-	char gpu_name[16];
-	snprintf(gpu_name, sizeof(gpu_name), "gpu%d", r->gpu);
-	/* the fabric column: the remote transport NVSHMEM loaded, and what was asked
-	 * where that differs */
 	const char *asked = getenv("NVSHMEM_REMOTE_TRANSPORT");
-	char loaded[96], fabric[128];
-	efab_nvshmem_transport(loaded, sizeof(loaded));
-	if (asked && *asked && strcmp(asked, loaded))
-		snprintf(fabric, sizeof(fabric), "%s (asked %s)", loaded, asked);
-	else
-		snprintf(fabric, sizeof(fabric), "%s", loaded);
-	/* a simulated NIC under NVSHMEM (efasim, seen by the interposer): the
-	 * rows say so where every row of efabench does, in provider_version */
-	static efab_fitrace_dom_t doms[EFAB_FITRACE_MAX_DOMAINS];
-	size_t nd = trace_read ? trace_snap(doms) : 0;
-	int sim = 0;
-	for (size_t i = 0; i < nd; i++)
-		sim |= doms[i].simulated;
-	char pv[NVSHMEM_MAX_NAME_LEN + 16];
-	snprintf(pv, sizeof(pv), "%s%s", name, sim ? " simulated" : "");
-	efab_run_info_ran_on(&r->ri, "nvshmem", fabric, gpu_name, pv);
+	char loaded[96];
+	efab_nvshmem_ran_on(&r->ri, trace_read, r->gpu, loaded, sizeof(loaded));
 	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "cuda+host");
 	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
 	efab_reg_columns(&r->ri);
 	for (size_t i = 0; i < S_N; i++)
 		r->ri.extra_cols[r->ri.n_extra++] = shmem_cols[i];
-	version_of(name, maj, min, nv_version, sizeof(nv_version));
+	efab_nvshmem_version_of(name, maj, min, nv_version, sizeof(nv_version));
 	snprintf(nv_transport, sizeof(nv_transport), "%s", loaded);
 	r->row_more = row_more;
 	efab_run_info_begin(&r->ri, row->csv_name, rt.size);

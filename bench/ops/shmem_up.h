@@ -1,7 +1,8 @@
 /* NVSHMEM up through the unique-id bootstrap over MPI (rank 0 makes the id,
  * MPI_Bcast hands it out) and the host library alone (no device code, so no
  * device link step), with a symmetric heap of heap_bytes unless the user
- * set NVSHMEM_SYMMETRIC_SIZE. Shared by efab_shmem_reg and efab_shmem_seed. */
+ * set NVSHMEM_SYMMETRIC_SIZE. Shared by efab_shmem_reg, efab_shmem_seed and
+ * efab_shmem_lat/bw (shmem_put.cc). */
 #ifndef EFAB_SHMEM_UP_H
 #define EFAB_SHMEM_UP_H
 #include <dlfcn.h>
@@ -17,6 +18,8 @@
 
 #include "efab.h"
 #include "efab_fitrace.h"
+#include "efab_result.h"
+#include "efab_select.h"
 
 static inline int efab_nvshmem_up(int rank, int size, unsigned long long heap_bytes)
 {
@@ -130,6 +133,47 @@ static inline void efab_fitrace_fabric(efab_fitrace_read_fn rd, char *fab, size_
 		size_t o = strlen(fab);
 		snprintf(fab + o, flen - o, " (EFAB_FITRACE_FABRIC)");
 	}
+}
+
+/* NVSHMEM's version from its name ("NVSHMEM v3.8.0" -> "3.8.0"), else
+ * major.minor. */
+static inline void efab_nvshmem_version_of(const char *name, int maj, int min, char *out, size_t len)
+{
+	const char *v = strstr(name, " v");
+	if (v && v[2] >= '0' && v[2] <= '9')
+		snprintf(out, len, "%.*s", (int)strcspn(v + 2, " ()"), v + 2);
+	else
+		snprintf(out, len, "%d.%d", maj, min);
+}
+
+/* What an NVSHMEM run ran on, in the columns every efabench row has:
+ * provider "nvshmem", fabric = the remote transport NVSHMEM loaded (and
+ * what NVSHMEM_REMOTE_TRANSPORT asked where that differs), domain "gpuN",
+ * provider_version = NVSHMEM's name, with " simulated" when the interposer
+ * rd saw a simulated NIC (efasim) under it; the running libfabric. After
+ * NVSHMEM's init. loaded: the transport alone. */
+static inline void efab_nvshmem_ran_on(efab_run_info_t *ri, efab_fitrace_read_fn rd, int gpu,
+				       char *loaded, size_t llen)
+{
+	static efab_fitrace_dom_t doms[EFAB_FITRACE_MAX_DOMAINS];
+	const char *asked = getenv("NVSHMEM_REMOTE_TRANSPORT");
+	char fabric[128], gpu_name[16], name[NVSHMEM_MAX_NAME_LEN] = "";
+	char pv[NVSHMEM_MAX_NAME_LEN + 16];
+	efab_nvshmem_transport(loaded, llen);
+	if (asked && *asked && strcmp(asked, loaded))
+		snprintf(fabric, sizeof(fabric), "%s (asked %s)", loaded, asked);
+	else
+		snprintf(fabric, sizeof(fabric), "%s", loaded);
+	size_t nd = rd ? rd(doms, EFAB_FITRACE_MAX_DOMAINS) : 0;
+	if (nd > EFAB_FITRACE_MAX_DOMAINS)
+		nd = EFAB_FITRACE_MAX_DOMAINS;
+	int sim = 0;
+	for (size_t i = 0; i < nd; i++)
+		sim |= doms[i].simulated;
+	nvshmem_info_get_name(name);
+	snprintf(pv, sizeof(pv), "%s%s", name, sim ? " simulated" : "");
+	snprintf(gpu_name, sizeof(gpu_name), "gpu%d", gpu);
+	efab_run_info_ran_on(ri, "nvshmem", fabric, gpu_name, pv);
 }
 
 #endif

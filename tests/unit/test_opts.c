@@ -201,17 +201,60 @@ static void test_peak_options(void **state)
 static void test_table_consistent(void **state)
 {
 	(void)state;
-	/* every option has help, one group, a unique long name and short letter */
+	/* every option has help and one group; a long name or short letter
+	 * appears once in the options of any one row (efab_shmem_lat's -o put|get
+	 * and the RMA rows' -o write|writedata|read share the name, never a row),
+	 * and a name used twice is used by two groups that no row takes together */
 	for (size_t i = 0; i < efab_n_optdefs; i++) {
 		const efab_optdef_t *d = &efab_optdefs[i];
 		assert_non_null(d->help);
 		assert_true(d->group != 0 && (d->group & (d->group - 1)) == 0);
 		for (size_t j = i + 1; j < efab_n_optdefs; j++) {
-			assert_true(strcmp(d->name, efab_optdefs[j].name) != 0);
-			if (d->short_name)
-				assert_true(d->short_name != efab_optdefs[j].short_name);
+			const efab_optdef_t *e = &efab_optdefs[j];
+			int same = !strcmp(d->name, e->name) || (d->short_name && d->short_name == e->short_name);
+			if (!same)
+				continue;
+			assert_true(d->group != e->group);
+			for (size_t r = 0; r < efab_n_bench_rows; r++)
+				assert_false((efab_bench_rows[r].options & d->group) &&
+					     (efab_bench_rows[r].options & e->group));
 		}
 	}
+}
+
+/* NVSHMEM's RMA rows: their own -o and --initiator, no RMA row's */
+static void test_shmem_options(void **state)
+{
+	(void)state;
+	efab_opts_t o;
+	char err[256] = "";
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_lat"), err, ""), EFAB_PARSE_OK);
+	assert_int_equal(o.shmem_op, EFAB_SHMEM_PUT);
+	assert_int_equal(o.shmem_initiator, EFAB_SHMEM_HOST);
+	assert_int_equal(o.shmem_src, EFAB_SHMEM_SRC_CUDA);
+	assert_int_equal(o.shmem_register, 0);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_lat"), err,
+			       "-o get --initiator stream --src host --register -m 8:16M -n 10 -w 2 -c"),
+			 EFAB_PARSE_OK);
+	assert_int_equal(o.shmem_op, EFAB_SHMEM_GET);
+	assert_int_equal(o.shmem_initiator, EFAB_SHMEM_STREAM);
+	assert_int_equal(o.shmem_src, EFAB_SHMEM_SRC_HOST);
+	assert_int_equal(o.shmem_register, 1);
+	assert_int_equal(o.op, EFAB_OP_DEFAULT); /* the RMA rows' field untouched */
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_bw"), err, "--initiator block -W 16"),
+			 EFAB_PARSE_OK);
+	assert_int_equal(o.shmem_initiator, EFAB_SHMEM_BLOCK);
+	assert_int_equal(o.window, 16);
+	/* a latency row has no window; each row refuses the other's words */
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_lat"), err, "-W 16"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_lat"), err, "-o write"), EFAB_EUSAGE);
+	assert_non_null(strstr(err, "put, get"));
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_bw"), err, "--initiator gpu"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_bw"), err, "--src cuda-host"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "-o put"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--initiator stream"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--initiator gpu"), EFAB_PARSE_OK);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--register"), EFAB_EUSAGE);
 }
 
 int main(void)
@@ -220,7 +263,7 @@ int main(void)
 		cmocka_unit_test(test_defaults_and_values), cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_help_version),        cmocka_unit_test(test_set_by_name),
 		cmocka_unit_test(test_table_consistent),   cmocka_unit_test(test_peak_options),
-		cmocka_unit_test(test_reparse_after_cluster),
+		cmocka_unit_test(test_reparse_after_cluster), cmocka_unit_test(test_shmem_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,6 +130,7 @@ t_nvshmem_headers_build() {
 	[ -f /usr/local/cuda/include/cuda.h ] || [ -f "${CUDA_HOME:-/nonexistent}/include/cuda.h" ] ||
 		{ echo "no CUDA headers (CUDA_HOME): efab_shmem_reg is not built without them"; exit 77; }
 	make -s BUILD="$WORK/nb" NVSHMEM_HOME="$nv" "$WORK/nb/bin/efab_shmem_reg" "$WORK/nb/bin/efab_shmem_seed" \
+		"$WORK/nb/bin/efab_shmem_lat" "$WORK/nb/bin/efab_shmem_bw" \
 		>"$WORK/make.log" 2>&1 || { cat "$WORK/make.log"; die "build against $nv failed"; }
 	expect_rc 0 "$WORK/nb/bin/efab_shmem_reg" --help
 	grep -q "nvshmemx_buffer_register" "$WORK/last.out" || die "--help does not say what it times"
@@ -141,5 +142,50 @@ t_nvshmem_headers_build() {
 		expect_msg "cuda memory kinds unavailable|no GPU visible"
 		EFAB_FITRACE=0 expect_rc 77 mpi 2 "$WORK/nb/bin/efab_shmem_seed"
 		grep -q "^seed: no GPU here" "$WORK/last.out" || die "the seed does not say why it cannot run"
+	fi
+	nvshmem_rma_checks "$WORK/nb/bin"
+}
+
+# efab_shmem_lat / efab_shmem_bw (NVSHMEM's own put and get) where no GPU
+# runs them: --help says what is timed, every bad option is one line and
+# exit 2, the kernel initiators not built exit 77 saying so, and a run
+# without a GPU exits 77 with the reason, not a crash. What needs a GPU
+# (rows, -c, EFAB_FAULT_CORRUPT) is tests/nvshmem/sitting.sh's part put.
+nvshmem_rma_checks() { # BINDIR
+	local b=$1 lines
+	expect_rc 0 "$b/efab_shmem_lat" --help
+	for w in "nvshmem_putmem + nvshmem_quiet" nvshmemx_quiet_on_stream "--initiator host|stream|thread|warp|block" \
+		"-o, --op put|get" "--src cuda|host" "--register" "exit 77"; do
+		grep -qF -- "$w" "$WORK/last.out" || die "efab_shmem_lat --help lacks '$w'"
+	done
+	grep -q -- "--window" "$WORK/last.out" && die "efab_shmem_lat --help offers -W"
+	expect_rc 0 "$b/efab_shmem_bw" --help
+	for w in nvshmem_putmem_nbi nvshmemx_putmem_nbi_on_stream "elapsed time" "-W, --window"; do
+		grep -qF -- "$w" "$WORK/last.out" || die "efab_shmem_bw --help lacks '$w'"
+	done
+	# usage errors: one line on stderr, exit 2, before MPI or any GPU
+	for a in "efab_shmem_lat -o write" "efab_shmem_lat --src cuda-host" "efab_shmem_lat -W 4" \
+		"efab_shmem_lat --bogus" "efab_shmem_lat -m 0" "efab_shmem_bw -W 0" "efab_shmem_bw --time 1" \
+		"efab_shmem_bw -m 1G -W 64" "efab_shmem_bw --initiator gpu" "efab_shmem_lat extra"; do
+		# shellcheck disable=SC2086
+		expect_rc 2 "$b/"$a
+		lines=$(wc -l <"$WORK/last.err")
+		[ "$lines" = 1 ] || die "$a: $lines lines on stderr, expected one"
+		expect_msg "."
+	done
+	expect_rc 2 "$b/efab_shmem_lat" -o write
+	expect_msg "invalid value 'write' for --op: expected one of put, get"
+	expect_rc 2 "$b/efab_shmem_bw" -m 1G -W 64
+	expect_msg "above the 16G allowed"
+	# kernel-initiated: not built, said so
+	for i in thread warp block; do
+		expect_rc 77 "$b/efab_shmem_bw" --initiator $i
+		expect_msg "--initiator $i \(kernel-initiated NVSHMEM\) is not built yet"
+	done
+	if ! command -v nvidia-smi >/dev/null 2>&1; then
+		for e in efab_shmem_lat efab_shmem_bw; do
+			EFAB_FITRACE=0 expect_rc 77 mpi 2 "$b/$e" -m 8 -c
+			expect_msg "cuda memory kinds unavailable|no GPU visible"
+		done
 	fi
 }

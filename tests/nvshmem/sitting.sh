@@ -19,7 +19,16 @@
 #            interposer hides efa-direct), alternating (REPS), cuda and host
 #   seed     efab_shmem_seed: nvshmem_putmem and nvshmemx_putmem_nbi_on_stream
 #            from cuMemAlloc memory, unregistered and registered, one run each
-# (default: all; SEED_FABRICS "default efa", SEED_APIS, SEED_REGS '"" --register' and
+#   put      efab_shmem_lat / efab_shmem_bw (NVSHMEM's own put and get): on the
+#            fabric NVSHMEM picks (default: efa-direct) and on efa (forced),
+#            --initiator host and stream, -o put and get, 8 B .. 16 MiB, -c,
+#            a registered cuMemAlloc buffer; then, between the same two
+#            simulated hosts, the raw fabric's efab_put_lat, efab_get_lat,
+#            efab_put_bw, efab_get_bw (--mem cuda:<the heap's kind>, -c,
+#            --footprint window) on efa-direct and efa. One CSV per executable
+#            and fabric (put_<fabric>_<bench>.csv), a table of p50 / MB/s per
+#            size in put_table.txt. Not in the default parts (new: never run)
+# (default: all but put; SEED_FABRICS "default efa", SEED_APIS, SEED_REGS '"" --register' and
 # EFAB_SEED_TIMEOUT (45 s) narrow the seed part; EFAB_NV_STACKS=S dumps every thread's stack
 # of a run still going after S s into NAME.stacks: tests/nvshmem/stacks.sh). One line per run in OUTDIR/summary.txt: name, exit status,
 # what it says; logs and CSVs beside it. Every NIC figure is the simulator's;
@@ -90,10 +99,12 @@ run() {
 		if [ -e "$OUTD/$name.stacks" ]; then wait "$watch"; else pkill -P "$watch" sleep; kill "$watch" 2>/dev/null; wait "$watch" 2>/dev/null; fi
 	fi
 	# the outcome line: the seed's own, else the provider's or NVSHMEM's first
-	# error (libfabric's lnx warning on every start is not one), and for a
-	# case killed by the limit the seed's last stage
+	# error (libfabric's lnx warning on every start is not one; nor an
+	# efabench table's header block and column titles), and for a case killed
+	# by the limit the seed's last stage
 	s=$(grep -h -m1 '^seed: ' "$OUTD/$name.log" ||
-		grep -v 'lnx_init_env' "$OUTD/$name.log" | grep -h -m1 -i 'requires FI_MR_LOCAL\|error\|fail\|signal' || true)
+		grep -v 'lnx_init_env' "$OUTD/$name.log" | grep -v '^# \|^size ' |
+		grep -h -m1 -i 'requires FI_MR_LOCAL\|error\|fail\|signal\|timeout' || true)
 	[ "$rc" != 124 ] || s="hang: killed after $TO s, last stage: $(grep -h '^seed-stage: ' "$OUTD/$name.log" | tail -1 | cut -c13-)${s:+; $s}"
 	say "$name: exit $rc in $(($(date +%s) - t)) s${s:+: $s}"
 	rm -rf "$EFASIM_DIR"
@@ -152,6 +163,55 @@ for part in $PARTS; do
 				done
 			done
 		done
+		TO=${EFAB_NV_TIMEOUT:-240}
+		;;
+	put)
+		# PUT_FABRICS: "default" (the fabric NVSHMEM picks; efa-direct with 3.5+)
+		# and "efa" (forced by the interposer); the raw rows run on the fabric
+		# of the same name (default: efa-direct)
+		TO=${EFAB_PUT_TIMEOUT:-150}
+		PUTSZ=${PUTSZ:--m 8:16M}
+		PLAT="$PUTSZ -n ${PUT_LAT_N:-50} -w 5 -c"
+		PBW="$PUTSZ -n ${PUT_BW_N:-5} -w 1 -W ${PUT_W:-8} -c"
+		hk=host; [ "$NVSHMEM_HEAP_KIND" = SYSMEM ] || hk=cuda
+		for fab in ${PUT_FABRICS:-default efa}; do
+			ff=; [ "$fab" = default ] || ff=$fab
+			lf=$fab; [ "$fab" = default ] && lf=efa-direct
+			for mode in ${PUT_MODES:-lat bw}; do
+				opts=$PLAT; [ "$mode" = bw ] && opts=$PBW
+				for ini in ${PUT_INITIATORS:-host stream}; do
+					for op in ${PUT_OPS:-put get}; do
+						# shellcheck disable=SC2086
+						EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
+							run "put_${fab}_shmem_${mode}_${ini}_${op}" "$EBIN/efab_shmem_$mode" \
+							-o $op --initiator $ini --src cuda --register $opts \
+							--csv "$OUTD/put_${fab}_shmem_${mode}.csv"
+					done
+				done
+			done
+			[ "${PUT_RAW:-1}" = 1 ] || continue
+			for b in put_lat get_lat put_bw get_bw; do
+				opts=$PLAT; case $b in *_bw) opts="$PBW --footprint window" ;; esac
+				# shellcheck disable=SC2086
+				run "put_${fab}_raw_$b" "$EBIN/efab_$b" -p efa -f "$lf" --mem "cuda:$hk" $opts \
+					--csv "$OUTD/put_${fab}_$b.csv"
+			done
+		done
+		# p50 latency and MB/s per size, NVSHMEM's rows beside the raw fabric's
+		python3 - "$OUTD" >"$OUTD/put_table.txt" 2>&1 <<'PY' || true
+import csv, glob, os, sys
+rows = []
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "put_*.csv"))):
+    for r in csv.DictReader(open(f)):
+        what = r["bench"] + " " + r["op"] + (" " + r["initiator"] if r.get("initiator") else "")
+        fig = r["lat_us_p50"] if r["lat_us_p50"] else r["bw_MBps"]
+        rows.append((os.path.basename(f), what, int(r["size_bytes"]), fig, r["errors"],
+                     r.get("lf_fabric") or r["fabric"], r["provider_version"]))
+print("file | benchmark op initiator | size | p50 us or MB/s | errors | fabric | provider version")
+for r in rows:
+    print(" | ".join(str(x) for x in r))
+PY
+		say "put: $(grep -c . "$OUTD/put_table.txt") lines in put_table.txt"
 		TO=${EFAB_NV_TIMEOUT:-240}
 		;;
 	*) say "unknown part $part" ;;

@@ -497,7 +497,7 @@ int lat_size(shput *s, efab_row_t *row)
 	if (timed_iters(s, n, s->host_us, s->samples))
 		return EFAB_ERR;
 	double *lat = s->on_stream ? s->samples : s->host_us;
-	efab_stats_t st, host;
+	efab_stats_t st = {}, host = {};
 	if (s->on_stream)
 		efab_stats_compute(s->host_us, (size_t)n, &host);
 	efab_stats_compute(lat, (size_t)n, &st);

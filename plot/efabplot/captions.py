@@ -28,6 +28,13 @@ CAPTIONS = {
                  "buffer_register_cuda / buffer_register_host = nvshmemx_buffer_register of "
                  "cudaMalloc'd / host memory, nvshmem_malloc = nvshmem_malloc of the size; "
                  "lf = the libfabric fabric under NVSHMEM's transport (a line each).",
+    "shmem_lat": "shmem_lat: NVSHMEM latency, µs: host = one nvshmem_putmem + nvshmem_quiet (put) or "
+                 "nvshmem_getmem (get); stream = one nvshmemx_*_on_stream + "
+                 "nvshmemx_quiet_on_stream between cudaEvents, the stream synchronized after each; "
+                 "lf = the libfabric fabric under NVSHMEM's transport (a line each).",
+    "shmem_bw": "shmem_bw: NVSHMEM bandwidth = payload bytes of the measured windows (W non-blocking "
+                "puts or gets, then the quiet) / elapsed time of the loop, MB/s = 10^6 B/s "
+                "(decimal); message rate in 10^6 ops/s; host or stream initiator, a line each.",
     "connect": "connect: first operation to each new peer on a new endpoint (efa's handshake, "
                "tcp's connect) to its completion at the initiator, µs, against the peer count; "
                "second = the next operation to the same peer; av_insert = one fi_av_insert of "

@@ -9,6 +9,8 @@ from . import fmt, stats
 
 
 HEADLINE = (8, 4096, 65536, 1 << 20)
+# the benchmarks that run NVSHMEM (provider nvshmem; lf_fabric = the libfabric fabric under it)
+SHMEM = ("shmem_reg", "shmem_lat", "shmem_bw")
 
 
 def request_of(d):
@@ -62,8 +64,14 @@ def series_key(d, group_by):
     # NVSHMEM's rows say provider nvshmem, fabric = its transport (libfabric);
     # the libfabric fabric under it (efa-direct, or efa where the run forced
     # it) is another experiment, not a repeat: a line of its own
-    if d["bench"] == "shmem_reg" and d.get("lf_fabric") not in (None, "", "-"):
+    if d["bench"] in SHMEM and d.get("lf_fabric") not in (None, "", "-"):
         parts.append(f"lf={d['lf_fabric'].split()[0]}")
+    # NVSHMEM's own put/get: who issued it (host, stream) and an unregistered
+    # local buffer are other experiments
+    if d["bench"] in ("shmem_lat", "shmem_bw"):
+        parts.append(f"initiator={d.get('initiator') or '?'}")
+        if d.get("registered") == "no":
+            parts.append("unregistered")
     # issue 48's peak-rate techniques: each combination another experiment, a
     # line of its own (a sweep's matrix runs them under one job section)
     for col, default in (("post_list", "1"), ("pipeline", "no"), ("high_pps", "no"),

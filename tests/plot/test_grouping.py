@@ -56,6 +56,19 @@ class Series(unittest.TestCase):
         self.assertEqual(grouping.series_key(dict(d, fabric="none", lf_fabric="-"), "provider"),
                          "buffer_register_cuda cuda+host:-")
 
+    def test_series_key_shmem_rma_initiator_and_fabric(self):
+        # NVSHMEM's own put/get: host and stream initiators, and the libfabric
+        # fabric under NVSHMEM, are lines of their own; an unregistered buffer too
+        d = row("shmem_lat", run_id="x#1", op="put", provider="nvshmem", fabric="libfabric",
+                mem_local="cuda", mem_remote="host", lf_fabric="efa-direct", initiator="host",
+                registered="yes")
+        self.assertEqual(grouping.series_key(d, "provider"), "put cuda:host lf=efa-direct initiator=host")
+        self.assertEqual(grouping.series_key(dict(d, initiator="stream", registered="no",
+                                                  lf_fabric="efa (EFAB_FITRACE_FABRIC)"), "provider"),
+                         "put cuda:host lf=efa initiator=stream unregistered")
+        bw = dict(d, bench="shmem_bw", pairs="1")
+        self.assertEqual(grouping.series_key(bw, "provider"), "put cuda:host 1p lf=efa-direct initiator=host")
+
     def test_series_key_peak_options_are_lines_of_their_own(self):
         # issue 48: a sweep matrix runs post lists, the pipeline, the EFA flags and
         # several endpoints under one job section: each combination is a line

@@ -27,7 +27,9 @@
 #            efab_put_bw, efab_get_bw (--mem cuda:<the heap's kind>, -c,
 #            --footprint window) on efa-direct and efa. One CSV per executable
 #            and fabric (put_<fabric>_<bench>.csv), a table of p50 / MB/s per
-#            size in put_table.txt. Not in the default parts (new: never run)
+#            size in put_table.txt; two runs with EFAB_FAULT_CORRUPT=5 that must
+#            exit 1 (PUT_CORRUPT=0 skips them). Not in the default parts (new:
+#            never run)
 # (default: all but put; SEED_FABRICS "default efa", SEED_APIS, SEED_REGS '"" --register' and
 # EFAB_SEED_TIMEOUT (45 s) narrow the seed part; EFAB_NV_STACKS=S dumps every thread's stack
 # of a run still going after S s into NAME.stacks: tests/nvshmem/stacks.sh). One line per run in OUTDIR/summary.txt: name, exit status,
@@ -189,6 +191,17 @@ for part in $PARTS; do
 					done
 				done
 			done
+			# -c must be able to fail: EFAB_FAULT_CORRUPT=5 damages every 5th
+			# checked message (PE 1's copy of a put, PE 0's of a get): exit 1,
+			# errors > 0 expected (once, on the first fabric)
+			if [ "${PUT_CORRUPT:-1}" = 1 ] && [ "$fab" = "$(echo ${PUT_FABRICS:-default efa} | cut -d' ' -f1)" ]; then
+				for op in put get; do
+					EFAB_FAULT_CORRUPT=5 FWD="$FWD -x EFAB_FAULT_CORRUPT" EFAB_FITRACE_FABRIC=$ff \
+						NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
+						run "put_${fab}_corrupt_${op}_expect_exit1" "$EBIN/efab_shmem_lat" -o $op \
+						--initiator host --src cuda --register -m 4K:64K:x4 -n 20 -w 2 -c
+				done
+			fi
 			[ "${PUT_RAW:-1}" = 1 ] || continue
 			for b in put_lat get_lat put_bw get_bw; do
 				opts=$PLAT; case $b in *_bw) opts="$PBW --footprint window" ;; esac

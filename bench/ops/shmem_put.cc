@@ -436,7 +436,7 @@ uint64_t bw_warmup(const shput *s, uint64_t size)
 	return w ? w : 1;
 }
 
-uint64_t count_of(const shput *s, uint64_t size)
+uint64_t iters_of(const shput *s, uint64_t size)
 {
 	const efab_counts_t *k = &s->row->counts;
 	return s->o.iters ? s->o.iters : efab_scaled_count(k->iters, k->pivot, size, k->floor);
@@ -478,7 +478,7 @@ int room(shput *s, uint64_t n)
  * samples, a batch of n. PE 0's figures fill row. */
 int lat_size(shput *s, efab_row_t *row)
 {
-	uint64_t n = count_of(s, s->size), warm = lat_warmup(s, s->size);
+	uint64_t n = iters_of(s, s->size), warm = lat_warmup(s, s->size);
 	double first_host = 0, first_ev = 0, batch_us = 0;
 	if (room(s, n > warm ? n : warm))
 		return EFAB_ERR;
@@ -553,7 +553,7 @@ int loop(void *arg)
  * of window times. */
 int bw_size(shput *s, efab_row_t *row)
 {
-	uint64_t n = count_of(s, s->size), warm = bw_warmup(s, s->size);
+	uint64_t n = iters_of(s, s->size), warm = bw_warmup(s, s->size);
 	double first_host = 0, first_ev = 0, loop_us = 0;
 	if (room(s, n > warm ? n : warm))
 		return EFAB_ERR;

@@ -189,3 +189,41 @@ nvshmem_rma_checks() { # BINDIR
 		done
 	fi
 }
+
+# tests/nvshmem/put_table.py on constructed CSVs (the sitting's part put runs
+# on the GPU machine only): each NVSHMEM row beside its raw partner, the put
+# latency beside twice efab_put_lat's p50, bandwidth as raw/NVSHMEM and the
+# per-operation time added; a missing partner and a partner with errors say so
+t_nvshmem_put_table() {
+	local d=$WORK/pt
+	mkdir -p "$d"
+	local h="bench,op,size_bytes,lat_us_p50,bw_MBps,errors,initiator,nvshmem_version,lf_fabric"
+	printf '%s\n%s\n%s\n%s\n' "$h" \
+		"efab_shmem_lat,put,8,10.0,,0,host,3.6.5,efa-direct" \
+		"efab_shmem_lat,get,8,9.0,,0,stream,3.6.5,efa-direct" \
+		"efab_shmem_lat,put,4096,12.0,,0,host,3.6.5,efa-direct" >"$d/put_default_shmem_lat.csv"
+	printf '%s\n%s\n' "$h" "efab_shmem_bw,put,1000000,,500.0,0,host,3.6.5,efa-direct" >"$d/put_default_shmem_bw.csv"
+	printf '%s\n%s\n%s\n' "$h" "efab_put_lat,put,8,4.0,,0,,," "efab_put_lat,put,4096,5.0,,3,,," >"$d/put_default_put_lat.csv"
+	printf '%s\n%s\n' "$h" "efab_get_lat,get,8,6.0,,0,,," >"$d/put_default_get_lat.csv"
+	printf '%s\n%s\n' "$h" "efab_put_bw,put,1000000,,2000.0,0,,," >"$d/put_default_put_bw.csv"
+	python3 tests/nvshmem/put_table.py "$d" >"$WORK/t.out" 2>&1 || { cat "$WORK/t.out"; die "put_table.py failed"; }
+	cat "$WORK/t.out"
+	grep -q '^SIMULATED NIC' "$WORK/t.out" || die "no SIMULATED label"
+	# put 8 B: 10 us beside 2 x 4 us: 1.25x, 2 us above
+	grep -q '^default | efab_shmem_lat | host | put | 8 | 10.00 us | 2 x efab_put_lat p50 | 8.00 | 1.25x | 2.00 | 0 |' "$WORK/t.out" ||
+		die "put latency not beside twice efab_put_lat"
+	# get 8 B: 9 us beside 6 us: 1.50x, 3 us above
+	grep -q '^default | efab_shmem_lat | stream | get | 8 | 9.00 us | efab_get_lat p50 | 6.00 | 1.50x | 3.00 |' "$WORK/t.out" ||
+		die "get latency not beside efab_get_lat"
+	# the partner had errors: no figure compared
+	grep -q '| 4096 | 12.00 us | 2 x efab_put_lat p50 (errors 3) | - | - | - |' "$WORK/t.out" ||
+		die "a partner with errors was compared"
+	# bandwidth: raw 2000 MB/s / 500 = 4.00x; 1e6 B: 2000 us - 500 us = 1500 us added
+	grep -q '| 1000000 | 500.00 MB/s | efab_put_bw MB/s | 2000.00 | 4.00x | 1500.00 |' "$WORK/t.out" ||
+		die "bandwidth ratio or time added wrong"
+	rm "$d/put_default_get_lat.csv"
+	python3 tests/nvshmem/put_table.py "$d" >"$WORK/t2.out" 2>&1
+	grep -q 'efab_get_lat p50: no row | - | - | - |' "$WORK/t2.out" || die "a missing partner was not named"
+	rm "$d"/put_default_shmem_*.csv
+	expect_rc 1 python3 tests/nvshmem/put_table.py "$d"
+}

@@ -210,20 +210,9 @@ for part in $PARTS; do
 					--csv "$OUTD/put_${fab}_$b.csv"
 			done
 		done
-		# p50 latency and MB/s per size, NVSHMEM's rows beside the raw fabric's
-		python3 - "$OUTD" >"$OUTD/put_table.txt" 2>&1 <<'PY' || true
-import csv, glob, os, sys
-rows = []
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "put_*.csv"))):
-    for r in csv.DictReader(open(f)):
-        what = r["bench"] + " " + r["op"] + (" " + r["initiator"] if r.get("initiator") else "")
-        fig = r["lat_us_p50"] if r["lat_us_p50"] else r["bw_MBps"]
-        rows.append((os.path.basename(f), what, int(r["size_bytes"]), fig, r["errors"],
-                     r.get("lf_fabric") or r["fabric"], r["provider_version"]))
-print("file | benchmark op initiator | size | p50 us or MB/s | errors | fabric | provider version")
-for r in rows:
-    print(" | ".join(str(x) for x in r))
-PY
+		# NVSHMEM's rows beside the raw fabric's, per fabric, op and size:
+		# tests/nvshmem/put_table.py (its header says which raw figure each sits beside)
+		python3 "$here/put_table.py" "$OUTD" >"$OUTD/put_table.txt" 2>&1 || true
 		say "put: $(grep -c . "$OUTD/put_table.txt") lines in put_table.txt"
 		TO=${EFAB_NV_TIMEOUT:-240}
 		;;

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""NVSHMEM's own put/get beside the raw fabric, from the CSVs of
+tests/nvshmem/sitting.sh's part put (put_<fabric>_<bench>.csv in OUTDIR):
+
+  tests/nvshmem/put_table.py OUTDIR
+
+One line per fabric, NVSHMEM benchmark, initiator, op and size: NVSHMEM's
+figure, the raw fabric's partner on the same simulated NIC pair, and NVSHMEM's
+cost above it. Partners (docs/nvshmem.md, "Beside the raw fabric"):
+  efab_shmem_lat -o put  (put + quiet: a round trip)  beside 2 x efab_put_lat p50
+  efab_shmem_lat -o get                               beside efab_get_lat p50
+  efab_shmem_bw -o put / get                          beside efab_put_bw / efab_get_bw
+Latency: p50 in us, ratio = NVSHMEM / raw, above = NVSHMEM - raw (us).
+Bandwidth: MB/s (10^6 B/s), ratio = raw / NVSHMEM (how many times the raw
+fabric's rate), above = the time per operation NVSHMEM adds (us:
+size / NVSHMEM's rate - size / raw rate). Rows with errors > 0 or a missing
+partner say so; nothing is filled in. Every NIC figure is the SIMULATED
+device's (efasim); NVSHMEM's, libfabric's and the CPU's parts are real."""
+import csv
+import glob
+import os
+import sys
+
+
+def num(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def main(d):
+    raw = {}    # (fabric, bench, size) -> row
+    nv = []
+    for f in sorted(glob.glob(os.path.join(d, "put_*.csv"))):
+        fab = os.path.basename(f)[len("put_"):].split("_", 1)[0]
+        for r in csv.DictReader(open(f)):
+            size = int(r["size_bytes"])
+            if r["bench"].startswith("efab_shmem_"):
+                nv.append((fab, r))
+            else:
+                raw[(fab, r["bench"], size)] = r
+    if not nv:
+        print("no NVSHMEM rows (put_*_shmem_*.csv) in %s" % d)
+        return 1
+    print("SIMULATED NIC (efasim): NVSHMEM's and libfabric's software and the CPU are real")
+    print("fabric | nvshmem bench | initiator | op | size | nvshmem | raw partner | raw | ratio | above (us) | errors | nvshmem_version | lf_fabric")
+    for fab, r in nv:
+        size = int(r["size_bytes"])
+        op, bench = r["op"], r["bench"]
+        errs = r.get("errors", "")
+        lat = bench == "efab_shmem_lat"
+        if lat:
+            mine = num(r["lat_us_p50"])
+            if op == "put":
+                pr = raw.get((fab, "efab_put_lat", size))
+                part = "2 x efab_put_lat p50"
+                other = 2 * num(pr["lat_us_p50"]) if pr and num(pr["lat_us_p50"]) is not None else None
+            else:
+                pr = raw.get((fab, "efab_get_lat", size))
+                part = "efab_get_lat p50"
+                other = num(pr["lat_us_p50"]) if pr else None
+            if pr and pr.get("errors") not in ("", "0", None):
+                other, part = None, part + " (errors %s)" % pr["errors"]
+            ratio = mine / other if mine and other else None
+            above = mine - other if mine is not None and other is not None else None
+            unit = "us"
+        else:
+            mine = num(r["bw_MBps"])
+            pb = "efab_%s_bw" % op
+            pr = raw.get((fab, pb, size))
+            part = pb + " MB/s"
+            other = num(pr["bw_MBps"]) if pr else None
+            if pr and pr.get("errors") not in ("", "0", None):
+                other, part = None, part + " (errors %s)" % pr["errors"]
+            ratio = other / mine if mine and other else None
+            above = (size / mine - size / other) if mine and other else None
+            unit = "MB/s"
+        fmt = lambda x, p: "-" if x is None else ("%." + str(p) + "f") % x
+        print(" | ".join([fab, bench, r.get("initiator", ""), op, str(size),
+                          fmt(mine, 2) + " " + unit,
+                          part if pr else part + ": no row",
+                          fmt(other, 2), fmt(ratio, 2) + ("x" if ratio else ""),
+                          fmt(above, 2), errs, r.get("nvshmem_version", ""),
+                          r.get("lf_fabric", "")]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "."))

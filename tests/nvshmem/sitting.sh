@@ -19,6 +19,11 @@
 #            interposer hides efa-direct), alternating (REPS), cuda and host
 #   seed     efab_shmem_seed: nvshmem_putmem and nvshmemx_putmem_nbi_on_stream
 #            from cuMemAlloc memory, unregistered and registered, one run each
+#   seedlocal the seed's runs with both PEs on one simulated host
+#            (tests/nvshmem/pe EFAB_PE_SAME_HOST=1, NVSHMEM_DISABLE_P2P=1 so
+#            NVSHMEM takes its remote transport to the peer on its node): on
+#            the efa fabric libfabric's shm provider carries them (SEEDLOCAL_FABRICS,
+#            default "efa"); the heap NVSHMEM_HEAP_KIND as for the rest
 #   put      efab_shmem_lat / efab_shmem_bw (NVSHMEM's own put and get): on the
 #            fabric NVSHMEM picks (default: efa-direct) and on efa (forced),
 #            --initiator host and stream, -o put and get, 8 B .. 16 MiB, -c,
@@ -162,6 +167,20 @@ for part in $PARTS; do
 				for r in ${SEED_REGS:-"" --register}; do
 					EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
 						run "seed_${fab}_${api}${r:+_registered}" "$EBIN/efab_shmem_seed" --api $api $r -m 65536
+				done
+			done
+		done
+		TO=${EFAB_NV_TIMEOUT:-240}
+		;;
+	seedlocal)
+		TO=${EFAB_SEED_TIMEOUT:-45}
+		for fab in ${SEEDLOCAL_FABRICS:-efa}; do
+			ff=; [ "$fab" = default ] || ff=$fab
+			for api in ${SEED_APIS:-putmem putmem_nbi_on_stream}; do
+				for r in ${SEED_REGS:-"" --register}; do
+					EFAB_PE_SAME_HOST=1 NVSHMEM_DISABLE_P2P=1 FWD="$FWD -x EFAB_PE_SAME_HOST -x NVSHMEM_DISABLE_P2P" \
+						EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
+						run "seedlocal_${fab}_${api}${r:+_registered}" "$EBIN/efab_shmem_seed" --api $api $r -m 65536
 				done
 			done
 		done

@@ -190,7 +190,7 @@ nvshmem_rma_checks() { # BINDIR
 	fi
 }
 
-# tests/nvshmem/put_table.py on constructed CSVs (the sitting's part put runs
+# tests/nvshmem/put_table.py on constructed CSVs (bench named as efabench's CSVs name it: shmem_lat, put_lat; the sitting's part put runs
 # on the GPU machine only): each NVSHMEM row beside its raw partner, the put
 # latency beside twice efab_put_lat's p50, bandwidth as raw/NVSHMEM and the
 # per-operation time added; a missing partner and a partner with errors say so
@@ -199,13 +199,13 @@ t_nvshmem_put_table() {
 	mkdir -p "$d"
 	local h="bench,op,size_bytes,lat_us_p50,bw_MBps,errors,initiator,nvshmem_version,lf_fabric"
 	printf '%s\n%s\n%s\n%s\n' "$h" \
-		"efab_shmem_lat,put,8,10.0,,0,host,3.6.5,efa-direct" \
-		"efab_shmem_lat,get,8,9.0,,0,stream,3.6.5,efa-direct" \
-		"efab_shmem_lat,put,4096,12.0,,0,host,3.6.5,efa-direct" >"$d/put_default_shmem_lat.csv"
-	printf '%s\n%s\n' "$h" "efab_shmem_bw,put,1000000,,500.0,0,host,3.6.5,efa-direct" >"$d/put_default_shmem_bw.csv"
-	printf '%s\n%s\n%s\n' "$h" "efab_put_lat,put,8,4.0,,0,,," "efab_put_lat,put,4096,5.0,,3,,," >"$d/put_default_put_lat.csv"
-	printf '%s\n%s\n' "$h" "efab_get_lat,get,8,6.0,,0,,," >"$d/put_default_get_lat.csv"
-	printf '%s\n%s\n' "$h" "efab_put_bw,put,1000000,,2000.0,0,,," >"$d/put_default_put_bw.csv"
+		"shmem_lat,put,8,10.0,,0,host,3.6.5,efa-direct" \
+		"shmem_lat,get,8,9.0,,0,stream,3.6.5,efa-direct" \
+		"shmem_lat,put,4096,12.0,,0,host,3.6.5,efa-direct" >"$d/put_default_shmem_lat.csv"
+	printf '%s\n%s\n' "$h" "shmem_bw,put,1000000,,500.0,0,host,3.6.5,efa-direct" >"$d/put_default_shmem_bw.csv"
+	printf '%s\n%s\n%s\n' "$h" "put_lat,put,8,4.0,,0,,," "put_lat,put,4096,5.0,,3,,," >"$d/put_default_put_lat.csv"
+	printf '%s\n%s\n' "$h" "get_lat,get,8,6.0,,0,,," >"$d/put_default_get_lat.csv"
+	printf '%s\n%s\n' "$h" "put_bw,put,1000000,,2000.0,0,,," >"$d/put_default_put_bw.csv"
 	python3 tests/nvshmem/put_table.py "$d" >"$WORK/t.out" 2>&1 || { cat "$WORK/t.out"; die "put_table.py failed"; }
 	cat "$WORK/t.out"
 	grep -q '^SIMULATED NIC' "$WORK/t.out" || die "no SIMULATED label"
@@ -221,6 +221,19 @@ t_nvshmem_put_table() {
 	# bandwidth: raw 2000 MB/s / 500 = 4.00x; 1e6 B: 2000 us - 500 us = 1500 us added
 	grep -q '| 1000000 | 500.00 MB/s | efab_put_bw MB/s | 2000.00 | 4.00x | 1500.00 |' "$WORK/t.out" ||
 		die "bandwidth ratio or time added wrong"
+	# an NVSHMEM row with errors is compared with nothing
+	printf '%s\n' "shmem_lat,get,8,1.0,,7,host,3.6.5,efa-direct" >>"$d/put_default_shmem_lat.csv"
+	python3 tests/nvshmem/put_table.py "$d" >"$WORK/t4.out" 2>&1
+	grep -q '| host | get | 8 | 1.00 us | efab_get_lat p50 (not compared: errors) | 6.00 | - | - | 7 |' "$WORK/t4.out" ||
+		{ cat "$WORK/t4.out"; die "a row with errors was compared"; }
+	sed -i '$d' "$d/put_default_shmem_lat.csv"
+	# a checked run is listed with its errors, paired with nothing
+	printf '%s\n%s\n%s\n' "$h" "shmem_bw,get,8,,0.1,2,host,3.6.5,efa-direct" \
+		"shmem_bw,get,64,,0.2,1,host,3.6.5,efa-direct" >"$d/put_default_checked_shmem_bw.csv"
+	python3 tests/nvshmem/put_table.py "$d" >"$WORK/t3.out" 2>&1
+	grep -q '^put_default_checked_shmem_bw.csv | efab_shmem_bw | host | get | 2 | 3$' "$WORK/t3.out" ||
+		{ cat "$WORK/t3.out"; die "checked runs not listed with their errors"; }
+	[ "$(grep -c '| 0.10 MB/s' "$WORK/t3.out")" = 0 ] || die "a checked run was paired"
 	rm "$d/put_default_get_lat.csv"
 	python3 tests/nvshmem/put_table.py "$d" >"$WORK/t2.out" 2>&1
 	grep -q 'efab_get_lat p50: no row | - | - | - |' "$WORK/t2.out" || die "a missing partner was not named"

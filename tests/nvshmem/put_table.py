@@ -14,7 +14,9 @@ Latency: p50 in us, ratio = NVSHMEM / raw, above = NVSHMEM - raw (us).
 Bandwidth: MB/s (10^6 B/s), ratio = raw / NVSHMEM (how many times the raw
 fabric's rate), above = the time per operation NVSHMEM adds (us:
 size / NVSHMEM's rate - size / raw rate). Rows with errors > 0 or a missing
-partner say so; nothing is filled in. Every NIC figure is the SIMULATED
+partner say so; nothing is filled in. The bandwidth runs checked with -c
+(put_<fabric>_checked_*.csv: a checked window's time includes its barriers)
+are listed after the table with their sizes and errors, paired with nothing. Every NIC figure is the SIMULATED
 device's (efasim); NVSHMEM's, libfabric's and the CPU's parts are real."""
 import csv
 import glob
@@ -32,9 +34,18 @@ def num(x):
 def main(d):
     raw = {}    # (fabric, bench, size) -> row
     nv = []
+    checked = {}  # (file, bench, initiator, op) -> [sizes, errors]
     for f in sorted(glob.glob(os.path.join(d, "put_*.csv"))):
         fab = os.path.basename(f)[len("put_"):].split("_", 1)[0]
         for r in csv.DictReader(open(f)):
+            # the CSV's bench column names the row without "efab_" (shmem_lat, put_lat)
+            r["bench"] = "efab_" + r["bench"] if not r["bench"].startswith("efab_") else r["bench"]
+            if "_checked_" in os.path.basename(f):
+                k = (os.path.basename(f), r["bench"], r.get("initiator", ""), r["op"])
+                c = checked.setdefault(k, [0, 0])
+                c[0] += 1
+                c[1] += int(r["errors"] or 0)
+                continue
             size = int(r["size_bytes"])
             if r["bench"].startswith("efab_shmem_"):
                 nv.append((fab, r))
@@ -76,6 +87,9 @@ def main(d):
             ratio = other / mine if mine and other else None
             above = (size / mine - size / other) if mine and other else None
             unit = "MB/s"
+        if errs not in ("", "0"):  # NVSHMEM's own row failed its check: compared with nothing
+            ratio = above = None
+            part += " (not compared: errors)"
         fmt = lambda x, p: "-" if x is None else ("%." + str(p) + "f") % x
         print(" | ".join([fab, bench, r.get("initiator", ""), op, str(size),
                           fmt(mine, 2) + " " + unit,
@@ -83,6 +97,11 @@ def main(d):
                           fmt(other, 2), fmt(ratio, 2) + ("x" if ratio else ""),
                           fmt(above, 2), errs, r.get("nvshmem_version", ""),
                           r.get("lf_fabric", "")]))
+    if checked:
+        print("")
+        print("checked runs (-c, not timed beside anything) | bench | initiator | op | sizes | errors")
+        for k, (n, e) in sorted(checked.items()):
+            print(" | ".join([k[0], k[1], k[2], k[3], str(n), str(e)]))
     return 0
 
 

@@ -23,7 +23,10 @@
 #            (tests/nvshmem/pe EFAB_PE_SAME_HOST=1, NVSHMEM_DISABLE_P2P=1 so
 #            NVSHMEM takes its remote transport to the peer on its node): on
 #            the efa fabric libfabric's shm provider carries them (SEEDLOCAL_FABRICS,
-#            default "efa"); the heap NVSHMEM_HEAP_KIND as for the rest
+#            default "efa"); the heap NVSHMEM_HEAP_KIND as for the rest; then the
+#            registered putmem with FI_EFA_ENABLE_SHM_TRANSFER=0, and per run
+#            the simulated NIC's work requests (EFASIM_QP_STATS): which path
+#            carried the payload
 #   put      efab_shmem_lat / efab_shmem_bw (NVSHMEM's own put and get): on the
 #            fabric NVSHMEM picks (default: efa-direct) and on efa (forced),
 #            --initiator host and stream, -o put and get, 8 B .. 16 MiB, -c,
@@ -179,10 +182,21 @@ for part in $PARTS; do
 			for api in ${SEED_APIS:-putmem putmem_nbi_on_stream}; do
 				for r in ${SEED_REGS:-"" --register}; do
 					EFAB_PE_SAME_HOST=1 NVSHMEM_DISABLE_P2P=1 FWD="$FWD -x EFAB_PE_SAME_HOST -x NVSHMEM_DISABLE_P2P" \
-						EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
+						EFASIM_QP_STATS=1 EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
 						run "seedlocal_${fab}_${api}${r:+_registered}" "$EBIN/efab_shmem_seed" --api $api $r -m 65536
 				done
 			done
+		done
+		# which path carried it: the same put with libfabric's shm off
+		# (FI_EFA_ENABLE_SHM_TRANSFER=0); each log's efasim qp lines (EFASIM_QP_STATS)
+		# count the work requests the simulated NIC saw, so the two runs' counts differ
+		# by the payload's WRs where shm carried it
+		EFAB_PE_SAME_HOST=1 NVSHMEM_DISABLE_P2P=1 FI_EFA_ENABLE_SHM_TRANSFER=0 \
+			FWD="$FWD -x EFAB_PE_SAME_HOST -x NVSHMEM_DISABLE_P2P -x FI_EFA_ENABLE_SHM_TRANSFER" \
+			EFASIM_QP_STATS=1 EFAB_FITRACE_FABRIC=efa NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
+			run "seedlocal_efa_putmem_registered_noshm" "$EBIN/efab_shmem_seed" --api putmem --register -m 65536
+		for f in "$OUTD"/seedlocal_*.log; do
+			say "$(basename "$f" .log): simulated NIC work requests $(grep -o 'verbs [0-9]* WRs' "$f" | awk '{ n += $2 } END { print n + 0 }'), direct WQEs $(grep -o 'direct [0-9]* WQEs' "$f" | awk '{ n += $2 } END { print n + 0 }')"
 		done
 		TO=${EFAB_NV_TIMEOUT:-240}
 		;;
@@ -192,21 +206,33 @@ for part in $PARTS; do
 		# of the same name (default: efa-direct)
 		TO=${EFAB_PUT_TIMEOUT:-150}
 		PUTSZ=${PUTSZ:--m 8:16M}
+		# latency rows with -c (the check is outside each iteration's time);
+		# bandwidth rows without it (a checked window adds two
+		# nvshmem_barrier_all and a copy to the loop's time), each bandwidth
+		# benchmark then checked at every 8th size (-c, put_<fabric>_checked_*.csv)
 		PLAT="$PUTSZ -n ${PUT_LAT_N:-50} -w 5 -c"
-		PBW="$PUTSZ -n ${PUT_BW_N:-5} -w 1 -W ${PUT_W:-8} -c"
+		PBW="$PUTSZ -n ${PUT_BW_N:-5} -w 1 -W ${PUT_W:-8}"
+		PBWC="${PUTSZ_CHECK:--m 8:16M:x8} -n 2 -w 1 -W ${PUT_W:-8} -c"
 		hk=host; [ "$NVSHMEM_HEAP_KIND" = SYSMEM ] || hk=cuda
 		for fab in ${PUT_FABRICS:-default efa}; do
 			ff=; [ "$fab" = default ] || ff=$fab
 			lf=$fab; [ "$fab" = default ] && lf=efa-direct
 			for mode in ${PUT_MODES:-lat bw}; do
-				opts=$PLAT; [ "$mode" = bw ] && opts=$PBW
 				for ini in ${PUT_INITIATORS:-host stream}; do
 					for op in ${PUT_OPS:-put get}; do
+						opts=$PLAT; [ "$mode" = bw ] && opts=$PBW
+						# the watchdog: -t PUT_T (default 20 s) without a returned operation ends the run
 						# shellcheck disable=SC2086
 						EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
 							run "put_${fab}_shmem_${mode}_${ini}_${op}" "$EBIN/efab_shmem_$mode" \
-							-o $op --initiator $ini --src cuda --register $opts \
+							-o $op --initiator $ini --src cuda --register $opts -t ${PUT_T:-20} \
 							--csv "$OUTD/put_${fab}_shmem_${mode}.csv"
+						[ "$mode" = bw ] || continue
+						# shellcheck disable=SC2086
+						EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
+							run "put_${fab}_checked_bw_${ini}_${op}" "$EBIN/efab_shmem_bw" \
+							-o $op --initiator $ini --src cuda --register $PBWC -t ${PUT_T:-20} \
+							--csv "$OUTD/put_${fab}_checked_shmem_bw.csv"
 					done
 				done
 			done
@@ -222,12 +248,18 @@ for part in $PARTS; do
 				done
 			fi
 			[ "${PUT_RAW:-1}" = 1 ] || continue
+			# the raw fabric: latency -c; bandwidth unchecked as NVSHMEM's (efab_put_bw
+			# refuses -c for a write from GPU memory: its end flag would land there),
+			# efab_get_bw checked at the same sizes as NVSHMEM's checked runs
 			for b in put_lat get_lat put_bw get_bw; do
 				opts=$PLAT; case $b in *_bw) opts="$PBW --footprint window" ;; esac
 				# shellcheck disable=SC2086
 				run "put_${fab}_raw_$b" "$EBIN/efab_$b" -p efa -f "$lf" --mem "cuda:$hk" $opts \
 					--csv "$OUTD/put_${fab}_$b.csv"
 			done
+			# shellcheck disable=SC2086
+			run "put_${fab}_raw_checked_get_bw" "$EBIN/efab_get_bw" -p efa -f "$lf" --mem "cuda:$hk" \
+				$PBWC --footprint window --csv "$OUTD/put_${fab}_checked_get_bw.csv"
 		done
 		# NVSHMEM's rows beside the raw fabric's, per fabric, op and size:
 		# tests/nvshmem/put_table.py (its header says which raw figure each sits beside)

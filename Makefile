@@ -108,6 +108,19 @@ NVCC     ?= $(if $(CUDA_CFLAGS),$(wildcard $(CUDA_HOME)/bin/nvcc))
 GDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 GDA_OBJ  := $(BUILD)/gen/gda_fatbin.o
 ENGINE_OBJ += $(GDA_OBJ)
+# NVSHMEM's kernel initiators (bench/ops/shmem_kernels.cu: efab_shmem_lat/bw
+# --initiator thread|warp|block): nvcc -rdc=true, then a device link
+# (nvcc -dlink) with NVSHMEM's libnvshmem_device.a, whose host part
+# (nvshmemi_init_thread, nvshmemi_finalize) is linked in too; sm_90 SASS
+# (H100/H200: a device link needs the target's code). Built only where nvcc
+# and $(NVSHMEM_HOME)/lib/libnvshmem_device.a are found (EFAB_SHMEM_KERNELS
+# for shmem_put.cc); else those initiators exit 77 saying so.
+SHK_ARCH ?= -gencode arch=compute_90,code=sm_90
+ifneq ($(and $(NVCC),$(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_device.a)),)
+  SHK_OBJ  := $(BUILD)/bench/ops/shmem_kernels.o $(BUILD)/bench/ops/shmem_kernels_dlink.o
+  SHK_LIBS := $(NVSHMEM_HOME)/lib/libnvshmem_device.a
+  SHK_DEF  := -DEFAB_SHMEM_KERNELS
+endif
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
@@ -117,13 +130,26 @@ all: $(BUILD)/lib/libefab.a $(BINS) $(SHMEM_BIN) $(BUILD)/lib/libefab_fitrace.so
 ifeq ($(SHMEM_BIN),)
 	@echo "  efab_shmem_reg skipped (and efab_shmem_seed, efab_shmem_lat, efab_shmem_bw): NVSHMEM not found (set NVSHMEM_HOME, or pip install nvidia-nvshmem-cu13) or built without CUDA"
 endif
+ifneq ($(and $(SHMEM_BIN),$(if $(SHK_OBJ),,no)),)
+	@echo "  efab_shmem_lat/bw --initiator thread|warp|block not built (exit 77): no nvcc or no $(NVSHMEM_HOME)/lib/libnvshmem_device.a"
+endif
 
 $(BUILD)/bench/ops/shmem_%.o: bench/ops/shmem_%.cc
 	@mkdir -p $(@D)
 	$(call say,MPICXX,$<)
 	$(Q)$(MPICXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -MMD -MP -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -Ilib $(BENCH_INC) $(FABRIC_CFLAGS) \
 	  -isystem $(NVSHMEM_HOME)/include -isystem $(CUDA_HOME)/include -isystem $(CUDA_HOME)/include/cccl \
-	  $(CUDA_CFLAGS) $(if $(filter 1,$(SAN)),-fsanitize=address$(comma)undefined) -c $< -o $@
+	  $(CUDA_CFLAGS) $(SHMEM_DEFS) $(if $(filter 1,$(SAN)),-fsanitize=address$(comma)undefined) -c $< -o $@
+$(BUILD)/bench/ops/shmem_put.o: SHMEM_DEFS := $(SHK_DEF)
+
+$(BUILD)/bench/ops/shmem_kernels.o: bench/ops/shmem_kernels.cu bench/ops/shmem_kernels.h
+	@mkdir -p $(@D)
+	$(call say,NVCC,$<)
+	$(Q)$(NVCC) -std=c++17 -O2 -rdc=true $(SHK_ARCH) -Ibench/ops -isystem $(NVSHMEM_HOME)/include -c $< -o $@
+
+$(BUILD)/bench/ops/shmem_kernels_dlink.o: $(BUILD)/bench/ops/shmem_kernels.o $(SHK_LIBS)
+	$(call say,DLINK,$@)
+	$(Q)$(NVCC) -dlink $(SHK_ARCH) $< $(SHK_LIBS) -o $@
 
 $(BUILD)/bin/efab_shmem_reg: $(BUILD)/bench/ops/shmem_reg.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
@@ -140,16 +166,16 @@ $(BUILD)/bin/efab_shmem_seed: $(BUILD)/bench/ops/shmem_seed.o $(BUILD)/lib/libef
 
 # NVSHMEM's own RMA (bench/ops/shmem_put.cc, a one-line main each): the
 # host library, and the CUDA runtime for the stream initiator's stream and
-# events. Kernel-initiated NVSHMEM (--initiator thread|warp|block) is not
-# built: it would need libnvshmem_device and an nvcc -rdc=true device link.
-SHMEM_RT_LIBS = $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
+# events; the kernel initiators' objects and libnvshmem_device.a where built
+# (SHK_OBJ above).
+SHMEM_RT_LIBS = $(SHK_LIBS) $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
   -Wl,-rpath,$(NVSHMEM_HOME)/lib -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart $(LIBS)
-$(BUILD)/bin/efab_shmem_lat: $(BUILD)/bench/ops/shmem_lat.o $(BUILD)/bench/ops/shmem_put.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_shmem_lat: $(BUILD)/bench/ops/shmem_lat.o $(BUILD)/bench/ops/shmem_put.o $(SHK_OBJ) $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(MPICXX) -o $@ $^ $(SHMEM_RT_LIBS)
 
-$(BUILD)/bin/efab_shmem_bw: $(BUILD)/bench/ops/shmem_bw.o $(BUILD)/bench/ops/shmem_put.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_shmem_bw: $(BUILD)/bench/ops/shmem_bw.o $(BUILD)/bench/ops/shmem_put.o $(SHK_OBJ) $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(MPICXX) -o $@ $^ $(SHMEM_RT_LIBS)

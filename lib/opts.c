@@ -135,8 +135,14 @@ const efab_optdef_t efab_optdefs[] = {
 	 "host|stream|thread|warp|block",
 	 "who issues NVSHMEM's operations: host (default: nvshmem_putmem/getmem from the CPU; "
 	 "bandwidth: the _nbi calls, then nvshmem_quiet) or stream (nvshmemx_*_on_stream and "
-	 "nvshmemx_quiet_on_stream on a CUDA stream, timed with cudaEvents); thread|warp|block "
-	 "(kernel-initiated) are not built yet: exit 77", EFAB_OG_SHMEM, 0, 0, shmem_initiator_names},
+	 "nvshmemx_quiet_on_stream on a CUDA stream, timed with cudaEvents) "
+	 "or, inside a CUDA kernel (one CTA; NVSHMEM's device library, nvcc -rdc=true: exit 77 where "
+	 "not built), thread (nvshmem_putmem/getmem by one thread), warp (nvshmemx_*mem_warp, 32 "
+	 "threads) or block (nvshmemx_*mem_block, --gpu-threads threads); bandwidth: their _nbi "
+	 "forms, then nvshmem_quiet by thread 0", EFAB_OG_SHMEM, 0, 0, shmem_initiator_names},
+	{"gpu-threads", 0, EFAB_OT_U64, OFF(gpu_threads), SZ(gpu_threads), "N",
+	 "--initiator block: threads of the CTA that issues nvshmemx_*mem_block (1..1024, default "
+	 "128)", EFAB_OG_SHMEM, 1, 1024, NULL},
 	{"src", 0, EFAB_OT_CHOICE, OFF(shmem_src), SZ(shmem_src), "cuda|host",
 	 "PE 0's local buffer (the source of puts, the destination of gets): cuda (cuMemAlloc; "
 	 "default) or host (malloc)", EFAB_OG_SHMEM, 0, 0, shmem_src_names},

@@ -66,10 +66,14 @@ static const char *const shmem_bw_cols[] = {"window_us_p50", "window_us_p99", "f
 	"PE 0's local buffer (--src cuda: cuMemAlloc, host: malloc; --register:\n"              \
 	"nvshmemx_buffer_register, untimed) and PE 1's symmetric heap (nvshmem_malloc), through\n" \
 	"NVSHMEM's remote transport; NVSHMEM starts over MPI (unique-id bootstrap, host library\n" \
-	"only). -c checks every payload (puts at PE 1, gets at PE 0). Columns name NVSHMEM's\n"    \
+	"only for host/stream). -c checks every payload (puts at PE 1, gets at PE 0). Columns name NVSHMEM's\n"    \
 	"version, the transport it loaded and the libfabric fabric and mr_mode under it\n"        \
-	"(libefab_fitrace.so). --initiator thread|warp|block (kernel-initiated) is not built\n"     \
-	"yet: exit 77. Needs NVSHMEM and a GPU: exit 77 without a GPU or without 2 PEs."
+	"(libefab_fitrace.so). --initiator thread|warp|block: one CTA of a CUDA kernel (1, 32,\n"    \
+	"--gpu-threads threads) issues them; samples by the kernel's own clock (%globaltimer),\n"  \
+	"lat_us_batch / the bandwidth loop by cudaEvents around one launch of n (perftest's);\n"   \
+	"NVSHMEM starts with its device state (nvshmemi_init_thread); exit 77 where not built\n"  \
+	"(no nvcc or libnvshmem_device.a). Needs NVSHMEM and a GPU: exit 77 without a GPU or\n"   \
+	"without 2 PEs."
 
 #define BW_SUMMARY_TAIL                                                                        \
 	"With 2N ranks, ranks [0,N) pair with [N,2N) and all pairs run at once; the row\n"      \
@@ -249,7 +253,8 @@ const efab_bench_row_t efab_bench_rows[] = {
 		.definition = "latency = time of one blocking NVSHMEM operation issued by PE 0 (host: "
 		      "nvshmem_putmem + nvshmem_quiet, or nvshmem_getmem, host clock; stream: "
 		      "nvshmemx_putmem_on_stream or getmem_on_stream + nvshmemx_quiet_on_stream, "
-		      "cudaEvents on the stream), microseconds",
+		      "cudaEvents on the stream; thread|warp|block: the same operation and quiet in a "
+		      "CUDA kernel, the kernel's %globaltimer), microseconds",
 		.options = SHMEM_OPTS,
 		.mpi = 1, .ranks = 2, .show_lat = 1, .counts = LAT_COUNTS, COLS(shmem_lat_cols),
 	},
@@ -265,8 +270,8 @@ const efab_bench_row_t efab_bench_rows[] = {
 	"10^6 B/s; bw_MBps_windows = the same bytes / sum of window times. -n counts windows.\n"
 	SHMEM_SUMMARY_TAIL,
 		.definition = "bandwidth = payload bytes of the measured windows (n x W x size) / elapsed "
-		      "time of the timed loop (first operation to the last window's quiet completed), "
-		      "10^6 B/s; message rate = operations / the same time, 10^6 ops/s",
+		      "time of the timed loop (first operation to the last window's quiet completed; "
+		      "thread|warp|block: cudaEvents around the kernel launch), 10^6 B/s; message rate = operations / the same time, 10^6 ops/s",
 		.options = SHMEM_OPTS | EFAB_OG_WINDOW,
 		.mpi = 1, .ranks = 2, .show_bw = 1, .counts = BW_COUNTS, COLS(shmem_bw_cols),
 	},

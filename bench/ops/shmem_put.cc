@@ -10,14 +10,22 @@
  * Initiators: host (nvshmem_putmem/getmem and their _nbi forms from the CPU,
  * nvshmem_quiet) and stream (nvshmemx_*_on_stream and
  * nvshmemx_quiet_on_stream on a CUDA stream of this process, timed with
- * cudaEvents on it). Kernel-initiated operations (--initiator
- * thread|warp|block: nvshmem_putmem / nvshmemx_putmem_warp /
- * nvshmemx_putmem_block in a __global__ function) are not built: they need
- * NVSHMEM's device library (libnvshmem_device.a or .bc) linked into a CUDA
- * image compiled with nvcc -rdc=true and a device link step (nvcc -dlink,
- * or nvJitLink at run time for the .bc), and nvshmemx_init_attr (not the
- * host library alone) so that the device state is set up; here they exit 77
- * saying so.
+ * cudaEvents on it), and the kernel initiators (--initiator
+ * thread|warp|block: bench/ops/shmem_kernels.cu, one CTA of 1, 32 or
+ * --gpu-threads threads issuing nvshmem_putmem / nvshmemx_putmem_warp /
+ * nvshmemx_putmem_block, the get forms, the _nbi forms in windows, thread 0
+ * nvshmem_quiet), built where the Makefile finds nvcc and NVSHMEM's
+ * libnvshmem_device.a (EFAB_SHMEM_KERNELS; else they exit 77 saying so).
+ * For them NVSHMEM starts through nvshmemi_init_thread of the device
+ * library (what nvshmemx_init_attr calls: the host library and the device
+ * state the kernels read), not nvshmemx_hostlib_init_attr, and ends with
+ * nvshmemi_finalize. Their timing, as NVIDIA's perftest times its device
+ * tests: without -c one launch runs all n iterations (windows) inside the
+ * kernel; each sample is the kernel's own clock (%globaltimer, ns, thread 0,
+ * from before the operation to after its quiet); lat_us_batch and the
+ * bandwidth loop are cudaEvents around a launch of n (perftest's figure).
+ * With -c one launch per iteration (window), in the lockstep below; the
+ * samples are the same device times, the events then span the lockstep.
  *
  * Where the patterns (bench/engine/pattern.c) cannot run (they drive a
  * libfabric endpoint of efabench's own), this file keeps their conventions:
@@ -48,8 +56,18 @@
 #include "pattern.h"
 #include "rows.h"
 #include "runtime.h"
+#include "shmem_kernels.h"
 #include "shmem_put.h"
 #include "shmem_up.h"
+
+#ifndef EFAB_SHMEM_KERNELS
+/* not built (no nvcc or no libnvshmem_device.a): check_opts refuses the
+ * kernel initiators before any of these could be called */
+int efab_shk_init(unsigned, void *) { return -1; }
+void efab_shk_finalize(void) {}
+cudaError_t efab_shk_launch(const struct efab_shk_args *, cudaStream_t) { return cudaErrorNotSupported; }
+double efab_shk_tick_ns(void) { return -1; }
+#endif
 
 namespace {
 
@@ -69,7 +87,13 @@ struct shput {
 	int peer;
 	int gpu;
 	int put;         /* -o put (else get) */
-	int on_stream;   /* --initiator stream */
+	int on_stream;   /* --initiator stream, or a kernel initiator (its stream and events) */
+	int kern;        /* --initiator thread|warp|block: efab_shk_args.group + 1 */
+	unsigned threads; /* the kernel's CTA */
+	unsigned long long *dt, *ht; /* kernel: device times (ns), on the GPU and a host copy */
+	size_t dcap;     /* their entries */
+	double tick_ns;  /* %globaltimer's smallest step seen */
+	int shk_up;      /* NVSHMEM started by efab_shk_init */
 	int check;       /* -c */
 	uint64_t window; /* operations per window (1 for latency) */
 	size_t span;     /* bytes of the local buffer and of the heap */
@@ -474,12 +498,144 @@ int room(shput *s, uint64_t n)
 	return EFAB_OK;
 }
 
+/* ---- the kernel initiators (shmem_kernels.cu) ---- */
+
+/* room for n device times, on the GPU and on the host */
+int kern_room(shput *s, uint64_t n)
+{
+	if (n <= s->dcap)
+		return EFAB_OK;
+	cudaFree(s->dt);
+	free(s->ht);
+	s->dcap = 0;
+	s->ht = (unsigned long long *)malloc(n * sizeof(*s->ht));
+	if (cudaMalloc(&s->dt, n * sizeof(*s->dt)) != cudaSuccess || !s->ht) {
+		efab_log_error("room for %llu device times (-n): %s", (unsigned long long)n,
+			       cudaGetErrorString(cudaGetLastError()));
+		s->dt = nullptr;
+		return EFAB_ERR;
+	}
+	s->dcap = (size_t)n;
+	return EFAB_OK;
+}
+
+/* One launch of iters iterations (windows) on the stream; t: their device
+ * times, or NULL */
+int kern_launch(shput *s, uint64_t iters, unsigned long long *t)
+{
+	efab_shk_args a;
+	memset(&a, 0, sizeof(a));
+	a.group = s->kern - 1;
+	a.put = s->put;
+	a.bw = s->bw;
+	a.heap = s->heap;
+	a.local = s->local;
+	a.size = (size_t)s->size;
+	a.window = s->window;
+	a.iters = iters;
+	a.peer = s->peer;
+	a.threads = s->threads;
+	a.t = t;
+	cudaError_t e = efab_shk_launch(&a, s->st);
+	if (e != cudaSuccess) {
+		efab_log_error("launching the %s kernel: %s", efab_shmem_initiator_name(s->o.shmem_initiator),
+			       cudaGetErrorString(e));
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+/* PE 0: n iterations (windows) between the events e0 and e1: without -c one
+ * launch running all n, with -c one launch each inside checked_begin /
+ * checked_end (PE 1's target_iters is its share). us: the device times in
+ * microseconds (NULL: no timer reads in the kernel). */
+int kern_iters(shput *s, uint64_t n, double *us)
+{
+	if (!n)
+		return EFAB_OK;
+	if (us && kern_room(s, n))
+		return EFAB_ERR;
+	unsigned long long *t = us ? s->dt : nullptr;
+	cudaEventRecord(s->e0, s->st);
+	if (!s->check) {
+		if (kern_launch(s, n, t))
+			return EFAB_ERR;
+	} else {
+		for (uint64_t i = 0; i < n; i++)
+			if (checked_begin(s) || kern_launch(s, 1, t ? t + i : nullptr) || checked_end(s, i))
+				return EFAB_ERR;
+	}
+	cudaEventRecord(s->e1, s->st);
+	if (stream_sync(s))
+		return EFAB_ERR;
+	if (!s->check) {
+		s->seq += n * s->window;
+		beat(n);
+	}
+	if (!us)
+		return EFAB_OK;
+	if (cudaMemcpy(s->ht, s->dt, n * sizeof(*s->ht), cudaMemcpyDeviceToHost) != cudaSuccess)
+		return copy_failed("the kernel's times to the host");
+	for (uint64_t i = 0; i < n; i++)
+		us[i] = (double)s->ht[i] / 1e3;
+	return EFAB_OK;
+}
+
+/* the events' time of the last kern_iters, microseconds */
+double kern_elapsed_us(shput *s)
+{
+	float ms = 0;
+	cudaEventElapsedTime(&ms, s->e0, s->e1);
+	return ms * 1e3;
+}
+
+/* efab_shmem_lat's size for a kernel initiator: iteration 0 alone
+ * (first_us, its device time), warmup (one launch, no timer reads), n
+ * samples (device times), the batch (a launch of n without timer reads,
+ * cudaEvents around it / n) */
+int kern_lat_size(shput *s, efab_row_t *row)
+{
+	uint64_t n = iters_of(s, s->size), warm = lat_warmup(s, s->size);
+	double first = 0;
+	if (room(s, n > warm ? n : warm))
+		return EFAB_ERR;
+	if (!s->init) {
+		if (s->check)
+			stage("PE 1's share of the checked iterations", s->size);
+		return target_iters(s, warm + 2 * n);
+	}
+	stage("the first operation (a kernel)", s->size);
+	if (kern_iters(s, 1, &first))
+		return EFAB_ERR;
+	stage("warmup (a kernel)", s->size);
+	if (kern_iters(s, warm - 1, nullptr))
+		return EFAB_ERR;
+	stage("the timed iterations (a kernel)", s->size);
+	if (kern_iters(s, n, s->samples))
+		return EFAB_ERR;
+	efab_stats_t st = {};
+	efab_stats_compute(s->samples, (size_t)n, &st);
+	stage("the batch (a kernel)", s->size);
+	if (kern_iters(s, n, nullptr))
+		return EFAB_ERR;
+	row->iters = n;
+	row->has_lat = 1;
+	row->lat = st;
+	row_set(s, row, "first_us", "%.3f", first);
+	row_set(s, row, "lat_us_batch", "%.3f", kern_elapsed_us(s) / (double)n);
+	row_set(s, row, "lat_us_p25", "%.3f", st.p25);
+	row_set(s, row, "lat_us_p75", "%.3f", st.p75);
+	return EFAB_OK;
+}
+
 /* One size of efab_shmem_lat: iteration 0 alone (first_us), warmup, n
  * samples, a batch of n. PE 0's figures fill row. */
 int lat_size(shput *s, efab_row_t *row)
 {
 	uint64_t n = iters_of(s, s->size), warm = lat_warmup(s, s->size);
 	double first_host = 0, first_ev = 0, batch_us = 0;
+	if (s->kern)
+		return kern_lat_size(s, row);
 	if (room(s, n > warm ? n : warm))
 		return EFAB_ERR;
 	if (!s->init) {
@@ -562,17 +718,33 @@ int bw_size(shput *s, efab_row_t *row)
 			stage("PE 1's share of the checked windows", s->size);
 		return target_iters(s, warm + n);
 	}
-	stage("the first window", s->size);
-	if (timed_iters(s, 1, &first_host, &first_ev))
-		return EFAB_ERR;
-	stage("warmup windows", s->size);
-	if (warm > 1 && timed_iters(s, warm - 1, s->host_us, nullptr))
-		return EFAB_ERR;
-	stage("the measured windows", s->size);
-	loop_arg l = {s, n};
-	if (efab_time_once(loop, &l, &loop_us))
-		return EFAB_ERR;
-	if (s->on_stream) {
+	if (s->kern) {
+		/* window 0 alone (its device time), warmup (one launch, no timer
+		 * reads), the measured windows: device times per window, the loop
+		 * = cudaEvents around their launch (with -c: their launches) */
+		stage("the first window (a kernel)", s->size);
+		if (kern_iters(s, 1, &first_ev))
+			return EFAB_ERR;
+		stage("warmup windows (a kernel)", s->size);
+		if (kern_iters(s, warm - 1, nullptr))
+			return EFAB_ERR;
+		stage("the measured windows (a kernel)", s->size);
+		if (kern_iters(s, n, s->samples))
+			return EFAB_ERR;
+		loop_us = kern_elapsed_us(s);
+	} else {
+		stage("the first window", s->size);
+		if (timed_iters(s, 1, &first_host, &first_ev))
+			return EFAB_ERR;
+		stage("warmup windows", s->size);
+		if (warm > 1 && timed_iters(s, warm - 1, s->host_us, nullptr))
+			return EFAB_ERR;
+		stage("the measured windows", s->size);
+		loop_arg l = {s, n};
+		if (efab_time_once(loop, &l, &loop_us))
+			return EFAB_ERR;
+	}
+	if (s->on_stream && !s->kern) {
 		float ms = 0;
 		cudaEventElapsedTime(&ms, s->loop0, s->we[(s->wi - 1) % RING]);
 		loop_us = ms * 1e3;
@@ -597,7 +769,7 @@ int bw_size(shput *s, efab_row_t *row)
 		row_set(s, row, "bw_MBps_windows", "%.3f", bytes / sum);
 		row_set(s, row, "msg_rate_Mops_windows", "%.6f", ops / sum);
 	}
-	row_set(s, row, "end_confirm", "%s", s->on_stream ? "nvshmemx_quiet_on_stream" : "nvshmem_quiet");
+	row_set(s, row, "end_confirm", "%s", s->on_stream && !s->kern ? "nvshmemx_quiet_on_stream" : "nvshmem_quiet");
 	return EFAB_OK;
 }
 
@@ -608,12 +780,30 @@ int bw_size(shput *s, efab_row_t *row)
 int check_opts(shput *s)
 {
 	const efab_opts_t &o = s->o;
+	const char *ini = efab_shmem_initiator_name(o.shmem_initiator);
+	if (o.gpu_threads && o.shmem_initiator != EFAB_SHMEM_BLOCK) {
+		efab_log_error("--gpu-threads: the CTA of --initiator block; %s's is fixed (thread 1, "
+			       "warp 32; host and stream launch none)", ini);
+		return EFAB_EUSAGE;
+	}
+	if (o.shmem_initiator >= EFAB_SHMEM_THREAD && o.shmem_src == EFAB_SHMEM_SRC_HOST) {
+		efab_log_error("--initiator %s --src host: a kernel's operand must be GPU memory "
+			       "(--src cuda)", ini);
+		return EFAB_EUSAGE;
+	}
+#ifndef EFAB_SHMEM_KERNELS
 	if (o.shmem_initiator >= EFAB_SHMEM_THREAD) {
-		efab_log_error("--initiator %s (kernel-initiated NVSHMEM) is not built yet: it needs NVSHMEM's "
-			       "device library (libnvshmem_device) linked into an nvcc -rdc=true image with a "
-			       "device link step; use host or stream",
-			       efab_shmem_initiator_name(o.shmem_initiator));
+		efab_log_error("--initiator %s (kernel-initiated NVSHMEM) is not built: make found no nvcc "
+			       "or no $NVSHMEM_HOME/lib/libnvshmem_device.a (the device library the kernels "
+			       "are device-linked with); use host or stream", ini);
 		return EFAB_SKIP;
+	}
+#endif
+	if (o.shmem_initiator >= EFAB_SHMEM_THREAD) {
+		s->kern = o.shmem_initiator - EFAB_SHMEM_THREAD + 1;
+		s->threads = o.shmem_initiator == EFAB_SHMEM_THREAD ? 1 :
+			     o.shmem_initiator == EFAB_SHMEM_WARP ? 32 :
+			     o.gpu_threads ? (unsigned)o.gpu_threads : 128;
 	}
 	if (o.time_s > 0) {
 		efab_log_error("--time: %s counts windows (-n); it has no calibrated loop", s->row->name);
@@ -651,8 +841,10 @@ int bring_up(shput *s)
 	if ((rc = efab_rt_agree(rt, efab_cuda_set_device(s->gpu))))
 		return rc;
 	uint64_t want = s->span + (256ull << 20);
-	if ((rc = efab_rt_agree(rt, efab_nvshmem_up(rt->rank, rt->size, want < (1ull << 30) ? 1ull << 30 : want))))
+	if ((rc = efab_rt_agree(rt, efab_nvshmem_up(rt->rank, rt->size, want < (1ull << 30) ? 1ull << 30 : want,
+						   s->kern ? efab_shk_init : nullptr))))
 		return rc;
+	s->shk_up = s->kern;
 	s->init = rt->rank == 0;
 	s->peer = 1 - rt->rank;
 	return EFAB_OK;
@@ -716,6 +908,10 @@ int setup(shput *s)
 			}
 		s->events = 1;
 	}
+	if (!rc && s->init && s->kern && (s->tick_ns = efab_shk_tick_ns()) < 0) {
+		efab_log_error("the kernel initiator's timer probe: %s", cudaGetErrorString(cudaGetLastError()));
+		rc = EFAB_ERR;
+	}
 	if (!rc && s->check && !(s->bounce = (uint8_t *)malloc(s->span))) {
 		efab_log_error("out of memory (%zu bytes of -c staging)", s->span);
 		rc = EFAB_ERR;
@@ -744,6 +940,9 @@ void teardown(shput *s)
 		efab_cuda_free(0, s->gpu, s->local);
 	if (s->heap)
 		nvshmem_free(s->heap);
+	if (s->dt)
+		cudaFree(s->dt);
+	free(s->ht);
 	free(s->bounce);
 	free(s->samples);
 	free(s->host_us);
@@ -784,7 +983,31 @@ int begin_report(shput *s)
 		 "(%s)", s->o.shmem_src == EFAB_SHMEM_SRC_HOST ? "malloc'd host memory" : "cuMemAlloc'd GPU memory",
 		 s->registered ? "nvshmemx_buffer_register'ed before measuring" : "never registered",
 		 s->heap_host ? "host" : "GPU", s->heap_kind);
-	if (!s->bw && !s->on_stream)
+	static const char *const grp[] = {"", "nvshmem_%smem%s (1 thread)", "nvshmemx_%smem%s_warp (32 threads)",
+					  "nvshmemx_%smem%s_block (%u threads)"};
+	char call[128];
+	if (s->kern)
+		snprintf(call, sizeof(call), grp[s->kern], op, s->bw ? "_nbi" : "", s->threads);
+	if (s->kern && !s->bw)
+		snprintf(n3, sizeof(n3), "initiator %s: in a CUDA kernel (one CTA), one %s%s; the sample = "
+			 "the kernel's own clock (%%globaltimer, step seen %.0f ns; thread 0) from before the "
+			 "operation to after it%s; %s; lat_us_batch = cudaEvents around a launch of n "
+			 "iterations without timer reads / n (NVSHMEM perftest's shmem_%s_latency)",
+			 efab_shmem_initiator_name(s->o.shmem_initiator), call,
+			 !s->put ? " (blocking: the data is here)" : s->kern > 1 ?
+			 " + __syncthreads + nvshmem_quiet by thread 0" : " + nvshmem_quiet",
+			 s->tick_ns, s->put ? "'s quiet" : "", s->check ? "-c: one launch per iteration" :
+			 "one launch runs the n timed iterations", op);
+	else if (s->kern)
+		snprintf(n3, sizeof(n3), "initiator %s: in a CUDA kernel (one CTA), a window = %llu %s (op k "
+			 "at offset k x size on both sides) + nvshmem_quiet by thread 0 (warp, block: between "
+			 "__syncthreads); window "
+			 "times = the kernel's own clock (%%globaltimer, step seen %.0f ns; thread 0); the loop = "
+			 "cudaEvents around %s (NVSHMEM perftest's shmem_%s_bw times its launch so)",
+			 efab_shmem_initiator_name(s->o.shmem_initiator), (unsigned long long)s->window, call,
+			 s->tick_ns, s->check ? "the n measured windows, one launch each (-c)" :
+			 "one launch running the n measured windows back to back", op);
+	else if (!s->bw && !s->on_stream)
 		snprintf(n3, sizeof(n3), "initiator host: one %s, host clock; lat_us_batch = n more issued "
 			 "back to back / n", s->put ? "nvshmem_putmem + nvshmem_quiet (the put complete at "
 			 "PE 1: a blocking put returns when its source may be reused, the quiet when it has "
@@ -892,7 +1115,7 @@ int efab_shmem_put_main(int argc, char **argv, const efab_bench_row_t *row)
 	if ((rc = check_opts(s)))
 		return rc;
 	s->put = s->o.shmem_op == EFAB_SHMEM_PUT;
-	s->on_stream = s->o.shmem_initiator == EFAB_SHMEM_STREAM;
+	s->on_stream = s->o.shmem_initiator == EFAB_SHMEM_STREAM || s->kern;
 	s->check = s->o.check;
 	const char *v = getenv("EFAB_FAULT_CORRUPT");
 	s->corrupt_every = v ? strtoull(v, nullptr, 10) : 0;
@@ -913,7 +1136,10 @@ int efab_shmem_put_main(int argc, char **argv, const efab_bench_row_t *row)
 		}
 		efab_csv_close(&s->csv);
 		teardown(s);
-		nvshmemx_hostlib_finalize();
+		if (s->shk_up)
+			efab_shk_finalize();
+		else
+			nvshmemx_hostlib_finalize();
 	}
 	return efab_runtime_down(&s->run, rc);
 }

@@ -2,7 +2,10 @@
  * MPI_Bcast hands it out) and the host library alone (no device code, so no
  * device link step), with a symmetric heap of heap_bytes unless the user
  * set NVSHMEM_SYMMETRIC_SIZE. Shared by efab_shmem_reg, efab_shmem_seed and
- * efab_shmem_lat/bw (shmem_put.cc). */
+ * efab_shmem_lat/bw (shmem_put.cc). init: what starts NVSHMEM instead of
+ * nvshmemx_hostlib_init_attr (efab_shmem_lat/bw's kernel initiators:
+ * nvshmemi_init_thread of libnvshmem_device.a, which also sets up the
+ * device state; shmem_kernels.h), or NULL. */
 #ifndef EFAB_SHMEM_UP_H
 #define EFAB_SHMEM_UP_H
 #include <dlfcn.h>
@@ -21,7 +24,8 @@
 #include "efab_result.h"
 #include "efab_select.h"
 
-static inline int efab_nvshmem_up(int rank, int size, unsigned long long heap_bytes)
+static inline int efab_nvshmem_up(int rank, int size, unsigned long long heap_bytes,
+				  int (*init)(unsigned flags, void *attr) = NULL)
 {
 	char heap[64];
 	int rc = EFAB_OK;
@@ -35,7 +39,11 @@ static inline int efab_nvshmem_up(int rank, int size, unsigned long long heap_by
 	MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
 	nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
 	nvshmemx_set_attr_uniqueid_args(rank, size, &id, &attr);
-	if (!rc && nvshmemx_hostlib_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr)) {
+	if (!rc && init && init(NVSHMEMX_INIT_WITH_UNIQUEID, &attr)) {
+		efab_log_error("nvshmemi_init_thread (unique-id bootstrap, host library and device "
+			       "state) failed");
+		rc = EFAB_ERR;
+	} else if (!rc && !init && nvshmemx_hostlib_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr)) {
 		efab_log_error("nvshmemx_hostlib_init_attr (unique-id bootstrap) failed");
 		rc = EFAB_ERR;
 	}

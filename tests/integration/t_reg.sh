@@ -129,6 +129,22 @@ t_nvshmem_headers_build() {
 	fi
 	[ -f /usr/local/cuda/include/cuda.h ] || [ -f "${CUDA_HOME:-/nonexistent}/include/cuda.h" ] ||
 		{ echo "no CUDA headers (CUDA_HOME): efab_shmem_reg is not built without them"; exit 77; }
+	# the kernel initiators (--initiator thread|warp|block) are built where
+	# NVSHMEM_HOME has libnvshmem_device.a and nvcc is found; first the build
+	# without them (a home of the headers and the host library alone), then,
+	# in the same build folder (only shmem_put.o again), the one with them
+	local kern=
+	if [ -f "$nv/lib/libnvshmem_device.a" ] &&
+		{ [ -x /usr/local/cuda/bin/nvcc ] || [ -x "${CUDA_HOME:-/nonexistent}/bin/nvcc" ]; }; then
+		kern=1
+		mkdir -p "$WORK/nvhost/lib"
+		ln -sfn "$nv/include" "$WORK/nvhost/include"
+		ln -sf "$nv"/lib/libnvshmem_host.so* "$WORK/nvhost/lib/"
+		make -s BUILD="$WORK/nb" NVSHMEM_HOME="$WORK/nvhost" "$WORK/nb/bin/efab_shmem_bw" \
+			>"$WORK/make.log" 2>&1 || { cat "$WORK/make.log"; die "build against $nv's headers and host library failed"; }
+		nvshmem_kernels_absent "$WORK/nb/bin"
+		rm -f "$WORK/nb/bench/ops/shmem_put.o"
+	fi
 	make -s BUILD="$WORK/nb" NVSHMEM_HOME="$nv" "$WORK/nb/bin/efab_shmem_reg" "$WORK/nb/bin/efab_shmem_seed" \
 		"$WORK/nb/bin/efab_shmem_lat" "$WORK/nb/bin/efab_shmem_bw" \
 		>"$WORK/make.log" 2>&1 || { cat "$WORK/make.log"; die "build against $nv failed"; }
@@ -144,12 +160,67 @@ t_nvshmem_headers_build() {
 		grep -q "^seed: no GPU here" "$WORK/last.out" || die "the seed does not say why it cannot run"
 	fi
 	nvshmem_rma_checks "$WORK/nb/bin"
+	if [ -n "$kern" ]; then
+		nvshmem_kernels_built "$WORK/nb/bin"
+	else
+		echo "  (no libnvshmem_device.a in $nv or no nvcc: the kernel initiators' build is not checked)"
+		nvshmem_kernels_absent "$WORK/nb/bin"
+	fi
+}
+
+# efab_shmem_bw built without the kernel initiators: each exits 77 saying
+# why, before MPI or any GPU
+nvshmem_kernels_absent() { # BINDIR
+	for i in thread warp block; do
+		expect_rc 77 "$1/efab_shmem_bw" --initiator $i
+		expect_msg "--initiator $i \(kernel-initiated NVSHMEM\) is not built: make found no nvcc or no \\\$NVSHMEM_HOME/lib/libnvshmem_device.a"
+		[ "$(wc -l <"$WORK/last.err")" = 1 ] || die "--initiator $i: more than one line on stderr"
+	done
+}
+
+# efab_shmem_lat/bw with the kernel initiators (nvcc -rdc=true, device-linked
+# with libnvshmem_device.a): NVSHMEM's device-state init and the kernels are
+# in the executables, --help and usage paths per initiator, and without a
+# GPU each initiator exits 77 with one line saying why (not 'not built'). What
+# needs a GPU is tests/nvshmem/sitting.sh's part put (PUT_INITIATORS).
+nvshmem_kernels_built() { # BINDIR
+	local b=$1 e i
+	for e in efab_shmem_lat efab_shmem_bw; do
+		nm "$b/$e" | grep -q " T .*nvshmemi_init_thread" || die "$e: no nvshmemi_init_thread (libnvshmem_device.a not linked)"
+		nm -C "$b/$e" | grep -q "efab_shk_launch" || die "$e: no kernel initiator"
+		for i in thread warp block; do
+			expect_rc 0 "$b/$e" --initiator $i --help
+			grep -qF "nvshmemi_init_thread" "$WORK/last.out" || die "$e --initiator $i --help: no init"
+		done
+	done
+	expect_rc 0 "$b/efab_shmem_lat" --help
+	grep -qF -- "--gpu-threads N" "$WORK/last.out" || die "efab_shmem_lat --help lacks --gpu-threads"
+	expect_rc 0 "$b/efab_shmem_bw" --initiator block --gpu-threads 256 --help
+	for a in "efab_shmem_bw --initiator warp --gpu-threads 64" "efab_shmem_lat --initiator thread --gpu-threads 2" \
+		"efab_shmem_bw --initiator block --gpu-threads 2048" "efab_shmem_lat --initiator block --src host" \
+		"efab_shmem_lat --gpu-threads 8"; do
+		# shellcheck disable=SC2086
+		expect_rc 2 "$b/"$a
+		[ "$(wc -l <"$WORK/last.err")" = 1 ] || die "$a: not one line on stderr"
+	done
+	expect_rc 2 "$b/efab_shmem_lat" --initiator block --src host
+	expect_msg "a kernel's operand must be GPU memory"
+	if ! command -v nvidia-smi >/dev/null 2>&1; then
+		for i in thread warp block; do
+			EFAB_FITRACE=0 expect_rc 77 mpi 2 "$b/efab_shmem_lat" --initiator $i -m 8 -c
+			expect_msg "cuda memory kinds unavailable|no GPU visible"
+			grep -q "not built" "$WORK/last.err" && die "--initiator $i: built, yet 'not built'"
+			[ "$(grep -c '^efab_shmem_lat' "$WORK/last.err")" = 1 ] || die "--initiator $i: not one line of ours"
+			EFAB_FITRACE=0 expect_rc 77 mpi 2 "$b/efab_shmem_bw" --initiator $i -m 8:64 -W 4 -o get
+			expect_msg "cuda memory kinds unavailable|no GPU visible"
+		done
+	fi
 }
 
 # efab_shmem_lat / efab_shmem_bw (NVSHMEM's own put and get) where no GPU
 # runs them: --help says what is timed, every bad option is one line and
-# exit 2, the kernel initiators not built exit 77 saying so, and a run
-# without a GPU exits 77 with the reason, not a crash. What needs a GPU
+# exit 2, and a run without a GPU exits 77 with the reason, not a crash
+# (the kernel initiators: nvshmem_kernels_built / _absent). What needs a GPU
 # (rows, -c, EFAB_FAULT_CORRUPT) is tests/nvshmem/sitting.sh's part put.
 nvshmem_rma_checks() { # BINDIR
 	local b=$1 lines
@@ -177,11 +248,6 @@ nvshmem_rma_checks() { # BINDIR
 	expect_msg "invalid value 'write' for --op: expected one of put, get"
 	expect_rc 2 "$b/efab_shmem_bw" -m 1G -W 64
 	expect_msg "above the 16G allowed"
-	# kernel-initiated: not built, said so
-	for i in thread warp block; do
-		expect_rc 77 "$b/efab_shmem_bw" --initiator $i
-		expect_msg "--initiator $i \(kernel-initiated NVSHMEM\) is not built yet"
-	done
 	if ! command -v nvidia-smi >/dev/null 2>&1; then
 		for e in efab_shmem_lat efab_shmem_bw; do
 			EFAB_FITRACE=0 expect_rc 77 mpi 2 "$b/$e" -m 8 -c

@@ -29,7 +29,10 @@
 #            carried the payload
 #   put      efab_shmem_lat / efab_shmem_bw (NVSHMEM's own put and get): on the
 #            fabric NVSHMEM picks (default: efa-direct) and on efa (forced),
-#            --initiator host and stream, -o put and get, 8 B .. 16 MiB, -c,
+#            --initiator host and stream (PUT_INITIATORS; the kernel
+#            initiators: PUT_INITIATORS="host stream thread warp block", built
+#            where NVSHMEM_HOME has libnvshmem_device.a and nvcc is found:
+#            the part says whether they were), -o put and get, 8 B .. 16 MiB, -c,
 #            a registered cuMemAlloc buffer; then, between the same two
 #            simulated hosts, the raw fabric's efab_put_lat, efab_get_lat,
 #            efab_put_bw, efab_get_bw (--mem cuda:<the heap's kind>, -c,
@@ -214,6 +217,15 @@ for part in $PARTS; do
 		PBW="$PUTSZ -n ${PUT_BW_N:-5} -w 1 -W ${PUT_W:-8}"
 		PBWC="${PUTSZ_CHECK:--m 8:16M:x8} -n 2 -w 1 -W ${PUT_W:-8} -c"
 		hk=host; [ "$NVSHMEM_HEAP_KIND" = SYSMEM ] || hk=cuda
+		# the kernel initiators (--initiator thread|warp|block): in the
+		# executables only where make found nvcc and $NV/lib/libnvshmem_device.a
+		case " ${PUT_INITIATORS:-host stream} " in *" thread "* | *" warp "* | *" block "*)
+			if nm "$EBIN/efab_shmem_lat" 2>/dev/null | grep -q " T .*nvshmemi_init_thread"; then
+				say "put: kernel initiators built (nvcc -rdc=true, device-linked with $NV/lib/libnvshmem_device.a)"
+			else
+				say "put: kernel initiators NOT built (no nvcc or no $NV/lib/libnvshmem_device.a): their runs exit 77"
+			fi ;;
+		esac
 		for fab in ${PUT_FABRICS:-default efa}; do
 			ff=; [ "$fab" = default ] || ff=$fab
 			lf=$fab; [ "$fab" = default ] && lf=efa-direct

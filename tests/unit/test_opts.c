@@ -245,6 +245,15 @@ static void test_shmem_options(void **state)
 			 EFAB_PARSE_OK);
 	assert_int_equal(o.shmem_initiator, EFAB_SHMEM_BLOCK);
 	assert_int_equal(o.window, 16);
+	assert_int_equal(o.gpu_threads, 0); /* the kernel's default (128) is shmem_put.cc's */
+	/* --gpu-threads: the block initiator's CTA, 1..1024 here (the GPU
+	 * initiator's entry allows 1..32) */
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_lat"), err, "--initiator block --gpu-threads 1024"),
+			 EFAB_PARSE_OK);
+	assert_int_equal(o.gpu_threads, 1024);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_bw"), err, "--gpu-threads 1025"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_bw"), err, "--initiator gpu --gpu-threads 64"),
+			 EFAB_EUSAGE);
 	/* a latency row has no window; each row refuses the other's words */
 	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_lat"), err, "-W 16"), EFAB_EUSAGE);
 	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_lat"), err, "-o write"), EFAB_EUSAGE);

@@ -1,4 +1,5 @@
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -31,6 +32,15 @@ int efab_cuda_set_device(int device)
 {
 	(void)device;
 	return no_cuda();
+}
+int efab_cuda_vmm_alloc(int device, size_t len, void **out, size_t *alloc_len)
+{
+	(void)device, (void)len, (void)out, (void)alloc_len;
+	return no_cuda();
+}
+void efab_cuda_vmm_free(int device, void *p, size_t alloc_len)
+{
+	(void)device, (void)p, (void)alloc_len;
 }
 void efab_cuda_free(int host_pinned, int device, void *p)
 {
@@ -132,6 +142,18 @@ static struct {
 	CUresult (*StreamCreate)(CUstream *, unsigned);
 	CUresult (*StreamDestroy)(CUstream);
 	CUresult (*StreamQuery)(CUstream);
+	/* VMM (CUDA >= 10.2; optional: only --mem cuda-vmm needs them) */
+	CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+	CUresult (*MemCreate)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+			      unsigned long long);
+	CUresult (*MemRelease)(CUmemGenericAllocationHandle);
+	CUresult (*MemAddressReserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+	CUresult (*MemAddressFree)(CUdeviceptr, size_t);
+	CUresult (*MemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
+	CUresult (*MemUnmap)(CUdeviceptr, size_t);
+	CUresult (*MemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+	CUresult (*MemGetAllocationGranularity)(size_t *, const CUmemAllocationProp *,
+						CUmemAllocationGranularity_flags);
 } cu;
 
 static const char *cu_str(CUresult r)
@@ -190,6 +212,16 @@ static int cu_load(void)
 	SYM(StreamQuery, "cuStreamQuery");
 	/* Optional: CUDA >= 11.7 */
 	*(void **)&cu.MemGetHandleForAddressRange = dlsym(h, "cuMemGetHandleForAddressRange");
+	/* Optional: CUDA >= 10.2 (cuda-vmm) */
+	*(void **)&cu.DeviceGetAttribute = dlsym(h, "cuDeviceGetAttribute");
+	*(void **)&cu.MemCreate = dlsym(h, "cuMemCreate");
+	*(void **)&cu.MemRelease = dlsym(h, "cuMemRelease");
+	*(void **)&cu.MemAddressReserve = dlsym(h, "cuMemAddressReserve");
+	*(void **)&cu.MemAddressFree = dlsym(h, "cuMemAddressFree");
+	*(void **)&cu.MemMap = dlsym(h, "cuMemMap");
+	*(void **)&cu.MemUnmap = dlsym(h, "cuMemUnmap");
+	*(void **)&cu.MemSetAccess = dlsym(h, "cuMemSetAccess");
+	*(void **)&cu.MemGetAllocationGranularity = dlsym(h, "cuMemGetAllocationGranularity");
 	CUresult r = cu.Init(0);
 	if (r != CUDA_SUCCESS) {
 		efab_log_error("cuda memory kinds unavailable: cuInit: %s (no GPU visible?)",
@@ -281,6 +313,118 @@ void efab_cuda_free(int host_pinned, int device, void *p)
 		cu.MemFreeHost(p);
 	else
 		cu.MemFree((CUdeviceptr)(uintptr_t)p);
+}
+
+/* A device attribute, or -1 where it cannot be read. */
+static int dev_attr(CUdevice dev, CUdevice_attribute a)
+{
+	int v = 0;
+	return cu.DeviceGetAttribute(&v, a, dev) == CUDA_SUCCESS ? v : -1;
+}
+
+int efab_cuda_vmm_alloc(int device, size_t len, void **out, size_t *alloc_len)
+{
+	int rc = cu_use(device);
+	if (rc)
+		return rc;
+	if (!cu.DeviceGetAttribute || !cu.MemCreate || !cu.MemRelease || !cu.MemAddressReserve ||
+	    !cu.MemAddressFree || !cu.MemMap || !cu.MemUnmap || !cu.MemSetAccess ||
+	    !cu.MemGetAllocationGranularity) {
+		efab_log_error("cuda-vmm unavailable: the CUDA driver has no VMM API (cuMemCreate; needs "
+			       "CUDA >= 10.2)");
+		return EFAB_SKIP;
+	}
+	CUdevice dev;
+	CUresult r = cu.DeviceGet(&dev, device);
+	if (r) {
+		efab_log_error("cuDeviceGet(%d): %s", device, cu_str(r));
+		return EFAB_ERR;
+	}
+	if (dev_attr(dev, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) != 1 ||
+	    dev_attr(dev, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED) != 1) {
+		efab_log_error("cuda-vmm unavailable: GPU %d has no CUDA VMM with POSIX fd handles "
+			       "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED / "
+			       "HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED)", device);
+		return EFAB_SKIP;
+	}
+	/* What NCCL (ncclCuMemAlloc), NVSHMEM and PyTorch's expandable segments
+	 * do: ask for GPUDirect RDMA where the device offers it with VMM. Without
+	 * it the memory is not meant for a NIC, so the kind is not offered. */
+	const char *knob = getenv("EFAB_VMM_NO_RDMA_FLAG");
+	int no_flag = knob && *knob && strcmp(knob, "0");
+	if (!no_flag && dev_attr(dev, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED) != 1) {
+		efab_log_error("cuda-vmm unavailable: GPU %d does not support GPUDirect RDMA with CUDA VMM "
+			       "(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED = 0)", device);
+		return EFAB_SKIP;
+	}
+	CUmemAllocationProp prop;
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	prop.location.id = dev;
+	prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	prop.allocFlags.gpuDirectRDMACapable = no_flag ? 0 : 1;
+	static int said;
+	if (no_flag && !said++)
+		fprintf(stderr, "# EFAB_VMM_NO_RDMA_FLAG=%s: cuda-vmm memory allocated without "
+				"allocFlags.gpuDirectRDMACapable (a test knob)\n", knob);
+	size_t gran = 0;
+	if ((r = cu.MemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)) ||
+	    !gran) {
+		efab_log_error("cuMemGetAllocationGranularity (GPU %d): %s", device,
+			       r ? cu_str(r) : "granularity 0");
+		return EFAB_ERR;
+	}
+	size_t size = (len + gran - 1) / gran * gran;
+	CUmemGenericAllocationHandle h = 0;
+	CUdeviceptr d = 0;
+	if ((r = cu.MemCreate(&h, size, &prop, 0))) {
+		efab_log_error("cuMemCreate(%zu bytes, GPU %d%s): %s", size, device,
+			       no_flag ? "" : ", gpuDirectRDMACapable", cu_str(r));
+		return EFAB_ERR;
+	}
+	if ((r = cu.MemAddressReserve(&d, size, gran, 0, 0))) {
+		efab_log_error("cuMemAddressReserve(%zu bytes): %s", size, cu_str(r));
+		goto release;
+	}
+	if ((r = cu.MemMap(d, size, 0, h, 0))) {
+		efab_log_error("cuMemMap(%zu bytes): %s", size, cu_str(r));
+		goto address_free;
+	}
+	CUmemAccessDesc acc;
+	memset(&acc, 0, sizeof(acc));
+	acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	acc.location.id = dev;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	if ((r = cu.MemSetAccess(d, size, &acc, 1))) {
+		efab_log_error("cuMemSetAccess(%zu bytes, GPU %d read-write): %s", size, device, cu_str(r));
+		goto unmap;
+	}
+	cu.MemRelease(h); /* the mapping keeps the allocation until cuMemUnmap */
+	if ((r = cu.MemsetD8(d, 0, size))) {
+		efab_log_error("cuMemsetD8 (cuda-vmm, %zu bytes): %s", size, cu_str(r));
+		cu.MemUnmap(d, size);
+		cu.MemAddressFree(d, size);
+		return EFAB_ERR;
+	}
+	*out = (void *)(uintptr_t)d;
+	*alloc_len = size;
+	return EFAB_OK;
+unmap:
+	cu.MemUnmap(d, size);
+address_free:
+	cu.MemAddressFree(d, size);
+release:
+	cu.MemRelease(h);
+	return EFAB_ERR;
+}
+
+void efab_cuda_vmm_free(int device, void *p, size_t alloc_len)
+{
+	if (cu_use(device) || !cu.MemUnmap)
+		return;
+	cu.MemUnmap((CUdeviceptr)(uintptr_t)p, alloc_len);
+	cu.MemAddressFree((CUdeviceptr)(uintptr_t)p, alloc_len);
 }
 
 int efab_cuda_copy(void *dst, const void *src, size_t len, int to_device)

@@ -20,6 +20,14 @@ int efab_gpu_pick(int requested, int local_rank, int *gpu);
 int efab_cuda_set_device(int device);
 int efab_cuda_alloc(int host_pinned, int device, size_t len, void **out);
 void efab_cuda_free(int host_pinned, int device, void *p);
+/* CUDA VMM device memory: cuMemCreate (pinned, on the device, shareable as a
+ * POSIX fd, gpuDirectRDMACapable where the device supports GPUDirect RDMA
+ * with VMM; EFAB_VMM_NO_RDMA_FLAG=1 leaves the flag out, a test knob), mapped
+ * read-write for the device at an address of its own (cuMemAddressReserve +
+ * cuMemMap + cuMemSetAccess). *alloc_len: len rounded up to the allocation
+ * granularity. EFAB_SKIP (one line said) where the driver or GPU cannot. */
+int efab_cuda_vmm_alloc(int device, size_t len, void **out, size_t *alloc_len);
+void efab_cuda_vmm_free(int device, void *p, size_t alloc_len);
 /* to_device: dst is device memory and src host, else the reverse. */
 int efab_cuda_copy(void *dst, const void *src, size_t len, int to_device);
 int efab_cuda_bus_id(int device, char *buf, size_t len);

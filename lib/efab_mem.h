@@ -1,5 +1,5 @@
-/* Memory kinds: host, host-huge, cuda, cuda-host. CUDA is loaded (dlopen of
- * the driver library) only when a cuda kind is asked for. */
+/* Memory kinds: host, host-huge, cuda, cuda-host, cuda-vmm. CUDA is loaded
+ * (dlopen of the driver library) only when a cuda kind is asked for. */
 #ifndef EFAB_MEM_H
 #define EFAB_MEM_H
 
@@ -28,6 +28,9 @@ int efab_mem_host_accessible(int kind);
 /* libfabric iface for registration: FI_HMEM_SYSTEM or FI_HMEM_CUDA. */
 int efab_mem_iface(int kind);
 int efab_mem_is_gpu(int kind);
+/* GPU device memory (cuda, cuda-vmm): registered with FI_HMEM_CUDA, reached
+ * with CUDA copies, exportable as a dma-buf. */
+int efab_mem_is_device(int kind);
 /* Whether this rank may inject (fi_inject_write) size bytes from its memory
  * of this kind: within the endpoint's RMA inject limit, and only from memory
  * registered as host memory. An inject copies the source with the CPU and

@@ -20,12 +20,17 @@ int efab_mem_host_accessible(int kind)
 
 int efab_mem_is_gpu(int kind)
 {
-	return kind == EFAB_MEM_CUDA || kind == EFAB_MEM_CUDA_HOST;
+	return kind == EFAB_MEM_CUDA || kind == EFAB_MEM_CUDA_HOST || kind == EFAB_MEM_CUDA_VMM;
+}
+
+int efab_mem_is_device(int kind)
+{
+	return kind == EFAB_MEM_CUDA || kind == EFAB_MEM_CUDA_VMM;
 }
 
 int efab_mem_iface(int kind)
 {
-	return kind == EFAB_MEM_CUDA ? FI_HMEM_CUDA : FI_HMEM_SYSTEM;
+	return efab_mem_is_device(kind) ? FI_HMEM_CUDA : FI_HMEM_SYSTEM;
 }
 
 int efab_inject_ok(int kind, size_t size, size_t inject_limit)
@@ -67,6 +72,12 @@ int efab_mem_alloc(int kind, int device, size_t len, efab_mem_t *out)
 			return rc;
 		break;
 	}
+	case EFAB_MEM_CUDA_VMM: {
+		int rc = efab_cuda_vmm_alloc(device, len, &m.ptr, &m.alloc_len);
+		if (rc)
+			return rc;
+		break;
+	}
 	default:
 		efab_log_error("unknown memory kind %d", kind);
 		return EFAB_EUSAGE;
@@ -85,6 +96,9 @@ void efab_mem_free(efab_mem_t *m)
 		break;
 	case EFAB_MEM_HOST_HUGE:
 		munmap(m->ptr, m->alloc_len);
+		break;
+	case EFAB_MEM_CUDA_VMM:
+		efab_cuda_vmm_free(m->device, m->ptr, m->alloc_len);
 		break;
 	default:
 		efab_cuda_free(m->kind == EFAB_MEM_CUDA_HOST, m->device, m->ptr);

@@ -9,7 +9,7 @@
 
 static const char *const op_names[] = {"default", "write", "writedata", "read", "atomic", NULL};
 static const char *const op_choices[] = {"write", "writedata", "read", NULL};
-static const char *const mem_names[] = {"host", "host-huge", "cuda", "cuda-host", NULL};
+static const char *const mem_names[] = {"host", "host-huge", "cuda", "cuda-host", "cuda-vmm", NULL};
 static const char *const aop_names[] = {"add", "fadd", "cswap", "swap", "min",
 					"max", "bor", "band", "bxor", NULL};
 static const char *const dtype_names[] = {"u64", "u32", "i32", "i64", "f32", "f64", NULL};
@@ -54,7 +54,7 @@ const efab_optdef_t efab_optdefs[] = {
 	{"op", 'o', EFAB_OT_CHOICE, OFF(op), SZ(op), "write|writedata|read",
 	 "RMA operation (put benchmarks: write or writedata; get: read)", EFAB_OG_RMA_OP, 0, 0, op_choices},
 	{"mem", 0, EFAB_OT_MEM, OFF(mem_local), SZ(mem_local), "LOCAL[:REMOTE]",
-	 "memory kinds host|host-huge|cuda|cuda-host for initiator[:target] (default host)",
+	 "memory kinds host|host-huge|cuda|cuda-host|cuda-vmm for initiator[:target] (default host)",
 	 EFAB_OG_MEM, 0, 0, NULL},
 	{"gpu", 0, EFAB_OT_GPU, OFF(gpu), SZ(gpu), "auto|N",
 	 "GPU for cuda memory kinds (auto = local rank modulo visible GPUs)",
@@ -610,7 +610,7 @@ static int set_mem(efab_opts_t *o, const char *v, char *err, size_t errlen)
 	if (parse_mem_pair(v, &l, &r)) {
 		snprintf(err, errlen,
 			 "invalid value '%s' for --mem: expected LOCAL[:REMOTE] with kinds host, "
-			 "host-huge, cuda, cuda-host", v);
+			 "host-huge, cuda, cuda-host, cuda-vmm", v);
 		return EFAB_EUSAGE;
 	}
 	o->mem_local = l;
@@ -774,7 +774,7 @@ const char *efab_op_name(int op)
 
 const char *efab_mem_name(int kind)
 {
-	return (kind >= 0 && kind <= EFAB_MEM_CUDA_HOST) ? mem_names[kind] : "?";
+	return (kind >= 0 && kind <= EFAB_MEM_CUDA_VMM) ? mem_names[kind] : "?";
 }
 
 const char *efab_aop_name(int aop)

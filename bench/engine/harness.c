@@ -118,8 +118,9 @@ static int check_opts(efab_ctx_t *c)
 	}
 	if (!ranks_ok(b, rt->size, c->o.contend))
 		return EFAB_EUSAGE;
-	if (c->o.dmabuf && c->o.mem_local != EFAB_MEM_CUDA && c->o.mem_remote != EFAB_MEM_CUDA) {
-		efab_log_error("--dmabuf registers cuda memory: add --mem cuda (or cuda:host, host:cuda)");
+	if (c->o.dmabuf && !efab_mem_is_device(c->o.mem_local) && !efab_mem_is_device(c->o.mem_remote)) {
+		efab_log_error("--dmabuf registers cuda memory: add --mem cuda or cuda-vmm (or cuda:host, "
+			       "host:cuda)");
 		return EFAB_EUSAGE;
 	}
 	if (c->o.sizes.max > (1ull << 32)) {
@@ -319,7 +320,7 @@ static int setup_memory(efab_ctx_t *c)
 	uint64_t access = c->row->access;
 	/* set-up, untimed: libfabric's log taken around it says the path (reg_path) */
 	efab_reglog_t rl;
-	int dmabuf = c->o.dmabuf && c->mem_kind == EFAB_MEM_CUDA;
+	int dmabuf = c->o.dmabuf && efab_mem_is_device(c->mem_kind);
 	efab_reglog_begin(&rl);
 	if (dmabuf)
 		rc = efab_mr_register_dmabuf(&c->fab, c->mem.ptr, region, c->gpu, access, &c->mr);
@@ -330,7 +331,7 @@ static int setup_memory(efab_ctx_t *c)
 	if (rc)
 		return rc;
 	snprintf(c->reg_path, sizeof(c->reg_path), "%s",
-		 efab_reglog_classify(&rl, c->mem_kind == EFAB_MEM_CUDA, dmabuf,
+		 efab_reglog_classify(&rl, efab_mem_is_device(c->mem_kind), dmabuf,
 				      efab_reglog_nic_provider(c->fab.info->fabric_attr->prov_name)));
 	if (c->o.verbose)
 		fprintf(stderr, "# reg_path rank %d (%s memory): %s%s%s%s\n", c->rt->rank,

@@ -236,9 +236,11 @@ const efab_bench_row_t efab_bench_rows[] = {
 		.summary = "NVSHMEM registration cost (mpirun -np N, or one PE alone): nvshmemx_buffer_register /\n"
 	"unregister of cuda and of host memory, and nvshmem_malloc / nvshmem_free, timed apart\n"
 	"per size in microseconds, with the fit register_us = fixed_us + us_per_MiB x MiB\n"
-	"(weighted by 1/y^2, 95% intervals; efab_mr_reg's fit and columns).\n"
+	"(weighted by 1/y^2, 95% intervals; efab_mr_reg's fit and columns). --mem cuda-vmm adds\n"
+	"buffer_register_cuda_vmm (CUDA VMM memory, cuMemCreate); no other --mem kind is taken.\n"
 	"Default sizes 4K:1G. Needs a GPU (exit 77 without one).",
-		.options = EFAB_OG_COMMON | EFAB_OG_SIZES | EFAB_OG_ITERS | EFAB_OG_GPU | EFAB_OG_MAX_TOTAL,
+		.options = EFAB_OG_COMMON | EFAB_OG_SIZES | EFAB_OG_ITERS | EFAB_OG_GPU | EFAB_OG_MAX_TOTAL |
+			   EFAB_OG_MEM,
 		.mpi = 1,
 	},
 	{

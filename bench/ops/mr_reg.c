@@ -352,7 +352,7 @@ static int time_accumulate(shot_t *sh, meas_t *m)
 static int probe_path(reg_ctx_t *r, const char *op, const efab_regop_t *cb, uint64_t size,
 		      meas_t *m)
 {
-	int nic = r->nic_work[0] == 'y', cuda = r->kind == EFAB_MEM_CUDA;
+	int nic = r->nic_work[0] == 'y', cuda = efab_mem_is_device(r->kind);
 	if ((cb && cb->reg != fi_reg_cb) || !nic) {
 		m->reg_path = EFAB_REGPATH_NONE;
 		return EFAB_OK;
@@ -735,7 +735,7 @@ static uint64_t pinned_now(void) /* VmPin: this process's mm->pinned_vm */
 static int check_memlock(const reg_ctx_t *r)
 {
 	struct rlimit rl;
-	if (r->nic_work[0] != 'y' || r->kind == EFAB_MEM_CUDA || getrlimit(RLIMIT_MEMLOCK, &rl) ||
+	if (r->nic_work[0] != 'y' || efab_mem_is_device(r->kind) || getrlimit(RLIMIT_MEMLOCK, &rl) ||
 	    rl.rlim_cur == RLIM_INFINITY || cap_ipc_lock())
 		return EFAB_OK;
 	uint64_t most = 0, at = 0;
@@ -883,7 +883,7 @@ static int run_regimes(reg_ctx_t *r)
 	}
 	r->k = 1;
 	if (!rc && r->o.components) {
-		if (r->kind == EFAB_MEM_CUDA)
+		if (efab_mem_is_device(r->kind))
 			rc = efab_reg_run_regime(r, "dmabuf_export");
 		else if (r->kind == EFAB_MEM_HOST || r->kind == EFAB_MEM_HOST_HUGE)
 			rc = efab_reg_run_regime(r, "cuMemHostRegister");
@@ -900,8 +900,8 @@ int efab_mr_reg_main(int argc, char **argv)
 	if (!r)
 		return rc;
 	r->kind = r->o.mem_local;
-	if (r->o.dmabuf && r->kind != EFAB_MEM_CUDA) {
-		efab_log_error("--dmabuf registers cuda memory: add --mem cuda");
+	if (r->o.dmabuf && !efab_mem_is_device(r->kind)) {
+		efab_log_error("--dmabuf registers cuda memory: add --mem cuda or --mem cuda-vmm");
 		return EFAB_EUSAGE;
 	}
 	efab_mr_cache_env(r->o.mr_cache); /* before libfabric reads its environment */

@@ -39,7 +39,7 @@ struct trace_range {
 /* Per op and size (rows are written after all sizes of an op, for the fit) */
 #define TRACE_KEYS 256
 static struct trace_key {
-	int op; /* EFAB_MEM_CUDA / EFAB_MEM_HOST for buffer_register, OP_MALLOC */
+	int op; /* EFAB_MEM_CUDA / _HOST / _CUDA_VMM for buffer_register, OP_MALLOC */
 	uint64_t size;
 	struct trace_range calls, doms, inner;
 } keys[TRACE_KEYS];
@@ -164,7 +164,15 @@ static const efab_regop_t ops[] = {
 	{"buffer_register_cuda", reg_cb, unreg_cb, 1, EFAB_MEM_CUDA, 1},
 	{"buffer_register_host", reg_cb, unreg_cb, 1, EFAB_MEM_HOST, 1},
 	{"nvshmem_malloc", malloc_cb, free_cb, 0, -1, 1},
+	/* only with --mem cuda-vmm: VMM memory (cuMemCreate), what PyTorch's
+	 * expandable segments hand to nvshmemx_buffer_register */
+	{"buffer_register_cuda_vmm", reg_cb, unreg_cb, 1, EFAB_MEM_CUDA_VMM, 1},
 };
+
+static int op_wanted(const reg_ctx_t *r, const efab_regop_t *op)
+{
+	return op->kind != EFAB_MEM_CUDA_VMM || r->o.mem_local == EFAB_MEM_CUDA_VMM;
+}
 
 /* NVSHMEM up (shmem_up.h) with a symmetric heap for the largest size. */
 static int nvshmem_up(reg_ctx_t *r)
@@ -187,7 +195,10 @@ static void row_more(reg_ctx_t *, const char *op, efab_row_t *row, size_t first)
 	snprintf(row->extra[first + S_TRANSPORT], sizeof(row->extra[0]), "%s", nv_transport);
 	snprintf(row->extra[first + S_LF_FABRIC], sizeof(row->extra[0]), "%s", fab);
 	snprintf(row->extra[first + S_LF_MR_MODE], sizeof(row->extra[0]), "%s", mrm);
-	int id = !strcmp(op, "nvshmem_malloc") ? (int)OP_MALLOC : strstr(op, "host") ? (int)EFAB_MEM_HOST : (int)EFAB_MEM_CUDA;
+	int id = !strcmp(op, "nvshmem_malloc")	 ? (int)OP_MALLOC
+		 : strstr(op, "host")		 ? (int)EFAB_MEM_HOST
+		 : strstr(op, "vmm")		 ? (int)EFAB_MEM_CUDA_VMM
+						 : (int)EFAB_MEM_CUDA;
 	const struct trace_key *k = key_of(id, row->size, 0);
 	range_str(k ? &k->calls : NULL, row->extra[first + S_REGS], sizeof(row->extra[0]));
 	range_str(k ? &k->doms : NULL, row->extra[first + S_DOMS], sizeof(row->extra[0]));
@@ -206,7 +217,8 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 	const char *asked = getenv("NVSHMEM_REMOTE_TRANSPORT");
 	char loaded[96];
 	efab_nvshmem_ran_on(&r->ri, trace_read, r->gpu, loaded, sizeof(loaded));
-	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "cuda+host");
+	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "%s",
+		 r->o.mem_local == EFAB_MEM_CUDA_VMM ? "cuda+host+cuda-vmm" : "cuda+host");
 	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
 	efab_reg_columns(&r->ri);
 	for (size_t i = 0; i < S_N; i++)
@@ -241,6 +253,8 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 	if (!rc && rt.rank == 0)
 		efab_table_begin(stdout, &r->ri, notes, 3, 1, 0);
 	for (size_t i = 0; i < r->nops && !rc; i++) {
+		if (!op_wanted(r, &ops[i]))
+			continue;
 		r->kind = ops[i].kind >= 0 ? ops[i].kind : EFAB_MEM_CUDA;
 		rc = efab_reg_run_regime(r, ops[i].name);
 	}
@@ -255,6 +269,14 @@ int main(int argc, char **argv)
 	reg_ctx_t *r = efab_reg_start("efab_shmem_reg", argc, argv, &rc);
 	if (!r)
 		return rc;
+	/* --mem picks only whether VMM buffers are measured too: cuda and host
+	 * buffers always are, and NVSHMEM, not efabench, registers them */
+	if ((r->o.mem_local != EFAB_MEM_HOST && r->o.mem_local != EFAB_MEM_CUDA_VMM) ||
+	    r->o.mem_remote != r->o.mem_local || r->o.dmabuf) {
+		efab_log_error("efab_shmem_reg takes --mem cuda-vmm (adds buffer_register_cuda_vmm) and no "
+			       "other --mem or --dmabuf: cuda and host buffers are always measured");
+		return EFAB_EUSAGE;
+	}
 	/* MPI even alone: NVSHMEM's unique-id bootstrap goes over it */
 	if (efab_runtime_up(&r->run, EFAB_RUNTIME_MPI, r->row->name, &argc, &argv))
 		return EFAB_ERR;

@@ -26,7 +26,8 @@ CAPTIONS = {
               "registrations kept alive; k = NICs each buffer is registered on.",
     "shmem_reg": "shmem_reg: NVSHMEM's registration time per call, µs, per regime (rows): "
                  "buffer_register_cuda / buffer_register_host = nvshmemx_buffer_register of "
-                 "cudaMalloc'd / host memory, nvshmem_malloc = nvshmem_malloc of the size; "
+                 "cudaMalloc'd / host memory (buffer_register_cuda_vmm: of CUDA VMM memory, "
+                 "cuMemCreate; --mem cuda-vmm), nvshmem_malloc = nvshmem_malloc of the size; "
                  "lf = the libfabric fabric under NVSHMEM's transport (a line each).",
     "shmem_lat": "shmem_lat: NVSHMEM latency, µs: host = one nvshmem_putmem + nvshmem_quiet (put) or "
                  "nvshmem_getmem (get); stream = one nvshmemx_*_on_stream + "

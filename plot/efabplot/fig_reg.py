@@ -6,7 +6,8 @@ from . import captions, figbase, fmt, grouping
 
 
 REGIME_ORDER = ["fresh", "fresh_dmabuf", "same", "accumulate", "cuMemHostRegister",
-                "dmabuf_export", "buffer_register_cuda", "buffer_register_host", "nvshmem_malloc"]
+                "dmabuf_export", "buffer_register_cuda", "buffer_register_host", "nvshmem_malloc",
+                "buffer_register_cuda_vmm"]
 
 
 def plot_mr_reg(bench, series, groups, outdir, mpl):

@@ -94,11 +94,13 @@ struct efasim_qp_ent {
  * device memory with what another process needs to reach it. */
 struct efasim_mem_info {
 	uint8_t kind;            /* MK_HOST 0, MK_CUDA 1 */
-	uint8_t pad[3];
+	uint8_t vmm;             /* MK_CUDA: a CUDA VMM allocation (cuMemCreate), reached by POSIX fd */
+	uint8_t pad[2];
 	int cu_dev;              /* CUDA device ordinal in the registering process */
 	uint64_t alloc_base;     /* the CUDA allocation holding the range (cuMemGetAddressRange) */
 	uint64_t alloc_size;
-	uint8_t ipc[64];         /* CUipcMemHandle of alloc_base (legacy CUDA IPC) */
+	uint8_t ipc[64];         /* CUipcMemHandle of alloc_base (legacy CUDA IPC); VMM: struct
+				  * mk_vmm_ref (memkind.c: the exporter's fd, the buffer id) */
 };
 
 struct efasim_mr_ent {

@@ -22,8 +22,29 @@
  * makes the initiator load it. A process that never loads libcuda never touches
  * CUDA, and a build without cuda.h models host memory only. EFASIM_P2P=0 turns GPU registration off (the device of an
  * instance without GPUDirect: a device pointer fails the pin with EFAULT and
- * dmabuf answers EOPNOTSUPP). Not modelled: VMM allocations (cuMemCreate) that
- * have no legacy IPC handle (EFAULT at registration, logged), several GPUs with
+ * dmabuf answers EOPNOTSUPP).
+ * CUDA VMM memory (cuMemCreate + cuMemMap: PyTorch's expandable segments,
+ * NCCL's and NVSHMEM's buffers) has no legacy IPC handle
+ * (CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE = 0). Its registration is
+ * accepted where the allocation was made for GPUDirect RDMA
+ * (CUmemAllocationProp.allocFlags.gpuDirectRDMACapable = 1, which CUDA reports
+ * as CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE) and refused with EFAULT,
+ * logged, where not: "for [cuMemCreate], memory must be explicitly allocated
+ * with GPUDirect RDMA support" (NVIDIA, gdrcopy issue #177); the errno of the
+ * peer-memory pin (ibv_reg_mr) is that of any GPU range the driver will not
+ * pin; that of the dma-buf path is assumed (where CUDA itself refuses the
+ * export, cuMemGetHandleForAddressRange, the registration never gets here).
+ * To reach it from another process the registering process exports the
+ * allocation as a POSIX fd (cuMemRetainAllocationHandle +
+ * cuMemExportToShareableHandle, which needs CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+ * in the allocation's requestedHandleTypes: without it the registration is
+ * refused, logged, an efasim limitation) and keeps the fd open while an MR
+ * of it lives; the initiator takes a copy of that fd with pidfd_getfd(2) (the
+ * same ptrace permission process_vm_readv needs, which efasim grants, config.c)
+ * and maps the allocation once (cuMemImportFromShareableHandle,
+ * cuMemAddressReserve, cuMemMap, cuMemSetAccess), cached by (pid, buffer id).
+ * Not modelled: a registered range spanning several VMM allocations (refused:
+ * cuMemGetAddressRange's allocation must hold it), several GPUs with
  * different ordinals per process (the handle is opened on the exporter's device
  * ordinal), CUDA managed memory (refused with EFAULT, as the pin of the real
  * driver refuses it). */
@@ -220,6 +241,11 @@ int mk_host_refused(const void *addr)
 	return 0;
 }
 
+void mk_unreg(const struct efasim_mem_info *mi)
+{
+	(void)mi;
+}
+
 int mk_reg_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, struct efasim_mem_info *out)
 {
 	(void)fd, (void)offset, (void)len, (void)iova, (void)out;
@@ -250,6 +276,22 @@ int mk_copy(struct mk_ref dst, struct mk_ref src, size_t n)
 #else
 
 #include <cuda.h>
+#include <sys/syscall.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434 /* the same number on every architecture */
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+/* A VMM allocation's ticket in efasim_mem_info.ipc: the exporting process's
+ * fd of it and CUDA's buffer id (unique in that process's lifetime). */
+struct mk_vmm_ref {
+	int32_t fd;
+	int32_t pad;
+	uint64_t buffer_id;
+};
 
 static struct {
 	pthread_once_t once;
@@ -269,6 +311,19 @@ static struct {
 	CUresult (*MemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
 	CUresult (*MemHostAlloc)(void **, size_t, unsigned);
 	CUresult (*GetErrorString)(CUresult, const char **);
+	/* VMM, optional (CUDA >= 10.2; IS_GPU_DIRECT_RDMA_CAPABLE >= 11.x) */
+	CUresult (*MemRetainAllocationHandle)(CUmemGenericAllocationHandle *, void *);
+	CUresult (*MemExportToShareableHandle)(void *, CUmemGenericAllocationHandle, CUmemAllocationHandleType,
+					       unsigned long long);
+	CUresult (*MemImportFromShareableHandle)(CUmemGenericAllocationHandle *, void *,
+						 CUmemAllocationHandleType);
+	CUresult (*MemRelease)(CUmemGenericAllocationHandle);
+	CUresult (*MemAddressReserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+	CUresult (*MemAddressFree)(CUdeviceptr, size_t);
+	CUresult (*MemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
+	CUresult (*MemUnmap)(CUdeviceptr, size_t);
+	CUresult (*MemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+	int vmm; /* all of the above found */
 	struct {
 		CUcontext ctx;
 		CUstream stream;
@@ -319,6 +374,18 @@ static void cu_load(void)
 	SYM(MemHostAlloc, "cuMemHostAlloc");
 	SYM(GetErrorString, "cuGetErrorString");
 #undef SYM
+	*(void **)&cu.MemRetainAllocationHandle = dlsym(h, "cuMemRetainAllocationHandle");
+	*(void **)&cu.MemExportToShareableHandle = dlsym(h, "cuMemExportToShareableHandle");
+	*(void **)&cu.MemImportFromShareableHandle = dlsym(h, "cuMemImportFromShareableHandle");
+	*(void **)&cu.MemRelease = dlsym(h, "cuMemRelease");
+	*(void **)&cu.MemAddressReserve = dlsym(h, "cuMemAddressReserve");
+	*(void **)&cu.MemAddressFree = dlsym(h, "cuMemAddressFree");
+	*(void **)&cu.MemMap = dlsym(h, "cuMemMap");
+	*(void **)&cu.MemUnmap = dlsym(h, "cuMemUnmap");
+	*(void **)&cu.MemSetAccess = dlsym(h, "cuMemSetAccess");
+	cu.vmm = cu.MemRetainAllocationHandle && cu.MemExportToShareableHandle && cu.MemImportFromShareableHandle &&
+		 cu.MemRelease && cu.MemAddressReserve && cu.MemAddressFree && cu.MemMap && cu.MemUnmap &&
+		 cu.MemSetAccess;
 	CUresult r = cu.Init(0);
 	if (r != CUDA_SUCCESS) {
 		slog("GPU memory: cuInit: %s", cu_str(r));
@@ -415,6 +482,21 @@ static CUcontext primary_of(int ordinal)
 	return cu.primary[ordinal];
 }
 
+/* The context whose stream copies p: the one CUDA names for it, else (VMM
+ * memory belongs to no context) the primary context of its device; with
+ * cu.lock. */
+static int ctx_of(CUdeviceptr p, CUcontext *ctx)
+{
+	int ordinal = -1;
+	*ctx = NULL;
+	if (cu.PointerGetAttribute(ctx, CU_POINTER_ATTRIBUTE_CONTEXT, p) == CUDA_SUCCESS && *ctx)
+		return 0;
+	if (cu.PointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) != CUDA_SUCCESS)
+		return -1;
+	*ctx = primary_of(ordinal);
+	return *ctx ? 0 : -1;
+}
+
 /* What the driver says of a device pointer: its context, device, allocation. */
 static int cu_describe(CUdeviceptr p, size_t len, CUcontext *ctx, int *ordinal, CUdeviceptr *base, size_t *size)
 {
@@ -424,24 +506,142 @@ static int cu_describe(CUdeviceptr p, size_t len, CUcontext *ctx, int *ordinal, 
 		return EFAULT; /* host, pinned host (the pin handles that) or unknown to CUDA */
 	if (cu.PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p) == CUDA_SUCCESS && managed)
 		return EFAULT; /* the GPU driver's pin refuses managed memory */
-	if (cu.PointerGetAttribute(ctx, CU_POINTER_ATTRIBUTE_CONTEXT, p) != CUDA_SUCCESS ||
-	    cu.PointerGetAttribute(ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) != CUDA_SUCCESS ||
+	if (cu.PointerGetAttribute(ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) != CUDA_SUCCESS ||
 	    cu.MemGetAddressRange(base, size, p) != CUDA_SUCCESS)
+		return EFAULT;
+	pthread_mutex_lock(&cu.lock);
+	int e = ctx_of(p, ctx);
+	pthread_mutex_unlock(&cu.lock);
+	if (e)
 		return EFAULT;
 	if (p + len > *base + *size)
 		return EFAULT; /* the range runs past its allocation */
 	return 0;
 }
 
-static int export_range(CUdeviceptr p, size_t len, struct efasim_mem_info *out)
+/* The VMM allocations this process exported for its MRs: the fd stays open
+ * while an MR of the allocation lives (another process takes its copy). */
+struct vmm_export {
+	uint64_t buffer_id;
+	int fd;
+	int refs;
+	struct vmm_export *next;
+};
+static struct vmm_export *vmm_exports;
+
+/* CUDA VMM memory (see the header): accepted where the allocation is
+ * GPUDirect RDMA capable and exportable as a POSIX fd. *verdict: the errno
+ * stands for the dma-buf path too (the refusal is about the memory, not
+ * about what the address is). */
+static int export_vmm(CUdeviceptr p, CUcontext ctx, int ordinal, CUdeviceptr base, size_t size,
+		      struct efasim_mem_info *out, int *verdict)
+{
+	unsigned rdma = 0;
+	unsigned long long types = 0, id = 0;
+	*verdict = 1;
+	CUresult r = cu.PointerGetAttribute(&rdma, CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE, p);
+	if (r != CUDA_SUCCESS || !rdma) {
+		if (r != CUDA_SUCCESS)
+			slog("GPU memory: %#llx is CUDA VMM memory (cuMemCreate) whose GPUDirect RDMA capability "
+			     "CUDA does not say (cuPointerGetAttribute IS_GPU_DIRECT_RDMA_CAPABLE: %s): EFAULT",
+			     (unsigned long long)p, cu_str(r));
+		else
+			slog("GPU memory: %#llx is CUDA VMM memory (cuMemCreate) allocated without "
+			     "allocFlags.gpuDirectRDMACapable (IS_GPU_DIRECT_RDMA_CAPABLE = 0): the GPU driver lets no "
+			     "NIC at it: EFAULT",
+			     (unsigned long long)p);
+		return EFAULT;
+	}
+	r = cu.PointerGetAttribute(&types, CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES, p);
+	if (!cu.vmm || r != CUDA_SUCCESS || !(types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) {
+		slog("GPU memory: %#llx is CUDA memory without a legacy IPC handle (VMM, cuMemCreate, or a "
+		     "memory pool) and without CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR in its requestedHandleTypes (allowed handle types %#llx%s%s): efasim cannot reach it from another "
+		     "process (an efasim limitation; a real NIC would register it): EFAULT",
+		     (unsigned long long)p, types, r != CUDA_SUCCESS ? ", not said: " : "",
+		     r != CUDA_SUCCESS ? cu_str(r) : (!cu.vmm ? "; libcuda lacks the VMM export API" : ""));
+		*verdict = 0;
+		return EFAULT;
+	}
+	if ((r = cu.PointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, p)) != CUDA_SUCCESS) {
+		slog("GPU memory: cuPointerGetAttribute BUFFER_ID (%#llx): %s: EFAULT", (unsigned long long)p,
+		     cu_str(r));
+		return EFAULT;
+	}
+	pthread_mutex_lock(&cu.lock);
+	struct vmm_export *x;
+	for (x = vmm_exports; x && x->buffer_id != id; x = x->next)
+		;
+	if (!x) {
+		CUmemGenericAllocationHandle h = 0;
+		int fd = -1;
+		r = cu.MemRetainAllocationHandle(&h, (void *)(uintptr_t)p);
+		if (r == CUDA_SUCCESS) {
+			r = cu.MemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+			cu.MemRelease(h);
+		}
+		x = r == CUDA_SUCCESS ? calloc(1, sizeof(*x)) : NULL;
+		if (!x) {
+			pthread_mutex_unlock(&cu.lock);
+			if (fd >= 0)
+				close(fd);
+			slog("GPU memory: exporting CUDA VMM allocation %#llx as a POSIX fd: %s: EFAULT",
+			     (unsigned long long)base, r != CUDA_SUCCESS ? cu_str(r) : "out of memory");
+			return EFAULT;
+		}
+		*x = (struct vmm_export){id, fd, 0, vmm_exports};
+		vmm_exports = x;
+	}
+	x->refs++;
+	copy_ready_locked(ctx);
+	struct mk_vmm_ref ref = {x->fd, 0, id};
+	pthread_mutex_unlock(&cu.lock);
+	memset(out, 0, sizeof(*out));
+	out->kind = MK_CUDA;
+	out->vmm = 1;
+	out->cu_dev = ordinal;
+	out->alloc_base = base;
+	out->alloc_size = size;
+	memcpy(out->ipc, &ref, sizeof(ref));
+	return 0;
+}
+
+void mk_unreg(const struct efasim_mem_info *mi)
+{
+	if (mi->kind != MK_CUDA || !mi->vmm)
+		return;
+	struct mk_vmm_ref ref;
+	memcpy(&ref, mi->ipc, sizeof(ref));
+	pthread_mutex_lock(&cu.lock);
+	for (struct vmm_export **pp = &vmm_exports, *x; (x = *pp); pp = &x->next)
+		if (x->buffer_id == ref.buffer_id) {
+			if (--x->refs <= 0) {
+				*pp = x->next;
+				close(x->fd);
+				free(x);
+			}
+			break;
+		}
+	pthread_mutex_unlock(&cu.lock);
+}
+
+/* *verdict (may be NULL): set where a refusal is about the memory itself,
+ * whichever way it is registered. */
+static int export_range_v(CUdeviceptr p, size_t len, struct efasim_mem_info *out, int *verdict)
 {
 	CUcontext ctx = NULL;
-	int ordinal = -1;
+	int ordinal = -1, v = 0;
 	CUdeviceptr base = 0;
 	size_t size = 0;
+	if (!verdict)
+		verdict = &v;
+	*verdict = 0;
 	int e = cu_describe(p, len, &ctx, &ordinal, &base, &size);
 	if (e)
 		return e;
+	unsigned legacy = 1;
+	if (cu.PointerGetAttribute(&legacy, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, p) == CUDA_SUCCESS &&
+	    !legacy)
+		return export_vmm(p, ctx, ordinal, base, size, out, verdict);
 	CUipcMemHandle h;
 	pthread_mutex_lock(&cu.lock);
 	CUresult r = cu.CtxPushCurrent(ctx);
@@ -467,6 +667,11 @@ static int export_range(CUdeviceptr p, size_t len, struct efasim_mem_info *out)
 	_Static_assert(sizeof(h) == sizeof(out->ipc), "CUipcMemHandle is 64 bytes");
 	memcpy(out->ipc, &h, sizeof(h));
 	return 0;
+}
+
+static int export_range(CUdeviceptr p, size_t len, struct efasim_mem_info *out)
+{
+	return export_range_v(p, len, out, NULL);
 }
 
 /* Host pages the pin accepted, but the kernel's pin would not: CUDA managed
@@ -513,7 +718,10 @@ int mk_reg_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, struct efa
 	/* The dma-buf itself may start before the allocation (CUDA exports the
 	 * enclosing pages of its chunk; efabench aligns down to 64 KiB): only the
 	 * registered range must be the allocation's. */
-	e = export_range((CUdeviceptr)iova, len, out);
+	int verdict = 0;
+	e = export_range_v((CUdeviceptr)iova, len, out, &verdict);
+	if (e && verdict)
+		return e; /* VMM memory not made for GPUDirect RDMA: refused, logged */
 	if (e)
 		return EOPNOTSUPP; /* the iova is no CUDA device memory: an exporter we do not model */
 	return 0;
@@ -537,8 +745,10 @@ int mk_dmabuf_resolve(int fd, uint64_t offset, uint64_t len, uint64_t *dev, stru
 	/* the MR's own handle where the ring is in its allocation: another
 	 * process then opens that allocation once (its IPC cache is keyed by
 	 * the handle's bytes) */
-	if (!e && mr_mem.kind == MK_CUDA && mr_mem.alloc_base == out->alloc_base)
+	if (!e && mr_mem.kind == MK_CUDA && mr_mem.alloc_base == out->alloc_base) {
+		mk_unreg(out); /* a VMM ring's own export: the MR's stands for it */
 		*out = mr_mem;
+	}
 	if (e) {
 		slog("ext-mem CQ: dma-buf fd %d at offset %llu (device address %#llx, %llu bytes) is not CUDA device "
 		     "memory inside one allocation: EOPNOTSUPP",
@@ -564,11 +774,77 @@ int mk_kind_local(const void *addr)
 /* Opened IPC handles of other processes: (pid, handle) -> address here. */
 struct ipc_open {
 	pid_t pid;
+	int vmm; /* h is a struct mk_vmm_ref: keyed by its buffer id */
 	uint8_t h[64];
 	CUdeviceptr base;
 	struct ipc_open *next;
 };
 static struct ipc_open *ipc_cache;
+
+/* Another process's VMM allocation mapped here: its fd taken with
+ * pidfd_getfd(2), imported, mapped at an address of this process, made
+ * read-write for the device; with cu.lock. */
+static int import_vmm(pid_t pid, const struct efasim_mem_info *m, CUcontext ctx, CUdeviceptr *out)
+{
+	struct mk_vmm_ref ref;
+	memcpy(&ref, m->ipc, sizeof(ref));
+	if (!cu.vmm) {
+		slog("GPU memory: libcuda lacks the VMM import API (cuMemImportFromShareableHandle): cannot reach "
+		     "pid %d's VMM memory",
+		     (int)pid);
+		return -1;
+	}
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), fd = -1;
+	if (pfd >= 0) {
+		fd = (int)syscall(SYS_pidfd_getfd, pfd, ref.fd, 0);
+		int e = errno;
+		close(pfd);
+		errno = e;
+	}
+	if (fd < 0) {
+		slog("GPU memory: pidfd_%s(pid %d, fd %d) for its VMM allocation: %s", pfd < 0 ? "open" : "getfd",
+		     (int)pid, ref.fd, strerror(errno));
+		return -1;
+	}
+	CUmemGenericAllocationHandle h = 0;
+	CUdeviceptr d = 0;
+	size_t size = m->alloc_size;
+	const char *what = "cuCtxPushCurrent";
+	CUresult r = cu.CtxPushCurrent(ctx);
+	if (r == CUDA_SUCCESS) {
+		what = "cuMemImportFromShareableHandle";
+		r = cu.MemImportFromShareableHandle(&h, (void *)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+		if (r == CUDA_SUCCESS) {
+			what = "cuMemAddressReserve";
+			if ((r = cu.MemAddressReserve(&d, size, 0, 0, 0)) == CUDA_SUCCESS) {
+				what = "cuMemMap";
+				if ((r = cu.MemMap(d, size, 0, h, 0)) == CUDA_SUCCESS) {
+					CUmemAccessDesc a;
+					memset(&a, 0, sizeof(a));
+					a.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+					a.location.id = m->cu_dev;
+					a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+					what = "cuMemSetAccess";
+					if ((r = cu.MemSetAccess(d, size, &a, 1)) != CUDA_SUCCESS)
+						cu.MemUnmap(d, size);
+				}
+				if (r != CUDA_SUCCESS)
+					cu.MemAddressFree(d, size);
+			}
+			cu.MemRelease(h); /* the mapping holds the allocation */
+		}
+		CUcontext dummy;
+		cu.CtxPopCurrent(&dummy);
+	}
+	close(fd);
+	if (r != CUDA_SUCCESS) {
+		slog("GPU memory: mapping pid %d's VMM allocation (%llu bytes): %s: %s", (int)pid,
+		     (unsigned long long)size, what, cu_str(r));
+		return -1;
+	}
+	*out = d;
+	return 0;
+}
 
 /* The address in this process of another process's CUDA range: its
  * allocation from the MR's registry slot, or from r->mi (an ext-mem CQ ring's
@@ -595,8 +871,23 @@ static int resolve_remote(const struct mk_ref *r, CUdeviceptr *p, CUcontext *ctx
 		return -1;
 	struct ipc_open *o;
 	for (o = ipc_cache; o; o = o->next)
-		if (o->pid == r->pid && !memcmp(o->h, m.ipc, sizeof(o->h)))
+		if (o->pid == r->pid && o->vmm == m.vmm &&
+		    (m.vmm ? !memcmp(o->h + 8, m.ipc + 8, 8) /* the buffer id */ : !memcmp(o->h, m.ipc, sizeof(o->h))))
 			break;
+	if (!o && m.vmm) {
+		CUdeviceptr base = 0;
+		if (import_vmm(r->pid, &m, *ctx, &base))
+			return -1;
+		o = calloc(1, sizeof(*o));
+		if (!o)
+			return -1;
+		o->pid = r->pid;
+		o->vmm = 1;
+		memcpy(o->h, m.ipc, sizeof(o->h));
+		o->base = base;
+		o->next = ipc_cache;
+		ipc_cache = o;
+	}
 	if (!o) {
 		CUipcMemHandle h;
 		memcpy(&h, m.ipc, sizeof(h));
@@ -635,7 +926,7 @@ static int resolve(const struct mk_ref *r, CUdeviceptr *p, CUcontext *ctx)
 	if (r->pid != sim.pid)
 		return resolve_remote(r, p, ctx);
 	*p = r->addr;
-	return cu.PointerGetAttribute(ctx, CU_POINTER_ATTRIBUTE_CONTEXT, r->addr) == CUDA_SUCCESS ? 0 : -1;
+	return ctx_of(r->addr, ctx);
 }
 
 static int cu_memcpy(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n)

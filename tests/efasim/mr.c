@@ -213,6 +213,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 	struct sim_mr *m = calloc(1, sizeof(*m));
 	if (!m) {
 		atomic_fetch_sub(&pinned_pages, npages);
+		if (!dm)
+			mk_unreg(&mi);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -231,6 +233,8 @@ static struct ibv_mr *reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t
 		pthread_mutex_unlock(&r->lock);
 		atomic_fetch_sub(&pinned_pages, npages);
 		free(m);
+		if (!dm)
+			mk_unreg(&mi);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -287,6 +291,8 @@ EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size
 		return NULL;
 	}
 	struct ibv_mr *mr = reg_mr(pd, (void *)(uintptr_t)iova, len, iova, access, &mi);
+	if (!mr)
+		mk_unreg(&mi); /* what mk_reg_dmabuf exported */
 	if (mr) {
 		mr->addr = (void *)(uintptr_t)offset;
 		container_of(mr, struct sim_mr, mr)->mr_type = SIM_MR_TYPE_DMABUF_MR; /* cmd_mr.c */
@@ -309,9 +315,13 @@ EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 		atomic_fetch_sub(&pinned_pages, m->pinned_pages);
 	robust_lock(&sim.reg->lock);
 	struct efasim_mr_ent *e = &sim.reg->mrs[m->slot];
-	if (e->used && e->key == mr->lkey)
+	struct efasim_mem_info mk = {.kind = MK_HOST};
+	if (e->used && e->key == mr->lkey) {
 		e->used = 0;
+		mk = e->mk;
+	}
 	pthread_mutex_unlock(&sim.reg->lock);
+	mk_unreg(&mk);
 	free(m);
 	return 0;
 }

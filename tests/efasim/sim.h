@@ -316,6 +316,9 @@ int mk_reg_device(const void *addr, size_t len, struct efasim_mem_info *out);
  * managed memory): its errno, else 0. */
 int mk_host_refused(const void *addr);
 int mk_reg_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, struct efasim_mem_info *out);
+/* An MR of this process is deregistered: what its registration exported for
+ * other processes (a VMM allocation's POSIX fd) is given back. */
+void mk_unreg(const struct efasim_mem_info *mi);
 /* A dma-buf registration that succeeded ([offset, offset + len) at iova, MR
  * registry slot and key): the process remembers where the dma-buf starts
  * (iova - offset), since a dma-buf fd does not say which device address it

@@ -10,7 +10,9 @@
 #   cuda-host, with and without --dmabuf (where a side is cuda); atomics;
 #   efab_mr_reg on cuda memory (all regimes, --domains all); efab_probe and
 #   --live; --src-unregistered --mem cuda; the same with EFASIM_P2P=0 (a device
-#   without GPUDirect RDMA): efa-direct must then refuse GPU memory (exit 77).
+#   without GPUDirect RDMA): efa-direct must then refuse GPU memory (exit 77);
+#   CUDA VMM memory (--mem cuda-vmm; the cases named "vmm ...", EFAB_MATRIX_ONLY=vmm),
+#   and its refusal where the allocation is not RDMA-capable (EFAB_VMM_NO_RDMA_FLAG=1).
 # One line per case: PASS|FAIL V fabric p2p case (rc, expected), the latency
 # rows' p50 and lat_us_batch; last "efasim-gpu V: N pass, N fail". Exit 1 when
 # any case did not end as expected. Every figure is the simulator's.
@@ -237,6 +239,39 @@ want=dmabuf
 case $V in 2.[0-5].*) want=peermem ;; esac
 MUST_SAY="reg_path (the path libfabric reported in its log for each rank's registration of its buffer, by rank): 0 $want, 1 $want" \
 	case_run 0 1 efa-direct "put_lat --mem cuda: reg_path in the header" "$EBIN/efab_put_lat" -p efa -f efa-direct --mem cuda $LAT
+# CUDA VMM memory (issue 47 item 4; --mem cuda-vmm: cuMemCreate + cuMemMap, gpuDirectRDMACapable,
+# POSIX fd handles): registered as the real stack does (2.6: a dma-buf of the VMM range from
+# cuMemGetHandleForAddressRange; FI_HMEM_CUDA_USE_DMABUF=0: ibv_reg_mr, the peer-memory pin),
+# its bytes moved by efasim through the allocation's POSIX fd (pidfd_getfd + cuMemImport-
+# FromShareableHandle + cuMemMap in the initiator, memkind.c). All with -c where a payload moves.
+for F in efa-direct efa; do
+	[ -n "${EFASIM_GPU_ONLY:-}" ] && [ "$EFASIM_GPU_ONLY" != $F ] && continue
+	case_run 0 1 $F "vmm mr_reg --mem cuda-vmm (all regimes)" "$EBIN/efab_mr_reg" -p efa -f $F --mem cuda-vmm -m 4K:4M:x16 -n 5
+	[ $F = efa-direct ] && { case $V in 2.[0-5].*) reg_path_rows peermem ;; *) reg_path_rows dmabuf ;; esac; }
+	case_run 0 1 $F "vmm put_lat writedata --mem cuda-vmm" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem cuda-vmm $LAT
+	case_run 0 1 $F "vmm get_lat --mem cuda-vmm" "$EBIN/efab_get_lat" -p efa -f $F --mem cuda-vmm $LAT
+done
+if [ -z "${EFASIM_GPU_ONLY:-}" ] || [ "$EFASIM_GPU_ONLY" = efa-direct ]; then
+	case_run 0 1 efa-direct "vmm put_bw writedata --mem cuda-vmm" "$EBIN/efab_put_bw" -p efa -f efa-direct -o writedata --mem cuda-vmm $BW
+	case_run 0 1 efa-direct "vmm get_bw --mem cuda-vmm" "$EBIN/efab_get_bw" -p efa -f efa-direct --mem cuda-vmm $BW
+	case_run 0 1 efa-direct "vmm put_lat writedata --mem cuda-vmm:host" "$EBIN/efab_put_lat" -p efa -f efa-direct -o writedata --mem cuda-vmm:host $LAT
+	case_run 0 1 efa-direct "vmm put_bw writedata --mem cuda-vmm --dmabuf" "$EBIN/efab_put_bw" -p efa -f efa-direct -o writedata --mem cuda-vmm --dmabuf $BW
+	case_run 0 1 efa-direct "vmm mr_reg --mem cuda-vmm --dmabuf" "$EBIN/efab_mr_reg" -p efa -f efa-direct --mem cuda-vmm --dmabuf -m 4K:4M:x16 -n 5 --regime fresh
+	reg_path_rows efabench-dmabuf
+	case_run 0 1 efa-direct "vmm mr_reg --mem cuda-vmm, FI_HMEM_CUDA_USE_DMABUF=0: reg_path" env FI_HMEM_CUDA_USE_DMABUF=0 "$EBIN/efab_mr_reg" -p efa -f efa-direct --mem cuda-vmm -m 4K:64K:x4 -n 3 --regime fresh
+	reg_path_rows peermem
+	# an allocation without allocFlags.gpuDirectRDMACapable (EFAB_VMM_NO_RDMA_FLAG=1) must be
+	# refused: by CUDA's export (cuMemGetHandleForAddressRange, libfabric's warning) where the
+	# real driver refuses it there, else by efasim's registration (EFAULT, its log line); with
+	# dma-buf off only the peer-memory pin is asked (efasim: EFAULT). The log says which.
+	MUST_SAY="cuMemGetHandleForAddressRange\|allocFlags.gpuDirectRDMACapable" \
+		case_run 1/77 1 efa-direct "vmm mr_reg --mem cuda-vmm, EFAB_VMM_NO_RDMA_FLAG=1 (refused)" env EFAB_VMM_NO_RDMA_FLAG=1 EFASIM_LOG=1 "$EBIN/efab_mr_reg" -p efa -f efa-direct --mem cuda-vmm -m 64K -n 3 --regime fresh
+	grep -h -m2 -E "cuMemGetHandleForAddressRange|gpuDirectRDMACapable|fi_mr_regattr" "$OUTD/$(printf '%03d' $n).log" 2>/dev/null | sed 's/^/    said: /'
+	MUST_SAY="allocFlags.gpuDirectRDMACapable" \
+		case_run 1/77 1 efa-direct "vmm mr_reg --mem cuda-vmm, EFAB_VMM_NO_RDMA_FLAG=1, FI_HMEM_CUDA_USE_DMABUF=0 (refused: EFAULT)" env EFAB_VMM_NO_RDMA_FLAG=1 EFASIM_LOG=1 FI_HMEM_CUDA_USE_DMABUF=0 "$EBIN/efab_mr_reg" -p efa -f efa-direct --mem cuda-vmm -m 64K -n 3 --regime fresh
+	MUST_SAY="cuMemGetHandleForAddressRange\|allocFlags.gpuDirectRDMACapable" \
+		case_run 1/77 1 efa-direct "vmm put_lat writedata --mem cuda-vmm, EFAB_VMM_NO_RDMA_FLAG=1 (refused)" env EFAB_VMM_NO_RDMA_FLAG=1 EFASIM_LOG=1 "$EBIN/efab_put_lat" -p efa -f efa-direct -o writedata --mem cuda-vmm $LAT
+fi
 # where the pieces are missing: the efa fabric has no GDA ops; a driver without CQs in external memory
 MUST_SAY=$([ $GEXP = 0 ] && echo "efa-direct") case_run 77 1 efa "gda put_lat on efa (no GDA ops: 77)" "$EBIN/efab_put_lat" -p efa -f efa --mem cuda --initiator gpu $LAT
 MUST_SAY=$([ $GEXP = 0 ] && echo "external memory") case_run 77 1 efa-direct "gda put_lat, EFASIM_EXT_CQ=0 (77)" env EFASIM_EXT_CQ=0 "$EBIN/efab_put_lat" $G $LAT

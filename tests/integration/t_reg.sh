@@ -78,6 +78,43 @@ t_gpu_paths_without_gpu() {
 	expect_msg "built without CUDA"
 }
 
+# --mem cuda-vmm (CUDA VMM memory, cuMemCreate) where no GPU runs it: exit 77
+# with one line saying why, from every tool that takes --mem cuda, and from a
+# build without CUDA; --dmabuf accepts it as it accepts cuda.
+t_cuda_vmm_without_gpu() {
+	if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+		echo "a GPU is visible: tests/gpu/efasim_matrix.sh runs cuda-vmm (EFAB_MATRIX_ONLY=vmm)"
+		exit 77
+	fi
+	local n
+	expect_rc 77 "$BIN/efab_mr_reg" -p shm --mem cuda-vmm -m 4K
+	expect_msg "cuda memory kinds unavailable"
+	n=$(grep -c '^efab' "$WORK/last.err")
+	[ "$n" = 1 ] || die "efab_mr_reg --mem cuda-vmm: $n lines on stderr, wanted one"
+	expect_rc 77 "$BIN/efab_mr_reg" -p shm --mem cuda-vmm --dmabuf -m 4K
+	expect_msg "cuda memory kinds unavailable"
+	for b in efab_put_lat efab_get_lat efab_put_bw efab_get_bw; do
+		expect_rc 77 mpi 2 "$BIN/$b" -p shm -m 8 --mem cuda-vmm
+		expect_msg "cuda memory kinds unavailable"
+		n=$(grep -Ec '^efab[a-z_]*(\[rank 0\])?: ' "$WORK/last.err")
+		[ "$n" = 1 ] || die "$b --mem cuda-vmm: $n lines from rank 0, wanted one"
+	done
+	expect_rc 77 mpi 2 "$BIN/efab_put_lat" -p shm -m 8 --mem cuda-vmm:host
+	expect_msg "cuda memory kinds unavailable"
+	if [ -x "$BIN/efab_shmem_reg" ]; then
+		expect_rc 77 mpi 1 "$BIN/efab_shmem_reg" -m 4K --mem cuda-vmm
+		expect_msg "cuda memory kinds unavailable|no GPU visible"
+	fi
+	make -s BUILD="$WORK/b" CUDA_HOME= "$WORK/b/bin/efab_put_lat" "$WORK/b/bin/efab_mr_reg" \
+		>"$WORK/make.log" 2>&1 || { cat "$WORK/make.log"; die "no-CUDA build failed"; }
+	expect_rc 77 "$WORK/b/bin/efab_mr_reg" -p shm -m 4K --mem cuda-vmm
+	expect_msg "built without CUDA"
+	expect_rc 77 mpi 2 "$WORK/b/bin/efab_put_lat" -p shm -m 8 --mem host:cuda-vmm
+	expect_msg "built without CUDA"
+	expect_rc 2 "$BIN/efab_mr_reg" -p shm --mem cuda-vmx -m 4K
+	expect_msg "cuda-vmm"
+}
+
 # Issue 17: the first call of every size and regime is its own figure
 # (first_us), the samples are n calls after it; --domains registers each
 # buffer on k domains (rows per k). tcp lists a domain per interface: without
@@ -150,11 +187,15 @@ t_nvshmem_headers_build() {
 		>"$WORK/make.log" 2>&1 || { cat "$WORK/make.log"; die "build against $nv failed"; }
 	expect_rc 0 "$WORK/nb/bin/efab_shmem_reg" --help
 	grep -q "nvshmemx_buffer_register" "$WORK/last.out" || die "--help does not say what it times"
+	expect_rc 2 "$WORK/nb/bin/efab_shmem_reg" --mem cuda
+	expect_msg "takes --mem cuda-vmm"
 	expect_rc 0 "$WORK/nb/bin/efab_shmem_seed" --help
 	grep -q "nvshmemx_buffer_register" "$WORK/last.err" "$WORK/last.out" || die "seed --help"
 	expect_rc 2 "$WORK/nb/bin/efab_shmem_seed" --api nonesuch
 	if ! command -v nvidia-smi >/dev/null 2>&1; then
 		EFAB_FITRACE=0 expect_rc 77 mpi 1 "$WORK/nb/bin/efab_shmem_reg" -m 4K
+		expect_msg "cuda memory kinds unavailable|no GPU visible"
+		EFAB_FITRACE=0 expect_rc 77 mpi 1 "$WORK/nb/bin/efab_shmem_reg" -m 4K --mem cuda-vmm
 		expect_msg "cuda memory kinds unavailable|no GPU visible"
 		EFAB_FITRACE=0 expect_rc 77 mpi 2 "$WORK/nb/bin/efab_shmem_seed"
 		grep -q "^seed: no GPU here" "$WORK/last.out" || die "the seed does not say why it cannot run"

@@ -62,6 +62,36 @@ static void test_defaults_and_values(void **state)
 	assert_int_equal(o.gpu, 3);
 }
 
+/* --mem cuda-vmm (CUDA VMM memory, cuMemCreate) where --mem cuda is taken:
+ * both sides, initiator only, and its name back for rows and headers. */
+static void test_mem_cuda_vmm(void **state)
+{
+	(void)state;
+	efab_opts_t o;
+	char err[256] = "";
+	const char *benches[] = {"efab_put_lat", "efab_get_lat", "efab_put_bw", "efab_get_bw", "efab_mr_reg",
+				 "efab_shmem_reg"};
+	for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++) {
+		if (parse(&o, OPTIONS_OF(benches[i]), err, "--mem cuda-vmm") != EFAB_PARSE_OK)
+			fail_msg("%s --mem cuda-vmm: %s", benches[i], err);
+		assert_int_equal(o.mem_local, EFAB_MEM_CUDA_VMM);
+		assert_int_equal(o.mem_remote, EFAB_MEM_CUDA_VMM);
+	}
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--mem cuda-vmm:host"), EFAB_PARSE_OK);
+	assert_int_equal(o.mem_local, EFAB_MEM_CUDA_VMM);
+	assert_int_equal(o.mem_remote, EFAB_MEM_HOST);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_get_bw"), err, "--mem host:cuda-vmm --dmabuf"), EFAB_PARSE_OK);
+	assert_int_equal(o.mem_local, EFAB_MEM_HOST);
+	assert_int_equal(o.mem_remote, EFAB_MEM_CUDA_VMM);
+	assert_string_equal(efab_mem_name(EFAB_MEM_CUDA_VMM), "cuda-vmm");
+	assert_string_equal(efab_mem_name(EFAB_MEM_CUDA), "cuda");
+	assert_string_equal(efab_mem_name(EFAB_MEM_CUDA_VMM + 1), "?");
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--mem cuda-vmm:"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--mem cuda-vm"), EFAB_EUSAGE);
+	assert_non_null(strstr(err, "cuda-vmm")); /* the message lists the kinds */
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--mem vmm"), EFAB_EUSAGE);
+}
+
 static void expect_bad(unsigned options, const char *line, const char *msg_part)
 {
 	efab_opts_t o;
@@ -273,6 +303,7 @@ int main(void)
 		cmocka_unit_test(test_help_version),        cmocka_unit_test(test_set_by_name),
 		cmocka_unit_test(test_table_consistent),   cmocka_unit_test(test_peak_options),
 		cmocka_unit_test(test_reparse_after_cluster), cmocka_unit_test(test_shmem_options),
+		cmocka_unit_test(test_mem_cuda_vmm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

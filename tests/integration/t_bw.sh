@@ -183,7 +183,7 @@ t_bw_bidir_own_end() {
 		EFAB_FAULT_SLOW=1:1000 expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm $a -m 8 -W 64 \
 			-n 100 --bidir -v --csv "$WORK/o.csv"
 		csvcheck "$WORK/o.csv" --bench put_bw --rows 1 --bw --extra $BWCOLS
-		python3 - "$WORK/o.csv" "$WORK/last.err" <<'PY' || die "$a: rank 0's end waited for rank 1's loop"
+		python3 - "$WORK/o.csv" "$WORK/last.err" "$a" <<'PY' || die "$a: rank 0's end waited for rank 1's loop"
 import csv, re, sys
 r = next(csv.DictReader(open(sys.argv[1])))
 assert r["end_confirm"] != "local-completion", r["end_confirm"]
@@ -196,7 +196,16 @@ assert set(loop) == {0, 1}, loop
 assert loop[1][0] >= 100000, ("rank 1 slept 100 x 1 ms", loop)
 # the sum in the row is the two ranks' own rates
 assert abs(loop[0][1] + loop[1][1] - float(r["msg_rate_Mops"])) < 0.001, (loop, r["msg_rate_Mops"])
-assert loop[0][0] < 0.95 * loop[1][0], ("rank 0's loop is not its own", loop)
+# -o write: shm's fast RMA (CMA) needs nothing of rank 1, so rank 0's loop is
+# a fraction of rank 1's (0.08-0.31 seen). -o writedata: each remote CQ data
+# is delivered by rank 1's own progress, which runs once per rank-1 window
+# here: rank 0's posts are paced by it (64 to ~500 of rank 0's operations
+# per rank-1 window seen, so 0.11x to 0.97x). What bw_answer guarantees is
+# structural: rank 1 acknowledges at a window boundary inside its loop, so
+# rank 0's loop ends before rank 1's does; with the acknowledgement left to
+# after rank 1's loop (bw_answer disabled) rank 0's is longer (1.09x).
+limit = 0.95 if sys.argv[3] == "-o write" else 1.0
+assert loop[0][0] < limit * loop[1][0], ("rank 0's loop is not its own", limit, loop)
 print("rank 0 loop %.0f us, rank 1 loop %.0f us (%.2fx)" % (loop[0][0], loop[1][0], loop[0][0] / loop[1][0]))
 PY
 	done

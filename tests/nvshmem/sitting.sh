@@ -123,6 +123,21 @@ run() {
 	rm -rf "$EFASIM_DIR"
 	return 0
 }
+# The seed's runs: PREFIX_<fabric>_<api>[_registered] for each fabric given,
+# SEED_APIS x SEED_REGS (the environment of the call reaches every run)
+seed_matrix() { # PREFIX FABRIC...
+	local prefix=$1 fab ff api r
+	shift
+	for fab in "$@"; do
+		ff=; [ "$fab" = default ] || ff=$fab
+		for api in ${SEED_APIS:-putmem putmem_nbi_on_stream}; do
+			for r in ${SEED_REGS:-"" --register}; do
+				EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
+					run "${prefix}_${fab}_${api}${r:+_registered}" "$EBIN/efab_shmem_seed" --api $api $r -m 65536
+			done
+		done
+	done
+}
 for part in $PARTS; do
 	case $part in
 	smoke)
@@ -167,29 +182,13 @@ for part in $PARTS; do
 		TO=${EFAB_SEED_TIMEOUT:-45} # a put that hangs is an outcome too
 		# SEED_FABRICS: "default" (the fabric NVSHMEM picks) and "efa" (the
 		# interposer hides efa-direct: EFAB_FITRACE_FABRIC=efa)
-		for fab in ${SEED_FABRICS:-default efa}; do
-			ff=; [ "$fab" = default ] || ff=$fab
-			for api in ${SEED_APIS:-putmem putmem_nbi_on_stream}; do
-				for r in ${SEED_REGS:-"" --register}; do
-					EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
-						run "seed_${fab}_${api}${r:+_registered}" "$EBIN/efab_shmem_seed" --api $api $r -m 65536
-				done
-			done
-		done
+		seed_matrix seed ${SEED_FABRICS:-default efa}
 		TO=${EFAB_NV_TIMEOUT:-240}
 		;;
 	seedlocal)
 		TO=${EFAB_SEED_TIMEOUT:-45}
-		for fab in ${SEEDLOCAL_FABRICS:-efa}; do
-			ff=; [ "$fab" = default ] || ff=$fab
-			for api in ${SEED_APIS:-putmem putmem_nbi_on_stream}; do
-				for r in ${SEED_REGS:-"" --register}; do
-					EFAB_PE_SAME_HOST=1 NVSHMEM_DISABLE_P2P=1 FWD="$FWD -x EFAB_PE_SAME_HOST -x NVSHMEM_DISABLE_P2P" \
-						EFASIM_QP_STATS=1 EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
-						run "seedlocal_${fab}_${api}${r:+_registered}" "$EBIN/efab_shmem_seed" --api $api $r -m 65536
-				done
-			done
-		done
+		EFAB_PE_SAME_HOST=1 NVSHMEM_DISABLE_P2P=1 FWD="$FWD -x EFAB_PE_SAME_HOST -x NVSHMEM_DISABLE_P2P" \
+			EFASIM_QP_STATS=1 seed_matrix seedlocal ${SEEDLOCAL_FABRICS:-efa}
 		# which path carried it: the same put with libfabric's shm off
 		# (FI_EFA_ENABLE_SHM_TRANSFER=0); each log's efasim qp lines (EFASIM_QP_STATS)
 		# count the work requests the simulated NIC saw, so the two runs' counts differ

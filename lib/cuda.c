@@ -400,13 +400,11 @@ int efab_cuda_vmm_alloc(int device, size_t len, void **out, size_t *alloc_len)
 		efab_log_error("cuMemSetAccess(%zu bytes, GPU %d read-write): %s", size, device, cu_str(r));
 		goto unmap;
 	}
-	cu.MemRelease(h); /* the mapping keeps the allocation until cuMemUnmap */
 	if ((r = cu.MemsetD8(d, 0, size))) {
 		efab_log_error("cuMemsetD8 (cuda-vmm, %zu bytes): %s", size, cu_str(r));
-		cu.MemUnmap(d, size);
-		cu.MemAddressFree(d, size);
-		return EFAB_ERR;
+		goto unmap;
 	}
+	cu.MemRelease(h); /* the mapping keeps the allocation until cuMemUnmap */
 	*out = (void *)(uintptr_t)d;
 	*alloc_len = size;
 	return EFAB_OK;

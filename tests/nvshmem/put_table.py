@@ -61,29 +61,24 @@ def main(d):
         op, bench = r["op"], r["bench"]
         errs = r.get("errors", "")
         lat = bench == "efab_shmem_lat"
+        # the partner: its row, name, figure column and factor
+        if lat and op == "put":
+            pb, part, col, k = "efab_put_lat", "2 x efab_put_lat p50", "lat_us_p50", 2
+        elif lat:
+            pb, part, col, k = "efab_get_lat", "efab_get_lat p50", "lat_us_p50", 1
+        else:
+            pb = "efab_%s_bw" % op
+            part, col, k = pb + " MB/s", "bw_MBps", 1
+        mine = num(r[col])
+        pr = raw.get((fab, pb, size))
+        other = k * num(pr[col]) if pr and num(pr[col]) is not None else None
+        if pr and pr.get("errors") not in ("", "0", None):
+            other, part = None, part + " (errors %s)" % pr["errors"]
         if lat:
-            mine = num(r["lat_us_p50"])
-            if op == "put":
-                pr = raw.get((fab, "efab_put_lat", size))
-                part = "2 x efab_put_lat p50"
-                other = 2 * num(pr["lat_us_p50"]) if pr and num(pr["lat_us_p50"]) is not None else None
-            else:
-                pr = raw.get((fab, "efab_get_lat", size))
-                part = "efab_get_lat p50"
-                other = num(pr["lat_us_p50"]) if pr else None
-            if pr and pr.get("errors") not in ("", "0", None):
-                other, part = None, part + " (errors %s)" % pr["errors"]
             ratio = mine / other if mine and other else None
             above = mine - other if mine is not None and other is not None else None
             unit = "us"
         else:
-            mine = num(r["bw_MBps"])
-            pb = "efab_%s_bw" % op
-            pr = raw.get((fab, pb, size))
-            part = pb + " MB/s"
-            other = num(pr["bw_MBps"]) if pr else None
-            if pr and pr.get("errors") not in ("", "0", None):
-                other, part = None, part + " (errors %s)" % pr["errors"]
             ratio = other / mine if mine and other else None
             above = (size / mine - size / other) if mine and other else None
             unit = "MB/s"

@@ -101,7 +101,14 @@ enum efab_op { EFAB_OP_DEFAULT = 0, EFAB_OP_WRITE, EFAB_OP_WRITEDATA, EFAB_OP_RE
 /* cuda-vmm: CUDA VMM device memory (cuMemCreate + cuMemMap), what PyTorch's
  * expandable segments, NCCL and NVSHMEM's heap allocate; last, so the others
  * keep their numbers. */
-enum efab_mem_kind { EFAB_MEM_HOST = 0, EFAB_MEM_HOST_HUGE, EFAB_MEM_CUDA, EFAB_MEM_CUDA_HOST, EFAB_MEM_CUDA_VMM };
+enum efab_mem_kind {
+	EFAB_MEM_HOST = 0,
+	EFAB_MEM_HOST_HUGE,
+	EFAB_MEM_CUDA,
+	EFAB_MEM_CUDA_HOST,
+	EFAB_MEM_CUDA_VMM,
+	EFAB_MEM_N_KINDS /* count: a new kind goes above this line */
+};
 enum efab_aop { EFAB_AOP_ADD = 0, EFAB_AOP_FADD, EFAB_AOP_CSWAP, EFAB_AOP_SWAP, EFAB_AOP_MIN,
 		EFAB_AOP_MAX, EFAB_AOP_BOR, EFAB_AOP_BAND, EFAB_AOP_BXOR };
 enum efab_dtype { EFAB_DT_U64 = 0, EFAB_DT_U32, EFAB_DT_I32, EFAB_DT_I64, EFAB_DT_F32, EFAB_DT_F64 };

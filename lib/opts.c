@@ -10,6 +10,7 @@
 static const char *const op_names[] = {"default", "write", "writedata", "read", "atomic", NULL};
 static const char *const op_choices[] = {"write", "writedata", "read", NULL};
 static const char *const mem_names[] = {"host", "host-huge", "cuda", "cuda-host", "cuda-vmm", NULL};
+_Static_assert(sizeof(mem_names) / sizeof(mem_names[0]) == EFAB_MEM_N_KINDS + 1, "mem_names: one name per enum efab_mem_kind");
 static const char *const aop_names[] = {"add", "fadd", "cswap", "swap", "min",
 					"max", "bor", "band", "bxor", NULL};
 static const char *const dtype_names[] = {"u64", "u32", "i32", "i64", "f32", "f64", NULL};
@@ -774,7 +775,7 @@ const char *efab_op_name(int op)
 
 const char *efab_mem_name(int kind)
 {
-	return (kind >= 0 && kind <= EFAB_MEM_CUDA_VMM) ? mem_names[kind] : "?";
+	return (kind >= 0 && kind < EFAB_MEM_N_KINDS) ? mem_names[kind] : "?";
 }
 
 const char *efab_aop_name(int aop)

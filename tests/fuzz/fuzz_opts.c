@@ -36,7 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc == EFAB_PARSE_OK) {
 		if (o.sizes.min < 1 || o.sizes.min > o.sizes.max || o.window < 1 || o.window > 65536 ||
 		    !(o.timeout_s >= 0.01 && o.timeout_s <= 86400) || o.mem_local < 0 ||
-		    o.mem_local > EFAB_MEM_CUDA_HOST || memchr(o.provider, 0, sizeof(o.provider)) == NULL ||
+		    o.mem_local >= EFAB_MEM_N_KINDS || o.mem_remote < 0 ||
+		    o.mem_remote >= EFAB_MEM_N_KINDS || memchr(o.provider, 0, sizeof(o.provider)) == NULL ||
 		    memchr(o.csv, 0, sizeof(o.csv)) == NULL)
 			abort();
 	}

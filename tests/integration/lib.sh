@@ -10,11 +10,37 @@ mpi() { # NP CMD...
 	timeout -k 5 "${EFAB_TEST_TIMEOUT:-120}" mpirun -np "$np" --oversubscribe "$@"
 }
 
+# Open MPI 4.1.4's start-up race (docs/testing.md "Open MPI's start-up
+# crash"): under load, btl/tcp can hand a peer's first ob1 fragment (tag 0x41,
+# MATCH) to its callback before MPI_Init has registered it, a call to address
+# 0 inside MPI_Init (core: PMPI_Init -> ompi_mpi_init -> opal_progress ->
+# mca_btl_tcp.so+0x9994, `call *(%rax)`; the class of open-mpi/ompi#11438 and
+# #12495). Debian's libinfinipath, loaded with Open MPI, reports it as
+# "terminated with signal 11 at PC=0". True only for that line in a run that
+# printed no efabench header (rank 0 prints its "# efabench" line after
+# MPI_Init and the fabric set-up): a crash after the header, or at another
+# PC, never matches. A NULL call in efabench's own set-up would match once;
+# if it is repeatable the retry fails too, and the RETRY line stays in the log.
+ompi_init_race() { # OUT ERR
+	grep -q 'terminated with signal 11 at PC=0 ' "$1" "$2" 2>/dev/null || return 1
+	! grep -q '^# efabench ' "$1" 2>/dev/null
+}
+
 # Run a command, require its exit status, keep its stderr in $WORK/last.err.
+# An MPI launch (mpi, ssrun) that fails with ompi_init_race's signature alone
+# runs once more, saying so ("RETRY"); any other failure, or the race twice,
+# fails the test. EFAB_TEST_NO_RETRY=1 turns the retry off.
 expect_rc() { # RC CMD...
 	local want=$1; shift
 	"$@" >"$WORK/last.out" 2>"$WORK/last.err"
 	local rc=$?
+	if [ "$rc" != "$want" ] && [ -z "${EFAB_TEST_NO_RETRY:-}" ] && [[ $1 = mpi || $1 = ssrun ]] &&
+		ompi_init_race "$WORK/last.out" "$WORK/last.err"; then
+		cat "$WORK/last.out" "$WORK/last.err"
+		echo "RETRY (once): exit $rc with Open MPI's start-up crash (signal 11 at PC=0 inside MPI_Init, no efabench header): $*"
+		"$@" >"$WORK/last.out" 2>"$WORK/last.err"
+		rc=$?
+	fi
 	cat "$WORK/last.out" "$WORK/last.err"
 	[ "$rc" = "$want" ] || die "exit $rc, expected $want: $*"
 }

@@ -202,3 +202,41 @@ PY
 		die "GPU 0 not paired with both NICs"
 	grep -q '^local rank 0: GPU 0000:00:06.0 NIC rdmap0s7 ' "$WORK/last.out" || die "rank 0 pairing"
 }
+
+# expect_rc's one retry on Open MPI's start-up crash (lib.sh ompi_init_race):
+# a fake launcher replays the line the loaded make check printed. The retry
+# happens only for that line, from an MPI launch, without an efabench header,
+# once; every other failure still fails.
+t_harness_retries_only_ompi_init_race() {
+	local n="$WORK/calls"
+	# fake_launch FAILS HOW: fails its first FAILS calls the way HOW says
+	fake_launch() {
+		local c; c=$(($(cat "$n" 2>/dev/null || echo 0) + 1)); echo $c >"$n"
+		[ "$c" -gt "$1" ] && { echo "# efabench 0.1.0: put_bw"; return 0; }
+		case $2 in
+		race) echo "efab_put_bw:30169 terminated with signal 11 at PC=0 SP=7ffde77388b8.  Backtrace:" >&2 ;;
+		header) echo "# efabench 0.1.0: put_bw"
+			echo "efab_put_bw:30169 terminated with signal 11 at PC=0 SP=7ffde77388b8.  Backtrace:" >&2 ;;
+		pc) echo "efab_put_bw:30169 terminated with signal 11 at PC=0x55f6b0118 SP=7ffde77388b8.  Backtrace:" >&2 ;;
+		esac
+		return 1
+	}
+	# check FAILS HOW LAUNCHER WANT-RC-OF-EXPECT_RC WANT-LAUNCHES [VAR=VALUE]
+	check() {
+		local fails=$1 how=$2 launcher=$3 want=$4 calls=$5 rc=0
+		rm -f "$n"
+		( eval "$launcher() { fake_launch $fails $how; }"; [ -z "${6:-}" ] || export "$6"
+		  expect_rc 0 "$launcher" ) >"$WORK/case.out" 2>&1 || rc=$?
+		[ "$rc" = "$want" ] || { cat "$WORK/case.out"; die "$how x$fails via $launcher: expect_rc gave $rc, want $want"; }
+		[ "$(cat "$n")" = "$calls" ] || die "$how x$fails via $launcher: $(cat "$n") launches, want $calls"
+	}
+	check 1 race mpi 0 2
+	grep -q '^RETRY (once): exit 1 with Open MPI' "$WORK/case.out" || die "the retry does not say so"
+	check 1 race ssrun 0 2
+	check 2 race ssrun 1 2             # the race twice: a failure
+	check 1 header mpi 1 1             # after efabench's header: efabench's own crash
+	check 1 pc mpi 1 1                 # a fault at another PC
+	check 1 race launch_other 1 1      # not an MPI launch
+	check 1 race mpi 1 1 EFAB_TEST_NO_RETRY=1
+	check 0 race mpi 0 1               # success: one launch
+}

@@ -313,9 +313,18 @@ t_nvshmem_put_table() {
 	printf '%s\n%s\n%s\n' "$h" "put_lat,put,8,4.0,,0,,," "put_lat,put,4096,5.0,,3,,," >"$d/put_default_put_lat.csv"
 	printf '%s\n%s\n' "$h" "get_lat,get,8,6.0,,0,,," >"$d/put_default_get_lat.csv"
 	printf '%s\n%s\n' "$h" "put_bw,put,1000000,,2000.0,0,,," >"$d/put_default_put_bw.csv"
+	# the like-for-like put partner: efab_put_bw -W 1 (one write and its completion per window)
+	printf '%s\n%s\n' "bench,op,size_bytes,window_us_p50,bw_MBps,errors" "put_bw,put,8,7.5,1.0,0" \
+		>"$d/put_default_put_bw_w1.csv"
 	python3 tests/nvshmem/put_table.py "$d" >"$WORK/t.out" 2>&1 || { cat "$WORK/t.out"; die "put_table.py failed"; }
 	cat "$WORK/t.out"
 	grep -q '^SIMULATED NIC' "$WORK/t.out" || die "no SIMULATED label"
+	# put 8 B: 10 us beside one write and its completion, 7.5 us: 1.33x, 2.5 us above
+	grep -q '^default | efab_shmem_lat | host | put | 8 | 10.00 us | efab_put_bw -W 1 window p50 | 7.50 | 1.33x | 2.50 | 0 |' "$WORK/t.out" ||
+		die "put latency not beside efab_put_bw -W 1"
+	# ... and not taken for the bandwidth partner (efab_put_bw MB/s of 1e6 B stays 2000)
+	grep -q '| 4096 | 12.00 us | efab_put_bw -W 1 window p50: no row | - |' "$WORK/t.out" ||
+		die "a missing -W 1 partner not said"
 	# put 8 B: 10 us beside 2 x 4 us: 1.25x, 2 us above
 	grep -q '^default | efab_shmem_lat | host | put | 8 | 10.00 us | 2 x efab_put_lat p50 | 8.00 | 1.25x | 2.00 | 0 |' "$WORK/t.out" ||
 		die "put latency not beside twice efab_put_lat"

@@ -7,7 +7,11 @@ tests/nvshmem/sitting.sh's part put (put_<fabric>_<bench>.csv in OUTDIR):
 One line per fabric, NVSHMEM benchmark, initiator, op and size: NVSHMEM's
 figure, the raw fabric's partner on the same simulated NIC pair, and NVSHMEM's
 cost above it. Partners (docs/nvshmem.md, "Beside the raw fabric"):
-  efab_shmem_lat -o put  (put + quiet: a round trip)  beside 2 x efab_put_lat p50
+  efab_shmem_lat -o put  (put + quiet)  beside efab_put_bw -W 1's window p50 (one
+                         write and its completion: the like-for-like partner,
+                         put_<fabric>_put_bw_w1.csv) and, on a second line,
+                         beside 2 x efab_put_lat p50 (a ping-pong's round trip,
+                         one leg into the other side's memory kind)
   efab_shmem_lat -o get                               beside efab_get_lat p50
   efab_shmem_bw -o put / get                          beside efab_put_bw / efab_get_bw
 Latency: p50 in us, ratio = NVSHMEM / raw, above = NVSHMEM - raw (us).
@@ -31,6 +35,32 @@ def num(x):
         return None
 
 
+def line(fab, r, size, lat, mine, pr, part, col, k):
+    """One table line: NVSHMEM's row r beside the raw row pr (or its absence)."""
+    op, bench, errs = r["op"], r["bench"], r.get("errors", "")
+    other = k * num(pr[col]) if pr and num(pr.get(col)) is not None else None
+    if pr and pr.get("errors") not in ("", "0", None):
+        other, part = None, part + " (errors %s)" % pr["errors"]
+    if lat:
+        ratio = mine / other if mine and other else None
+        above = mine - other if mine is not None and other is not None else None
+        unit = "us"
+    else:
+        ratio = other / mine if mine and other else None
+        above = (size / mine - size / other) if mine and other else None
+        unit = "MB/s"
+    if errs not in ("", "0"):  # NVSHMEM's own row failed its check: compared with nothing
+        ratio = above = None
+        part += " (not compared: errors)"
+    fmt = lambda x, p: "-" if x is None else ("%." + str(p) + "f") % x
+    print(" | ".join([fab, bench, r.get("initiator", ""), op, str(size),
+                      fmt(mine, 2) + " " + unit,
+                      part if pr else part + ": no row",
+                      fmt(other, 2), fmt(ratio, 2) + ("x" if ratio else ""),
+                      fmt(above, 2), errs, r.get("nvshmem_version", ""),
+                      r.get("lf_fabric", "")]))
+
+
 def main(d):
     raw = {}    # (fabric, bench, size) -> row
     nv = []
@@ -40,6 +70,8 @@ def main(d):
         for r in csv.DictReader(open(f)):
             # the CSV's bench column names the row without "efab_" (shmem_lat, put_lat)
             r["bench"] = "efab_" + r["bench"] if not r["bench"].startswith("efab_") else r["bench"]
+            if os.path.basename(f).endswith("_put_bw_w1.csv"):  # efab_put_bw -W 1
+                r["bench"] = "efab_put_bw_w1"
             if "_checked_" in os.path.basename(f):
                 k = (os.path.basename(f), r["bench"], r.get("initiator", ""), r["op"])
                 c = checked.setdefault(k, [0, 0])
@@ -61,37 +93,17 @@ def main(d):
         op, bench = r["op"], r["bench"]
         errs = r.get("errors", "")
         lat = bench == "efab_shmem_lat"
-        # the partner: its row, name, figure column and factor
+        # the partners: each one's row, name, figure column and factor
         if lat and op == "put":
-            pb, part, col, k = "efab_put_lat", "2 x efab_put_lat p50", "lat_us_p50", 2
+            partners = [("efab_put_bw_w1", "efab_put_bw -W 1 window p50", "window_us_p50", 1),
+                        ("efab_put_lat", "2 x efab_put_lat p50", "lat_us_p50", 2)]
         elif lat:
-            pb, part, col, k = "efab_get_lat", "efab_get_lat p50", "lat_us_p50", 1
+            partners = [("efab_get_lat", "efab_get_lat p50", "lat_us_p50", 1)]
         else:
-            pb = "efab_%s_bw" % op
-            part, col, k = pb + " MB/s", "bw_MBps", 1
-        mine = num(r[col])
-        pr = raw.get((fab, pb, size))
-        other = k * num(pr[col]) if pr and num(pr[col]) is not None else None
-        if pr and pr.get("errors") not in ("", "0", None):
-            other, part = None, part + " (errors %s)" % pr["errors"]
-        if lat:
-            ratio = mine / other if mine and other else None
-            above = mine - other if mine is not None and other is not None else None
-            unit = "us"
-        else:
-            ratio = other / mine if mine and other else None
-            above = (size / mine - size / other) if mine and other else None
-            unit = "MB/s"
-        if errs not in ("", "0"):  # NVSHMEM's own row failed its check: compared with nothing
-            ratio = above = None
-            part += " (not compared: errors)"
-        fmt = lambda x, p: "-" if x is None else ("%." + str(p) + "f") % x
-        print(" | ".join([fab, bench, r.get("initiator", ""), op, str(size),
-                          fmt(mine, 2) + " " + unit,
-                          part if pr else part + ": no row",
-                          fmt(other, 2), fmt(ratio, 2) + ("x" if ratio else ""),
-                          fmt(above, 2), errs, r.get("nvshmem_version", ""),
-                          r.get("lf_fabric", "")]))
+            partners = [("efab_%s_bw" % op, "efab_%s_bw MB/s" % op, "bw_MBps", 1)]
+        mine = num(r["lat_us_p50" if lat else "bw_MBps"])
+        for pb, part, col, k in partners:
+            line(fab, r, size, lat, mine, raw.get((fab, pb, size)), part, col, k)
     if checked:
         print("")
         print("checked runs (-c, not timed beside anything) | bench | initiator | op | sizes | errors")

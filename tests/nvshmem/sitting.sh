@@ -268,6 +268,12 @@ for part in $PARTS; do
 				run "put_${fab}_raw_$b" "$EBIN/efab_$b" -p efa -f "$lf" --mem "cuda:$hk" $opts \
 					--csv "$OUTD/put_${fab}_$b.csv"
 			done
+			# the put + quiet latency's like-for-like partner: one write and its
+			# completion per window (put_table.py: window_us_p50), at the latency sizes
+			# and counts, unchecked (efab_put_bw refuses -c from GPU memory, above)
+			# shellcheck disable=SC2086
+			run "put_${fab}_raw_put_bw_w1" "$EBIN/efab_put_bw" -p efa -f "$lf" --mem "cuda:$hk" $PUTSZ \
+				-n "${PUT_LAT_N:-50}" -w 5 -W 1 --footprint window --csv "$OUTD/put_${fab}_put_bw_w1.csv"
 			# shellcheck disable=SC2086
 			run "put_${fab}_raw_checked_get_bw" "$EBIN/efab_get_bw" -p efa -f "$lf" --mem "cuda:$hk" \
 				$PBWC --footprint window --csv "$OUTD/put_${fab}_checked_get_bw.csv"

@@ -64,3 +64,23 @@ PY
 	expect_rc 2 bench/tools/efab_sidebyside --efab "$lf/efab/bin" --fabtests "$lf/fabtests/bin" \
 		--cases erma-write-8X -o "$o"
 }
+
+# --callgrind's operation counts for the fi_efa_rma_bw cases: the short run
+# moves about 64 MiB at most (a 4 MiB case once asked for 64000 operations,
+# 268 GB under valgrind), never less than one window of 64, the long one 10x.
+t_sidebyside_callgrind_counts() {
+	python3 - <<'PY' || die "callgrind counts"
+from importlib.machinery import SourceFileLoader
+from importlib.util import module_from_spec, spec_from_loader
+loader = SourceFileLoader("sbs", "bench/tools/efab_sidebyside")
+m = module_from_spec(spec_from_loader("sbs", loader))
+loader.exec_module(m)
+for case in ["erma-write-8", "erma-read-8+pl8", "erma-write-4K", "erma-writedata-64K+hp",
+             "erma-write-1M", "erma-write-4M+pl8", "erma-read-16M"]:
+    size = int(m.ERMA.fullmatch(case).group(2)) << {"": 0, "K": 10, "M": 20}[m.ERMA.fullmatch(case).group(3)]
+    n, d = m.cg_counts_erma(case)
+    assert n % 64 == 0 and 64 <= n <= 6400 and d == 10 * n, (case, n, d)
+    assert n * size <= (1 << 26) or n == 64, (case, n, size)
+    assert n == 6400 or n * size > (1 << 26) - 64 * size, (case, n)  # as many as the cap allows
+PY
+}

@@ -244,9 +244,16 @@ static struct efasim_registry *registry_open(void)
 	struct efasim_registry *r = map_file(path, sizeof(*r), 0);
 	if (r && r->magic == EFASIM_MAGIC && r->size == sizeof(*r))
 		return r;
-	if (r) {
-		munmap(r, sizeof(*r));
-		slog("registry %s has another layout; set EFASIM_DIR or remove it", path);
+	struct stat st;
+	int have = stat(path, &st) == 0;
+	if (r || (have && (size_t)st.st_size != sizeof(*r))) {
+		/* another efasim build's registry (its processes may still run) */
+		if (r)
+			munmap(r, sizeof(*r));
+		fprintf(stderr,
+			"efasim: %s was made by another efasim build (its magic or size differs: %lld bytes, "
+			"this build's %zu); remove %s or set EFASIM_DIR to another directory\n",
+			path, have ? (long long)st.st_size : -1LL, sizeof(*r), sim.dir);
 		return NULL;
 	}
 	snprintf(tmp, sizeof(tmp), "%s/registry.%d", sim.dir, (int)getpid());

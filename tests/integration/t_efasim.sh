@@ -655,6 +655,21 @@ for _v in $EFASIM_VERSIONS; do
 		eval "t_efa${_n}_writedata_rx_cq_data() { efa_writedata_rx_cq_data $_v; }"
 	fi
 done
+# A registry left by another efasim build (a stale EFASIM_DIR, here /tmp/efasim-UID
+# of an older checkout) is named on stderr with what to do, not only "cannot
+# open registry": its size differs, so this build cannot share it.
+t_efa260_stale_registry() {
+	efasim_need 2.6.0
+	local d=$WORK/stale
+	mkdir -p "$d"
+	head -c 4096 /dev/zero >"$d/registry"
+	EFASIM_DIR=$d efa_run 2.6.0 fi_info -p efa >"$WORK/last.out" 2>&1
+	cat "$WORK/last.out"
+	grep -q "efasim: $d/registry was made by another efasim build (its magic or size differs: 4096 bytes" \
+		"$WORK/last.out" || die "the stale registry is not named"
+	grep -q "remove $d or set EFASIM_DIR" "$WORK/last.out" || die "no way out said"
+	[ "$(wc -c <"$d/registry")" = 4096 ] || die "the other build's registry was changed"
+}
 t_efa260_reordered_writes() { efa_reordered_writes 2.6.0; }
 t_efa260_cq_depth() { efa_cq_depth 2.6.0; }
 t_efa260_unload() { efa_unload 2.6.0; }

@@ -179,6 +179,22 @@ t_slurm_scan() {
 	grep -q "node2" "$WORK/last.out" "$WORK/last.err" || die "the output does not name node2"
 }
 
+# A task that fails ends its step (KillOnBadExit=1): the other task, here a
+# sleep standing for a rank left waiting in MPI_Init by one that crashed there
+# (docs/testing.md "Open MPI's start-up crash"), is killed within seconds; with
+# Slurm's default the step waited for it, 100 s, and the test's srun ran into
+# its limit.
+t_slurm_failed_task_ends_step() {
+	slurm_need 2
+	local t0=$SECONDS rc=0
+	EFAB_TEST_TIMEOUT=60 ssrun -N 2 --ntasks-per-node 1 sh -c \
+		'if [ "$SLURM_PROCID" = 0 ]; then sleep 2; exit 3; else sleep 100; fi' >"$WORK/o" 2>&1 || rc=$?
+	cat "$WORK/o"
+	[ "$rc" != 0 ] && [ "$rc" != 124 ] || die "srun exit $rc: the failed task did not end the step"
+	[ $((SECONDS - t0)) -le 30 ] || die "the step took $((SECONDS - t0)) s to end after its task failed"
+	grep -q "task 0: Exited with exit code 3" "$WORK/o" || die "srun does not name the failed task"
+}
+
 # up then down leaves nothing: no Slurm or munge daemon, no state, no node
 # namespaces, no /etc/netns entries; and the machine's own munge key untouched.
 t_slurm_leaves_nothing() {

@@ -183,7 +183,8 @@ t_slurm_scan() {
 # sleep standing for a rank left waiting in MPI_Init by one that crashed there
 # (docs/testing.md "Open MPI's start-up crash"), is killed within seconds; with
 # Slurm's default the step waited for it, 100 s, and the test's srun ran into
-# its limit.
+# its limit. (The logged crash's step printed "forcing job termination" and
+# still waited: that this setting ends it too is not shown.)
 t_slurm_failed_task_ends_step() {
 	slurm_need 2
 	local t0=$SECONDS rc=0

@@ -35,9 +35,11 @@ def num(x):
         return None
 
 
-def line(fab, r, size, lat, mine, pr, part, col, k):
+def line(fab, r, pr, part, col, k):
     """One table line: NVSHMEM's row r beside the raw row pr (or its absence)."""
     op, bench, errs = r["op"], r["bench"], r.get("errors", "")
+    size, lat = int(r["size_bytes"]), bench == "efab_shmem_lat"
+    mine = num(r["lat_us_p50" if lat else "bw_MBps"])
     other = k * num(pr[col]) if pr and num(pr.get(col)) is not None else None
     if pr and pr.get("errors") not in ("", "0", None):
         other, part = None, part + " (errors %s)" % pr["errors"]
@@ -89,10 +91,8 @@ def main(d):
     print("SIMULATED NIC (efasim): NVSHMEM's and libfabric's software and the CPU are real")
     print("fabric | nvshmem bench | initiator | op | size | nvshmem | raw partner | raw | ratio | above (us) | errors | nvshmem_version | lf_fabric")
     for fab, r in nv:
-        size = int(r["size_bytes"])
-        op, bench = r["op"], r["bench"]
-        errs = r.get("errors", "")
-        lat = bench == "efab_shmem_lat"
+        size, op = int(r["size_bytes"]), r["op"]
+        lat = r["bench"] == "efab_shmem_lat"
         # the partners: each one's row, name, figure column and factor
         if lat and op == "put":
             partners = [("efab_put_bw_w1", "efab_put_bw -W 1 window p50", "window_us_p50", 1),
@@ -101,9 +101,8 @@ def main(d):
             partners = [("efab_get_lat", "efab_get_lat p50", "lat_us_p50", 1)]
         else:
             partners = [("efab_%s_bw" % op, "efab_%s_bw MB/s" % op, "bw_MBps", 1)]
-        mine = num(r["lat_us_p50" if lat else "bw_MBps"])
         for pb, part, col, k in partners:
-            line(fab, r, size, lat, mine, raw.get((fab, pb, size)), part, col, k)
+            line(fab, r, raw.get((fab, pb, size)), part, col, k)
     if checked:
         print("")
         print("checked runs (-c, not timed beside anything) | bench | initiator | op | sizes | errors")

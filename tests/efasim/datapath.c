@@ -787,8 +787,16 @@ rdma:
 			n = write_reordered(tq.pid, liov, nl, &riov, len);
 		else
 			n = move_bytes(tq.pid, 1, liov, nl, &riov, 1);
-		if (n != (ssize_t)len)
+		if (n != (ssize_t)len) {
+			int e = errno;
+			slog("%s of %zu bytes (local %s at %#llx, %d segment%s) %s pid %d's %s memory at %#llx: "
+			     "moved %zd (%s): completes with 'unresponsive remote'",
+			     w->op == OP_READ ? "read" : "write", len, nl > 0 && liov[0].kind != MK_HOST ? "CUDA" : "host",
+			     nl > 0 ? (unsigned long long)liov[0].addr : 0ull, nl, nl == 1 ? "" : "s",
+			     w->op == OP_READ ? "from" : "to", (int)tq.pid, kind != MK_HOST ? "CUDA" : "host",
+			     (unsigned long long)va, n, n < 0 ? strerror(e) : "short");
 			status = ES_LOCAL_UNRESP_REMOTE;
+		}
 	rdma_done:
 		if (w->op == OP_WRITE_IMM) {
 			if (tq.unsolicited_write_recv) {

@@ -22,6 +22,12 @@
  * cuMemHostRegister'd mappings of them (DEVICEMAP, plain host memory here),
  * then spins on the CQE's phase bit in GPU memory while the simulated device
  * writes it. With EFASIM_P2P=0 the ext CQ is EOPNOTSUPP.
+ * Last (stage_checks), another process ("stage-writer") first does what
+ * libfabric >= 2.7's efa provider does at start (a CUDA context of its own, a
+ * buffer in it registered, deregistered and freed, the context destroyed),
+ * then writes 8 KiB from GPU memory of its primary context into this process's
+ * host memory, which efasim stages through pinned memory: its per-context
+ * stream and staging buffer must not have died with the probe's context.
  * Exit 0 all checks passed, 1 a check failed, 77 no GPU here (the reason on the
  * last line). Runs under tests/efasim/run (the simulator's libibverbs). */
 #define _GNU_SOURCE
@@ -83,6 +89,8 @@ static struct {
 	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 				 CUstream, void **, void **);
 	CUresult (*CtxSynchronize)(void);
+	CUresult (*CtxCreate)(CUcontext *, unsigned, CUdevice);
+	CUresult (*CtxDestroy)(CUcontext);
 } cu;
 
 static int skip(const char *why)
@@ -574,6 +582,135 @@ out_fd:
 	cu.MemFree(d);
 }
 
+/* ------------------------------------------- a context that goes away */
+
+/* The other process of stage_checks: first what libfabric >= 2.7 does when
+ * its efa provider starts (efa_hmem_info_check_p2p_support_cuda): a CUDA
+ * context of its own, a buffer in it registered and deregistered, the buffer
+ * freed and the context destroyed; then, in the primary context, 8 KiB of GPU
+ * memory written into the first process's host memory (argv: qpn, rkey,
+ * raddr), which efasim stages through pinned host memory. Exit 0 when the
+ * write completed successfully. */
+static int stage_writer(char **argv)
+{
+	uint32_t qpn = (uint32_t)strtoul(argv[2], NULL, 0), rkey = (uint32_t)strtoul(argv[3], NULL, 0);
+	uint64_t raddr = strtoull(argv[4], NULL, 0);
+	int n = 0;
+	CUdevice dev;
+	CUcontext probe, ctx;
+	CUdeviceptr p = 0, d = 0;
+	struct ibv_device **list = ibv_get_device_list(&n);
+	struct ibv_context *c = list && n ? ibv_open_device(list[0]) : NULL;
+	struct ibv_pd *pd = c ? ibv_alloc_pd(c) : NULL;
+	if (!pd || cu.Init(0) || cu.DeviceGet(&dev, 0) || cu.CtxCreate(&probe, 0, dev) || cu.MemAlloc(&p, 4096)) {
+		fprintf(stderr, "stage-writer: device, PD or the probe's context and buffer failed\n");
+		return 1;
+	}
+	struct ibv_mr *pmr = ibv_reg_mr(pd, (void *)(uintptr_t)p, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!pmr) {
+		fprintf(stderr, "stage-writer: the probe's registration: %s\n", strerror(errno));
+		return 1;
+	}
+	ibv_dereg_mr(pmr);
+	cu.MemFree(p);
+	cu.CtxDestroy(probe);
+	static uint8_t pat[8192];
+	for (size_t i = 0; i < sizeof(pat); i++)
+		pat[i] = (uint8_t)(i * 7 + 3);
+	if (cu.PrimaryCtxRetain(&ctx, dev) || cu.CtxSetCurrent(ctx) || cu.MemAlloc(&d, sizeof(pat)) ||
+	    cu.MemcpyHtoD(d, pat, sizeof(pat)) || cu.CtxSynchronize()) {
+		fprintf(stderr, "stage-writer: the primary context's buffer failed\n");
+		return 1;
+	}
+	struct ibv_cq_init_attr_ex ca = {.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS};
+	struct efadv_cq_init_attr ea = {.wc_flags = EFADV_WC_EX_WITH_SGID};
+	struct ibv_cq_ex *cq = efadv_create_cq(c, &ca, &ea, sizeof(ea));
+	struct ibv_qp *qp = cq ? gda_qp(c, pd, ibv_cq_ex_to_cq(cq), 0) : NULL;
+	struct ibv_ah *ah = qp ? self_ah(c, pd) : NULL;
+	struct ibv_mr *mr = ah ? ibv_reg_mr(pd, (void *)(uintptr_t)d, sizeof(pat), IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!mr) {
+		fprintf(stderr, "stage-writer: setup failed: %s\n", strerror(errno));
+		return 1;
+	}
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(qp);
+	ibv_wr_start(x);
+	x->wr_id = 9;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(x, rkey, raddr);
+	ibv_wr_set_ud_addr(x, ah, qpn, GDA_QKEY);
+	ibv_wr_set_sge(x, mr->lkey, d, sizeof(pat));
+	if (ibv_wr_complete(x)) {
+		fprintf(stderr, "stage-writer: ibv_wr_complete: %s\n", strerror(errno));
+		return 1;
+	}
+	struct ibv_poll_cq_attr pa = {0};
+	double t0 = now_s();
+	int rc;
+	while ((rc = ibv_start_poll(cq, &pa)) == ENOENT && now_s() - t0 < 10)
+		usleep(1000);
+	if (rc) {
+		fprintf(stderr, "stage-writer: no completion (%d)\n", rc);
+		return 1;
+	}
+	int ok = cq->status == IBV_WC_SUCCESS;
+	if (!ok)
+		fprintf(stderr, "stage-writer: completion status %d (vendor %u)\n", cq->status, ibv_wc_read_vendor_err(cq));
+	ibv_end_poll(cq);
+	return ok ? 0 : 1;
+}
+
+/* GPU memory written into another process's host memory after a context
+ * that registered memory was destroyed (stage_writer): efasim's per-context
+ * stream and staging buffer must not outlive that context. */
+static void stage_checks(struct ibv_context *c, struct ibv_pd *pd, int p2p)
+{
+	if (!p2p) {
+		printf("skip stage: EFASIM_P2P=0 (no GPU registration)\n");
+		return;
+	}
+	static uint8_t buf[8192];
+	memset(buf, 0, sizeof(buf));
+	struct ibv_cq_init_attr_ex ca = {.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS};
+	struct efadv_cq_init_attr ea = {.wc_flags = EFADV_WC_EX_WITH_SGID};
+	struct ibv_cq_ex *cqx = efadv_create_cq(c, &ca, &ea, sizeof(ea));
+	struct ibv_cq *cq = cqx ? ibv_cq_ex_to_cq(cqx) : NULL;
+	struct ibv_qp *qp = cq ? gda_qp(c, pd, cq, 0) : NULL;
+	/* the responder needs an AH for the requester: the writer is on this host */
+	struct ibv_ah *ah = qp ? self_ah(c, pd) : NULL;
+	struct ibv_mr *mr = ah ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE) : NULL;
+	CHECK(mr != NULL, "stage: a QP, an AH and 8 KiB of host memory registered for the other process's write%s%s",
+	      mr ? "" : ": ", mr ? "" : strerror(errno));
+	if (mr) {
+		char a_qpn[16], a_rkey[16], a_raddr[32];
+		snprintf(a_qpn, sizeof(a_qpn), "%u", qp->qp_num);
+		snprintf(a_rkey, sizeof(a_rkey), "%u", mr->rkey);
+		snprintf(a_raddr, sizeof(a_raddr), "%llu", (unsigned long long)(uintptr_t)buf);
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			execl("/proc/self/exe", "gpu_selftest", "stage-writer", a_qpn, a_rkey, a_raddr, (char *)NULL);
+			_exit(127);
+		}
+		int st = 0;
+		int wrote = pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		CHECK(wrote,
+		      "stage: after a context that registered a buffer was destroyed (libfabric 2.7's p2p probe), "
+		      "another process wrote 8 KiB from GPU memory into this one's host memory (%s %d)",
+		      WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		int same = 1;
+		for (size_t i = 0; i < sizeof(buf); i++)
+			same &= buf[i] == (uint8_t)(i * 7 + 3);
+		CHECK(same, "stage: the 8 KiB landed");
+		ibv_dereg_mr(mr);
+	}
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (cq)
+		ibv_destroy_cq(cq);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 5 && !strcmp(argv[1], "gda-writer"))
@@ -609,6 +746,10 @@ int main(int argc, char **argv)
 	SYM(ModuleGetFunction, "cuModuleGetFunction");
 	SYM(LaunchKernel, "cuLaunchKernel");
 	SYM(CtxSynchronize, "cuCtxSynchronize");
+	SYM(CtxCreate, "cuCtxCreate_v2");
+	SYM(CtxDestroy, "cuCtxDestroy_v2");
+	if (argc > 4 && !strcmp(argv[1], "stage-writer"))
+		return stage_writer(argv);
 	int n = 0;
 	CUdevice dev;
 	CUcontext ctx;
@@ -706,6 +847,7 @@ int main(int argc, char **argv)
 		close(fd);
 	}
 	gda_checks(c, pd, p2p);
+	stage_checks(c, pd, p2p);
 	printf("gpu_selftest: %s\n", failures ? "FAILED" : "all checks passed");
 	return failures ? 1 : 0;
 }

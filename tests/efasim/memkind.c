@@ -307,9 +307,11 @@ static struct {
 	CUresult (*DeviceGet)(CUdevice *, int);
 	CUresult (*PrimaryCtxRetain)(CUcontext *, CUdevice);
 	CUresult (*StreamCreate)(CUstream *, unsigned);
+	CUresult (*StreamDestroy)(CUstream);
 	CUresult (*StreamSynchronize)(CUstream);
 	CUresult (*MemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
 	CUresult (*MemHostAlloc)(void **, size_t, unsigned);
+	CUresult (*MemFreeHost)(void *);
 	CUresult (*GetErrorString)(CUresult, const char **);
 	/* VMM, optional (CUDA >= 10.2; IS_GPU_DIRECT_RDMA_CAPABLE >= 11.x) */
 	CUresult (*MemRetainAllocationHandle)(CUmemGenericAllocationHandle *, void *);
@@ -327,11 +329,13 @@ static struct {
 	struct {
 		CUcontext ctx;
 		CUstream stream;
+		int refs; /* live registrations that prepared copies in ctx (ctx_uses) */
 	} streams[16];
 	int nstreams;
 	CUcontext primary[16]; /* by device ordinal, for opened IPC handles */
 	void *stage;
 	size_t stage_len;
+	CUcontext stage_ctx; /* the context the staging buffer was allocated in */
 } cu = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 enum { STAGE_BYTES = 4 << 20 };
@@ -369,9 +373,11 @@ static void cu_load(void)
 	SYM(DeviceGet, "cuDeviceGet");
 	SYM(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
 	SYM(StreamCreate, "cuStreamCreate");
+	SYM(StreamDestroy, "cuStreamDestroy_v2");
 	SYM(StreamSynchronize, "cuStreamSynchronize");
 	SYM(MemcpyAsync, "cuMemcpyAsync");
 	SYM(MemHostAlloc, "cuMemHostAlloc");
+	SYM(MemFreeHost, "cuMemFreeHost");
 	SYM(GetErrorString, "cuGetErrorString");
 #undef SYM
 	*(void **)&cu.MemRetainAllocationHandle = dlsym(h, "cuMemRetainAllocationHandle");
@@ -451,8 +457,17 @@ static int stage_locked(CUcontext ctx)
 		return -1;
 	}
 	cu.stage_len = STAGE_BYTES;
+	cu.stage_ctx = ctx;
 	return 0;
 }
+
+/* The context each live CUDA registration prepared copies in. */
+struct ctx_use {
+	CUdeviceptr alloc_base;
+	CUcontext ctx;
+	struct ctx_use *next;
+};
+static struct ctx_use *ctx_uses;
 
 /* What copies of ctx's memory need (its stream, the staging buffer), made
  * when the memory is registered, in the registering thread, not by the first
@@ -464,10 +479,57 @@ static int stage_locked(CUcontext ctx)
  * cuStreamCreate (memkind.c stream_of) for the 40 s until the run was killed.
  * A real NIC moves the bytes by DMA and makes no CUDA call at all.
  * With cu.lock held. */
-static void copy_ready_locked(CUcontext ctx)
+static void copy_ready_locked(CUcontext ctx, CUdeviceptr alloc_base)
 {
 	(void)stream_of(ctx);
 	(void)stage_locked(ctx);
+	struct ctx_use *u = malloc(sizeof(*u));
+	if (!u)
+		return; /* then never released: what every context got before */
+	for (int i = 0; i < cu.nstreams; i++)
+		if (cu.streams[i].ctx == ctx) {
+			cu.streams[i].refs++;
+			*u = (struct ctx_use){alloc_base, ctx, ctx_uses};
+			ctx_uses = u;
+			return;
+		}
+	free(u);
+}
+
+/* The last registration in ctx is gone: its stream, and the staging buffer
+ * if ctx made it, go before the application can destroy ctx (whose
+ * destruction would free them under efasim: a stale stream and a staging
+ * buffer no longer mapped, as libfabric >= 2.7's p2p probe left them, which
+ * registers a buffer of a context it creates and destroys,
+ * efa_hmem_info_check_p2p_support_cuda). A staging buffer still wanted is
+ * made again now, in a context with registrations, not in the engine's
+ * thread. With cu.lock held. */
+static void ctx_release_locked(CUcontext ctx)
+{
+	int i = 0;
+	while (i < cu.nstreams && cu.streams[i].ctx != ctx)
+		i++;
+	if (i == cu.nstreams || --cu.streams[i].refs > 0)
+		return;
+	int stage = cu.stage && cu.stage_ctx == ctx;
+	if (cu.CtxPushCurrent(ctx) == CUDA_SUCCESS) {
+		cu.StreamDestroy(cu.streams[i].stream);
+		if (stage)
+			cu.MemFreeHost(cu.stage);
+		CUcontext dummy;
+		cu.CtxPopCurrent(&dummy);
+	}
+	cu.streams[i] = cu.streams[--cu.nstreams];
+	if (stage) {
+		cu.stage = NULL;
+		cu.stage_len = 0;
+		cu.stage_ctx = NULL;
+	}
+	slog("GPU memory: the last registration in context %p is gone: its stream%s released", (void *)ctx,
+	     stage ? " and the staging buffer" : "");
+	for (int k = 0; stage && k < cu.nstreams; k++)
+		if (cu.streams[k].refs > 0 && !stage_locked(cu.streams[k].ctx))
+			break;
 }
 
 static CUcontext primary_of(int ordinal)
@@ -590,9 +652,11 @@ static int export_vmm(CUdeviceptr p, CUcontext ctx, int ordinal, CUdeviceptr bas
 		}
 		*x = (struct vmm_export){id, fd, 0, vmm_exports};
 		vmm_exports = x;
+		slog("GPU memory: VMM allocation %#llx (%zu bytes, buffer id %llu) exported as fd %d",
+		     (unsigned long long)base, size, id, fd);
 	}
 	x->refs++;
-	copy_ready_locked(ctx);
+	copy_ready_locked(ctx, base);
 	struct mk_vmm_ref ref = {x->fd, 0, id};
 	pthread_mutex_unlock(&cu.lock);
 	memset(out, 0, sizeof(*out));
@@ -607,11 +671,22 @@ static int export_vmm(CUdeviceptr p, CUcontext ctx, int ordinal, CUdeviceptr bas
 
 void mk_unreg(const struct efasim_mem_info *mi)
 {
-	if (mi->kind != MK_CUDA || !mi->vmm)
+	if (mi->kind != MK_CUDA)
 		return;
+	pthread_mutex_lock(&cu.lock);
+	for (struct ctx_use **pp = &ctx_uses, *u; (u = *pp); pp = &u->next)
+		if (u->alloc_base == mi->alloc_base) {
+			*pp = u->next;
+			ctx_release_locked(u->ctx);
+			free(u);
+			break;
+		}
+	if (!mi->vmm) {
+		pthread_mutex_unlock(&cu.lock);
+		return;
+	}
 	struct mk_vmm_ref ref;
 	memcpy(&ref, mi->ipc, sizeof(ref));
-	pthread_mutex_lock(&cu.lock);
 	for (struct vmm_export **pp = &vmm_exports, *x; (x = *pp); pp = &x->next)
 		if (x->buffer_id == ref.buffer_id) {
 			if (--x->refs <= 0) {
@@ -651,7 +726,7 @@ static int export_range_v(CUdeviceptr p, size_t len, struct efasim_mem_info *out
 		cu.CtxPopCurrent(&dummy);
 	}
 	if (r == CUDA_SUCCESS)
-		copy_ready_locked(ctx);
+		copy_ready_locked(ctx, base);
 	pthread_mutex_unlock(&cu.lock);
 	if (r != CUDA_SUCCESS) {
 		/* e.g. a VMM allocation (cuMemCreate) without a legacy handle */
@@ -777,6 +852,8 @@ struct ipc_open {
 	int vmm; /* h is a struct mk_vmm_ref: keyed by its buffer id */
 	uint8_t h[64];
 	CUdeviceptr base;
+	CUdeviceptr alloc_base; /* the allocation in its process when opened */
+	size_t alloc_size;
 	struct ipc_open *next;
 };
 static struct ipc_open *ipc_cache;
@@ -846,6 +923,13 @@ static int import_vmm(pid_t pid, const struct efasim_mem_info *m, CUcontext ctx,
 	return 0;
 }
 
+static unsigned long long vmm_id(const struct efasim_mem_info *m)
+{
+	struct mk_vmm_ref ref;
+	memcpy(&ref, m->ipc, sizeof(ref));
+	return (unsigned long long)ref.buffer_id;
+}
+
 /* The address in this process of another process's CUDA range: its
  * allocation from the MR's registry slot, or from r->mi (an ext-mem CQ ring's
  * header); with cu.lock. */
@@ -874,10 +958,18 @@ static int resolve_remote(const struct mk_ref *r, CUdeviceptr *p, CUcontext *ctx
 		if (o->pid == r->pid && o->vmm == m.vmm &&
 		    (m.vmm ? !memcmp(o->h + 8, m.ipc + 8, 8) /* the buffer id */ : !memcmp(o->h, m.ipc, sizeof(o->h))))
 			break;
+	if (o && (o->alloc_base != m.alloc_base || o->alloc_size != m.alloc_size))
+		slog("GPU memory: pid %d's %s %#llx (%zu bytes) found opened as %#llx (%zu bytes) at %#llx here",
+		     (int)r->pid, m.vmm ? "VMM allocation" : "allocation", (unsigned long long)m.alloc_base,
+		     (size_t)m.alloc_size, (unsigned long long)o->alloc_base, o->alloc_size,
+		     (unsigned long long)o->base);
 	if (!o && m.vmm) {
 		CUdeviceptr base = 0;
 		if (import_vmm(r->pid, &m, *ctx, &base))
 			return -1;
+		slog("GPU memory: pid %d's VMM allocation %#llx (%zu bytes, buffer id %llu) mapped here at %#llx",
+		     (int)r->pid, (unsigned long long)m.alloc_base, (size_t)m.alloc_size,
+		     (unsigned long long)vmm_id(&m), (unsigned long long)base);
 		o = calloc(1, sizeof(*o));
 		if (!o)
 			return -1;
@@ -885,6 +977,8 @@ static int resolve_remote(const struct mk_ref *r, CUdeviceptr *p, CUcontext *ctx
 		o->vmm = 1;
 		memcpy(o->h, m.ipc, sizeof(o->h));
 		o->base = base;
+		o->alloc_base = m.alloc_base;
+		o->alloc_size = m.alloc_size;
 		o->next = ipc_cache;
 		ipc_cache = o;
 	}
@@ -908,6 +1002,8 @@ static int resolve_remote(const struct mk_ref *r, CUdeviceptr *p, CUcontext *ctx
 		o->pid = r->pid;
 		memcpy(o->h, m.ipc, sizeof(o->h));
 		o->base = base;
+		o->alloc_base = m.alloc_base;
+		o->alloc_size = m.alloc_size;
 		o->next = ipc_cache;
 		ipc_cache = o;
 	}
@@ -962,29 +1058,45 @@ int mk_copy(struct mk_ref dst, struct mk_ref src, size_t n)
 	CUcontext dctx = NULL, sctx = NULL;
 	int rd = resolve(&dst, &d, &dctx), rs = resolve(&src, &s, &sctx);
 	int ret = -1;
-	if (rd < 0 || rs < 0)
+	if (rd < 0 || rs < 0) {
+		slog("GPU memory: cannot reach the %s of a %zu-byte copy (%s pid %d at %#llx)",
+		     rd < 0 ? "destination" : "source", n, (rd < 0 ? dst.kind : src.kind) == MK_HOST ? "host" : "CUDA",
+		     (int)(rd < 0 ? dst.pid : src.pid), (unsigned long long)(rd < 0 ? dst.addr : src.addr));
 		goto out;
+	}
 	CUcontext ctx = dctx ? dctx : sctx;
 	if (!rd && !rs) {
 		ret = cu_memcpy(ctx, d, s, n);
 		goto out;
 	}
 	/* one side is another process's host memory: stage through pinned memory */
-	if (stage_locked(ctx))
+	if (stage_locked(ctx)) {
+		slog("GPU memory: no staging buffer (context %p) for %zu bytes %s pid %d's host memory", (void *)ctx,
+		     n, rd ? "to" : "from", (int)(rd ? dst.pid : src.pid));
 		goto out;
+	}
 	for (size_t o = 0; o < n; o += cu.stage_len) {
 		size_t k = n - o < cu.stage_len ? n - o : cu.stage_len;
 		struct iovec l = {cu.stage, k};
+		ssize_t v = (ssize_t)k;
 		if (rd) { /* device -> stage -> remote host */
 			struct iovec r = {(void *)(uintptr_t)(d + o), k};
 			if (cu_memcpy(ctx, (CUdeviceptr)(uintptr_t)cu.stage, s + o, k) ||
-			    process_vm_writev(dst.pid, &l, 1, &r, 1, 0) != (ssize_t)k)
+			    (v = process_vm_writev(dst.pid, &l, 1, &r, 1, 0)) != (ssize_t)k) {
+				if (v != (ssize_t)k)
+					slog("GPU memory: process_vm_writev of %zu staged bytes to pid %d at %#llx: %s", k,
+					     (int)dst.pid, (unsigned long long)(d + o), v < 0 ? strerror(errno) : "short");
 				goto out;
+			}
 		} else { /* remote host -> stage -> device */
 			struct iovec r = {(void *)(uintptr_t)(s + o), k};
-			if (process_vm_readv(src.pid, &l, 1, &r, 1, 0) != (ssize_t)k ||
-			    cu_memcpy(ctx, d + o, (CUdeviceptr)(uintptr_t)cu.stage, k))
+			if ((v = process_vm_readv(src.pid, &l, 1, &r, 1, 0)) != (ssize_t)k ||
+			    cu_memcpy(ctx, d + o, (CUdeviceptr)(uintptr_t)cu.stage, k)) {
+				if (v != (ssize_t)k)
+					slog("GPU memory: process_vm_readv of %zu bytes from pid %d at %#llx: %s", k,
+					     (int)src.pid, (unsigned long long)(s + o), v < 0 ? strerror(errno) : "short");
 				goto out;
+			}
 		}
 	}
 	ret = 0;

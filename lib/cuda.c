@@ -51,6 +51,11 @@ int efab_cuda_copy(void *dst, const void *src, size_t len, int to_device)
 	(void)dst, (void)src, (void)len, (void)to_device;
 	return no_cuda();
 }
+int efab_cuda_copy_synced(void *dst, const void *src, size_t len, int to_device)
+{
+	(void)dst, (void)src, (void)len, (void)to_device;
+	return no_cuda();
+}
 int efab_cuda_bus_id(int device, char *buf, size_t len)
 {
 	(void)device, (void)buf, (void)len;
@@ -119,6 +124,7 @@ static struct {
 	CUresult (*DeviceGet)(CUdevice *, int);
 	CUresult (*PrimaryCtxRetain)(CUcontext *, CUdevice);
 	CUresult (*CtxSetCurrent)(CUcontext);
+	CUresult (*CtxSynchronize)(void);
 	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
 	CUresult (*MemFree)(CUdeviceptr);
 	CUresult (*MemAllocHost)(void **, size_t);
@@ -190,6 +196,7 @@ static int cu_load(void)
 	SYM(DeviceGet, "cuDeviceGet");
 	SYM(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
 	SYM(CtxSetCurrent, "cuCtxSetCurrent");
+	SYM(CtxSynchronize, "cuCtxSynchronize");
 	SYM(MemAlloc, "cuMemAlloc_v2");
 	SYM(MemFree, "cuMemFree_v2");
 	SYM(MemAllocHost, "cuMemAllocHost_v2");
@@ -433,6 +440,34 @@ int efab_cuda_copy(void *dst, const void *src, size_t len, int to_device)
 			       : cu.MemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)src, len);
 	if (r) {
 		efab_log_error("cuMemcpy%s (%zu bytes): %s", to_device ? "HtoD" : "DtoH", len,
+			       cu_str(r));
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
+
+/* A copy between host memory and device memory that CU_POINTER_ATTRIBUTE_
+ * SYNC_MEMOPS cannot be set on (CUDA VMM memory: cuPointerSetAttribute
+ * answers CUDA_ERROR_NOT_SUPPORTED): a cuMemcpyHtoD from pageable memory may
+ * return once the bytes are staged, before the DMA to the device is done
+ * (CUDA "API synchronization behavior"), so a NIC reading the buffer after
+ * the post can see the bytes it held before; the context is synchronized
+ * before the copy (what a NIC wrote is ordered before the read) and after it
+ * (the bytes are in device memory before the caller posts). On the H200
+ * machine efasim read the old bytes of --mem cuda-vmm's fill otherwise (-c
+ * counted 1-58 wrong messages per size). */
+int efab_cuda_copy_synced(void *dst, const void *src, size_t len, int to_device)
+{
+	if (cu_load())
+		return EFAB_ERR;
+	CUresult r = cu.CtxSynchronize();
+	if (!r)
+		r = to_device ? cu.MemcpyHtoD((CUdeviceptr)(uintptr_t)dst, src, len)
+			      : cu.MemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)src, len);
+	if (!r)
+		r = cu.CtxSynchronize();
+	if (r) {
+		efab_log_error("cuMemcpy%s + cuCtxSynchronize (%zu bytes): %s", to_device ? "HtoD" : "DtoH", len,
 			       cu_str(r));
 		return EFAB_ERR;
 	}

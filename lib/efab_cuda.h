@@ -30,6 +30,9 @@ int efab_cuda_vmm_alloc(int device, size_t len, void **out, size_t *alloc_len);
 void efab_cuda_vmm_free(int device, void *p, size_t alloc_len);
 /* to_device: dst is device memory and src host, else the reverse. */
 int efab_cuda_copy(void *dst, const void *src, size_t len, int to_device);
+/* The same, the context synchronized before and after: memory without
+ * CU_POINTER_ATTRIBUTE_SYNC_MEMOPS (CUDA VMM) that a NIC reads or writes. */
+int efab_cuda_copy_synced(void *dst, const void *src, size_t len, int to_device);
 int efab_cuda_bus_id(int device, char *buf, size_t len);
 /* dmabuf fd for [p, p+len) of device memory (cuMemGetHandleForAddressRange). */
 int efab_cuda_dmabuf(void *p, size_t len, int *fd, uint64_t *offset);

@@ -113,6 +113,8 @@ int efab_mem_write(efab_mem_t *m, size_t off, const void *src, size_t len)
 		memcpy((char *)m->ptr + off, src, len);
 		return EFAB_OK;
 	}
+	if (m->kind == EFAB_MEM_CUDA_VMM)
+		return efab_cuda_copy_synced((char *)m->ptr + off, src, len, 1);
 	return efab_cuda_copy((char *)m->ptr + off, src, len, 1);
 }
 
@@ -122,6 +124,8 @@ int efab_mem_read(const efab_mem_t *m, size_t off, void *dst, size_t len)
 		memcpy(dst, (const char *)m->ptr + off, len);
 		return EFAB_OK;
 	}
+	if (m->kind == EFAB_MEM_CUDA_VMM)
+		return efab_cuda_copy_synced(dst, (const char *)m->ptr + off, len, 0);
 	return efab_cuda_copy(dst, (const char *)m->ptr + off, len, 0);
 }
 

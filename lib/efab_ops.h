@@ -81,6 +81,10 @@ int efab_barrier_progress(efab_fabric_t *fab, const efab_waitfor_t *w);
  * within 4 x the timeout + 60 s (a rank that never arrives: a bug). */
 int efab_barrier_settle(efab_fabric_t *fab, const efab_waitfor_t *w, int *failed);
 
+/* A cause a post's -FI_EINVAL is known to have in this run, said after the
+ * libfabric error on the same line (NULL: none; set by the harness). */
+extern const char *efab_post_einval_hint;
+
 /* Post one RMA op; retries -FI_EAGAIN while driving progress, bounded by the
  * timeout. flags: FI_INJECT (no completion is generated), FI_REMOTE_CQ_DATA. */
 int efab_post_write(efab_fabric_t *fab, int peer, const void *buf, size_t len, void *desc,

@@ -230,6 +230,8 @@ static int reserve_slot(efab_fabric_t *fab, const efab_waitfor_t *w)
 	return EFAB_OK;
 }
 
+const char *efab_post_einval_hint;
+
 #define POST_LOOP(call, name)                                                                \
 	do {                                                                                 \
 		efab_deadline_t deadline = {0};                                              \
@@ -247,9 +249,11 @@ static int reserve_slot(efab_fabric_t *fab, const efab_waitfor_t *w)
 				break;                                                       \
 			}                                                                    \
 			if (ret != -FI_EAGAIN) {                                             \
-				efab_log_error("%s (%llu bytes to rank %d) failed: %s (%zd)", \
+				efab_log_error("%s (%llu bytes to rank %d) failed: %s (%zd)%s%s", \
 					       name, (unsigned long long)len, peer,          \
-					       fi_strerror((int)-ret), ret);                 \
+					       fi_strerror((int)-ret), ret,                  \
+					       ret == -FI_EINVAL && efab_post_einval_hint ? "; " : "", \
+					       ret == -FI_EINVAL && efab_post_einval_hint ? efab_post_einval_hint : ""); \
 				return EFAB_ERR;                                             \
 			}                                                                    \
 			if (efab_progress(fab) < 0)                                          \

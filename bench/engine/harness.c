@@ -204,6 +204,28 @@ static int efa_mixed_gpu_refused(efab_ctx_t *c, const struct fi_info *info, uint
 	return EFAB_SKIP;
 }
 
+/* CUDA VMM memory on the efa fabric: before each send, RMA or atomic from or
+ * into a CUDA buffer, libfabric's efa fabric sets CU_POINTER_ATTRIBUTE_
+ * SYNC_MEMOPS on it (2.6, 2.7: rdm/efa_rdm_ep.h efa_rdm_attempt_to_sync_
+ * memops_iov, while the endpoint may call CUDA), which CUDA refuses for VMM
+ * memory (CUDA_ERROR_NOT_SUPPORTED: cuda_set_sync_memops returns -FI_EINVAL),
+ * so the operation fails with "Invalid argument" (libfabric issue 12853,
+ * open). Seen on the H200 machine with efasim, where the refusal is real
+ * CUDA's. The post's error then says so. */
+static void vmm_sync_memops_hint(efab_ctx_t *c, const struct fi_info *info)
+{
+	efab_post_einval_hint = NULL;
+	if ((c->o.mem_local != EFAB_MEM_CUDA_VMM && c->o.mem_remote != EFAB_MEM_CUDA_VMM) || !info->fabric_attr ||
+	    !info->fabric_attr->prov_name || strcmp(info->fabric_attr->prov_name, "efa") ||
+	    !info->fabric_attr->name || strcmp(info->fabric_attr->name, "efa"))
+		return;
+	efab_post_einval_hint =
+		"the efa fabric sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on a CUDA buffer before using it, which "
+		"CUDA refuses for --mem cuda-vmm memory (CUDA_ERROR_NOT_SUPPORTED; libfabric issue 12853); "
+		"efa-direct does not (-f efa-direct), nor does an endpoint set FI_OPT_CUDA_API_PERMITTED=false "
+		"as aws-ofi-nccl's are (efabench does not)";
+}
+
 /* --tclass: asked for in the hints (tx_attr->tclass). Where the provider
  * returns FI_TC_UNSPEC (libfabric 2.6's efa does not copy the hint into its
  * answer; 2.7's turns a class it cannot honour into FI_TC_UNSPEC) the class
@@ -267,6 +289,7 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 		return rc;
 	}
 	tclass_settle(c, info, req.tclass);
+	vmm_sync_memops_hint(c, info);
 	if (c->o.verbose && c->rt->rank == 0)
 		fprintf(stderr, "%s", fi_tostr(info, FI_TYPE_INFO));
 	efab_run_info_fabric(&c->ri, info, &c->o);

@@ -119,6 +119,10 @@ SHK_ARCH ?= -gencode arch=compute_90,code=sm_90
 ifneq ($(and $(NVCC),$(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_device.a)),)
   SHK_OBJ  := $(BUILD)/bench/ops/shmem_kernels.o $(BUILD)/bench/ops/shmem_kernels_dlink.o
   SHK_LIBS := $(NVSHMEM_HOME)/lib/libnvshmem_device.a
+  # the device link pulls in CUDA's device runtime (cuda_device_runtime.cu's
+  # image, __fatbinwrap_*_cuda_device_runtime_cu_*): its host part is in
+  # libcudadevrt.a, which nvcc adds when it links and mpicxx does not
+  SHK_DEVRT := -L$(CUDA_HOME)/lib64 -lcudadevrt
   SHK_DEF  := -DEFAB_SHMEM_KERNELS
 endif
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
@@ -168,7 +172,7 @@ $(BUILD)/bin/efab_shmem_seed: $(BUILD)/bench/ops/shmem_seed.o $(BUILD)/lib/libef
 # host library, and the CUDA runtime for the stream initiator's stream and
 # events; the kernel initiators' objects and libnvshmem_device.a where built
 # (SHK_OBJ above).
-SHMEM_RT_LIBS = $(SHK_LIBS) $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
+SHMEM_RT_LIBS = $(SHK_LIBS) $(SHK_DEVRT) $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
   -Wl,-rpath,$(NVSHMEM_HOME)/lib -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart $(LIBS)
 $(BUILD)/bin/efab_shmem_lat: $(BUILD)/bench/ops/shmem_lat.o $(BUILD)/bench/ops/shmem_put.o $(SHK_OBJ) $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)

@@ -203,6 +203,15 @@ t_nvshmem_headers_build() {
 	nvshmem_rma_checks "$WORK/nb/bin"
 	if [ -n "$kern" ]; then
 		nvshmem_kernels_built "$WORK/nb/bin"
+		# PTX only (a GPU newer than the SASS asked, e.g. SHK_ARCH for
+		# compute_90 alone): the device link then pulls in CUDA's device
+		# runtime image, whose host part is libcudadevrt.a (undefined
+		# __fatbinwrap_*_cuda_device_runtime_cu_* without it)
+		rm -f "$WORK/nb/bench/ops/shmem_kernels.o" "$WORK/nb/bench/ops/shmem_kernels_dlink.o" "$WORK/nb/bin/efab_shmem_lat"
+		make -s BUILD="$WORK/nb" NVSHMEM_HOME="$nv" SHK_ARCH="-gencode arch=compute_90,code=compute_90" \
+			"$WORK/nb/bin/efab_shmem_lat" >"$WORK/make.log" 2>&1 ||
+			{ cat "$WORK/make.log"; die "the kernel initiators' PTX-only build (SHK_ARCH compute_90) failed"; }
+		nm "$WORK/nb/bin/efab_shmem_lat" | grep -q " T .*nvshmemi_init_thread" || die "PTX-only build: no nvshmemi_init_thread"
 	else
 		echo "  (no libnvshmem_device.a in $nv or no nvcc: the kernel initiators' build is not checked)"
 		nvshmem_kernels_absent "$WORK/nb/bin"

@@ -306,6 +306,8 @@ static struct {
 	CUresult (*CtxPopCurrent)(CUcontext *);
 	CUresult (*DeviceGet)(CUdevice *, int);
 	CUresult (*PrimaryCtxRetain)(CUcontext *, CUdevice);
+	CUresult (*PrimaryCtxGetState)(CUdevice, unsigned *, int *);
+	CUresult (*CtxGetDevice)(CUdevice *);
 	CUresult (*StreamCreate)(CUstream *, unsigned);
 	CUresult (*StreamDestroy)(CUstream);
 	CUresult (*StreamSynchronize)(CUstream);
@@ -372,6 +374,8 @@ static void cu_load(void)
 	SYM(CtxPopCurrent, "cuCtxPopCurrent_v2");
 	SYM(DeviceGet, "cuDeviceGet");
 	SYM(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+	SYM(PrimaryCtxGetState, "cuDevicePrimaryCtxGetState");
+	SYM(CtxGetDevice, "cuCtxGetDevice");
 	SYM(StreamCreate, "cuStreamCreate");
 	SYM(StreamDestroy, "cuStreamDestroy_v2");
 	SYM(StreamSynchronize, "cuStreamSynchronize");
@@ -496,6 +500,25 @@ static void copy_ready_locked(CUcontext ctx, CUdeviceptr alloc_base)
 	free(u);
 }
 
+static CUcontext primary_of(int ordinal);
+
+/* Is ctx its device's primary context? Asked only where the primary is
+ * active already (cuDevicePrimaryCtxGetState), so that asking creates none. */
+static int is_primary_locked(CUcontext ctx)
+{
+	CUdevice dev = 0;
+	unsigned flags = 0;
+	int active = 0;
+	if (cu.CtxPushCurrent(ctx) != CUDA_SUCCESS)
+		return 0;
+	CUresult r = cu.CtxGetDevice(&dev);
+	CUcontext dummy;
+	cu.CtxPopCurrent(&dummy);
+	if (r != CUDA_SUCCESS || cu.PrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active)
+		return 0;
+	return primary_of((int)dev) == ctx;
+}
+
 /* The last registration in ctx is gone: its stream, and the staging buffer
  * if ctx made it, go before the application can destroy ctx (whose
  * destruction would free them under efasim: a stale stream and a staging
@@ -510,6 +533,11 @@ static void ctx_release_locked(CUcontext ctx)
 	while (i < cu.nstreams && cu.streams[i].ctx != ctx)
 		i++;
 	if (i == cu.nstreams || --cu.streams[i].refs > 0)
+		return;
+	/* a device's primary context (the CUDA runtime's, the application's as a
+	 * rule) lives until the process ends: its stream and staging buffer stay
+	 * (not remade at each fresh registration, which efab_mr_reg times) */
+	if (is_primary_locked(ctx))
 		return;
 	int stage = cu.stage && cu.stage_ctx == ctx;
 	if (cu.CtxPushCurrent(ctx) == CUDA_SUCCESS) {

@@ -45,6 +45,7 @@ SAME_FIELD(efab_mr_attr_t, struct fi_mr_attr, sub_mr_cnt);
 SAME_FIELD(efab_cq_err_entry_t, struct fi_cq_err_entry, src_addr);
 _Static_assert(FI_OPT_MAX_RMA_SIZE == EFAB_FI_OPT_MAX_RMA_SIZE, "FI_OPT_MAX_RMA_SIZE");
 _Static_assert(FI_OPT_INJECT_RMA_SIZE == EFAB_FI_OPT_INJECT_RMA_SIZE, "FI_OPT_INJECT_RMA_SIZE");
+_Static_assert(FI_OPT_CUDA_API_PERMITTED == EFAB_FI_OPT_CUDA_API_PERMITTED, "FI_OPT_CUDA_API_PERMITTED");
 _Static_assert(FI_PROGRESS_CONTROL_UNIFIED == EFAB_FI_PROGRESS_CONTROL_UNIFIED,
 	       "FI_PROGRESS_CONTROL_UNIFIED");
 #endif

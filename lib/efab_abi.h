@@ -42,6 +42,8 @@ uint32_t efab_fi_api_version(void);
  * options: FI_OPT_MAX_RMA_SIZE and FI_OPT_INJECT_RMA_SIZE (size_t). */
 #define EFAB_FI_OPT_MAX_RMA_SIZE 14
 #define EFAB_FI_OPT_INJECT_RMA_SIZE 18
+/* the same enum, libfabric >= 1.18: FI_OPT_CUDA_API_PERMITTED (bool) */
+#define EFAB_FI_OPT_CUDA_API_PERMITTED 10
 /* include/rdma/fi_domain.h (libfabric >= 1.20): fi_mr_regattr flag. */
 #define EFAB_FI_MR_DMABUF (1ULL << 40)
 /* include/rdma/fabric.h (libfabric >= 2.0), enum fi_progress. */

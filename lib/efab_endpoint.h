@@ -70,6 +70,11 @@ typedef struct efab_fabric {
 /* Bring up fabric, domain, CQ, AV and endpoint for info (ownership passes to
  * fab), then exchange addresses through rt. */
 int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab_fabric_t *fab);
+/* --no-cuda-api: nonzero, every endpoint opened after it gets
+ * fi_setopt(FI_OPT_CUDA_API_PERMITTED, false) before fi_enable (what
+ * aws-ofi-nccl sets); a provider that refuses it ends the open with EFAB_SKIP
+ * and one line saying what libfabric answered. */
+extern int efab_ep_no_cuda_api;
 void efab_fabric_close(efab_fabric_t *fab);
 
 /* A further endpoint on fab's domain (connection setup: a new endpoint has no

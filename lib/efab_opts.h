@@ -44,6 +44,7 @@ enum {
 	EFAB_OG_TCLASS = 1u << 25,      /* tclass */
 	EFAB_OG_HIGH_PPS = 1u << 26,    /* high-pps (writes) */
 	EFAB_OG_SHMEM = 1u << 27,       /* NVSHMEM's RMA: op (put|get), initiator, src, register */
+	EFAB_OG_CUDA_API = 1u << 28,    /* no-cuda-api (the endpoints' data path) */
 };
 
 /* How a benchmark times its operation (bench/engine/pattern.c). */
@@ -177,6 +178,7 @@ typedef struct efab_opts {
 	int regime;   /* enum efab_regime */
 	int mr_cache; /* enum efab_tristate */
 	int dmabuf;
+	int no_cuda_api; /* --no-cuda-api: FI_OPT_CUDA_API_PERMITTED = false on every endpoint */
 	int access;   /* 0 remote (default), 1 local only */
 	uint64_t max_total;
 	int components;

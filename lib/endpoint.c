@@ -1,5 +1,6 @@
 /* Endpoint bring-up: fabric, domain, CQ, AV, endpoint, address exchange,
  * RMA size limits and the receive slots FI_RX_CQ_DATA needs. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -190,6 +191,23 @@ static int open_endpoint(efab_fabric_t *e, size_t av_count, size_t extra_ctx, vo
 		efab_log_fi("fi_ep_bind (cq)", ret);
 		return EFAB_ERR;
 	}
+	/* before fi_enable (the efa fabric acts on it there: efa_rdm_ep_update_shm) */
+	if (efab_ep_no_cuda_api) {
+		bool no = false;
+		ret = fi_setopt(&e->ep->fid, FI_OPT_ENDPOINT, EFAB_FI_OPT_CUDA_API_PERMITTED, &no, sizeof(no));
+		if (ret) {
+			efab_log_error("--no-cuda-api: fi_setopt(FI_OPT_CUDA_API_PERMITTED, false) on %s (fabric "
+				       "%s): %s (%d)%s",
+				       info->fabric_attr->prov_name, info->fabric_attr->name, fi_strerror(-ret), ret,
+				       ret == -FI_EINVAL ? ": the provider refuses it where it has no CUDA library "
+							   "or device (efa, shm)"
+				       : ret == -FI_EOPNOTSUPP
+					       ? ": the provider needs the CUDA API for CUDA memory here (efa without "
+						 "GPU peer-to-peer; shm always)"
+					       : "");
+			return EFAB_SKIP;
+		}
+	}
 	ret = fi_enable(e->ep);
 	if (ret == -FI_EBUSY && efab_prov_matches("shm", info->fabric_attr->prov_name)) {
 		efab_log_error("fi_enable failed: %s: shm's endpoint name is taken (a /dev/shm/<pid>:0:0 "
@@ -224,10 +242,12 @@ static void close_endpoint(efab_fabric_t *e)
 	e->ctx = NULL;
 }
 
+int efab_ep_no_cuda_api;
+
 int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab_fabric_t *out)
 {
 	efab_fabric_t fab;
-	int ret;
+	int ret, fail = EFAB_ERR;
 	char *names = NULL;
 	char myname[EFAB_ADDR_MAX + sizeof(size_t)];
 
@@ -251,6 +271,8 @@ int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab
 	memset(myname, 0, sizeof(myname));
 	ret = open_endpoint(&fab, (size_t)rt->size, EFAB_RX_CQ_DATA_DEPTH, myname + sizeof(size_t),
 			    &addrlen);
+	if (ret == EFAB_SKIP)
+		fail = EFAB_SKIP; /* every rank's provider answers the same */
 	if (!ret) /* after fi_enable: shm's getopt dereferences state that enable creates */
 		efab_ep_rma_limits(fab.ep, info, &fab.inject_rma, &fab.max_rma);
 	/* every rank learns whether all got this far before the collective
@@ -298,7 +320,7 @@ close_ep:
 	fi_close(&fab.domain->fid);
 close_fabric:
 	fi_close(&fab.fabric->fid);
-	return EFAB_ERR;
+	return fail;
 }
 
 int efab_ep_open(const efab_fabric_t *fab, size_t av_count, efab_fabric_t *out, void *name,

@@ -162,6 +162,11 @@ const efab_optdef_t efab_optdefs[] = {
 	{"dmabuf", 0, EFAB_OT_FLAG, OFF(dmabuf), SZ(dmabuf), NULL,
 	 "register cuda memory through a dmabuf fd (FI_MR_DMABUF, libfabric >= 1.20)",
 	 EFAB_OG_MEM, 0, 0, NULL},
+	{"no-cuda-api", 0, EFAB_OT_FLAG, OFF(no_cuda_api), SZ(no_cuda_api), NULL,
+	 "fi_setopt(FI_OPT_CUDA_API_PERMITTED, false) on every endpoint, as aws-ofi-nccl does: the "
+	 "efa fabric then makes no CUDA call for CUDA memory (it needs GPU peer-to-peer) and closes "
+	 "its shm path; exit 77 where the provider refuses it",
+	 EFAB_OG_CUDA_API, 0, 0, NULL},
 	{"access", 0, EFAB_OT_CHOICE, OFF(access), SZ(access), "remote|local",
 	 "MR access: remote read/write too (default) or local only", EFAB_OG_REG, 0, 0,
 	 access_names},

@@ -222,8 +222,8 @@ static void vmm_sync_memops_hint(efab_ctx_t *c, const struct fi_info *info)
 	efab_post_einval_hint =
 		"the efa fabric sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on a CUDA buffer before using it, which "
 		"CUDA refuses for --mem cuda-vmm memory (CUDA_ERROR_NOT_SUPPORTED; libfabric issue 12853); "
-		"efa-direct does not (-f efa-direct), nor does an endpoint set FI_OPT_CUDA_API_PERMITTED=false "
-		"as aws-ofi-nccl's are (efabench does not)";
+		"efa-direct does not (-f efa-direct), nor does an endpoint with FI_OPT_CUDA_API_PERMITTED=false "
+		"(--no-cuda-api, as aws-ofi-nccl sets it)";
 }
 
 /* --tclass: asked for in the hints (tx_attr->tclass). Where the provider
@@ -293,6 +293,10 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 	if (c->o.verbose && c->rt->rank == 0)
 		fprintf(stderr, "%s", fi_tostr(info, FI_TYPE_INFO));
 	efab_run_info_fabric(&c->ri, info, &c->o);
+	efab_ep_no_cuda_api = c->o.no_cuda_api;
+	if (c->o.no_cuda_api)
+		efab_note(c, "--no-cuda-api: every endpoint was opened with FI_OPT_CUDA_API_PERMITTED = false "
+			     "(fi_setopt before fi_enable)");
 	rc = efab_fabric_open(info, c->rt, c->o.timeout_s, &c->fab);
 	return efab_rt_agree(c->rt, rc);
 }

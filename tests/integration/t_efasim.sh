@@ -675,6 +675,18 @@ t_efa260_cq_depth() { efa_cq_depth 2.6.0; }
 t_efa260_unload() { efa_unload 2.6.0; }
 t_efa270_unload() { efa_unload 2.7.0a1; }
 t_efa260_peak_flags() { efa_peak 2.6.0; }
+# --no-cuda-api: efa-direct takes FI_OPT_CUDA_API_PERMITTED = false as a no-op
+# and runs (the header says it was set); the efa fabric refuses it where
+# libfabric found no CUDA library or device (efa_rdm_ep_set_cuda_api_permitted:
+# -FI_EINVAL), exit 77 and its answer on one line per rank
+t_efa260_no_cuda_api() {
+	efasim_need 2.6.0
+	expect_rc 0 efa_mpi 2.6.0 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -m 8:64 -n 3 -w 1 -c --no-cuda-api
+	grep -q "^# --no-cuda-api: every endpoint was opened with FI_OPT_CUDA_API_PERMITTED = false" \
+		"$WORK/last.out" || die "efa-direct: the header does not say --no-cuda-api was set"
+	expect_rc 77 efa_mpi 2.6.0 2 "$EBIN/efab_get_bw" -p efa -f efa -m 64 -n 2 --no-cuda-api
+	expect_msg "--no-cuda-api: fi_setopt\\(FI_OPT_CUDA_API_PERMITTED, false\\) on efa \\(fabric efa\\): Invalid argument \\(-22\\)"
+}
 t_efa260_mr_reg_memlock() { efa_memlock 2.6.0; }
 t_efa260_hw_counters() { efa_hw_counters 2.6.0; }
 t_efa260_direct_faults() { efa_direct_faults 2.6.0; }

@@ -256,6 +256,13 @@ for F in efa-direct efa; do
 	[ $F = efa ] && e=1 say="libfabric issue 12853"
 	MUST_SAY=$say case_run $e 1 $F "vmm put_lat writedata --mem cuda-vmm" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem cuda-vmm $LAT
 	MUST_SAY=$say case_run $e 1 $F "vmm get_lat --mem cuda-vmm" "$EBIN/efab_get_lat" -p efa -f $F --mem cuda-vmm $LAT
+	# --no-cuda-api (FI_OPT_CUDA_API_PERMITTED = false, aws-ofi-nccl's setting):
+	# the efa fabric makes no CUDA call, so VMM memory moves (GPU peer-to-peer on)
+	[ $F = efa ] || continue
+	MUST_SAY="FI_OPT_CUDA_API_PERMITTED = false" case_run 0 1 $F "vmm put_lat writedata --mem cuda-vmm --no-cuda-api" \
+		"$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem cuda-vmm --no-cuda-api $LAT
+	MUST_SAY="FI_OPT_CUDA_API_PERMITTED = false" case_run 0 1 $F "vmm get_lat --mem cuda-vmm --no-cuda-api" \
+		"$EBIN/efab_get_lat" -p efa -f $F --mem cuda-vmm --no-cuda-api $LAT
 done
 if [ -z "${EFASIM_GPU_ONLY:-}" ] || [ "$EFASIM_GPU_ONLY" = efa-direct ]; then
 	case_run 0 1 efa-direct "vmm put_bw writedata --mem cuda-vmm" "$EBIN/efab_put_bw" -p efa -f efa-direct -o writedata --mem cuda-vmm $BW

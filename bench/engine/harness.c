@@ -215,7 +215,8 @@ static int efa_mixed_gpu_refused(efab_ctx_t *c, const struct fi_info *info, uint
 static void vmm_sync_memops_hint(efab_ctx_t *c, const struct fi_info *info)
 {
 	efab_post_einval_hint = NULL;
-	if ((c->o.mem_local != EFAB_MEM_CUDA_VMM && c->o.mem_remote != EFAB_MEM_CUDA_VMM) || !info->fabric_attr ||
+	/* the posting rank's own buffer is the one the provider touches */
+	if (c->mem_kind != EFAB_MEM_CUDA_VMM || c->o.no_cuda_api || !info || !info->fabric_attr ||
 	    !info->fabric_attr->prov_name || strcmp(info->fabric_attr->prov_name, "efa") ||
 	    !info->fabric_attr->name || strcmp(info->fabric_attr->name, "efa"))
 		return;
@@ -289,16 +290,15 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 		return rc;
 	}
 	tclass_settle(c, info, req.tclass);
-	vmm_sync_memops_hint(c, info);
 	if (c->o.verbose && c->rt->rank == 0)
 		fprintf(stderr, "%s", fi_tostr(info, FI_TYPE_INFO));
 	efab_run_info_fabric(&c->ri, info, &c->o);
 	efab_ep_no_cuda_api = c->o.no_cuda_api;
-	if (c->o.no_cuda_api)
+	rc = efab_rt_agree(c->rt, efab_fabric_open(info, c->rt, c->o.timeout_s, &c->fab));
+	if (!rc && c->o.no_cuda_api)
 		efab_note(c, "--no-cuda-api: every endpoint was opened with FI_OPT_CUDA_API_PERMITTED = false "
 			     "(fi_setopt before fi_enable)");
-	rc = efab_fabric_open(info, c->rt, c->o.timeout_s, &c->fab);
-	return efab_rt_agree(c->rt, rc);
+	return rc;
 }
 
 /* Collective: every rank's reg_path; with GPU memory on either side (or -v)
@@ -329,6 +329,7 @@ static int setup_memory(efab_ctx_t *c)
 	c->confirm_off = (region + 63) & ~(size_t)63;
 	region = c->confirm_off + 64;
 	c->mem_kind = c->initiator ? c->o.mem_local : c->o.mem_remote;
+	vmm_sync_memops_hint(c, c->fab.info);
 	c->gpu = -1;
 	int rc;
 	if (efab_mem_is_gpu(c->mem_kind) && (rc = efab_gpu_pick(c->o.gpu, c->rt->local_rank, &c->gpu)))

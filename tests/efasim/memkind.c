@@ -485,7 +485,8 @@ static struct ctx_use *ctx_uses;
  * With cu.lock held. */
 static void copy_ready_locked(CUcontext ctx, CUdeviceptr alloc_base)
 {
-	(void)stream_of(ctx);
+	if (!stream_of(ctx))
+		return; /* no entry to hold the staging buffer's context: made at the first copy */
 	(void)stage_locked(ctx);
 	struct ctx_use *u = malloc(sizeof(*u));
 	if (!u)

@@ -287,7 +287,8 @@ t_bw_peak_bad_inputs() {
 # --no-cuda-api (fi_setopt FI_OPT_CUDA_API_PERMITTED = false before fi_enable,
 # aws-ofi-nccl's setting): a provider without the option (tcp;ofi_rxm:
 # -FI_ENOPROTOOPT; so is shm before libfabric 1.18, which added the option) or
-# refusing it (shm >= 1.18 without a CUDA library: -FI_EINVAL)
+# refusing it (shm >= 1.18: -FI_EINVAL without a CUDA library, -FI_EOPNOTSUPP
+# with one: its CUDA support needs the CUDA API)
 # ends the run with exit 77 and libfabric's answer, no crash in the close of
 # the endpoint that was never enabled; the efa cases are t_efa260_no_cuda_api
 t_bw_no_cuda_api_refused() {
@@ -295,7 +296,7 @@ t_bw_no_cuda_api_refused() {
 	expect_msg "--no-cuda-api: fi_setopt\(FI_OPT_CUDA_API_PERMITTED, false\) on tcp;ofi_rxm \(fabric [^)]*\): Protocol not available \(-92\)"
 	grep -q "Segmentation\|signal 11" "$WORK/last.err" && die "a crash after the refusal"
 	expect_rc 77 mpi 2 "$BIN/efab_get_lat" -p shm -m 64 -n 2 --no-cuda-api
-	expect_msg "--no-cuda-api: fi_setopt\(FI_OPT_CUDA_API_PERMITTED, false\) on shm \(fabric shm\): (Protocol not available \(-92\)$|Invalid argument \(-22\): the provider refuses it where it has no CUDA library)"
+	expect_msg "--no-cuda-api: fi_setopt\(FI_OPT_CUDA_API_PERMITTED, false\) on shm \(fabric shm\): (Protocol not available \(-92\)$|Invalid argument \(-22\): the provider refuses it where it has no CUDA library|Operation not supported \(-95\): the provider needs the CUDA API)"
 	expect_rc 2 "$BIN/efab_mr_reg" --no-cuda-api
 	expect_msg "unknown option '--no-cuda-api'"
 }

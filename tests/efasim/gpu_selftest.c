@@ -270,6 +270,43 @@ static int ring_wait(CUdeviceptr ring, unsigned i, unsigned phase, struct cqe *o
 /* "gda-writer QPN RKEY RADDR IMM": another process writes 64 bytes with
  * immediate into that QP (same simulated host, so the same GID); exit 0 when
  * its own completion says success. */
+/* The writers' one RDMA write (with immediate where imm_on) of [addr, +len)
+ * (lkey) to raddr (rkey) at QP qpn through ah, then its completion polled for
+ * 10 s at most: 0 when it completed successfully, else 1 (said on stderr,
+ * prefixed who). */
+static int write_wait(const char *who, struct ibv_qp *qp, struct ibv_ah *ah, struct ibv_cq_ex *cq, uint32_t qpn,
+		      uint32_t rkey, uint64_t raddr, int imm_on, uint32_t imm, uint32_t lkey, uint64_t addr, size_t len)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(qp);
+	ibv_wr_start(x);
+	x->wr_id = 7;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	if (imm_on)
+		ibv_wr_rdma_write_imm(x, rkey, raddr, htobe32(imm));
+	else
+		ibv_wr_rdma_write(x, rkey, raddr);
+	ibv_wr_set_ud_addr(x, ah, qpn, GDA_QKEY);
+	ibv_wr_set_sge(x, lkey, addr, (uint32_t)len);
+	if (ibv_wr_complete(x)) {
+		fprintf(stderr, "%s: ibv_wr_complete: %s\n", who, strerror(errno));
+		return 1;
+	}
+	struct ibv_poll_cq_attr pa = {0};
+	double t0 = now_s();
+	int rc;
+	while ((rc = ibv_start_poll(cq, &pa)) == ENOENT && now_s() - t0 < 10)
+		usleep(1000);
+	if (rc) {
+		fprintf(stderr, "%s: no completion (%d)\n", who, rc);
+		return 1;
+	}
+	int ok = cq->status == IBV_WC_SUCCESS;
+	if (!ok)
+		fprintf(stderr, "%s: completion status %d (vendor %u)\n", who, cq->status, ibv_wc_read_vendor_err(cq));
+	ibv_end_poll(cq);
+	return ok ? 0 : 1;
+}
+
 static int gda_writer(char **argv)
 {
 	uint32_t qpn = (uint32_t)strtoul(argv[2], NULL, 0), rkey = (uint32_t)strtoul(argv[3], NULL, 0);
@@ -292,31 +329,8 @@ static int gda_writer(char **argv)
 		fprintf(stderr, "gda-writer: setup failed: %s\n", strerror(errno));
 		return 1;
 	}
-	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(qp);
-	ibv_wr_start(x);
-	x->wr_id = 7;
-	x->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_write_imm(x, rkey, raddr, htobe32(imm));
-	ibv_wr_set_ud_addr(x, ah, qpn, GDA_QKEY);
-	ibv_wr_set_sge(x, mr->lkey, (uintptr_t)buf, sizeof(buf));
-	if (ibv_wr_complete(x)) {
-		fprintf(stderr, "gda-writer: ibv_wr_complete: %s\n", strerror(errno));
-		return 1;
-	}
-	struct ibv_poll_cq_attr pa = {0};
-	double t0 = now_s();
-	int rc;
-	while ((rc = ibv_start_poll(cq, &pa)) == ENOENT && now_s() - t0 < 10)
-		usleep(1000);
-	if (rc) {
-		fprintf(stderr, "gda-writer: no completion (%d)\n", rc);
-		return 1;
-	}
-	int ok = cq->status == IBV_WC_SUCCESS;
-	if (!ok)
-		fprintf(stderr, "gda-writer: completion status %d (vendor %u)\n", cq->status, ibv_wc_read_vendor_err(cq));
-	ibv_end_poll(cq);
-	return ok ? 0 : 1;
+	return write_wait("gda-writer", qp, ah, cq, qpn, rkey, raddr, 1, imm, mr->lkey,
+			  (uintptr_t)buf, sizeof(buf));
 }
 
 /* The GPU as the initiator: w (the last WQE the CPU wrote) again with req_id
@@ -632,31 +646,7 @@ static int stage_writer(char **argv)
 		fprintf(stderr, "stage-writer: setup failed: %s\n", strerror(errno));
 		return 1;
 	}
-	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(qp);
-	ibv_wr_start(x);
-	x->wr_id = 9;
-	x->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_write(x, rkey, raddr);
-	ibv_wr_set_ud_addr(x, ah, qpn, GDA_QKEY);
-	ibv_wr_set_sge(x, mr->lkey, d, sizeof(pat));
-	if (ibv_wr_complete(x)) {
-		fprintf(stderr, "stage-writer: ibv_wr_complete: %s\n", strerror(errno));
-		return 1;
-	}
-	struct ibv_poll_cq_attr pa = {0};
-	double t0 = now_s();
-	int rc;
-	while ((rc = ibv_start_poll(cq, &pa)) == ENOENT && now_s() - t0 < 10)
-		usleep(1000);
-	if (rc) {
-		fprintf(stderr, "stage-writer: no completion (%d)\n", rc);
-		return 1;
-	}
-	int ok = cq->status == IBV_WC_SUCCESS;
-	if (!ok)
-		fprintf(stderr, "stage-writer: completion status %d (vendor %u)\n", cq->status, ibv_wc_read_vendor_err(cq));
-	ibv_end_poll(cq);
-	return ok ? 0 : 1;
+	return write_wait("stage-writer", qp, ah, cq, qpn, rkey, raddr, 0, 0, mr->lkey, d, sizeof(pat));
 }
 
 /* GPU memory written into another process's host memory after a context

@@ -183,7 +183,7 @@ t_bw_bidir_own_end() {
 		EFAB_FAULT_SLOW=1:1000 expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm $a -m 8 -W 64 \
 			-n 100 --bidir -v --csv "$WORK/o.csv"
 		csvcheck "$WORK/o.csv" --bench put_bw --rows 1 --bw --extra $BWCOLS
-		python3 - "$WORK/o.csv" "$WORK/last.err" "$a" <<'PY' || die "$a: rank 0's end waited for rank 1's loop"
+		python3 - "$WORK/o.csv" "$WORK/last.err" "$a" "${EFAB_SAN:-0}" <<'PY' || die "$a: rank 0's end waited for rank 1's loop"
 import csv, re, sys
 r = next(csv.DictReader(open(sys.argv[1])))
 assert r["end_confirm"] != "local-completion", r["end_confirm"]
@@ -205,8 +205,14 @@ assert abs(loop[0][1] + loop[1][1] - float(r["msg_rate_Mops"])) < 0.001, (loop, 
 # rank 0's loop ends before rank 1's does; with the acknowledgement left to
 # after rank 1's loop (bw_answer disabled) rank 0's is longer (1.09x).
 limit = 0.95 if sys.argv[3] == "-o write" else 1.0
-assert loop[0][0] < limit * loop[1][0], ("rank 0's loop is not its own", limit, loop)
 print("rank 0 loop %.0f us, rank 1 loop %.0f us (%.2fx)" % (loop[0][0], loop[1][0], loop[0][0] / loop[1][0]))
+# Under SAN=1 rank 0's own posting is the slow side (ASan on every post: its
+# 6400 writedata took 141 ms against rank 1's 115 ms of sleeps, CI rehearsal of
+# stop 54), so the premise of the comparison, a fast rank 0 beside a sleeping
+# rank 1, does not hold there: the run, the row and the sum are checked, the
+# loops' ratio only in the plain make check
+if sys.argv[4] != "1":
+    assert loop[0][0] < limit * loop[1][0], ("rank 0's loop is not its own", limit, loop)
 PY
 	done
 	# a slow rank with checked windows: lockstep, both end together, data right

@@ -456,22 +456,19 @@ int efab_cuda_copy(void *dst, const void *src, size_t len, int to_device)
  * (the bytes are in device memory before the caller posts). On the H200
  * machine efasim read the old bytes of --mem cuda-vmm's fill otherwise (-c
  * counted 1-58 wrong messages per size). */
+static int ctx_sync(void)
+{
+	CUresult r = cu.CtxSynchronize();
+	if (r)
+		efab_log_error("cuCtxSynchronize: %s", cu_str(r));
+	return r ? EFAB_ERR : EFAB_OK;
+}
+
 int efab_cuda_copy_synced(void *dst, const void *src, size_t len, int to_device)
 {
-	if (cu_load())
+	if (cu_load() || ctx_sync() || efab_cuda_copy(dst, src, len, to_device))
 		return EFAB_ERR;
-	CUresult r = cu.CtxSynchronize();
-	if (!r)
-		r = to_device ? cu.MemcpyHtoD((CUdeviceptr)(uintptr_t)dst, src, len)
-			      : cu.MemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)src, len);
-	if (!r)
-		r = cu.CtxSynchronize();
-	if (r) {
-		efab_log_error("cuMemcpy%s + cuCtxSynchronize (%zu bytes): %s", to_device ? "HtoD" : "DtoH", len,
-			       cu_str(r));
-		return EFAB_ERR;
-	}
-	return EFAB_OK;
+	return ctx_sync();
 }
 
 int efab_cuda_bus_id(int device, char *buf, size_t len)

@@ -182,12 +182,18 @@ static int place(efab_ctx_t *c, efab_fabric_req_t *req)
  * 77) where some rank would post from host memory into the peer's CUDA memory:
  * the initiator with host:cuda, and the responder of a put ping-pong with
  * cuda:host. Atomics travel as messages and are not affected. */
+/* The efa provider's efa fabric (its RDM protocol path), not efa-direct. */
+static int efa_fabric(const struct fi_info *info)
+{
+	return info && info->fabric_attr && info->fabric_attr->prov_name &&
+	       !strcmp(info->fabric_attr->prov_name, "efa") && info->fabric_attr->name &&
+	       !strcmp(info->fabric_attr->name, "efa");
+}
+
 static int efa_mixed_gpu_refused(efab_ctx_t *c, const struct fi_info *info, uint64_t caps)
 {
 	int lg = efab_mem_is_gpu(c->o.mem_local), rg = efab_mem_is_gpu(c->o.mem_remote);
-	if (lg == rg || !(caps & FI_RMA) || (caps & FI_ATOMIC) || !info->fabric_attr ||
-	    !info->fabric_attr->prov_name || strcmp(info->fabric_attr->prov_name, "efa") ||
-	    !info->fabric_attr->name || strcmp(info->fabric_attr->name, "efa"))
+	if (lg == rg || !(caps & FI_RMA) || (caps & FI_ATOMIC) || !efa_fabric(info))
 		return EFAB_OK;
 	int responder_puts = c->row->pattern == EFAB_PATTERN_PINGPONG && c->op != EFAB_OP_READ;
 	if (!(!lg && rg) && !(lg && !rg && responder_puts))
@@ -216,9 +222,7 @@ static void vmm_sync_memops_hint(efab_ctx_t *c, const struct fi_info *info)
 {
 	efab_post_einval_hint = NULL;
 	/* the posting rank's own buffer is the one the provider touches */
-	if (c->mem_kind != EFAB_MEM_CUDA_VMM || c->o.no_cuda_api || !info || !info->fabric_attr ||
-	    !info->fabric_attr->prov_name || strcmp(info->fabric_attr->prov_name, "efa") ||
-	    !info->fabric_attr->name || strcmp(info->fabric_attr->name, "efa"))
+	if (c->mem_kind != EFAB_MEM_CUDA_VMM || c->o.no_cuda_api || !efa_fabric(info))
 		return;
 	efab_post_einval_hint =
 		"the efa fabric sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on a CUDA buffer before using it, which "

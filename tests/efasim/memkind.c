@@ -421,12 +421,21 @@ static int cu_in_process(void)
 	return 1;
 }
 
-/* A private non-blocking stream of ctx; with cu.lock held. */
-static CUstream stream_of(CUcontext ctx)
+/* ctx's entry in cu.streams, -1 if none; with cu.lock held. */
+static int slot_of(CUcontext ctx)
 {
 	for (int i = 0; i < cu.nstreams; i++)
 		if (cu.streams[i].ctx == ctx)
-			return cu.streams[i].stream;
+			return i;
+	return -1;
+}
+
+/* A private non-blocking stream of ctx; with cu.lock held. */
+static CUstream stream_of(CUcontext ctx)
+{
+	int i = slot_of(ctx);
+	if (i >= 0)
+		return cu.streams[i].stream;
 	if (cu.nstreams == (int)(sizeof(cu.streams) / sizeof(cu.streams[0])))
 		return NULL;
 	CUstream s = NULL;
@@ -491,14 +500,9 @@ static void copy_ready_locked(CUcontext ctx, CUdeviceptr alloc_base)
 	struct ctx_use *u = malloc(sizeof(*u));
 	if (!u)
 		return; /* then never released: what every context got before */
-	for (int i = 0; i < cu.nstreams; i++)
-		if (cu.streams[i].ctx == ctx) {
-			cu.streams[i].refs++;
-			*u = (struct ctx_use){alloc_base, ctx, ctx_uses};
-			ctx_uses = u;
-			return;
-		}
-	free(u);
+	cu.streams[slot_of(ctx)].refs++; /* stream_of made the entry */
+	*u = (struct ctx_use){alloc_base, ctx, ctx_uses};
+	ctx_uses = u;
 }
 
 static CUcontext primary_of(int ordinal);
@@ -530,10 +534,8 @@ static int is_primary_locked(CUcontext ctx)
  * thread. With cu.lock held. */
 static void ctx_release_locked(CUcontext ctx)
 {
-	int i = 0;
-	while (i < cu.nstreams && cu.streams[i].ctx != ctx)
-		i++;
-	if (i == cu.nstreams || --cu.streams[i].refs > 0)
+	int i = slot_of(ctx);
+	if (i < 0 || --cu.streams[i].refs > 0)
 		return;
 	/* a device's primary context (the CUDA runtime's, the application's as a
 	 * rule) lives until the process ends: its stream and staging buffer stay

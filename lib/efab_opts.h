@@ -45,6 +45,7 @@ enum {
 	EFAB_OG_HIGH_PPS = 1u << 26,    /* high-pps (writes) */
 	EFAB_OG_SHMEM = 1u << 27,       /* NVSHMEM's RMA: op (put|get), initiator, src, register */
 	EFAB_OG_CUDA_API = 1u << 28,    /* no-cuda-api (the endpoints' data path) */
+	EFAB_OG_NV_TUNE = 1u << 29,     /* NVSHMEM's proxy/transport knobs (efab_nvtune.h) */
 };
 
 /* How a benchmark times its operation (bench/engine/pattern.c). */
@@ -189,6 +190,11 @@ typedef struct efab_opts {
 	int shmem_initiator;
 	int shmem_src;
 	int shmem_register;
+	/* NVSHMEM's knobs (EFAB_OG_NV_TUNE, efab_nvtune.h): --nv-batch-rma
+	 * (tristate: 0 leave NVSHMEM's default, 1 on, 2 off); the counts 0 when
+	 * not given */
+	int nv_batch_rma;
+	uint64_t nv_batch_ops, nv_proxy_batch, nv_lf_proxy_batch;
 	/* probe */
 	int live;
 	int json;

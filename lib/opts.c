@@ -151,6 +151,24 @@ const efab_optdef_t efab_optdefs[] = {
 	 "nvshmemx_buffer_register the local buffer before measuring (untimed; without it NVSHMEM "
 	 "gets an unregistered buffer: efa-direct refuses it, see docs/nvshmem.md)", EFAB_OG_SHMEM,
 	 0, 0, NULL},
+	/* NVSHMEM's knobs (efab_nvtune.h): each one environment variable, set
+	 * before NVSHMEM starts; exit 77 where no NVSHMEM library of the run
+	 * reads it */
+	{"nv-batch-rma", 0, EFAB_OT_CHOICE, OFF(nv_batch_rma), SZ(nv_batch_rma), "on|off|default",
+	 "NVSHMEM's libfabric transport batching its proxy's RMA with FI_MORE (NVSHMEM >= 3.7): "
+	 "off sets NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=1, on =0; default leaves it to NVSHMEM "
+	 "(batched). Column nv_disable_batch_rma", EFAB_OG_NV_TUNE, 0, 0, tristate_names},
+	{"nv-batch-ops", 0, EFAB_OT_U64, OFF(nv_batch_ops), SZ(nv_batch_ops), "N",
+	 "NVSHMEM_TRANSPORT_BATCH_MAX_OPS=N: consecutive proxy requests marked with a transport "
+	 "batching hint before a batch ends (NVSHMEM >= 3.7, default 16; 1: no hint). Column "
+	 "nv_batch_max_ops", EFAB_OG_NV_TUNE, 1, 65536, NULL},
+	{"nv-proxy-batch", 0, EFAB_OT_U64, OFF(nv_proxy_batch), SZ(nv_proxy_batch), "N",
+	 "NVSHMEM_PROXY_REQUEST_BATCH_MAX=N: requests NVSHMEM's proxy thread takes per turn of its "
+	 "progress loop (default 32). Column nv_proxy_batch_max", EFAB_OG_NV_TUNE, 1, 65536, NULL},
+	{"nv-lf-proxy-batch", 0, EFAB_OT_U64, OFF(nv_lf_proxy_batch), SZ(nv_lf_proxy_batch), "N",
+	 "NVSHMEM_LIBFABRIC_PROXY_REQUEST_BATCH_MAX=N: requests the libfabric transport processes "
+	 "per queue per turn (NVSHMEM >= 3.7, default 32). Column nv_lf_proxy_batch_max",
+	 EFAB_OG_NV_TUNE, 1, 65536, NULL},
 	{"regime", 0, EFAB_OT_CHOICE, OFF(regime), SZ(regime), "all|fresh|same|accumulate",
 	 "registration regimes: a new buffer each time, the same buffer again, or keeping "
 	 "registrations alive (default all)", EFAB_OG_REG, 0, 0, regime_names},

@@ -54,7 +54,8 @@ static const char *const connect_cols[] = {"peers", "av_insert_us", "av_insert_u
  * then what NVSHMEM ran on and how the operation was issued. */
 #define SHMEM_RMA_COLS                                                                         \
 	"nvshmem_version", "transport", "lf_fabric", "lf_mr_mode", "initiator", "mode", "src",   \
-	"registered", "heap_kind"
+	"registered", "heap_kind", "nv_disable_batch_rma", "nv_batch_max_ops",                 \
+	"nv_proxy_batch_max", "nv_lf_proxy_batch_max"
 static const char *const shmem_lat_cols[] = {"first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75",
 					     SHMEM_RMA_COLS, "sync_us_p50", "sync_us_p99"};
 static const char *const shmem_bw_cols[] = {"window_us_p50", "window_us_p99", "first_us", "footprint",
@@ -62,7 +63,7 @@ static const char *const shmem_bw_cols[] = {"window_us_p50", "window_us_p99", "f
 					    "window_us_p25", "window_us_p75", SHMEM_RMA_COLS};
 #define SHMEM_OPTS                                                                             \
 	(EFAB_OG_COMMON | EFAB_OG_SIZES | EFAB_OG_ITERS | EFAB_OG_WARMUP | EFAB_OG_GPU |         \
-	 EFAB_OG_CHECK | EFAB_OG_SHMEM)
+	 EFAB_OG_CHECK | EFAB_OG_SHMEM | EFAB_OG_NV_TUNE)
 #define SHMEM_SUMMARY_TAIL                                                                     \
 	"PE 0's local buffer (--src cuda: cuMemAlloc, host: malloc; --register:\n"              \
 	"nvshmemx_buffer_register, untimed) and PE 1's symmetric heap (nvshmem_malloc), through\n" \

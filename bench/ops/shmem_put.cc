@@ -52,6 +52,7 @@
 
 #include "efab_cuda.h"
 #include "efab_fitrace.h"
+#include "efab_nvtune.h"
 #include "efab_select.h"
 #include "pattern.h"
 #include "rows.h"
@@ -119,6 +120,7 @@ struct shput {
 	efab_run_info_t ri;
 	efab_csv_t csv;
 	char nv_version[32], transport[96], fab[128], mrm[32], heap_kind[32];
+	int nv_known[EFAB_NV_N_KNOBS]; /* the knobs an NVSHMEM library of this run reads */
 };
 
 /* ---- the watchdog (-t): NVSHMEM's calls cannot time out ----
@@ -820,7 +822,12 @@ int check_opts(shput *s)
 		return EFAB_EUSAGE;
 	}
 	s->span = (size_t)span;
-	return EFAB_OK;
+	/* NVSHMEM's knobs: its environment, before MPI and NVSHMEM start */
+	char err[512];
+	int rc = efab_nv_tune_apply(&o, err, sizeof(err));
+	if (rc)
+		efab_log_error("%s", err);
+	return rc;
 }
 
 /* GPU, PE count, then NVSHMEM, agreed by both PEs (rank 0 speaks). */
@@ -855,6 +862,19 @@ int bring_up(shput *s)
 int setup(shput *s)
 {
 	int rc = EFAB_OK;
+	/* which of NVSHMEM's knobs this NVSHMEM reads: an asked one it ignores
+	 * would change nothing, so nothing is measured (exit 77) */
+	int maj = 0, min = 0;
+	char name[NVSHMEM_MAX_NAME_LEN] = "", libs[512], err[1024];
+	nvshmem_info_get_version(&maj, &min);
+	nvshmem_info_get_name(name);
+	efab_nvshmem_version_of(name, maj, min, s->nv_version, sizeof(s->nv_version));
+	efab_nv_tune_scan(nullptr, s->nv_known, libs, sizeof(libs));
+	if ((rc = efab_nv_tune_check(&s->o, s->nv_known, libs, s->nv_version, err, sizeof(err))) &&
+	    s->rt->rank == 0)
+		efab_log_error("%s", err);
+	if ((rc = efab_rt_agree(s->rt, rc)))
+		return rc;
 	s->heap = (uint8_t *)nvshmem_malloc(s->span); /* collective */
 	if (!s->heap) {
 		efab_log_error("nvshmem_malloc(%zu bytes) failed (symmetric heap too small? "
@@ -961,7 +981,6 @@ int begin_report(shput *s)
 	for (size_t i = 0; i < b->n_extra && i < EFAB_MAX_EXTRA; i++)
 		s->ri.extra_cols[s->ri.n_extra++] = b->extra_cols[i];
 	efab_nvshmem_ran_on(&s->ri, s->trace, s->gpu, s->transport, sizeof(s->transport));
-	efab_nvshmem_version_of(name, maj, min, s->nv_version, sizeof(s->nv_version));
 	efab_fitrace_fabric(s->trace, s->fab, sizeof(s->fab), s->mrm, sizeof(s->mrm));
 	snprintf(s->ri.mem_local, sizeof(s->ri.mem_local), "%s", efab_shmem_src_name(s->o.shmem_src));
 	snprintf(s->ri.mem_remote, sizeof(s->ri.mem_remote), "%s", s->heap_host ? "host" : "cuda");
@@ -971,7 +990,7 @@ int begin_report(shput *s)
 		return rc;
 	const char *op = s->put ? "put" : "get";
 	const char *asked = getenv("NVSHMEM_REMOTE_TRANSPORT"), *heap = getenv("NVSHMEM_SYMMETRIC_SIZE");
-	char n1[1024], n2[512], n3[1024], n4[512], n5[512], n6[512];
+	char n1[1024], n2[512], n3[1024], n4[512], n5[512], n6[512], n7[512];
 	snprintf(n1, sizeof(n1),
 		 "NVSHMEM %d.%d (%s), PE 0 -> PE 1, GPU %d, symmetric heap %s B (NVSHMEM_SYMMETRIC_SIZE); "
 		 "remote transport loaded: %s (NVSHMEM_REMOTE_TRANSPORT %s); libfabric under it: fabric %s, "
@@ -1042,7 +1061,15 @@ int begin_report(shput *s)
 	snprintf(n6, sizeof(n6), "rows: provider nvshmem, fabric = the transport NVSHMEM loaded, domain = "
 		 "the GPU; columns nvshmem_version, transport, lf_fabric, lf_mr_mode, initiator, mode, src, "
 		 "registered, heap_kind");
-	const char *notes[] = {n1, b->definition, n2, n3, n4, n5, n6};
+	size_t u = (size_t)snprintf(n7, sizeof(n7), "NVSHMEM's knobs as it started (columns nv_*; "
+				    "\"default\": unset, NVSHMEM's own value):");
+	for (int k = 0; k < EFAB_NV_N_KNOBS; k++) {
+		char c[64];
+		efab_nv_knob_cell(k, s->nv_known, c, sizeof(c));
+		u += (size_t)snprintf(n7 + u, u < sizeof(n7) ? sizeof(n7) - u : 0, " %s=%s",
+				      efab_nv_knob_env(k), c);
+	}
+	const char *notes[] = {n1, b->definition, n2, n3, n4, n5, n6, n7};
 	efab_table_begin(stdout, &s->ri, notes, EFAB_ARRAY_SIZE(notes), b->show_lat, b->show_bw);
 	return EFAB_OK;
 }
@@ -1085,6 +1112,11 @@ int run_sizes(shput *s)
 		row_set(s, &row, "src", "%s", efab_shmem_src_name(s->o.shmem_src));
 		row_set(s, &row, "registered", "%s", s->registered ? "yes" : "no");
 		row_set(s, &row, "heap_kind", "%s", s->heap_kind);
+		for (int k = 0; k < EFAB_NV_N_KNOBS; k++) {
+			char c[64];
+			efab_nv_knob_cell(k, s->nv_known, c, sizeof(c));
+			row_set(s, &row, efab_nv_knob_column(k), "%s", c);
+		}
 		efab_table_row(stdout, &s->ri, &row, s->row->show_lat, s->row->show_bw);
 		if (s->csv.fd >= 0 && efab_csv_write(&s->csv, &s->ri, &row))
 			s->rt->abort(s->rt, EFAB_ERR);

@@ -281,13 +281,16 @@ nvshmem_rma_checks() { # BINDIR
 	done
 	grep -q -- "--window" "$WORK/last.out" && die "efab_shmem_lat --help offers -W"
 	expect_rc 0 "$b/efab_shmem_bw" --help
-	for w in nvshmem_putmem_nbi nvshmemx_putmem_nbi_on_stream "elapsed time" "-W, --window"; do
+	for w in nvshmem_putmem_nbi nvshmemx_putmem_nbi_on_stream "elapsed time" "-W, --window" \
+		"--nv-batch-rma on|off|default" NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=1 NVSHMEM_TRANSPORT_BATCH_MAX_OPS=N \
+		NVSHMEM_PROXY_REQUEST_BATCH_MAX=N NVSHMEM_LIBFABRIC_PROXY_REQUEST_BATCH_MAX=N; do
 		grep -qF -- "$w" "$WORK/last.out" || die "efab_shmem_bw --help lacks '$w'"
 	done
 	# usage errors: one line on stderr, exit 2, before MPI or any GPU
 	for a in "efab_shmem_lat -o write" "efab_shmem_lat --src cuda-host" "efab_shmem_lat -W 4" \
 		"efab_shmem_lat --bogus" "efab_shmem_lat -m 0" "efab_shmem_bw -W 0" "efab_shmem_bw --time 1" \
-		"efab_shmem_bw -m 1G -W 64" "efab_shmem_bw --initiator gpu" "efab_shmem_lat extra"; do
+		"efab_shmem_bw -m 1G -W 64" "efab_shmem_bw --initiator gpu" "efab_shmem_lat extra" \
+		"efab_shmem_bw --nv-batch-rma maybe" "efab_shmem_lat --nv-batch-ops 0"; do
 		# shellcheck disable=SC2086
 		expect_rc 2 "$b/"$a
 		lines=$(wc -l <"$WORK/last.err")
@@ -298,6 +301,9 @@ nvshmem_rma_checks() { # BINDIR
 	expect_msg "invalid value 'write' for --op: expected one of put, get"
 	expect_rc 2 "$b/efab_shmem_bw" -m 1G -W 64
 	expect_msg "above the 16G allowed"
+	# a knob the user already set otherwise: refused before MPI, both named
+	NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=0 expect_rc 2 "$b/efab_shmem_bw" --nv-batch-rma off
+	expect_msg "asks NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=1, but the environment already has NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=0"
 	if ! command -v nvidia-smi >/dev/null 2>&1; then
 		for e in efab_shmem_lat efab_shmem_bw; do
 			EFAB_FITRACE=0 expect_rc 77 mpi 2 "$b/$e" -m 8 -c
@@ -364,4 +370,41 @@ t_nvshmem_put_table() {
 	grep -q 'efab_get_lat p50: no row | - | - | - |' "$WORK/t2.out" || die "a missing partner was not named"
 	rm "$d"/put_default_shmem_*.csv
 	expect_rc 1 python3 tests/nvshmem/put_table.py "$d"
+}
+
+# tests/nvshmem/knob_table.py on a constructed CSV (the sitting's part knobs
+# runs on the GPU machine only): each setting's runs in run order, their
+# median without failed runs, the ratio to NVSHMEM's defaults; settings
+# named from the rows' nv_* columns
+t_nvshmem_knob_table() {
+	local c=$WORK/knobs.csv h="bench,op,size_bytes,bw_MBps,errors,initiator,lf_fabric,provider_version"
+	h="$h,nv_disable_batch_rma,nv_batch_max_ops,nv_proxy_batch_max,nv_lf_proxy_batch_max"
+	printf '%s\n' "$h" \
+		"shmem_bw,put,8,100.0,0,host,efa-direct,NVSHMEM v3.8.0 simulated,default,default,default,default" \
+		"shmem_bw,put,8,50.0,0,host,efa-direct,NVSHMEM v3.8.0 simulated,1,default,default,default" \
+		"shmem_bw,put,8,120.0,0,host,efa-direct,NVSHMEM v3.8.0 simulated,default,default,default,default" \
+		"shmem_bw,put,8,70.0,0,host,efa-direct,NVSHMEM v3.8.0 simulated,1,default,default,default" \
+		"shmem_bw,put,8,9999.0,3,host,efa-direct,NVSHMEM v3.8.0 simulated,1,default,default,default" \
+		"shmem_bw,put,64,10.0,0,stream,efa-direct,NVSHMEM v3.8.0 simulated,1,4,default,default" \
+		"shmem_bw,put,64,30.0,0,stream,efa-direct,NVSHMEM v3.8.0 simulated,0,4,default,default" \
+		"put_bw,put,8,1.0,0,,efa-direct,,,,," >"$c"
+	expect_rc 0 python3 tests/nvshmem/knob_table.py "$c"
+	local o=$WORK/last.out
+	grep -q "SIMULATED NIC" "$o" || die "the table does not say the NIC was simulated"
+	# defaults 100, 120: median 110, the baseline
+	grep -qF "efa-direct | host | put | 8 | defaults | 100.0, 120.0 | 110.0 | 1.000 (baseline)" "$o" ||
+		{ cat "$o"; die "the defaults' line"; }
+	# batch RMA off: 50, 70 and a failed run shown, left out: median 60, 60/110
+	grep -qF "efa-direct | host | put | 8 | disable_batch_rma=1 | 50.0, 70.0, 9999.0 (errors 3) | 60.0 | 0.545" "$o" ||
+		{ cat "$o"; die "a setting's runs, median or ratio"; }
+	# no defaults row in a group: its first setting is the baseline
+	grep -qF "| stream | put | 64 | disable_batch_rma=1 batch_max_ops=4 | 10.0 | 10.0 | 1.000 (baseline)" "$o" ||
+		{ cat "$o"; die "the first setting as baseline"; }
+	grep -qF "| stream | put | 64 | disable_batch_rma=0 batch_max_ops=4 | 30.0 | 30.0 | 3.000" "$o" ||
+		{ cat "$o"; die "the other setting's ratio"; }
+	grep -q "^efa-direct | | put" "$o" && die "a raw row was taken"
+	expect_rc 2 python3 tests/nvshmem/knob_table.py
+	printf '%s\n' "$h" >"$c"
+	expect_rc 1 python3 tests/nvshmem/knob_table.py "$c"
+	grep -q "knobs.csv: no shmem_bw rows" "$WORK/last.err" || die "an empty CSV not said"
 }

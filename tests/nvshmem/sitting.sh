@@ -41,6 +41,10 @@
 #            size in put_table.txt; two runs with EFAB_FAULT_CORRUPT=5 that must
 #            exit 1 (PUT_CORRUPT=0 skips them). Not in the default parts (new:
 #            never run)
+#   knobs    efab_shmem_bw put, host and stream, with NVSHMEM's batching knobs
+#            (KNOB_SETTINGS, default: NVSHMEM's defaults; --nv-batch-rma off;
+#            --nv-batch-ops 1) alternating, REPS rounds; knobs_table.txt
+#            (tests/nvshmem/knob_table.py). Not in the default parts (never run)
 # (default: all but put; SEED_FABRICS "default efa", SEED_APIS, SEED_REGS '"" --register' and
 # EFAB_SEED_TIMEOUT (45 s) narrow the seed part; EFAB_NV_STACKS=S dumps every thread's stack
 # of a run still going after S s into NAME.stacks: tests/nvshmem/stacks.sh). One line per run in OUTDIR/summary.txt: name, exit status,
@@ -282,6 +286,31 @@ for part in $PARTS; do
 		# tests/nvshmem/put_table.py (its header says which raw figure each sits beside)
 		python3 "$here/put_table.py" "$OUTD" >"$OUTD/put_table.txt" 2>&1 || true
 		say "put: $(grep -c . "$OUTD/put_table.txt") lines in put_table.txt"
+		TO=${EFAB_NV_TIMEOUT:-240}
+		;;
+	knobs)
+		# NVSHMEM >= 3.7's batching knobs on its own put bandwidth: per REPS
+		# round, each setting in turn (KNOB_SETTINGS, ";"-separated option sets;
+		# "" = NVSHMEM's defaults), --initiator host and stream, registered
+		# cuMemAlloc source, unchecked (as part put's bandwidth rows). Rows in
+		# knobs_shmem_bw.csv name the settings NVSHMEM started with (nv_*);
+		# tests/nvshmem/knob_table.py lists each setting's runs, median and ratio
+		# to the defaults in knobs_table.txt. An NVSHMEM without a knob exits 77.
+		TO=${EFAB_PUT_TIMEOUT:-150}
+		IFS=';' read -r -a ksets <<<"${KNOB_SETTINGS:-;--nv-batch-rma off;--nv-batch-ops 1}"
+		for r in $(seq 1 "${REPS:-2}"); do
+			for ini in ${KNOB_INITIATORS:-host stream}; do
+				for i in "${!ksets[@]}"; do
+					# shellcheck disable=SC2086
+					EFAB_FITRACE_FABRIC=${KNOB_FABRIC:-} NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
+						run "knobs_${r}_${ini}_set$i" "$EBIN/efab_shmem_bw" -o put --initiator "$ini" \
+						--src cuda --register ${KNOBSZ:--m 8:64K:x8} -n "${KNOB_N:-20}" -w 2 \
+						-W "${KNOB_W:-64}" -t "${PUT_T:-20}" ${ksets[$i]} --csv "$OUTD/knobs_shmem_bw.csv"
+				done
+			done
+		done
+		python3 "$here/knob_table.py" "$OUTD/knobs_shmem_bw.csv" >"$OUTD/knobs_table.txt" 2>&1 || true
+		say "knobs: $(grep -vc '^#' "$OUTD/knobs_table.txt") lines in knobs_table.txt"
 		TO=${EFAB_NV_TIMEOUT:-240}
 		;;
 	*) say "unknown part $part" ;;

@@ -294,6 +294,23 @@ static void test_shmem_options(void **state)
 	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--initiator stream"), EFAB_EUSAGE);
 	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--initiator gpu"), EFAB_PARSE_OK);
 	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--register"), EFAB_EUSAGE);
+	/* NVSHMEM's knobs (efab_nvtune.h): the two NVSHMEM RMA rows only */
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_bw"), err, ""), EFAB_PARSE_OK);
+	assert_int_equal(o.nv_batch_rma, 0);
+	assert_int_equal(o.nv_batch_ops + o.nv_proxy_batch + o.nv_lf_proxy_batch, 0);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_bw"), err,
+			       "--nv-batch-rma off --nv-batch-ops 1 --nv-proxy-batch 64 --nv-lf-proxy-batch 8"),
+			 EFAB_PARSE_OK);
+	assert_int_equal(o.nv_batch_rma, 2);
+	assert_int_equal(o.nv_batch_ops, 1);
+	assert_int_equal(o.nv_proxy_batch, 64);
+	assert_int_equal(o.nv_lf_proxy_batch, 8);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_lat"), err, "--nv-batch-rma on"), EFAB_PARSE_OK);
+	assert_int_equal(o.nv_batch_rma, 1);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_lat"), err, "--nv-batch-ops 0"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_lat"), err, "--nv-proxy-batch 65537"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_reg"), err, "--nv-batch-rma off"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_bw"), err, "--nv-batch-ops 4"), EFAB_EUSAGE);
 }
 
 int main(void)

@@ -730,6 +730,33 @@ t_efasim_gpu_registration() {
 	grep -q '^ok   EFASIM_P2P=0: ibv_reg_mr on cuMemAlloc memory: EFAULT' "$WORK/last.out" || die "EFASIM_P2P=0 registered"
 }
 
+# tests/efasim/spin_copy (issue 47's diagnostic: can efasim's copy finish
+# while a kernel spins waiting for it): built beside gpu_selftest where
+# cuda.h is; a usage error is one line and exit 2; without a GPU exit 77 with
+# the reason; with one, a case ends (ran beside: 0, BLOCKED: 3), never hangs
+t_efasim_spin_copy() {
+	local b=$EFASIM_BUILD_DIR/sim/bin/spin_copy
+	efasim_built 2.6.0
+	[ -x "$b" ] || { echo "$b not built (no cuda.h when efasim was built)"; exit 77; }
+	expect_rc 2 "$b" nonesuch
+	[ "$(wc -l <"$WORK/last.err")" = 1 ] || die "usage: not one line"
+	grep -q "^usage: spin_copy alone|queued|h2d|streams|onecpu|prio|ipcproc" "$WORK/last.err" || die "usage text"
+	expect_rc 2 "$b" queued 0
+	grep -q "LIMIT_S 0: expected 0 < s <= 60" "$WORK/last.err" || die "a zero limit accepted"
+	if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+		timeout 30 "$b" queued 1 >"$WORK/last.out" 2>&1
+		local rc=$?
+		[ $rc = 77 ] || die "spin_copy without a GPU: exit $rc, expected 77"
+		grep -q "^queued: SKIP " "$WORK/last.out" || die "spin_copy without a GPU does not say why"
+		return 0
+	fi
+	timeout 60 "$b" alone 3 >"$WORK/last.out" 2>&1
+	local rc=$?
+	cat "$WORK/last.out"
+	[ $rc = 0 ] || [ $rc = 3 ] || die "spin_copy alone: exit $rc"
+	grep -q "^alone: .*copy D2H" "$WORK/last.out" || die "spin_copy alone: no verdict line"
+}
+
 # The kernel's object rules on the simulated device (tests/efasim/objrules.c):
 # destroying a PD with MRs, QPs or AHs on it, or a CQ a QP is bound to,
 # fails with EBUSY as ib_uverbs refuses it; the MR carries the type and

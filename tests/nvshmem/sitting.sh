@@ -41,6 +41,11 @@
 #            size in put_table.txt; two runs with EFAB_FAULT_CORRUPT=5 that must
 #            exit 1 (PUT_CORRUPT=0 skips them). Not in the default parts (new:
 #            never run)
+#   blockdiag the blocking on-stream put and get (efab_shmem_lat --initiator
+#            stream, 8 B, -c) as they hung, then with CUDA_DEVICE_MAX_CONNECTIONS=32,
+#            CUDA_MODULE_LOADING=EAGER, NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=1 +
+#            NVSHMEM_BYPASS_FLUSH=1, mpirun --bind-to none (BLOCK_VARIANTS); stacks
+#            of a run still going at 40 s. Not in the default parts (never run)
 #   knobs    efab_shmem_bw put, host and stream, with NVSHMEM's batching knobs
 #            (KNOB_SETTINGS, default: NVSHMEM's defaults; --nv-batch-rma off;
 #            --nv-batch-ops 1) alternating, REPS rounds; knobs_table.txt
@@ -286,6 +291,35 @@ for part in $PARTS; do
 		# tests/nvshmem/put_table.py (its header says which raw figure each sits beside)
 		python3 "$here/put_table.py" "$OUTD" >"$OUTD/put_table.txt" 2>&1 || true
 		say "put: $(grep -c . "$OUTD/put_table.txt") lines in put_table.txt"
+		TO=${EFAB_NV_TIMEOUT:-240}
+		;;
+	blockdiag)
+		# issue 47: NVSHMEM's blocking nvshmemx_putmem_on_stream / getmem_on_stream,
+		# which never completed on efasim (stop of 2026-12-04), run as it hung and
+		# then with one thing changed at a time (BLOCK_VARIANTS, "name:VAR=V ..."
+		# with +bind-to-none for mpirun's binding); each bounded by
+		# EFAB_BLOCK_TIMEOUT (60 s), its stacks taken at EFAB_NV_STACKS (default
+		# 40 s) when still going. A variant that completes names the cause.
+		TO=${EFAB_BLOCK_TIMEOUT:-60}
+		for v in ${BLOCK_VARIANTS:-as-hung: connections32:CUDA_DEVICE_MAX_CONNECTIONS=32 eager:CUDA_MODULE_LOADING=EAGER nobatch:NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=1,NVSHMEM_BYPASS_FLUSH=1 unbound:+bind-to-none}; do
+			name=${v%%:*}
+			envs=${v#*:}
+			for op in ${BLOCK_OPS:-put get}; do
+				(
+					fw=$FWD
+					for e in ${envs//,/ }; do
+						case $e in
+						+bind-to-none) fw="$fw --bind-to none" ;;
+						*=*) export "${e?}"; fw="$fw -x ${e%%=*}" ;;
+						esac
+					done
+					# shellcheck disable=SC2030
+					FWD=$fw EFAB_NV_STACKS=${EFAB_NV_STACKS:-40} NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
+						run "block_${name}_${op}" "$EBIN/efab_shmem_lat" -o "$op" --initiator stream --src cuda \
+						--register -m 8 -n 3 -w 2 -c -t 30 --csv "$OUTD/block_shmem_lat.csv"
+				)
+			done
+		done
 		TO=${EFAB_NV_TIMEOUT:-240}
 		;;
 	knobs)

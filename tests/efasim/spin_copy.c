@@ -33,6 +33,9 @@
  *   ipcproc  queued, the copy made by a helper process in its own context
  *            through cuIpcOpenMemHandle of the source (the way efasim reaches
  *            another process's GPU memory)
+ *   twoproc  queued, while another process's kernel spins all along in its
+ *            own context (PE 1's barrier kernel in the hang's stacks: the GPU
+ *            then time-slices two contexts)
  * Prints one line: the case, the verdict, the copy's time, the kernel's
  * time; exit 0 when it ran beside, 3 when BLOCKED, 77 without a GPU, 1 on
  * a CUDA error. Environment knobs worth varying around it (tests/efasim/
@@ -149,7 +152,7 @@ static CUdeviceptr dsrc;   /* 8 bytes of GPU memory */
 static void *hbuf;         /* pinned host memory: the copy's other side */
 static volatile uint32_t *flag;
 static volatile uint64_t *out;
-static int h2d, via_helper;
+static int h2d, via_helper, other_spins;
 static int to_helper[2], from_helper[2];
 static double copy_ms = -1;
 
@@ -184,6 +187,42 @@ static void helper(void)
 	_exit(0);
 }
 
+static CUfunction load_spin(CUdevice dev, CUfunction *nop);
+
+/* twoproc's other process: its own context and a kernel spinning its whole
+ * limit on a flag nobody sets; says "running" (one byte) once it runs */
+static void spinner(double limit_s)
+{
+	char c;
+	CUdevice dev;
+	CUcontext sctx;
+	CUstream s;
+	void *sh;
+	CUdeviceptr dsh;
+	if (read(to_helper[0], &c, 1) != 1)
+		_exit(1);
+	kase = "twoproc spinner";
+	CK(cu.Init(0));
+	CK(cu.DeviceGet(&dev, 0));
+	CK(cu.PrimaryCtxRetain(&sctx, dev));
+	CK(cu.CtxSetCurrent(sctx));
+	CUfunction spin = load_spin(dev, NULL);
+	CK(cu.StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cu.MemHostAlloc(&sh, 64, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
+	memset(sh, 0, 64);
+	CK(cu.MemHostGetDevicePointer(&dsh, sh, 0));
+	uint64_t limit_ns = (uint64_t)(limit_s * 1e9);
+	CUdeviceptr dflag = dsh, dout = dsh + 32;
+	void *args[] = {&dflag, &limit_ns, &dout};
+	CK(cu.LaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+	while (!((volatile uint64_t *)((char *)sh + 32))[2])
+		sched_yield();
+	if (write(from_helper[1], &c, 1) != 1)
+		_exit(1);
+	CK(cu.StreamSynchronize(s));
+	_exit(0);
+}
+
 static void *copier(void *arg)
 {
 	(void)arg;
@@ -208,15 +247,33 @@ static void *copier(void *arg)
 	return NULL;
 }
 
+/* the module for the device's sm_XY (the current context's) */
+static CUfunction load_spin(CUdevice dev, CUfunction *nop)
+{
+	int maj = 0, min = 0;
+	CK(cu.DeviceGetAttribute(&maj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+	CK(cu.DeviceGetAttribute(&min, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+	char ptx[sizeof(ptx_fmt) + 16];
+	snprintf(ptx, sizeof(ptx), ptx_fmt, maj, min);
+	CUmodule mod;
+	CUfunction spin;
+	CK(cu.ModuleLoadData(&mod, ptx));
+	CK(cu.ModuleGetFunction(&spin, mod, "spin"));
+	if (nop)
+		CK(cu.ModuleGetFunction(nop, mod, "nop"));
+	return spin;
+}
+
 int main(int argc, char **argv)
 {
-	static const char *const cases[] = {"alone", "queued", "h2d", "streams", "onecpu", "prio", "ipcproc", NULL};
+	static const char *const cases[] = {"alone", "queued", "h2d",     "streams", "onecpu",
+					    "prio",  "ipcproc", "twoproc", NULL};
 	int k = -1;
 	for (int i = 0; argc > 1 && cases[i]; i++)
 		if (!strcmp(argv[1], cases[i]))
 			k = i;
 	if (k < 0) {
-		fprintf(stderr, "usage: spin_copy alone|queued|h2d|streams|onecpu|prio|ipcproc [LIMIT_S]\n");
+		fprintf(stderr, "usage: spin_copy alone|queued|h2d|streams|onecpu|prio|ipcproc|twoproc [LIMIT_S]\n");
 		return 2;
 	}
 	kase = cases[k];
@@ -227,6 +284,7 @@ int main(int argc, char **argv)
 	}
 	h2d = !strcmp(kase, "h2d");
 	via_helper = !strcmp(kase, "ipcproc");
+	other_spins = !strcmp(kase, "twoproc");
 	int queued = strcmp(kase, "alone") != 0;
 	void *h = dlopen("libcuda.so.1", RTLD_NOW);
 	if (!h) {
@@ -259,13 +317,15 @@ int main(int argc, char **argv)
 	SYM(IpcGetMemHandle, "cuIpcGetMemHandle");
 	SYM(IpcOpenMemHandle, "cuIpcOpenMemHandle_v2");
 	SYM(GetErrorString, "cuGetErrorString");
-	if (via_helper) { /* forked before this process touches CUDA */
+	if (via_helper || other_spins) { /* forked before this process touches CUDA */
 		if (pipe(to_helper) || pipe(from_helper))
 			return 1;
 		pid_t p = fork();
 		if (p == 0) {
 			close(to_helper[1]);
 			close(from_helper[0]);
+			if (other_spins)
+				spinner(limit_s);
 			helper();
 		}
 		close(to_helper[0]);
@@ -279,6 +339,13 @@ int main(int argc, char **argv)
 	}
 	CUdevice dev;
 	int maj = 0, min = 0;
+	if (other_spins) { /* the other process's kernel spins before ours starts */
+		char c = 1;
+		if (write(to_helper[1], &c, 1) != 1 || read(from_helper[0], &c, 1) != 1) {
+			printf("%s: ERROR the spinning process did not start its kernel\n", kase);
+			return 1;
+		}
+	}
 	if (cu.Init(0) != CUDA_SUCCESS || cu.DeviceGet(&dev, 0) != CUDA_SUCCESS) {
 		printf("%s: SKIP cuInit/cuDeviceGet failed: no usable GPU\n", kase);
 		return 77;
@@ -287,13 +354,7 @@ int main(int argc, char **argv)
 	CK(cu.DeviceGetAttribute(&min, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
 	CK(cu.PrimaryCtxRetain(&ctx, dev));
 	CK(cu.CtxSetCurrent(ctx));
-	char ptx[sizeof(ptx_fmt) + 16];
-	snprintf(ptx, sizeof(ptx), ptx_fmt, maj, min);
-	CUmodule mod;
-	CUfunction spin, nop;
-	CK(cu.ModuleLoadData(&mod, ptx));
-	CK(cu.ModuleGetFunction(&spin, mod, "spin"));
-	CK(cu.ModuleGetFunction(&nop, mod, "nop"));
+	CUfunction nop, spin = load_spin(dev, &nop);
 	if (!strcmp(kase, "streams"))
 		for (int i = 0; i < 64; i++) {
 			CUstream extra;
@@ -356,7 +417,7 @@ int main(int argc, char **argv)
 	       kase, beside ? "ran beside the kernel" : "BLOCKED", h2d ? "H2D" : via_helper ? "D2H (helper process)" : "D2H",
 	       copy_ms, spun_ms, saw ? "saw the flag" : "gave up at its limit", kernel_ms, maj, min, mc ? mc : "unset",
 	       ml ? ml : "unset");
-	if (via_helper) {
+	if (via_helper || other_spins) {
 		close(to_helper[1]);
 		wait(NULL);
 	}

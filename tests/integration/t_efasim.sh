@@ -740,7 +740,7 @@ t_efasim_spin_copy() {
 	[ -x "$b" ] || { echo "$b not built (no cuda.h when efasim was built)"; exit 77; }
 	expect_rc 2 "$b" nonesuch
 	[ "$(wc -l <"$WORK/last.err")" = 1 ] || die "usage: not one line"
-	grep -q "^usage: spin_copy alone|queued|h2d|streams|onecpu|prio|ipcproc" "$WORK/last.err" || die "usage text"
+	grep -q "^usage: spin_copy alone|queued|h2d|streams|onecpu|prio|ipcproc|twoproc" "$WORK/last.err" || die "usage text"
 	expect_rc 2 "$b" queued 0
 	grep -q "LIMIT_S 0: expected 0 < s <= 60" "$WORK/last.err" || die "a zero limit accepted"
 	if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then

@@ -46,6 +46,7 @@ enum {
 	EFAB_OG_SHMEM = 1u << 27,       /* NVSHMEM's RMA: op (put|get), initiator, src, register */
 	EFAB_OG_CUDA_API = 1u << 28,    /* no-cuda-api (the endpoints' data path) */
 	EFAB_OG_NV_TUNE = 1u << 29,     /* NVSHMEM's proxy/transport knobs (efab_nvtune.h) */
+	EFAB_OG_SHMEM_NBI = 1u << 30,   /* nbi (efab_shmem_lat: the _nbi form + the quiet) */
 };
 
 /* How a benchmark times its operation (bench/engine/pattern.c). */
@@ -194,6 +195,7 @@ typedef struct efab_opts {
 	 * (tristate: 0 leave NVSHMEM's default, 1 on, 2 off); the counts 0 when
 	 * not given */
 	int nv_batch_rma;
+	int shmem_nbi; /* efab_shmem_lat --nbi: the _nbi form + the quiet, not the blocking call */
 	uint64_t nv_batch_ops, nv_proxy_batch, nv_lf_proxy_batch;
 	/* probe */
 	int live;

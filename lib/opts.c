@@ -151,6 +151,12 @@ const efab_optdef_t efab_optdefs[] = {
 	 "nvshmemx_buffer_register the local buffer before measuring (untimed; without it NVSHMEM "
 	 "gets an unregistered buffer: efa-direct refuses it, see docs/nvshmem.md)", EFAB_OG_SHMEM,
 	 0, 0, NULL},
+	{"nbi", 0, EFAB_OT_FLAG, OFF(shmem_nbi), SZ(shmem_nbi), NULL,
+	 "time the _nbi form and its quiet instead of the blocking call: host nvshmem_putmem_nbi / "
+	 "getmem_nbi + nvshmem_quiet; stream nvshmemx_putmem_nbi_on_stream / getmem_nbi_on_stream "
+	 "+ nvshmemx_quiet_on_stream (the call of the report efabench began with); thread|warp|block "
+	 "the _nbi forms + nvshmem_quiet by thread 0. Column form (blocking|nbi)",
+	 EFAB_OG_SHMEM_NBI, 0, 0, NULL},
 	/* NVSHMEM's knobs (efab_nvtune.h): each one environment variable, set
 	 * before NVSHMEM starts; exit 77 where no NVSHMEM library of the run
 	 * reads it */

@@ -54,7 +54,7 @@ static const char *const connect_cols[] = {"peers", "av_insert_us", "av_insert_u
  * then what NVSHMEM ran on and how the operation was issued. */
 #define SHMEM_RMA_COLS                                                                         \
 	"nvshmem_version", "transport", "lf_fabric", "lf_mr_mode", "initiator", "mode", "src",   \
-	"registered", "heap_kind", "nv_disable_batch_rma", "nv_batch_max_ops",                 \
+	"registered", "heap_kind", "form", "nv_disable_batch_rma", "nv_batch_max_ops",         \
 	"nv_proxy_batch_max", "nv_lf_proxy_batch_max"
 static const char *const shmem_lat_cols[] = {"first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75",
 					     SHMEM_RMA_COLS, "sync_us_p50", "sync_us_p99"};
@@ -253,13 +253,15 @@ const efab_bench_row_t efab_bench_rows[] = {
 	"nvshmem_getmem (the data here); stream: one nvshmemx_putmem_on_stream (getmem_on_stream)\n"
 	"+ nvshmemx_quiet_on_stream between two cudaEvents on the stream, which is synchronized\n"
 	"after every iteration (sync_us_*: the host's time of it, stream sync included);\n"
-	"lat_us_batch: -n iterations issued back to back, one stream sync, / n.\n" SHMEM_SUMMARY_TAIL,
+	"lat_us_batch: -n iterations issued back to back, one stream sync, / n. --nbi: the _nbi\n"
+	"form and the quiet instead of the blocking call (column form).\n" SHMEM_SUMMARY_TAIL,
 		.definition = "latency = time of one blocking NVSHMEM operation issued by PE 0 (host: "
 		      "nvshmem_putmem + nvshmem_quiet, or nvshmem_getmem, host clock; stream: "
 		      "nvshmemx_putmem_on_stream or getmem_on_stream + nvshmemx_quiet_on_stream, "
 		      "cudaEvents on the stream; thread|warp|block: the same operation and quiet in a "
-		      "CUDA kernel, the kernel's %globaltimer), microseconds",
-		.options = SHMEM_OPTS,
+		      "CUDA kernel, the kernel's %globaltimer; --nbi: the _nbi form + the quiet), "
+		      "microseconds",
+		.options = SHMEM_OPTS | EFAB_OG_SHMEM_NBI,
 		.mpi = 1, .ranks = 2, .show_lat = 1, .counts = LAT_COUNTS, COLS(shmem_lat_cols),
 	},
 	{

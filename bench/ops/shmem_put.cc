@@ -88,6 +88,7 @@ struct shput {
 	int peer;
 	int gpu;
 	int put;         /* -o put (else get) */
+	int nbi;         /* efab_shmem_lat --nbi: the _nbi form + the quiet (bandwidth: always) */
 	int on_stream;   /* --initiator stream, or a kernel initiator (its stream and events) */
 	int kern;        /* --initiator thread|warp|block: efab_shk_args.group + 1 */
 	unsigned threads; /* the kernel's CTA */
@@ -293,15 +294,23 @@ void issue(shput *s)
 	size_t n = (size_t)s->size;
 	int pe = s->peer;
 	if (!s->bw && !s->on_stream) {
-		if (s->put) {
+		if (s->put && s->nbi)
+			nvshmem_putmem_nbi(s->heap, s->local, n, pe);
+		else if (s->put)
 			nvshmem_putmem(s->heap, s->local, n, pe);
-			nvshmem_quiet();
-		} else {
+		else if (s->nbi)
+			nvshmem_getmem_nbi(s->local, s->heap, n, pe);
+		else
 			nvshmem_getmem(s->local, s->heap, n, pe);
-		}
+		if (s->put || s->nbi)
+			nvshmem_quiet();
 	} else if (!s->bw) {
-		if (s->put)
+		if (s->put && s->nbi)
+			nvshmemx_putmem_nbi_on_stream(s->heap, s->local, n, pe, s->st);
+		else if (s->put)
 			nvshmemx_putmem_on_stream(s->heap, s->local, n, pe, s->st);
+		else if (s->nbi)
+			nvshmemx_getmem_nbi_on_stream(s->local, s->heap, n, pe, s->st);
 		else
 			nvshmemx_getmem_on_stream(s->local, s->heap, n, pe, s->st);
 		nvshmemx_quiet_on_stream(s->st);
@@ -529,7 +538,7 @@ int kern_launch(shput *s, uint64_t iters, unsigned long long *t)
 	memset(&a, 0, sizeof(a));
 	a.group = s->kern - 1;
 	a.put = s->put;
-	a.bw = s->bw;
+	a.bw = s->nbi; /* the _nbi forms + the quiet: a window (of 1 for efab_shmem_lat --nbi) */
 	a.heap = s->heap;
 	a.local = s->local;
 	a.size = (size_t)s->size;
@@ -1006,16 +1015,16 @@ int begin_report(shput *s)
 					  "nvshmemx_%smem%s_block (%u threads)"};
 	char call[128];
 	if (s->kern)
-		snprintf(call, sizeof(call), grp[s->kern], op, s->bw ? "_nbi" : "", s->threads);
+		snprintf(call, sizeof(call), grp[s->kern], op, s->nbi ? "_nbi" : "", s->threads);
 	if (s->kern && !s->bw)
 		snprintf(n3, sizeof(n3), "initiator %s: in a CUDA kernel (one CTA), one %s%s; the sample = "
 			 "the kernel's own clock (%%globaltimer, step seen %.0f ns; thread 0) from before the "
 			 "operation to after it%s; %s; lat_us_batch = cudaEvents around a launch of n "
 			 "iterations without timer reads / n (NVSHMEM perftest's shmem_%s_latency)",
 			 efab_shmem_initiator_name(s->o.shmem_initiator), call,
-			 !s->put ? " (blocking: the data is here)" : s->kern > 1 ?
+			 !s->put && !s->nbi ? " (blocking: the data is here)" : s->kern > 1 ?
 			 " + __syncthreads + nvshmem_quiet by thread 0" : " + nvshmem_quiet",
-			 s->tick_ns, s->put ? "'s quiet" : "", s->check ? "-c: one launch per iteration" :
+			 s->tick_ns, s->put || s->nbi ? "'s quiet" : "", s->check ? "-c: one launch per iteration" :
 			 "one launch runs the n timed iterations", op);
 	else if (s->kern)
 		snprintf(n3, sizeof(n3), "initiator %s: in a CUDA kernel (one CTA), a window = %llu %s (op k "
@@ -1028,15 +1037,18 @@ int begin_report(shput *s)
 			 "one launch running the n measured windows back to back", op);
 	else if (!s->bw && !s->on_stream)
 		snprintf(n3, sizeof(n3), "initiator host: one %s, host clock; lat_us_batch = n more issued "
-			 "back to back / n", s->put ? "nvshmem_putmem + nvshmem_quiet (the put complete at "
-			 "PE 1: a blocking put returns when its source may be reused, the quiet when it has "
-			 "arrived)" : "nvshmem_getmem (blocking: the data is here when it returns)");
+			 "back to back / n", s->put && s->nbi ? "nvshmem_putmem_nbi + nvshmem_quiet (--nbi; the "
+			 "put complete at PE 1 when the quiet returns)" : s->put ? "nvshmem_putmem + nvshmem_quiet "
+			 "(the put complete at PE 1: a blocking put returns when its source may be reused, the "
+			 "quiet when it has arrived)" : s->nbi ? "nvshmem_getmem_nbi + nvshmem_quiet (--nbi: the "
+			 "data is here when the quiet returns)" : "nvshmem_getmem (blocking: the data is here "
+			 "when it returns)");
 	else if (!s->bw)
-		snprintf(n3, sizeof(n3), "initiator stream: one nvshmemx_%smem_on_stream + "
+		snprintf(n3, sizeof(n3), "initiator stream: one nvshmemx_%smem%s_on_stream + "
 			 "nvshmemx_quiet_on_stream between two cudaEvents on a non-blocking stream, the stream "
 			 "synchronized after each (one in flight); sync_us_* = the host's time of the same "
 			 "iteration, enqueue to cudaStreamSynchronize returned; lat_us_batch = n issued back "
-			 "to back between two events, one stream synchronize, / n", op);
+			 "to back between two events, one stream synchronize, / n", op, s->nbi ? "_nbi" : "");
 	else if (!s->on_stream)
 		snprintf(n3, sizeof(n3), "initiator host: a window = %llu nvshmem_%smem_nbi (op k at "
 			 "offset k x size on both sides) + nvshmem_quiet, host clock; the loop = the measured "
@@ -1112,6 +1124,7 @@ int run_sizes(shput *s)
 		row_set(s, &row, "src", "%s", efab_shmem_src_name(s->o.shmem_src));
 		row_set(s, &row, "registered", "%s", s->registered ? "yes" : "no");
 		row_set(s, &row, "heap_kind", "%s", s->heap_kind);
+		row_set(s, &row, "form", "%s", s->nbi ? "nbi" : "blocking");
 		for (int k = 0; k < EFAB_NV_N_KNOBS; k++) {
 			char c[64];
 			efab_nv_knob_cell(k, s->nv_known, c, sizeof(c));
@@ -1147,6 +1160,7 @@ int efab_shmem_put_main(int argc, char **argv, const efab_bench_row_t *row)
 	if ((rc = check_opts(s)))
 		return rc;
 	s->put = s->o.shmem_op == EFAB_SHMEM_PUT;
+	s->nbi = s->bw || s->o.shmem_nbi;
 	s->on_stream = s->o.shmem_initiator == EFAB_SHMEM_STREAM || s->kern;
 	s->check = s->o.check;
 	const char *v = getenv("EFAB_FAULT_CORRUPT");

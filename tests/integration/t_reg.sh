@@ -276,6 +276,7 @@ nvshmem_rma_checks() { # BINDIR
 	local b=$1 lines
 	expect_rc 0 "$b/efab_shmem_lat" --help
 	for w in "nvshmem_putmem + nvshmem_quiet" nvshmemx_quiet_on_stream "--initiator host|stream|thread|warp|block" \
+		"--nbi" nvshmemx_putmem_nbi_on_stream "Column form (blocking|nbi)" \
 		"-o, --op put|get" "--src cuda|host" "--register" "exit 77"; do
 		grep -qF -- "$w" "$WORK/last.out" || die "efab_shmem_lat --help lacks '$w'"
 	done
@@ -290,7 +291,7 @@ nvshmem_rma_checks() { # BINDIR
 	for a in "efab_shmem_lat -o write" "efab_shmem_lat --src cuda-host" "efab_shmem_lat -W 4" \
 		"efab_shmem_lat --bogus" "efab_shmem_lat -m 0" "efab_shmem_bw -W 0" "efab_shmem_bw --time 1" \
 		"efab_shmem_bw -m 1G -W 64" "efab_shmem_bw --initiator gpu" "efab_shmem_lat extra" \
-		"efab_shmem_bw --nv-batch-rma maybe" "efab_shmem_lat --nv-batch-ops 0"; do
+		"efab_shmem_bw --nv-batch-rma maybe" "efab_shmem_lat --nv-batch-ops 0" "efab_shmem_bw --nbi"; do
 		# shellcheck disable=SC2086
 		expect_rc 2 "$b/"$a
 		lines=$(wc -l <"$WORK/last.err")
@@ -352,6 +353,13 @@ t_nvshmem_put_table() {
 	# bandwidth: raw 2000 MB/s / 500 = 4.00x; 1e6 B: 2000 us - 500 us = 1500 us added
 	grep -q '| 1000000 | 500.00 MB/s | efab_put_bw MB/s | 2000.00 | 4.00x | 1500.00 |' "$WORK/t.out" ||
 		die "bandwidth ratio or time added wrong"
+	# a --nbi latency row (column form): its initiator says nbi, same partner (get 8 B: 7 us beside 6 us)
+	printf '%s\n%s\n' "$h,form" "shmem_lat,get,8,7.0,,0,host,3.6.5,efa-direct,nbi" >"$d/put_default_shmem_lat_nbi.csv"
+	python3 tests/nvshmem/put_table.py "$d" >"$WORK/t5.out" 2>&1
+	grep -q '^default | efab_shmem_lat | host nbi | get | 8 | 7.00 us | efab_get_lat p50 | 6.00 | 1.17x | 1.00 | 0 |' "$WORK/t5.out" ||
+		{ cat "$WORK/t5.out"; die "a --nbi row not named so"; }
+	grep -q '^default | efab_shmem_lat | host | get | 8 | 7.00' "$WORK/t5.out" && die "a --nbi row shown as blocking"
+	rm "$d/put_default_shmem_lat_nbi.csv"
 	# an NVSHMEM row with errors is compared with nothing
 	printf '%s\n' "shmem_lat,get,8,1.0,,7,host,3.6.5,efa-direct" >>"$d/put_default_shmem_lat.csv"
 	python3 tests/nvshmem/put_table.py "$d" >"$WORK/t4.out" 2>&1

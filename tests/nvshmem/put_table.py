@@ -14,6 +14,8 @@ cost above it. Partners (docs/nvshmem.md, "Beside the raw fabric"):
                          one leg into the other side's memory kind)
   efab_shmem_lat -o get                               beside efab_get_lat p50
   efab_shmem_bw -o put / get                          beside efab_put_bw / efab_get_bw
+Latency rows of efab_shmem_lat --nbi (column form = nbi: the _nbi form + the quiet)
+have "nbi" after their initiator, beside the same partners.
 Latency: p50 in us, ratio = NVSHMEM / raw, above = NVSHMEM - raw (us).
 Bandwidth: MB/s (10^6 B/s), ratio = raw / NVSHMEM (how many times the raw
 fabric's rate), above = the time per operation NVSHMEM adds (us:
@@ -55,7 +57,10 @@ def line(fab, r, pr, part, col, k):
         ratio = above = None
         part += " (not compared: errors)"
     fmt = lambda x, p: "-" if x is None else ("%." + str(p) + "f") % x
-    print(" | ".join([fab, bench, r.get("initiator", ""), op, str(size),
+    ini = r.get("initiator", "")
+    if lat and r.get("form") == "nbi":  # efab_shmem_lat --nbi: the _nbi form + the quiet
+        ini += " nbi"
+    print(" | ".join([fab, bench, ini, op, str(size),
                       fmt(mine, 2) + " " + unit,
                       part if pr else part + ": no row",
                       fmt(other, 2), fmt(ratio, 2) + ("x" if ratio else ""),

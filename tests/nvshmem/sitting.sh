@@ -33,6 +33,8 @@
 #            initiators: PUT_INITIATORS="host stream thread warp block", built
 #            where NVSHMEM_HOME has libnvshmem_device.a and nvcc is found:
 #            the part says whether they were), -o put and get, 8 B .. 16 MiB, -c,
+#            latency in both forms (PUT_LAT_FORMS "blocking nbi": the blocking call,
+#            and --nbi; the blocking on-stream form only with PUT_STREAM_BLOCKING=1),
 #            a registered cuMemAlloc buffer; then, between the same two
 #            simulated hosts, the raw fabric's efab_put_lat, efab_get_lat,
 #            efab_put_bw, efab_get_bw (--mem cuda:<the heap's kind>, -c,
@@ -241,12 +243,24 @@ for part in $PARTS; do
 				for ini in ${PUT_INITIATORS:-host stream}; do
 					for op in ${PUT_OPS:-put get}; do
 						opts=$PLAT; [ "$mode" = bw ] && opts=$PBW
+						# latency: each form (PUT_LAT_FORMS), the blocking call and --nbi (the
+						# _nbi form + the quiet); the blocking on-stream form never completed on
+						# efasim (part blockdiag): run only with PUT_STREAM_BLOCKING=1
+						forms=nbi; [ "$mode" = lat ] && forms=${PUT_LAT_FORMS:-blocking nbi}
+						for form in $forms; do
+						fo=; tag=; [ "$mode" = lat ] && [ "$form" = nbi ] && fo=--nbi && tag=_nbi
+						if [ "$mode" = lat ] && [ "$form" = blocking ] && [ "$ini" = stream ] &&
+							[ "${PUT_STREAM_BLOCKING:-0}" != 1 ]; then
+							say "put_${fab}_shmem_lat_stream_${op}: not run (the blocking on-stream form hangs on efasim: part blockdiag; PUT_STREAM_BLOCKING=1 runs it)"
+							continue
+						fi
 						# the watchdog: -t PUT_T (default 20 s) without a returned operation ends the run
 						# shellcheck disable=SC2086
 						EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
-							run "put_${fab}_shmem_${mode}_${ini}_${op}" "$EBIN/efab_shmem_$mode" \
-							-o $op --initiator $ini --src cuda --register $opts -t ${PUT_T:-20} \
+							run "put_${fab}_shmem_${mode}_${ini}_${op}$tag" "$EBIN/efab_shmem_$mode" \
+							-o $op --initiator $ini --src cuda --register $opts $fo -t ${PUT_T:-20} \
 							--csv "$OUTD/put_${fab}_shmem_${mode}.csv"
+						done
 						[ "$mode" = bw ] || continue
 						# shellcheck disable=SC2086
 						EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \

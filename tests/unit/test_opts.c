@@ -311,6 +311,13 @@ static void test_shmem_options(void **state)
 	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_lat"), err, "--nv-proxy-batch 65537"), EFAB_EUSAGE);
 	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_reg"), err, "--nv-batch-rma off"), EFAB_EUSAGE);
 	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_bw"), err, "--nv-batch-ops 4"), EFAB_EUSAGE);
+	/* --nbi: the latency row's form; bandwidth is always _nbi */
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_lat"), err, ""), EFAB_PARSE_OK);
+	assert_int_equal(o.shmem_nbi, 0);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_lat"), err, "--nbi --initiator stream"), EFAB_PARSE_OK);
+	assert_int_equal(o.shmem_nbi, 1);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_shmem_bw"), err, "--nbi"), EFAB_EUSAGE);
+	assert_int_equal(parse(&o, OPTIONS_OF("efab_put_lat"), err, "--nbi"), EFAB_EUSAGE);
 }
 
 int main(void)

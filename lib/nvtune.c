@@ -145,7 +145,8 @@ int efab_nv_tune_scan(const char *maps, int known[EFAB_NV_N_KNOBS], char *libs, 
 		if (dup || nseen == 16)
 			continue;
 		snprintf(seen[nseen++], sizeof(seen[0]), "%s", path);
-		used += (size_t)snprintf(libs + used, used < len ? len - used : 0, "%s%s", used ? "+" : "", base);
+		if (used < len) /* else the list is full: searched, not named */
+			used += (size_t)snprintf(libs + used, len - used, "%s%s", used ? "+" : "", base);
 		for (int k = 0; k < EFAB_NV_N_KNOBS; k++)
 			/* the table's names lack the "NVSHMEM_" prefix */
 			if (!known[k] && file_has_name(path, knobs[k].env + 8))

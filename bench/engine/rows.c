@@ -250,7 +250,8 @@ const efab_bench_row_t efab_bench_rows[] = {
 		.csv_name = "shmem_lat",
 		.summary = "NVSHMEM put/get latency between 2 PEs (mpirun -np 2), in microseconds.\n"
 	"--initiator host: one nvshmem_putmem + nvshmem_quiet (the put complete at PE 1), or one\n"
-	"nvshmem_getmem (the data here); stream: one nvshmemx_putmem_on_stream (getmem_on_stream)\n"
+	"nvshmem_getmem (the data here, except over NVSHMEM's libfabric transport, which returns\n"
+	"early: use --nbi); stream: one nvshmemx_putmem_on_stream (getmem_on_stream)\n"
 	"+ nvshmemx_quiet_on_stream between two cudaEvents on the stream, which is synchronized\n"
 	"after every iteration (sync_us_*: the host's time of it, stream sync included);\n"
 	"lat_us_batch: -n iterations issued back to back, one stream sync, / n. --nbi: the _nbi\n"

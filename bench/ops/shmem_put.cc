@@ -1041,8 +1041,9 @@ int begin_report(shput *s)
 			 "put complete at PE 1 when the quiet returns)" : s->put ? "nvshmem_putmem + nvshmem_quiet "
 			 "(the put complete at PE 1: a blocking put returns when its source may be reused, the "
 			 "quiet when it has arrived)" : s->nbi ? "nvshmem_getmem_nbi + nvshmem_quiet (--nbi: the "
-			 "data is here when the quiet returns)" : "nvshmem_getmem (blocking: the data is here "
-			 "when it returns)");
+			 "data is here when the quiet returns)" : "nvshmem_getmem (blocking: the data should be "
+			 "here when it returns; over NVSHMEM's libfabric transport it is not, an NVSHMEM bug: "
+			 "docs/nvshmem.md; --nbi times nvshmem_getmem_nbi + nvshmem_quiet)");
 	else if (!s->bw)
 		snprintf(n3, sizeof(n3), "initiator stream: one nvshmemx_%smem%s_on_stream + "
 			 "nvshmemx_quiet_on_stream between two cudaEvents on a non-blocking stream, the stream "
@@ -1072,7 +1073,7 @@ int begin_report(shput *s)
 		snprintf(n5, sizeof(n5), "-c not given: payloads not checked (errors 0 means unchecked)");
 	snprintf(n6, sizeof(n6), "rows: provider nvshmem, fabric = the transport NVSHMEM loaded, domain = "
 		 "the GPU; columns nvshmem_version, transport, lf_fabric, lf_mr_mode, initiator, mode, src, "
-		 "registered, heap_kind");
+		 "registered, heap_kind, form, nv_*");
 	size_t u = (size_t)snprintf(n7, sizeof(n7), "NVSHMEM's knobs as it started (columns nv_*; "
 				    "\"default\": unset, NVSHMEM's own value):");
 	for (int k = 0; k < EFAB_NV_N_KNOBS; k++) {

@@ -14,16 +14,19 @@
  *
  * Every case: a one-thread kernel spins on a flag in pinned, mapped host
  * memory on a non-blocking stream S, for at most LIMIT_S (default 3) seconds
- * of its %globaltimer; once it runs, a second thread makes the copy (8 B on
- * its own non-blocking stream, then cuStreamSynchronize) and sets the flag.
- * The copy "ran beside the kernel" when it returned before the kernel gave
- * up and the kernel saw the flag; "BLOCKED" when it returned only after the
- * kernel's limit. Cases, each changing one thing from queued:
+ * of its %globaltimer, and the main thread waits in cuStreamSynchronize(S);
+ * once the kernel runs, a second thread makes the copy (8 B on its own
+ * non-blocking stream, then cuStreamSynchronize; that stream made one copy
+ * before the kernel, so nothing in it is a first use) and sets the flag.
+ * The verdict: "ran beside the kernel" when the kernel saw the flag and the
+ * copy returned within half of LIMIT_S (8 bytes take microseconds; half the
+ * limit leaves the rest for the kernel to see the flag); else "BLOCKED" (the
+ * line gives both times). Cases, each changing one thing from queued:
  *   alone    nothing else on S (efabench's kernel-initiated put + quiet)
  *   queued   an empty kernel and an event record enqueued on S behind the
- *            spinner, the main thread then in cuStreamSynchronize(S)
- *            (NVSHMEM's blocking on-stream put: its quiet kernel behind it,
- *            efab_shmem_lat's event and stream synchronize)
+ *            spinner (NVSHMEM's blocking on-stream put: its quiet kernel
+ *            behind it, then efab_shmem_lat's event)
+ *   cold     queued, the copy's stream never used before the kernel runs
  *   h2d      queued, the copy host to device (a get's last step)
  *   streams  queued, 64 more streams made first (more streams than
  *            CUDA_DEVICE_MAX_CONNECTIONS' hardware queues, as NCCL's and
@@ -35,10 +38,11 @@
  *            another process's GPU memory)
  *   twoproc  queued, while another process's kernel spins all along in its
  *            own context (PE 1's barrier kernel in the hang's stacks: the GPU
- *            then time-slices two contexts)
+ *            then time-slices two contexts); it spins until this process has
+ *            its verdict (at most 2 x LIMIT_S + 10 s), said in the line
  * Prints one line: the case, the verdict, the copy's time, the kernel's
  * time; exit 0 when it ran beside, 3 when BLOCKED, 77 without a GPU, 1 on
- * a CUDA error. Environment knobs worth varying around it (tests/efasim/
+ * a CUDA error or a helper process that failed. Environment knobs worth varying around it (tests/efasim/
  * spin_copy.sh does): CUDA_DEVICE_MAX_CONNECTIONS, CUDA_MODULE_LOADING. */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -155,6 +159,7 @@ static volatile uint64_t *out;
 static int h2d, via_helper, other_spins;
 static int to_helper[2], from_helper[2];
 static double copy_ms = -1;
+static int copy_failed;
 
 /* The helper: its own process and context; opens the source's IPC handle
  * once, then for each byte it reads copies the 8 bytes into its own pinned
@@ -189,8 +194,10 @@ static void helper(void)
 
 static CUfunction load_spin(CUdevice dev, CUfunction *nop);
 
-/* twoproc's other process: its own context and a kernel spinning its whole
- * limit on a flag nobody sets; says "running" (one byte) once it runs */
+/* twoproc's other process: its own context and a kernel spinning on its own
+ * flag, set only when the measuring process closes the pipe (its verdict is
+ * made) or after 2 x limit_s + 10 s; says "running" (one byte) once the
+ * kernel runs, and at the end whether its kernel was still spinning then */
 static void spinner(double limit_s)
 {
 	char c;
@@ -211,15 +218,24 @@ static void spinner(double limit_s)
 	CK(cu.MemHostAlloc(&sh, 64, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
 	memset(sh, 0, 64);
 	CK(cu.MemHostGetDevicePointer(&dsh, sh, 0));
-	uint64_t limit_ns = (uint64_t)(limit_s * 1e9);
+	uint64_t limit_ns = (uint64_t)((2 * limit_s + 10) * 1e9);
 	CUdeviceptr dflag = dsh, dout = dsh + 32;
 	void *args[] = {&dflag, &limit_ns, &dout};
+	volatile uint64_t *o = (volatile uint64_t *)((char *)sh + 32);
 	CK(cu.LaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
-	while (!((volatile uint64_t *)((char *)sh + 32))[2])
+	while (!o[2])
 		sched_yield();
 	if (write(from_helper[1], &c, 1) != 1)
 		_exit(1);
+	while (read(to_helper[0], &c, 1) == 1) /* EOF: the verdict is made */
+		;
+	/* still spinning then: out[1] (seen) is written only when it stops */
+	c = o[0] == 0 ? 'y' : 'n';
+	*(volatile uint32_t *)sh = 1;
+	__sync_synchronize();
 	CK(cu.StreamSynchronize(s));
+	if (write(from_helper[1], &c, 1) != 1)
+		_exit(1);
 	_exit(0);
 }
 
@@ -232,8 +248,10 @@ static void *copier(void *arg)
 	double t0 = now_ms();
 	if (via_helper) {
 		char c = 1;
-		if (write(to_helper[1], &c, 1) != 1 || read(from_helper[0], &c, 1) != 1)
+		if (write(to_helper[1], &c, 1) != 1 || read(from_helper[0], &c, 1) != 1) {
+			copy_failed = 1; /* the kernel gives up at its limit */
 			return NULL;
+		}
 	} else if (h2d) {
 		CK(cu.MemcpyAsync(dsrc, (CUdeviceptr)(uintptr_t)hbuf, 8, cstream));
 		CK(cu.StreamSynchronize(cstream));
@@ -266,14 +284,14 @@ static CUfunction load_spin(CUdevice dev, CUfunction *nop)
 
 int main(int argc, char **argv)
 {
-	static const char *const cases[] = {"alone", "queued", "h2d",     "streams", "onecpu",
-					    "prio",  "ipcproc", "twoproc", NULL};
+	static const char *const cases[] = {"alone", "queued",  "cold",    "h2d", "streams",
+					    "onecpu", "prio", "ipcproc", "twoproc", NULL};
 	int k = -1;
 	for (int i = 0; argc > 1 && cases[i]; i++)
 		if (!strcmp(argv[1], cases[i]))
 			k = i;
 	if (k < 0) {
-		fprintf(stderr, "usage: spin_copy alone|queued|h2d|streams|onecpu|prio|ipcproc|twoproc [LIMIT_S]\n");
+		fprintf(stderr, "usage: spin_copy alone|queued|cold|h2d|streams|onecpu|prio|ipcproc|twoproc [LIMIT_S]\n");
 		return 2;
 	}
 	kase = cases[k];
@@ -339,16 +357,16 @@ int main(int argc, char **argv)
 	}
 	CUdevice dev;
 	int maj = 0, min = 0;
+	if (cu.Init(0) != CUDA_SUCCESS || cu.DeviceGet(&dev, 0) != CUDA_SUCCESS) {
+		printf("%s: SKIP cuInit/cuDeviceGet failed: no usable GPU\n", kase);
+		return 77; /* a helper or spinner reads EOF and ends */
+	}
 	if (other_spins) { /* the other process's kernel spins before ours starts */
 		char c = 1;
 		if (write(to_helper[1], &c, 1) != 1 || read(from_helper[0], &c, 1) != 1) {
 			printf("%s: ERROR the spinning process did not start its kernel\n", kase);
 			return 1;
 		}
-	}
-	if (cu.Init(0) != CUDA_SUCCESS || cu.DeviceGet(&dev, 0) != CUDA_SUCCESS) {
-		printf("%s: SKIP cuInit/cuDeviceGet failed: no usable GPU\n", kase);
-		return 77;
 	}
 	CK(cu.DeviceGetAttribute(&maj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
 	CK(cu.DeviceGetAttribute(&min, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
@@ -391,6 +409,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (strcmp(kase, "cold")) { /* the copy's stream used once before the kernel runs */
+		CK(cu.MemcpyAsync((CUdeviceptr)(uintptr_t)hbuf, dsrc, 8, cstream));
+		CK(cu.MemcpyAsync(dsrc, (CUdeviceptr)(uintptr_t)hbuf, 8, cstream));
+		CK(cu.StreamSynchronize(cstream));
+	}
 	CUevent ev;
 	CK(cu.EventCreate(&ev, CU_EVENT_DEFAULT));
 	uint64_t limit_ns = (uint64_t)(limit_s * 1e9);
@@ -411,14 +434,32 @@ int main(int argc, char **argv)
 	double spun_ms = (double)out[0] / 1e6;
 	int saw = out[1] != 0;
 	int beside = saw && copy_ms >= 0 && copy_ms < limit_s * 1e3 / 2;
+	char other[64] = "";
+	if (other_spins) { /* the verdict is made: the other kernel stops and says if it still ran */
+		char c = '?';
+		close(to_helper[1]);
+		if (read(from_helper[0], &c, 1) != 1 || c != 'y') {
+			printf("%s: ERROR the other process's kernel %s\n", kase,
+			       c == 'n' ? "had stopped before the verdict" : "did not report");
+			wait(NULL);
+			return 1;
+		}
+		snprintf(other, sizeof(other), "; the other process's kernel spun throughout");
+		to_helper[1] = -1;
+	}
+	if (copy_failed) {
+		printf("%s: ERROR the helper process did not make the copy\n", kase);
+		return 1;
+	}
 	const char *mc = getenv("CUDA_DEVICE_MAX_CONNECTIONS"), *ml = getenv("CUDA_MODULE_LOADING");
-	printf("%s: %s: copy %s %.3f ms; kernel spun %.3f ms (%s), stream done after %.3f ms; sm_%d%d "
+	printf("%s: %s: copy %s %.3f ms; kernel spun %.3f ms (%s), stream done after %.3f ms%s; sm_%d%d "
 	       "CUDA_DEVICE_MAX_CONNECTIONS=%s CUDA_MODULE_LOADING=%s\n",
 	       kase, beside ? "ran beside the kernel" : "BLOCKED", h2d ? "H2D" : via_helper ? "D2H (helper process)" : "D2H",
-	       copy_ms, spun_ms, saw ? "saw the flag" : "gave up at its limit", kernel_ms, maj, min, mc ? mc : "unset",
-	       ml ? ml : "unset");
+	       copy_ms, spun_ms, saw ? "saw the flag" : "gave up at its limit", kernel_ms, other, maj, min,
+	       mc ? mc : "unset", ml ? ml : "unset");
 	if (via_helper || other_spins) {
-		close(to_helper[1]);
+		if (to_helper[1] >= 0)
+			close(to_helper[1]);
 		wait(NULL);
 	}
 	return beside ? 0 : 3;

@@ -47,7 +47,7 @@
 #            stream, 8 B, -c) as they hung, then with CUDA_DEVICE_MAX_CONNECTIONS=32,
 #            CUDA_MODULE_LOADING=EAGER, NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=1 +
 #            NVSHMEM_BYPASS_FLUSH=1, mpirun --bind-to none (BLOCK_VARIANTS); stacks
-#            of a run still going at 40 s. Not in the default parts (never run)
+#            of a run still going at 20 s. Not in the default parts (never run)
 #   knobs    efab_shmem_bw put, host and stream, with NVSHMEM's batching knobs
 #            (KNOB_SETTINGS, default: NVSHMEM's defaults; --nv-batch-rma off;
 #            --nv-batch-ops 1) alternating, REPS rounds; knobs_table.txt
@@ -312,9 +312,10 @@ for part in $PARTS; do
 		# which never completed on efasim (stop of 2026-12-04), run as it hung and
 		# then with one thing changed at a time (BLOCK_VARIANTS, "name:VAR=V ..."
 		# with +bind-to-none for mpirun's binding); each bounded by
-		# EFAB_BLOCK_TIMEOUT (60 s), its stacks taken at EFAB_NV_STACKS (default
-		# 40 s) when still going. A variant that completes names the cause.
-		TO=${EFAB_BLOCK_TIMEOUT:-60}
+		# EFAB_BLOCK_TIMEOUT (75 s; efabench's own watchdog -t 50), its stacks
+		# taken at EFAB_NV_STACKS (default 20 s: start-up takes about 7 s) when
+		# still going. A variant that completes names the cause.
+		TO=${EFAB_BLOCK_TIMEOUT:-75}
 		for v in ${BLOCK_VARIANTS:-as-hung: connections32:CUDA_DEVICE_MAX_CONNECTIONS=32 eager:CUDA_MODULE_LOADING=EAGER nobatch:NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=1,NVSHMEM_BYPASS_FLUSH=1 unbound:+bind-to-none}; do
 			name=${v%%:*}
 			envs=${v#*:}
@@ -328,9 +329,9 @@ for part in $PARTS; do
 						esac
 					done
 					# shellcheck disable=SC2030
-					FWD=$fw EFAB_NV_STACKS=${EFAB_NV_STACKS:-40} NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
+					FWD=$fw EFAB_NV_STACKS=${EFAB_NV_STACKS:-20} NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
 						run "block_${name}_${op}" "$EBIN/efab_shmem_lat" -o "$op" --initiator stream --src cuda \
-						--register -m 8 -n 3 -w 2 -c -t 30 --csv "$OUTD/block_shmem_lat.csv"
+						--register -m 8 -n 3 -w 2 -c -t 50 --csv "$OUTD/block_shmem_lat.csv"
 				)
 			done
 		done
@@ -345,7 +346,9 @@ for part in $PARTS; do
 		# tests/nvshmem/knob_table.py lists each setting's runs, median and ratio
 		# to the defaults in knobs_table.txt. An NVSHMEM without a knob exits 77.
 		TO=${EFAB_PUT_TIMEOUT:-150}
-		IFS=';' read -r -a ksets <<<"${KNOB_SETTINGS:-;--nv-batch-rma off;--nv-batch-ops 1}"
+		# ";"-separated, an empty field (first, middle or last) = the defaults
+		ksets=()
+		while IFS= read -r -d ';' k; do ksets+=("$k"); done <<<"${KNOB_SETTINGS-;--nv-batch-rma off;--nv-batch-ops 1};"
 		for r in $(seq 1 "${REPS:-2}"); do
 			for ini in ${KNOB_INITIATORS:-host stream}; do
 				for i in "${!ksets[@]}"; do

@@ -164,6 +164,13 @@ static void test_scan_38(void **state)
 	assert_string_equal(libs, "libnvshmem_host.so.3+nvshmem_transport_libfabric.so.7");
 	for (int k = 0; k < EFAB_NV_N_KNOBS; k++)
 		assert_int_equal(known[k], 1);
+	/* a names buffer too short: cut, both libraries still searched */
+	char small[12];
+	memset(small, 'x', sizeof(small));
+	assert_int_equal(efab_nv_tune_scan(t.maps, known, small, 8), 2);
+	assert_string_equal(small, "libnvsh");
+	assert_int_equal(small[8], 'x');
+	assert_int_equal(known[EFAB_NV_DISABLE_BATCH_RMA], 1);
 	drop_tree(&t);
 }
 

@@ -161,26 +161,34 @@ static int to_helper[2], from_helper[2];
 static double copy_ms = -1;
 static int copy_failed;
 
+/* A forked process's own CUDA: the device's primary context, current, and
+ * a non-blocking stream of it; as name in its messages. */
+static CUdevice child_cuda(const char *name, CUstream *s)
+{
+	CUdevice dev;
+	CUcontext c;
+	kase = name;
+	CK(cu.Init(0));
+	CK(cu.DeviceGet(&dev, 0));
+	CK(cu.PrimaryCtxRetain(&c, dev));
+	CK(cu.CtxSetCurrent(c));
+	CK(cu.StreamCreate(s, CU_STREAM_NON_BLOCKING));
+	return dev;
+}
+
 /* The helper: its own process and context; opens the source's IPC handle
  * once, then for each byte it reads copies the 8 bytes into its own pinned
  * buffer on its own non-blocking stream and answers with one byte. */
 static void helper(void)
 {
 	CUipcMemHandle h;
-	CUdevice dev;
-	CUcontext hctx;
 	CUstream s;
 	CUdeviceptr p;
 	void *b;
 	char c = 0;
 	if (read(to_helper[0], &h, sizeof(h)) != (ssize_t)sizeof(h))
 		_exit(1);
-	kase = "ipcproc helper";
-	CK(cu.Init(0));
-	CK(cu.DeviceGet(&dev, 0));
-	CK(cu.PrimaryCtxRetain(&hctx, dev));
-	CK(cu.CtxSetCurrent(hctx));
-	CK(cu.StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	child_cuda("ipcproc helper", &s);
 	CK(cu.MemHostAlloc(&b, 8, 0));
 	CK(cu.IpcOpenMemHandle(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
 	while (read(to_helper[0], &c, 1) == 1) {
@@ -201,20 +209,12 @@ static CUfunction load_spin(CUdevice dev, CUfunction *nop);
 static void spinner(double limit_s)
 {
 	char c;
-	CUdevice dev;
-	CUcontext sctx;
 	CUstream s;
 	void *sh;
 	CUdeviceptr dsh;
 	if (read(to_helper[0], &c, 1) != 1)
 		_exit(1);
-	kase = "twoproc spinner";
-	CK(cu.Init(0));
-	CK(cu.DeviceGet(&dev, 0));
-	CK(cu.PrimaryCtxRetain(&sctx, dev));
-	CK(cu.CtxSetCurrent(sctx));
-	CUfunction spin = load_spin(dev, NULL);
-	CK(cu.StreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CUfunction spin = load_spin(child_cuda("twoproc spinner", &s), NULL);
 	CK(cu.MemHostAlloc(&sh, 64, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
 	memset(sh, 0, 64);
 	CK(cu.MemHostGetDevicePointer(&dsh, sh, 0));

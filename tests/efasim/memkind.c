@@ -328,6 +328,8 @@ static struct {
 	CUresult (*MemUnmap)(CUdeviceptr, size_t);
 	CUresult (*MemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
 	int vmm; /* all of the above found */
+	CUresult (*StreamQuery)(CUstream); /* optional: EFASIM_CUDA_WAIT=query */
+	int wait_query;                    /* EFASIM_CUDA_WAIT=query (and cuStreamQuery found) */
 	struct {
 		CUcontext ctx;
 		CUstream stream;
@@ -396,6 +398,9 @@ static void cu_load(void)
 	cu.vmm = cu.MemRetainAllocationHandle && cu.MemExportToShareableHandle && cu.MemImportFromShareableHandle &&
 		 cu.MemRelease && cu.MemAddressReserve && cu.MemAddressFree && cu.MemMap && cu.MemUnmap &&
 		 cu.MemSetAccess;
+	*(void **)&cu.StreamQuery = dlsym(h, "cuStreamQuery");
+	const char *w = getenv("EFASIM_CUDA_WAIT");
+	cu.wait_query = w && !strcmp(w, "query") && cu.StreamQuery;
 	CUresult r = cu.Init(0);
 	if (r != CUDA_SUCCESS) {
 		slog("GPU memory: cuInit: %s", cu_str(r));
@@ -1056,6 +1061,32 @@ static int resolve(const struct mk_ref *r, CUdeviceptr *p, CUcontext *ctx)
 	return ctx_of(r->addr, ctx);
 }
 
+/* The copy's end, before the caller writes the completion: cuStreamSynchronize,
+ * or with EFASIM_CUDA_WAIT=query (a diagnostic: issue 47's blocking on-stream
+ * hang, where the engine thread never came back from cuStreamSynchronize)
+ * cuStreamQuery polled between sched_yield()s, with one logged line per
+ * 5 s the copy is still not done (EFASIM_LOG). */
+static CUresult copy_wait(CUstream s, size_t n)
+{
+	if (!cu.wait_query)
+		return cu.StreamSynchronize(s);
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	long said = 0;
+	CUresult r;
+	while ((r = cu.StreamQuery(s)) == CUDA_ERROR_NOT_READY) {
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		long waited = (long)(t.tv_sec - t0.tv_sec);
+		if (waited >= 5 && waited / 5 > said) {
+			said = waited / 5;
+			slog("GPU memory: a %zu-byte copy on efasim's stream %p is not done after %ld s "
+			     "(cuStreamQuery: not ready)", n, (void *)s, waited);
+		}
+	}
+	return r;
+}
+
 static int cu_memcpy(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
 	CUstream s = stream_of(ctx);
@@ -1063,7 +1094,7 @@ static int cu_memcpy(CUcontext ctx, CUdeviceptr dst, CUdeviceptr src, size_t n)
 		return -1;
 	CUresult r = cu.MemcpyAsync(dst, src, n, s);
 	if (r == CUDA_SUCCESS)
-		r = cu.StreamSynchronize(s); /* before the caller writes the completion */
+		r = copy_wait(s, n);
 	CUcontext dummy;
 	cu.CtxPopCurrent(&dummy);
 	if (r != CUDA_SUCCESS) {

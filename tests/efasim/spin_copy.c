@@ -33,6 +33,9 @@
  *            NVSHMEM's make)
  *   onecpu   queued, the process bound to one CPU (mpirun binds a PE so)
  *   prio     queued, the copy's stream at the greatest stream priority
+ *   query    queued, the copy waited for by polling cuStreamQuery between
+ *            sched_yield()s instead of cuStreamSynchronize (efasim's
+ *            EFASIM_CUDA_WAIT=query)
  *   ipcproc  queued, the copy made by a helper process in its own context
  *            through cuIpcOpenMemHandle of the source (the way efasim reaches
  *            another process's GPU memory)
@@ -68,6 +71,7 @@ static struct {
 	CUresult (*StreamCreate)(CUstream *, unsigned);
 	CUresult (*StreamCreateWithPriority)(CUstream *, unsigned, int);
 	CUresult (*StreamSynchronize)(CUstream);
+	CUresult (*StreamQuery)(CUstream);
 	CUresult (*EventCreate)(CUevent *, unsigned);
 	CUresult (*EventRecord)(CUevent, CUstream);
 	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
@@ -156,7 +160,7 @@ static CUdeviceptr dsrc;   /* 8 bytes of GPU memory */
 static void *hbuf;         /* pinned host memory: the copy's other side */
 static volatile uint32_t *flag;
 static volatile uint64_t *out;
-static int h2d, via_helper, other_spins;
+static int h2d, via_helper, other_spins, poll_query;
 static int to_helper[2], from_helper[2];
 static double copy_ms = -1;
 static int copy_failed;
@@ -255,6 +259,12 @@ static void *copier(void *arg)
 	} else if (h2d) {
 		CK(cu.MemcpyAsync(dsrc, (CUdeviceptr)(uintptr_t)hbuf, 8, cstream));
 		CK(cu.StreamSynchronize(cstream));
+	} else if (poll_query) {
+		CUresult r;
+		CK(cu.MemcpyAsync((CUdeviceptr)(uintptr_t)hbuf, dsrc, 8, cstream));
+		while ((r = cu.StreamQuery(cstream)) == CUDA_ERROR_NOT_READY)
+			sched_yield();
+		CK(r);
 	} else {
 		CK(cu.MemcpyAsync((CUdeviceptr)(uintptr_t)hbuf, dsrc, 8, cstream));
 		CK(cu.StreamSynchronize(cstream));
@@ -284,14 +294,15 @@ static CUfunction load_spin(CUdevice dev, CUfunction *nop)
 
 int main(int argc, char **argv)
 {
-	static const char *const cases[] = {"alone", "queued",  "cold",    "h2d", "streams",
-					    "onecpu", "prio", "ipcproc", "twoproc", NULL};
+	static const char *const cases[] = {"alone", "queued", "cold",    "h2d",     "streams",
+					    "onecpu", "prio",  "query", "ipcproc", "twoproc", NULL};
 	int k = -1;
 	for (int i = 0; argc > 1 && cases[i]; i++)
 		if (!strcmp(argv[1], cases[i]))
 			k = i;
 	if (k < 0) {
-		fprintf(stderr, "usage: spin_copy alone|queued|cold|h2d|streams|onecpu|prio|ipcproc|twoproc [LIMIT_S]\n");
+		fprintf(stderr, "usage: spin_copy alone|queued|cold|h2d|streams|onecpu|prio|query|ipcproc|twoproc "
+				"[LIMIT_S]\n");
 		return 2;
 	}
 	kase = cases[k];
@@ -303,6 +314,7 @@ int main(int argc, char **argv)
 	h2d = !strcmp(kase, "h2d");
 	via_helper = !strcmp(kase, "ipcproc");
 	other_spins = !strcmp(kase, "twoproc");
+	poll_query = !strcmp(kase, "query");
 	int queued = strcmp(kase, "alone") != 0;
 	void *h = dlopen("libcuda.so.1", RTLD_NOW);
 	if (!h) {
@@ -323,6 +335,7 @@ int main(int argc, char **argv)
 	SYM(StreamCreate, "cuStreamCreate");
 	SYM(StreamCreateWithPriority, "cuStreamCreateWithPriority");
 	SYM(StreamSynchronize, "cuStreamSynchronize");
+	SYM(StreamQuery, "cuStreamQuery");
 	SYM(EventCreate, "cuEventCreate");
 	SYM(EventRecord, "cuEventRecord");
 	SYM(MemAlloc, "cuMemAlloc_v2");

@@ -14,7 +14,7 @@ bin=${1:?usage: tests/efasim/spin_copy.sh SPIN_COPY_BINARY [OUTFILE]}
 out=${2:-/dev/null}
 rc=0
 for knobs in "" "CUDA_DEVICE_MAX_CONNECTIONS=1" "CUDA_DEVICE_MAX_CONNECTIONS=32" "CUDA_MODULE_LOADING=EAGER"; do
-	for c in alone queued cold h2d streams onecpu prio ipcproc twoproc; do
+	for c in alone queued cold h2d streams onecpu prio query ipcproc twoproc; do
 		# shellcheck disable=SC2086
 		line=$(env $knobs timeout -k 5 30 "$bin" "$c" 3 2>&1)
 		r=$?

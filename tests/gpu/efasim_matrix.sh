@@ -164,6 +164,14 @@ for F in efa-direct efa; do
 	case_run 0 1 $F "put_lat writedata --mem cuda:host, no -c" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem cuda:host -m $S -n 30 -w 3
 	case_run $nexp 0 $F "put_lat writedata --mem cuda (no P2P), no -c" "$EBIN/efab_put_lat" -p efa -f $F -o writedata --mem cuda -m $S -n 30 -w 3
 done
+# efasim's copies of GPU memory waited for by polling cuStreamQuery (EFASIM_CUDA_WAIT=query,
+# the diagnostic for issue 47's blocking on-stream hang): the same data, every byte checked
+if [ "${EFASIM_GPU_ONLY:-}" != gda ]; then
+	case_run 0 1 efa-direct "put_lat writedata --mem cuda:host, EFASIM_CUDA_WAIT=query" env EFASIM_CUDA_WAIT=query \
+		"$EBIN/efab_put_lat" -p efa -f efa-direct -o writedata --mem cuda:host $LAT
+	case_run 0 1 efa-direct "get_bw --mem cuda, EFASIM_CUDA_WAIT=query" env EFASIM_CUDA_WAIT=query \
+		"$EBIN/efab_get_bw" -p efa -f efa-direct --mem cuda $BW
+fi
 # --initiator gpu (issue 37): a CUDA kernel posts the WQEs, rings the doorbell and
 # polls its CQs in GPU memory through libfabric's GDA ops (efa-direct, >= 2.3);
 # every case with -c (the kernel fills and checks each payload on the GPU)

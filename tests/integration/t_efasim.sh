@@ -740,7 +740,7 @@ t_efasim_spin_copy() {
 	[ -x "$b" ] || { echo "$b not built (no cuda.h when efasim was built)"; exit 77; }
 	expect_rc 2 "$b" nonesuch
 	[ "$(wc -l <"$WORK/last.err")" = 1 ] || die "usage: not one line"
-	grep -q "^usage: spin_copy alone|queued|cold|h2d|streams|onecpu|prio|ipcproc|twoproc" "$WORK/last.err" || die "usage text"
+	grep -q "^usage: spin_copy alone|queued|cold|h2d|streams|onecpu|prio|query|ipcproc|twoproc" "$WORK/last.err" || die "usage text"
 	expect_rc 2 "$b" queued 0
 	grep -q "LIMIT_S 0: expected 0 < s <= 60" "$WORK/last.err" || die "a zero limit accepted"
 	# a CUDA driver that finds no GPU (a stub libcuda.so.1 whose every call
@@ -749,14 +749,14 @@ t_efasim_spin_copy() {
 	mkdir -p "$WORK/stub"
 	local f
 	for f in cuInit cuDeviceGet cuDeviceGetAttribute cuDevicePrimaryCtxRetain cuCtxSetCurrent \
-		cuCtxGetStreamPriorityRange cuStreamCreate cuStreamCreateWithPriority cuStreamSynchronize \
+		cuCtxGetStreamPriorityRange cuStreamCreate cuStreamCreateWithPriority cuStreamSynchronize cuStreamQuery \
 		cuEventCreate cuEventRecord cuMemAlloc_v2 cuMemHostAlloc cuMemHostGetDevicePointer_v2 cuMemcpyAsync \
 		cuModuleLoadData cuModuleGetFunction cuLaunchKernel cuIpcGetMemHandle cuIpcOpenMemHandle_v2 \
 		cuGetErrorString; do
 		echo "int $f(void) { return 100; }"
 	done >"$WORK/stub/cuda.c"
 	cc -shared -fPIC -o "$WORK/stub/libcuda.so.1" "$WORK/stub/cuda.c" || die "the stub libcuda"
-	for c in alone queued twoproc ipcproc; do
+	for c in alone queued query twoproc ipcproc; do
 		LD_LIBRARY_PATH="$WORK/stub" timeout 20 "$b" "$c" 1 >"$WORK/last.out" 2>&1
 		local r=$?
 		[ $r = 77 ] || { cat "$WORK/last.out"; die "spin_copy $c under a driver without a GPU: exit $r, expected 77"; }

@@ -46,7 +46,8 @@
 #   blockdiag the blocking on-stream put and get (efab_shmem_lat --initiator
 #            stream, 8 B, -c) as they hung, then with CUDA_DEVICE_MAX_CONNECTIONS=32,
 #            CUDA_MODULE_LOADING=EAGER, NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=1 +
-#            NVSHMEM_BYPASS_FLUSH=1, mpirun --bind-to none (BLOCK_VARIANTS); stacks
+#            NVSHMEM_BYPASS_FLUSH=1, mpirun --bind-to none, efasim's copies waited for
+#            by polling (EFASIM_CUDA_WAIT=query, logged) (BLOCK_VARIANTS); stacks
 #            of a run still going at 20 s. Not in the default parts (never run)
 #   knobs    efab_shmem_bw put, host and stream, with NVSHMEM's batching knobs
 #            (KNOB_SETTINGS, default: NVSHMEM's defaults; --nv-batch-rma off;
@@ -316,7 +317,7 @@ for part in $PARTS; do
 		# taken at EFAB_NV_STACKS (default 20 s: start-up takes about 7 s) when
 		# still going. A variant that completes names the cause.
 		TO=${EFAB_BLOCK_TIMEOUT:-75}
-		for v in ${BLOCK_VARIANTS:-as-hung: connections32:CUDA_DEVICE_MAX_CONNECTIONS=32 eager:CUDA_MODULE_LOADING=EAGER nobatch:NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=1,NVSHMEM_BYPASS_FLUSH=1 unbound:+bind-to-none}; do
+		for v in ${BLOCK_VARIANTS:-as-hung: connections32:CUDA_DEVICE_MAX_CONNECTIONS=32 eager:CUDA_MODULE_LOADING=EAGER nobatch:NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=1,NVSHMEM_BYPASS_FLUSH=1 unbound:+bind-to-none query:EFASIM_CUDA_WAIT=query,EFASIM_LOG=1}; do
 			name=${v%%:*}
 			envs=${v#*:}
 			for op in ${BLOCK_OPS:-put get}; do

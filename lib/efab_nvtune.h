@@ -37,6 +37,18 @@ void efab_nv_knob_asked(const efab_opts_t *o, int k, char *v, size_t len);
  * in err, EFAB_EUSAGE); the same value is accepted. */
 int efab_nv_tune_apply(const efab_opts_t *o, char *err, size_t len);
 
+/* The NVSHMEM libraries mapped in this process: maps is a /proc/<pid>/maps
+ * file (NULL: /proc/self/maps); paths gets each libnvshmem_host.so* and
+ * nvshmem_transport_*.so* file's path once, at most max of them. Returns
+ * how many, -1 when maps cannot be read. */
+#define EFAB_NV_PATH 1024
+int efab_nv_libs(const char *maps, char paths[][EFAB_NV_PATH], int max);
+
+/* The remote transports NVSHMEM loaded, from those libraries: the names of
+ * its nvshmem_transport_<name>.so.N plugins (libfabric, ibrc, ucx, ...),
+ * "+"-joined, each once; "none" where none is mapped. */
+void efab_nv_transports(const char *maps, char *out, size_t len);
+
 /* After NVSHMEM started: which knobs an NVSHMEM library mapped in this
  * process reads. maps: a /proc/<pid>/maps file (NULL: /proc/self/maps);
  * its libnvshmem_host.so* and nvshmem_transport_*.so* files are searched

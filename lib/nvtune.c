@@ -88,72 +88,101 @@ int efab_nv_tune_apply(const efab_opts_t *o, char *err, size_t len)
 	return EFAB_OK;
 }
 
-/* needle (NUL, name, NUL) somewhere in the file */
-static int file_has_name(const char *path, const char *name)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
-	struct stat st;
-	if (fd < 0)
-		return 0;
-	if (fstat(fd, &st) == 0 && st.st_size > 0) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m != MAP_FAILED) {
-			char needle[128];
-			size_t n = strlen(name);
-			if (n + 2 <= sizeof(needle)) {
-				needle[0] = 0;
-				memcpy(needle + 1, name, n);
-				needle[n + 1] = 0;
-				found = memmem(m, (size_t)st.st_size, needle, n + 2) != NULL;
-			}
-			munmap(m, (size_t)st.st_size);
-		}
-	}
-	close(fd);
-	return found;
-}
+static const char transport_tag[] = "nvshmem_transport_";
 
-/* an NVSHMEM library that can hold an environment table */
-static int nvshmem_lib(const char *base)
-{
-	return !strncmp(base, "libnvshmem_host.so", 18) || !strncmp(base, "nvshmem_transport_", 18);
-}
-
-int efab_nv_tune_scan(const char *maps, int known[EFAB_NV_N_KNOBS], char *libs, size_t len)
+int efab_nv_libs(const char *maps, char paths[][EFAB_NV_PATH], int max)
 {
 	FILE *f = fopen(maps ? maps : "/proc/self/maps", "r");
-	char line[4096], seen[16][1024];
-	int nseen = 0;
-	size_t used = 0;
-	for (int k = 0; k < EFAB_NV_N_KNOBS; k++)
-		known[k] = 0;
-	if (len)
-		libs[0] = 0;
+	char line[4096];
+	int n = 0;
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
+	while (n < max && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = 0;
 		const char *path = strchr(line, '/');
 		if (!path)
 			continue;
 		const char *base = strrchr(path, '/') + 1;
-		if (!nvshmem_lib(base))
+		if (strncmp(base, "libnvshmem_host.so", 18) && strncmp(base, transport_tag, sizeof(transport_tag) - 1))
 			continue;
 		int dup = 0;
-		for (int i = 0; i < nseen; i++)
-			dup |= !strcmp(seen[i], path);
-		if (dup || nseen == 16)
-			continue;
-		snprintf(seen[nseen++], sizeof(seen[0]), "%s", path);
-		if (used < len) /* else the list is full: searched, not named */
-			used += (size_t)snprintf(libs + used, len - used, "%s%s", used ? "+" : "", base);
-		for (int k = 0; k < EFAB_NV_N_KNOBS; k++)
-			/* the table's names lack the "NVSHMEM_" prefix */
-			if (!known[k] && file_has_name(path, knobs[k].env + 8))
-				known[k] = 1;
+		for (int i = 0; i < n; i++)
+			dup |= !strncmp(paths[i], path, EFAB_NV_PATH - 1);
+		if (!dup)
+			snprintf(paths[n++], EFAB_NV_PATH, "%s", path);
 	}
 	fclose(f);
-	return nseen;
+	return n;
+}
+
+void efab_nv_transports(const char *maps, char *out, size_t len)
+{
+	char paths[16][EFAB_NV_PATH];
+	int n = efab_nv_libs(maps, paths, 16);
+	size_t used = 0;
+	out[0] = 0;
+	for (int i = 0; i < n; i++) {
+		const char *base = strrchr(paths[i], '/') + 1;
+		if (strncmp(base, transport_tag, sizeof(transport_tag) - 1))
+			continue;
+		base += sizeof(transport_tag) - 1;
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(base, "."), base);
+		/* the same transport twice (two versions' files): named once */
+		int dup = 0;
+		for (const char *t = out; *t; t += strcspn(t, "+"), t += *t == '+')
+			dup |= strcspn(t, "+") == strlen(name) && !strncmp(t, name, strlen(name));
+		if (name[0] && !dup && used < len)
+			used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "+" : "", name);
+	}
+	if (!out[0])
+		snprintf(out, len, "none");
+}
+
+/* Which of the knobs' names (NUL, name, NUL: the table's names lack the
+ * "NVSHMEM_" prefix) the file holds: each library mapped once, all names
+ * searched in it. */
+static void file_names(const char *path, int known[EFAB_NV_N_KNOBS])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && st.st_size > 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		for (int k = 0; m != MAP_FAILED && k < EFAB_NV_N_KNOBS; k++) {
+			char needle[128];
+			const char *name = knobs[k].env + 8;
+			size_t n = strlen(name);
+			if (known[k] || n + 2 > sizeof(needle))
+				continue;
+			needle[0] = 0;
+			memcpy(needle + 1, name, n);
+			needle[n + 1] = 0;
+			known[k] = memmem(m, (size_t)st.st_size, needle, n + 2) != NULL;
+		}
+		if (m != MAP_FAILED)
+			munmap(m, (size_t)st.st_size);
+	}
+	close(fd);
+}
+
+int efab_nv_tune_scan(const char *maps, int known[EFAB_NV_N_KNOBS], char *libs, size_t len)
+{
+	char paths[16][EFAB_NV_PATH];
+	int n = efab_nv_libs(maps, paths, 16);
+	size_t used = 0;
+	for (int k = 0; k < EFAB_NV_N_KNOBS; k++)
+		known[k] = 0;
+	if (len)
+		libs[0] = 0;
+	for (int i = 0; i < n; i++) {
+		if (used < len) /* else the list is full: searched, not named */
+			used += (size_t)snprintf(libs + used, len - used, "%s%s", used ? "+" : "",
+						 strrchr(paths[i], '/') + 1);
+		file_names(paths[i], known);
+	}
+	return n;
 }
 
 int efab_nv_tune_check(const efab_opts_t *o, const int known[EFAB_NV_N_KNOBS], const char *libs,

@@ -121,6 +121,8 @@ struct shput {
 	efab_run_info_t ri;
 	efab_csv_t csv;
 	char nv_version[32], transport[96], fab[128], mrm[32], heap_kind[32];
+	int nv_maj, nv_min;                /* NVSHMEM's version and name, as it reports them */
+	char nv_name[NVSHMEM_MAX_NAME_LEN];
 	int nv_known[EFAB_NV_N_KNOBS]; /* the knobs an NVSHMEM library of this run reads */
 };
 
@@ -873,11 +875,10 @@ int setup(shput *s)
 	int rc = EFAB_OK;
 	/* which of NVSHMEM's knobs this NVSHMEM reads: an asked one it ignores
 	 * would change nothing, so nothing is measured (exit 77) */
-	int maj = 0, min = 0;
-	char name[NVSHMEM_MAX_NAME_LEN] = "", libs[512], err[1024];
-	nvshmem_info_get_version(&maj, &min);
-	nvshmem_info_get_name(name);
-	efab_nvshmem_version_of(name, maj, min, s->nv_version, sizeof(s->nv_version));
+	char libs[512], err[1024];
+	nvshmem_info_get_version(&s->nv_maj, &s->nv_min);
+	nvshmem_info_get_name(s->nv_name);
+	efab_nvshmem_version_of(s->nv_name, s->nv_maj, s->nv_min, s->nv_version, sizeof(s->nv_version));
 	efab_nv_tune_scan(nullptr, s->nv_known, libs, sizeof(libs));
 	if ((rc = efab_nv_tune_check(&s->o, s->nv_known, libs, s->nv_version, err, sizeof(err))) &&
 	    s->rt->rank == 0)
@@ -982,10 +983,7 @@ void teardown(shput *s)
 int begin_report(shput *s)
 {
 	const efab_bench_row_t *b = s->row;
-	int maj = 0, min = 0, rc = EFAB_OK;
-	char name[NVSHMEM_MAX_NAME_LEN] = "";
-	nvshmem_info_get_version(&maj, &min);
-	nvshmem_info_get_name(name);
+	int rc = EFAB_OK;
 	efab_run_info_begin(&s->ri, b->csv_name, s->rt->size);
 	for (size_t i = 0; i < b->n_extra && i < EFAB_MAX_EXTRA; i++)
 		s->ri.extra_cols[s->ri.n_extra++] = b->extra_cols[i];
@@ -1003,7 +1001,7 @@ int begin_report(shput *s)
 	snprintf(n1, sizeof(n1),
 		 "NVSHMEM %d.%d (%s), PE 0 -> PE 1, GPU %d, symmetric heap %s B (NVSHMEM_SYMMETRIC_SIZE); "
 		 "remote transport loaded: %s (NVSHMEM_REMOTE_TRANSPORT %s); libfabric under it: fabric %s, "
-		 "mr_mode %s%s", maj, min, name, s->gpu, heap ? heap : "?", s->transport,
+		 "mr_mode %s%s", s->nv_maj, s->nv_min, s->nv_name, s->gpu, heap ? heap : "?", s->transport,
 		 asked && *asked ? asked : "unset", s->fab, s->mrm,
 		 s->trace ? " (libefab_fitrace.so)" : " (not traced: libefab_fitrace.so not preloaded)");
 	snprintf(n2, sizeof(n2),

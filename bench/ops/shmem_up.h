@@ -21,6 +21,7 @@
 
 #include "efab.h"
 #include "efab_fitrace.h"
+#include "efab_nvtune.h"
 #include "efab_result.h"
 #include "efab_select.h"
 
@@ -57,26 +58,7 @@ static inline int efab_nvshmem_up(int rank, int size, unsigned long long heap_by
  * nvshmemx_buffer_register went through libfabric. */
 static inline void efab_nvshmem_transport(char *out, size_t len)
 {
-	static const char tag[] = "nvshmem_transport_";
-	char line[4096];
-	size_t n = 0;
-	out[0] = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		const char *p = strstr(line, tag);
-		if (!p)
-			continue;
-		p += sizeof(tag) - 1;
-		char name[64];
-		snprintf(name, sizeof(name), "%.*s", (int)strcspn(p, ".\n"), p);
-		if (!name[0] || strstr(out, name))
-			continue;
-		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? "+" : "", name);
-	}
-	if (f)
-		fclose(f);
-	if (!out[0])
-		snprintf(out, len, "none");
+	efab_nv_transports(NULL, out, len); /* lib/nvtune.c: the NVSHMEM libraries mapped */
 }
 
 /* The interposer (libefab_fitrace.so, efab_fitrace.h), preloaded: found in

@@ -201,6 +201,40 @@ static void test_scan_365_and_substring(void **state)
 	assert_string_equal(libs, "");
 }
 
+/* the transports NVSHMEM loaded (efab_shmem_* rows' column fabric), from the
+ * same list of mapped NVSHMEM libraries */
+static void test_libs_and_transports(void **state)
+{
+	(void)state;
+	struct tree t;
+	char paths[16][EFAB_NV_PATH], tr[64];
+	make_tree(&t, (const char *const[]){"PROXY_REQUEST_BATCH_MAX", NULL},
+		  (const char *const[]){"LIBFABRIC_DISABLE_BATCH_RMA", NULL});
+	/* the host library mapped twice, another library, [heap]: two paths */
+	assert_int_equal(efab_nv_libs(t.maps, paths, 16), 2);
+	assert_string_equal(paths[0], t.host);
+	assert_string_equal(paths[1], t.lf);
+	assert_int_equal(efab_nv_libs(t.maps, paths, 1), 1);
+	efab_nv_transports(t.maps, tr, sizeof(tr));
+	assert_string_equal(tr, "libfabric");
+	/* a second version's file of the same transport, and another transport */
+	FILE *m = fopen(t.maps, "a");
+	assert_non_null(m);
+	fprintf(m, "7f0000009000-7f000000a000 r--p 00000000 08:01 14 /opt/nv/lib/nvshmem_transport_libfabric.so.6\n");
+	fprintf(m, "7f000000b000-7f000000c000 r--p 00000000 08:01 15 /opt/nv/lib/nvshmem_transport_ibrc.so.3\n");
+	fclose(m);
+	efab_nv_transports(t.maps, tr, sizeof(tr));
+	assert_string_equal(tr, "libfabric+ibrc");
+	drop_tree(&t);
+	make_tree(&t, (const char *const[]){"PROXY_REQUEST_BATCH_MAX", NULL}, NULL);
+	efab_nv_transports(t.maps, tr, sizeof(tr));
+	assert_string_equal(tr, "none");
+	drop_tree(&t);
+	assert_int_equal(efab_nv_libs("/nonexistent/maps", paths, 16), -1);
+	efab_nv_transports("/nonexistent/maps", tr, sizeof(tr));
+	assert_string_equal(tr, "none");
+}
+
 static void test_check_and_cells(void **state)
 {
 	(void)state;
@@ -242,6 +276,7 @@ int main(void)
 		cmocka_unit_test_setup(test_apply, clean_env),
 		cmocka_unit_test_setup(test_scan_38, clean_env),
 		cmocka_unit_test_setup(test_scan_365_and_substring, clean_env),
+		cmocka_unit_test_setup(test_libs_and_transports, clean_env),
 		cmocka_unit_test_setup(test_check_and_cells, clean_env),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

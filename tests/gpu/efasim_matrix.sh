@@ -207,14 +207,33 @@ MUST_SAY=$([ $GEXP = 0 ] && echo "validation failed") case_run $([ $GEXP = 0 ] &
 # (20480 writes, the ring holds 8192): with the launch cut to the ring it passes; without the
 # cut (EFAB_FAULT_GDA_NO_RX_BOUND=1, efabench before 2026-12-04) the device laps the ring and
 # the target waits on a wrong phase until --timeout (must fail). Both ranks' kernels must run
-# at once, so only under MPS (nvidia-cuda-mps-control -d): without it the two contexts are
-# time-sliced and one writedata takes ~0.2 s (results/20261202-h200-efasim-gda/README.md)
+# at once, so only under MPS: without it the two contexts are time-sliced and one writedata
+# takes ~0.2 s (results/20261202-h200-efasim-gda/README.md). Where no MPS daemon runs, the
+# matrix starts one of its own for these two cases (tests/gpu/mps.sh: private pipe and log
+# folders, so only these cases' processes are its clients; quit after them); it says SKIP
+# only where none can be started (EFAB_MATRIX_MPS=0 forbids starting one).
 LAP="-o writedata -m 8 -W 512 -n 30 -w 10 -t 15"
-if [ $GEXP = 0 ] && ! pgrep -f nvidia-cuda-mps >/dev/null 2>&1; then
-	echo "SKIP $V efa-direct gda put_bw writedata lap pair: needs MPS (nvidia-cuda-mps-control -d) for both ranks' kernels to run at once"
-else
-	MUST_SAY=$([ $GEXP = 0 ] && echo "of the windows asked for") case_run $GEXP 1 efa-direct "gda put_bw writedata, slow target, cut to the ring" env EFAB_FAULT_GDA_RX_SLOW_NS=200000 "$EBIN/efab_put_bw" $G $LAP
-	MUST_SAY=$([ $GEXP = 0 ] && echo "kernel waited\|remote CQ data") case_run $([ $GEXP = 0 ] && echo 1 || echo 77) 1 efa-direct "gda put_bw writedata, slow target, not cut: lapped (must fail)" env EFAB_FAULT_GDA_RX_SLOW_NS=200000 EFAB_FAULT_GDA_NO_RX_BOUND=1 "$EBIN/efab_put_bw" $G $LAP
+MPSENV=()
+LAP1="gda put_bw writedata, slow target, cut to the ring"
+LAP2="gda put_bw writedata, slow target, not cut: lapped (must fail)"
+if [ $GEXP = 0 ] && [[ -z ${EFAB_MATRIX_ONLY:-} || $LAP1 =~ $EFAB_MATRIX_ONLY || $LAP2 =~ $EFAB_MATRIX_ONLY ]] &&
+	! pgrep -f nvidia-cuda-mps >/dev/null 2>&1; then
+	if [ "${EFAB_MATRIX_MPS:-1}" = 1 ] && mpsdir=$("$here/mps.sh" start); then
+		trap '"$here/mps.sh" stop "$mpsdir" >/dev/null 2>&1' EXIT
+		echo "MPS: a private MPS daemon for the lap pair ($mpsdir)"
+		MPSENV=(CUDA_MPS_PIPE_DIRECTORY="$mpsdir/pipe" CUDA_MPS_LOG_DIRECTORY="$mpsdir/log")
+	else
+		echo "SKIP $V efa-direct gda put_bw writedata lap pair: needs MPS for both ranks' kernels to run at once, and none could be started${mpsdir:+: $mpsdir} (EFAB_MATRIX_MPS=${EFAB_MATRIX_MPS:-1})"
+		LAP=
+	fi
+fi
+if [ -n "$LAP" ]; then
+	MUST_SAY=$([ $GEXP = 0 ] && echo "of the windows asked for") case_run $GEXP 1 efa-direct "$LAP1" env "${MPSENV[@]}" EFAB_FAULT_GDA_RX_SLOW_NS=200000 "$EBIN/efab_put_bw" $G $LAP
+	MUST_SAY=$([ $GEXP = 0 ] && echo "kernel waited\|remote CQ data") case_run $([ $GEXP = 0 ] && echo 1 || echo 77) 1 efa-direct "$LAP2" env "${MPSENV[@]}" EFAB_FAULT_GDA_RX_SLOW_NS=200000 EFAB_FAULT_GDA_NO_RX_BOUND=1 "$EBIN/efab_put_bw" $G $LAP
+	if [ ${#MPSENV[@]} -gt 0 ]; then
+		"$here/mps.sh" stop "$mpsdir" || echo "MPS: $mpsdir: quit did not end the daemon cleanly"
+		trap - EXIT
+	fi
 fi
 # the device's max_cq_depth below the receive ring's 8192 entries (issue 45 item 6,
 # EFASIM_MAX_CQE=4096): the ring is halved until the device takes it (lib/gda.c) and

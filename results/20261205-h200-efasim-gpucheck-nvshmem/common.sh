@@ -13,7 +13,8 @@ spin() { # issue 47: can efasim's copy finish while a kernel spins waiting for i
 	timeout "$1" tests/efasim/spin_copy.sh $B/sim/bin/spin_copy $O/spin.txt > $O/spin.out 2>&1; el "spin_copy rc=$?"
 	cat $O/spin.txt | cut -c1-220; }
 # libfabric 2.6.0 and efabench against NVSHMEM 3.8.0, where a call before did not build them
-need26() { [ -f $B/lf-2.6.0/prefix/lib/libfabric.so ] || { ( JOBS=12 make efasim V=2.6.0 ) > $O/b26.log 2>&1; el "build 2.6.0 rc=$?"; }
+# (J26: make's jobs for libfabric, default 12; fewer beside a gpu-check)
+need26() { [ -f $B/lf-2.6.0/prefix/lib/libfabric.so ] || { ( JOBS=${J26:-12} make efasim V=2.6.0 ) > $O/b26.log 2>&1; el "build 2.6.0 rc=$?"; }
 	[ -x $B/lf-2.6.0/efab-nv380/bin/efab_shmem_lat ] || { bnv; el "nv380 build rc=$?"; }; }
 # part put (issue 47): NVSHMEM 3.8.0's own put/get from PUT_INITIATORS beside the raw fabric, one
 # sitting, leaving $1 s of the call for what follows

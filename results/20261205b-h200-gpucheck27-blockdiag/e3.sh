@@ -6,7 +6,7 @@
 # then knobs (dC.sh's second half)
 . results/20261205-h200-efasim-gpucheck-nvshmem/common.sh
 ( JOBS=12 make efasim V=2.7.0a1 ) > $O/b27.log 2>&1; el "build 2.7.0a1 rc=$?"
-( ( JOBS=4 make efasim V=2.6.0 ) > $O/b26.log 2>&1; el "build 2.6.0 rc=$?"; bnv; el "nv380 build rc=$?" ) & pbg=$!
+J26=4 need26 & pbg=$!
 EFAB_MATRIX_ONLY='vmm|on efa \(no GDA|EXT_CQ=0' EFASIM_VERSIONS=2.7.0a1 timeout $(( $(left) - 25 )) make gpu-check > $O/gc27t.log 2>&1
 el "gpu-check 2.7.0a1 (tail) rc=$?"; grep -E '^efasim-gpu|^FAIL|SKIP|^make.*Error' $O/gc27t.log | cut -c1-300 | head -30
 wait $pbg

@@ -330,6 +330,9 @@ static struct {
 	int vmm; /* all of the above found */
 	CUresult (*StreamQuery)(CUstream); /* optional: EFASIM_CUDA_WAIT=query */
 	int wait_query;                    /* EFASIM_CUDA_WAIT=query (and cuStreamQuery found) */
+	CUresult (*CtxCreate)(CUcontext *, unsigned, CUdevice); /* optional: EFASIM_CUDA_COPY=ownctx */
+	int own_mode;          /* EFASIM_CUDA_COPY=ownctx (and cuCtxCreate_v2 found) */
+	CUcontext own[16];     /* efasim's own context per device ordinal (own_mode) */
 	struct {
 		CUcontext ctx;
 		CUstream stream;
@@ -401,6 +404,11 @@ static void cu_load(void)
 	*(void **)&cu.StreamQuery = dlsym(h, "cuStreamQuery");
 	const char *w = getenv("EFASIM_CUDA_WAIT");
 	cu.wait_query = w && !strcmp(w, "query") && cu.StreamQuery;
+	*(void **)&cu.CtxCreate = dlsym(h, "cuCtxCreate_v2");
+	const char *oc = getenv("EFASIM_CUDA_COPY");
+	cu.own_mode = oc && !strcmp(oc, "ownctx") && cu.CtxCreate;
+	if (oc && !strcmp(oc, "ownctx") && !cu.CtxCreate)
+		slog("GPU memory: EFASIM_CUDA_COPY=ownctx: libcuda.so.1 lacks cuCtxCreate_v2; copies stay in the memory's context");
 	CUresult r = cu.Init(0);
 	if (r != CUDA_SUCCESS) {
 		slog("GPU memory: cuInit: %s", cu_str(r));
@@ -480,6 +488,46 @@ static int stage_locked(CUcontext ctx)
 }
 
 /* The context each live CUDA registration prepared copies in. */
+/* EFASIM_CUDA_COPY=ownctx (a diagnostic, issue 47's blocking on-stream
+ * hang): efasim's copies of ctx's memory are made in a context of efasim's
+ * own on the same device (created once, never the application's), so that
+ * nothing the application has queued in its context can stand between the
+ * copy and the GPU's copy engine. NULL when it cannot be had (the copy then
+ * stays in ctx, said once in the log). With cu.lock held. */
+static CUcontext own_ctx_locked(CUcontext ctx)
+{
+	CUdevice dev = 0;
+	if (cu.CtxPushCurrent(ctx) != CUDA_SUCCESS)
+		return NULL;
+	CUresult r = cu.CtxGetDevice(&dev);
+	CUcontext dummy;
+	cu.CtxPopCurrent(&dummy);
+	if (r != CUDA_SUCCESS || dev < 0 || dev >= 16)
+		return NULL;
+	if (cu.own[dev])
+		return cu.own[dev] == (CUcontext)(uintptr_t)1 ? NULL : cu.own[dev];
+	CUcontext c = NULL;
+	r = cu.CtxCreate(&c, 0, dev); /* made current on this thread: popped below */
+	if (r != CUDA_SUCCESS) {
+		slog("GPU memory: EFASIM_CUDA_COPY=ownctx: cuCtxCreate (device %d): %s; copies stay in the memory's context",
+		     (int)dev, cu_str(r));
+		cu.own[dev] = (CUcontext)(uintptr_t)1;
+		return NULL;
+	}
+	cu.CtxPopCurrent(&dummy);
+	cu.own[dev] = c;
+	slog("GPU memory: EFASIM_CUDA_COPY=ownctx: copies of device %d's memory in efasim's own context %p", (int)dev,
+	     (void *)c);
+	return c;
+}
+
+/* The context efasim's copy of ctx's memory is made in. */
+static CUcontext copy_ctx_locked(CUcontext ctx)
+{
+	CUcontext o = cu.own_mode && ctx ? own_ctx_locked(ctx) : NULL;
+	return o ? o : ctx;
+}
+
 struct ctx_use {
 	CUdeviceptr alloc_base;
 	CUcontext ctx;
@@ -499,6 +547,11 @@ static struct ctx_use *ctx_uses;
  * With cu.lock held. */
 static void copy_ready_locked(CUcontext ctx, CUdeviceptr alloc_base)
 {
+	if (cu.own_mode) {
+		CUcontext o = copy_ctx_locked(ctx);
+		if (o != ctx)
+			(void)stream_of(o); /* its stream too, here rather than in the engine's thread */
+	}
 	if (!stream_of(ctx))
 		return; /* no entry to hold the staging buffer's context: made at the first copy */
 	(void)stage_locked(ctx);
@@ -1126,7 +1179,7 @@ int mk_copy(struct mk_ref dst, struct mk_ref src, size_t n)
 		     (int)(rd < 0 ? dst.pid : src.pid), (unsigned long long)(rd < 0 ? dst.addr : src.addr));
 		goto out;
 	}
-	CUcontext ctx = dctx ? dctx : sctx;
+	CUcontext ctx = copy_ctx_locked(dctx ? dctx : sctx);
 	if (!rd && !rs) {
 		ret = cu_memcpy(ctx, d, s, n);
 		goto out;

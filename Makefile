@@ -129,7 +129,7 @@ UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .SECONDARY:
-.PHONY: all deps check check-run demo install clean format tests fuzz valgrind
+.PHONY: all deps check check-run check-rebuild-units demo install clean format tests fuzz valgrind
 all: $(BUILD)/lib/libefab.a $(BINS) $(SHMEM_BIN) $(BUILD)/lib/libefab_fitrace.so $(BUILD)/tests/fitrace_check
 ifeq ($(SHMEM_BIN),)
 	@echo "  efab_shmem_reg skipped (and efab_shmem_seed, efab_shmem_lat, efab_shmem_bw): NVSHMEM not found (set NVSHMEM_HOME, or pip install nvidia-nvshmem-cu13) or built without CUDA"
@@ -339,12 +339,19 @@ deps:
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory tests
-	$(Q)$(MAKE) --no-print-directory efasim-all
-	$(Q)# test_gda_wqe again, now against the efa_io_defs.h that efasim-all unpacked (2.7.0a1's, else 2.6.0's)
+	$(Q)# efasim's builds (minutes) run beside the tests that do not need them, at nice 19;
+	$(Q)# tests/run defers the tests that need efasim until the build has ended
+	$(Q)bg=$(abspath $(BUILD))/efasim-bg; rm -f $$bg.rc $$bg.log; \
+	( nice -n 19 $(MAKE) --no-print-directory efasim-all >$$bg.log 2>&1; echo $$? >$$bg.rc ) & \
+	EFAB_EFASIM_BG=$$bg EFAB_AFTER_EFASIM='$(MAKE) -s --no-print-directory check-rebuild-units' \
+	  $(MAKE) --no-print-directory check-run; rc=$$?; wait; exit $$rc
+
+# test_gda_wqe again, now against the efa_io_defs.h that efasim-all unpacked
+# (2.7.0a1's, else 2.6.0's); prints the binary for tests/run to run again
+check-rebuild-units:
 	$(Q)if [ -n "$(CMOCKA_OK)" ] && ls build-efasim/lf-2.*/libfabric-2.*/prov/efa/src/efa_io_defs.h >/dev/null 2>&1; then \
 	  rm -f $(BUILD)/tests/test_gda_wqe.o $(BUILD)/tests/test_gda_wqe && \
-	  $(MAKE) --no-print-directory $(BUILD)/tests/test_gda_wqe; fi
-	$(Q)$(MAKE) --no-print-directory check-run
+	  $(MAKE) --no-print-directory $(BUILD)/tests/test_gda_wqe >&2 && echo $(BUILD)/tests/test_gda_wqe; fi
 
 check-run:
 	$(Q)BUILD=$(BUILD) EFAB_SAN=$(SAN) tests/run

@@ -65,17 +65,21 @@ EFASIM_BUILD_DIR=${EFASIM_BUILD:-$ROOT/build-efasim}
 # Skip the test (exit 77, the reason on its last line) unless libfabric V on
 # efasim is built: the simulator's libraries, libfabric V, and lf-V/WHAT for
 # each WHAT (efab/bin/efab_scan: efabench built against it; .fabtests-done).
-efasim_built() { # V [WHAT...]
-	local v=$1 f s=sim
-	shift
-	# make check builds efasim beside the tests that do not need it (nice 19,
-	# EFAB_EFASIM_BG: its log and, when it ended, its .rc): a test that needs it
-	# while it is still building is deferred (78) and tests/run runs it again
-	# once the build has ended, whatever it had built by then
+# make check builds efasim beside the tests that do not need it (nice 19,
+# EFAB_EFASIM_BG: its log and, when it ended, its .rc): a test that needs it
+# while it is still building is deferred (78) and tests/run runs it again
+# once the build has ended, whatever it had built by then. Every test that
+# looks at build-efasim calls this first (efasim_built does).
+efasim_defer() {
 	if [ -n "${EFAB_EFASIM_BG:-}" ] && [ ! -e "$EFAB_EFASIM_BG.rc" ]; then
 		echo "deferred: efasim is still being built beside the tests; tests/run runs this after the build"
 		exit 78
 	fi
+}
+efasim_built() { # V [WHAT...]
+	local v=$1 f s=sim
+	shift
+	efasim_defer
 	# 2.7.0a1 (pre-release snapshot) runs on the simulator built against
 	# rdma-core main (pre-release snapshot), as tests/efasim/run picks it
 	[ "$v" = 2.7.0a1 ] && s=sim-main

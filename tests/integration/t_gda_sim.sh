@@ -25,6 +25,7 @@ t_efasim_gda_rules() {
 # (no release has the API): make check builds it from the snapshot
 # rdma-core-main-20260820.tar.gz (EFAB_DEPS) for libfabric 2.7.0a1; skips without it.
 t_efasim_comp_counters() {
+	efasim_defer
 	local b=$EFASIM_BUILD_DIR/sim-main/bin/compcntr_test
 	if [ ! -x "$b" ]; then
 		echo "no rdma-core main build here ($b missing): completion counters are only in rdma-core's main branch" \

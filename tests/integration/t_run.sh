@@ -31,3 +31,43 @@ t_run_exit78_probe() {
 	[ -n "${EFAB_RUN_PROBE:-}" ] || { echo "only t_run_defers_efasim_tests runs this"; exit 77; }
 	exit 78
 }
+
+# Every test that looks at efasim's build (EFASIM_BUILD_DIR, efa_run, the
+# simulator's run script) reaches efasim_defer through the functions it calls
+# (efasim_built, efasim_need, versions_need...): one that does not would see a
+# half-built build-efasim while make check builds it beside the tests, and
+# skip or fail. Checked over the call graph of the defined shell functions.
+t_run_efasim_tests_defer() {
+	declare -f >"$WORK/fns.sh"
+	python3 - "$WORK/fns.sh" <<'PY' || die "a test looks at efasim's build without reaching efasim_defer"
+import re, sys
+src = open(sys.argv[1]).read()
+# declare -f prints each function as "name () \n{ ... \n}"
+bodies = dict(re.findall(r'^(\w+) \(\) \n(\{.*?\n\})$', src, re.S | re.M))
+names = set(bodies)
+calls = {f: {g for g in re.findall(r'[A-Za-z_]\w*', b) if g in names and g != f} for f, b in bodies.items()}
+def closure(f):
+    seen, todo = set(), [f]
+    while todo:
+        for g in calls.get(todo.pop(), ()):
+            if g not in seen:
+                seen.add(g); todo.append(g)
+    return seen
+look = re.compile(r'EFASIM_BUILD_DIR|VERSIONS_BUILD|tests/efasim/(run|fabtests|unit-test)')
+looks = {f for f, b in bodies.items() if look.search(b)}
+tests = sorted(f for f in names if f.startswith('t_'))
+n, bad = 0, []
+for t in tests:
+    c = closure(t) | {t}
+    if not (c & looks):
+        continue
+    n += 1
+    if 'efasim_defer' not in c:
+        bad.append(t)
+print(n, "tests look at efasim's build")
+if n < 90:
+    print("only", n, "found: the pattern no longer matches them"); sys.exit(1)
+if bad:
+    print("without efasim_defer:", " ".join(bad)); sys.exit(1)
+PY
+}

@@ -339,12 +339,18 @@ deps:
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory tests
-	$(Q)# efasim's builds (minutes) run beside the tests that do not need them, at nice 19;
-	$(Q)# tests/run defers the tests that need efasim until the build has ended
+ifeq ($(EFASIM_BESIDE),1)
+	$(Q)# EFASIM_BESIDE=1: efasim's builds (minutes) run beside the tests that do not need them, at
+	$(Q)# nice 19; tests/run defers the tests that need efasim until the build has ended
 	$(Q)bg=$(abspath $(BUILD))/efasim-bg; rm -f $$bg.rc $$bg.log; \
 	( nice -n 19 $(MAKE) --no-print-directory efasim-all >$$bg.log 2>&1; echo $$? >$$bg.rc ) & \
 	EFAB_EFASIM_BG=$$bg EFAB_AFTER_EFASIM='$(MAKE) -s --no-print-directory check-rebuild-units' \
 	  $(MAKE) --no-print-directory check-run; rc=$$?; wait; exit $$rc
+else
+	$(Q)$(MAKE) --no-print-directory efasim-all
+	$(Q)$(MAKE) -s --no-print-directory check-rebuild-units >/dev/null
+	$(Q)$(MAKE) --no-print-directory check-run
+endif
 
 # test_gda_wqe again, now against the efa_io_defs.h that efasim-all unpacked
 # (2.7.0a1's, else 2.6.0's); prints the binary for tests/run to run again

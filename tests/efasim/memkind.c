@@ -333,6 +333,7 @@ static struct {
 	CUresult (*CtxCreate)(CUcontext *, unsigned, CUdevice); /* optional: EFASIM_CUDA_COPY=ownctx */
 	int own_mode;          /* EFASIM_CUDA_COPY=ownctx (and cuCtxCreate_v2 found) */
 	CUcontext own[16];     /* efasim's own context per device ordinal (own_mode) */
+	char own_failed[16];   /* its cuCtxCreate failed (said once): copies stay in the memory's context */
 	struct {
 		CUcontext ctx;
 		CUstream stream;
@@ -487,7 +488,17 @@ static int stage_locked(CUcontext ctx)
 	return 0;
 }
 
-/* The context each live CUDA registration prepared copies in. */
+/* ctx's device; 0 when found. With cu.lock held. */
+static int ctx_device_locked(CUcontext ctx, CUdevice *dev)
+{
+	if (cu.CtxPushCurrent(ctx) != CUDA_SUCCESS)
+		return -1;
+	CUresult r = cu.CtxGetDevice(dev);
+	CUcontext dummy;
+	cu.CtxPopCurrent(&dummy);
+	return r == CUDA_SUCCESS ? 0 : -1;
+}
+
 /* EFASIM_CUDA_COPY=ownctx (a diagnostic, issue 47's blocking on-stream
  * hang): efasim's copies of ctx's memory are made in a context of efasim's
  * own on the same device (created once, never the application's), so that
@@ -497,21 +508,16 @@ static int stage_locked(CUcontext ctx)
 static CUcontext own_ctx_locked(CUcontext ctx)
 {
 	CUdevice dev = 0;
-	if (cu.CtxPushCurrent(ctx) != CUDA_SUCCESS)
+	if (ctx_device_locked(ctx, &dev) || dev < 0 || dev >= 16)
 		return NULL;
-	CUresult r = cu.CtxGetDevice(&dev);
-	CUcontext dummy;
-	cu.CtxPopCurrent(&dummy);
-	if (r != CUDA_SUCCESS || dev < 0 || dev >= 16)
-		return NULL;
-	if (cu.own[dev])
-		return cu.own[dev] == (CUcontext)(uintptr_t)1 ? NULL : cu.own[dev];
-	CUcontext c = NULL;
-	r = cu.CtxCreate(&c, 0, dev); /* made current on this thread: popped below */
+	if (cu.own[dev] || cu.own_failed[dev])
+		return cu.own[dev];
+	CUcontext c = NULL, dummy;
+	CUresult r = cu.CtxCreate(&c, 0, dev); /* made current on this thread: popped below */
 	if (r != CUDA_SUCCESS) {
 		slog("GPU memory: EFASIM_CUDA_COPY=ownctx: cuCtxCreate (device %d): %s; copies stay in the memory's context",
 		     (int)dev, cu_str(r));
-		cu.own[dev] = (CUcontext)(uintptr_t)1;
+		cu.own_failed[dev] = 1;
 		return NULL;
 	}
 	cu.CtxPopCurrent(&dummy);
@@ -528,6 +534,7 @@ static CUcontext copy_ctx_locked(CUcontext ctx)
 	return o ? o : ctx;
 }
 
+/* The context each live CUDA registration prepared copies in. */
 struct ctx_use {
 	CUdeviceptr alloc_base;
 	CUcontext ctx;
@@ -572,12 +579,7 @@ static int is_primary_locked(CUcontext ctx)
 	CUdevice dev = 0;
 	unsigned flags = 0;
 	int active = 0;
-	if (cu.CtxPushCurrent(ctx) != CUDA_SUCCESS)
-		return 0;
-	CUresult r = cu.CtxGetDevice(&dev);
-	CUcontext dummy;
-	cu.CtxPopCurrent(&dummy);
-	if (r != CUDA_SUCCESS || cu.PrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active)
+	if (ctx_device_locked(ctx, &dev) || cu.PrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active)
 		return 0;
 	return primary_of((int)dev) == ctx;
 }

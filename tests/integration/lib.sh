@@ -65,8 +65,8 @@ EFASIM_BUILD_DIR=${EFASIM_BUILD:-$ROOT/build-efasim}
 # Skip the test (exit 77, the reason on its last line) unless libfabric V on
 # efasim is built: the simulator's libraries, libfabric V, and lf-V/WHAT for
 # each WHAT (efab/bin/efab_scan: efabench built against it; .fabtests-done).
-# make check builds efasim beside the tests that do not need it (nice 19,
-# EFAB_EFASIM_BG: its log and, when it ended, its .rc): a test that needs it
+# make check EFASIM_BESIDE=1 builds efasim beside the tests that do not need
+# it (nice 19, EFAB_EFASIM_BG: its log and, when it ended, its .rc): a test that needs it
 # while it is still building is deferred (78) and tests/run runs it again
 # once the build has ended, whatever it had built by then. Every test that
 # looks at build-efasim calls this first (efasim_built does).

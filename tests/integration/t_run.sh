@@ -1,5 +1,5 @@
-# tests/run itself: make check builds efasim beside the tests that do not need
-# it (EFAB_EFASIM_BG); a test that needs efasim while the build runs is
+# tests/run itself: make check EFASIM_BESIDE=1 builds efasim beside the tests
+# that do not need it (EFAB_EFASIM_BG); a test that needs efasim while the build runs is
 # deferred (efasim_built exits 78) and run once the build has ended, and a
 # failed build fails the run. A nested tests/run on one quick efasim test
 # with a stand-in build (a log, and an exit status written 3 s later).
@@ -35,7 +35,7 @@ t_run_exit78_probe() {
 # Every test that looks at efasim's build (EFASIM_BUILD_DIR, efa_run, the
 # simulator's run script) reaches efasim_defer through the functions it calls
 # (efasim_built, efasim_need, versions_need...): one that does not would see a
-# half-built build-efasim while make check builds it beside the tests, and
+# half-built build-efasim while make check EFASIM_BESIDE=1 builds it, and
 # skip or fail. Checked over the call graph of the defined shell functions.
 t_run_efasim_tests_defer() {
 	declare -f >"$WORK/fns.sh"

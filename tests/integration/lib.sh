@@ -10,6 +10,12 @@ mpi() { # NP CMD...
 	timeout -k 5 "${EFAB_TEST_TIMEOUT:-120}" mpirun -np "$np" --oversubscribe "$@"
 }
 
+# mpi with Open MPI's own grace between SIGTERM and SIGKILL (tests/run sets
+# it to 0 for speed): for tests of what ranks do when mpirun ends the job
+mpi_grace() { # NP CMD...
+	OMPI_MCA_odls_base_sigkill_timeout=1 mpi "$@"
+}
+
 # Open MPI 4.1.4's start-up race (docs/testing.md "Open MPI's start-up
 # crash"): under load, btl/tcp can hand a peer's first ob1 fragment (tag 0x41,
 # MATCH) to its callback before MPI_Init has registered it, a call to address

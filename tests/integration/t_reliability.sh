@@ -40,7 +40,7 @@ t_peer_killed() {
 # SIGTERM to mpirun (a background job of a script ignores SIGINT, and so does
 # the mpirun it starts); efab_sweep's SIGINT is tested in t_sweep.sh.
 t_sigterm_keeps_whole_rows() {
-	mpi 2 "$BIN/efab_put_lat" -p shm -m 1:4M -n 20000 --csv "$WORK/s.csv" >"$WORK/s.out" 2>"$WORK/s.err" &
+	mpi_grace 2 "$BIN/efab_put_lat" -p shm -m 1:4M -n 20000 --csv "$WORK/s.csv" >"$WORK/s.out" 2>"$WORK/s.err" &
 	local pid=$! i
 	for i in $(seq 1 200); do
 		[ "$(wc -l <"$WORK/s.csv" 2>/dev/null || echo 0)" -ge 3 ] && break

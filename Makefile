@@ -125,6 +125,9 @@ ifneq ($(and $(NVCC),$(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_device.a)),)
   SHK_DEVRT := -L$(CUDA_HOME)/lib64 -lcudadevrt
   SHK_DEF  := -DEFAB_SHMEM_KERNELS
 endif
+# make demo and make check build with this many jobs (one per core: 15 s
+# instead of 26 s for `all` on 2 cores)
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
@@ -338,7 +341,7 @@ deps:
 	$(Q).ci/setup-deps
 
 check: deps
-	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)$(MAKE) --no-print-directory -j$(BUILD_JOBS) tests
 ifeq ($(EFASIM_BESIDE),1)
 	$(Q)# EFASIM_BESIDE=1: efasim's builds (minutes) run beside the tests that do not need them, at
 	$(Q)# nice 19; tests/run defers the tests that need efasim until the build has ended
@@ -403,7 +406,7 @@ efasim-all:
 # The main job: build, run configs/local.conf (every benchmark on shm and tcp
 # loopback) into results/, then plot it.
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -j$(BUILD_JOBS) all
 	$(Q)$(BUILD)/bin/efab_sweep configs/local.conf -o results --label demo; rc=$$?; \
 	dir=$$(ls -td results/*-demo 2>/dev/null | head -1); \
 	if [ -n "$$dir" ] && [ -x plot/efab_plot ]; then $(PYTHON) plot/efab_plot "$$dir" -o "$$dir/plots" || rc=1; fi; \

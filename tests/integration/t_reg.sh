@@ -63,6 +63,15 @@ t_src_unregistered() {
 	done
 }
 
+# efab_put_lat and efab_mr_reg built without CUDA (CUDA_HOME empty) into
+# $BUILD/nocuda (SAN=1: build-san/nocuda, sanitized as the rest): made once
+# for the tests that need it, remade only where a source changed (-MMD)
+nocuda_build() {
+	NOCUDA=$BUILD/nocuda
+	make -s -j"$(nproc)" BUILD="$NOCUDA" CUDA_HOME= "$NOCUDA/bin/efab_put_lat" "$NOCUDA/bin/efab_mr_reg" \
+		>"$WORK/make.log" 2>&1 || { cat "$WORK/make.log"; die "no-CUDA build failed"; }
+}
+
 t_gpu_paths_without_gpu() {
 	# efab_shmem_reg exists only where NVSHMEM was found; without a GPU it skips
 	if [ -x "$BIN/efab_shmem_reg" ]; then
@@ -70,11 +79,10 @@ t_gpu_paths_without_gpu() {
 		expect_msg "cuda memory kinds unavailable|no GPU visible"
 	fi
 	# a build without CUDA names the missing piece
-	make -s BUILD="$WORK/b" CUDA_HOME= "$WORK/b/bin/efab_put_lat" "$WORK/b/bin/efab_mr_reg" \
-		>"$WORK/make.log" 2>&1 || { cat "$WORK/make.log"; die "no-CUDA build failed"; }
-	expect_rc 77 mpi 2 "$WORK/b/bin/efab_put_lat" -p shm -m 8 --mem cuda:host
+	nocuda_build
+	expect_rc 77 mpi 2 "$NOCUDA/bin/efab_put_lat" -p shm -m 8 --mem cuda:host
 	expect_msg "built without CUDA"
-	expect_rc 77 "$WORK/b/bin/efab_mr_reg" -p shm -m 4K --mem cuda-host
+	expect_rc 77 "$NOCUDA/bin/efab_mr_reg" -p shm -m 4K --mem cuda-host
 	expect_msg "built without CUDA"
 }
 
@@ -105,11 +113,10 @@ t_cuda_vmm_without_gpu() {
 		expect_rc 77 mpi 1 "$BIN/efab_shmem_reg" -m 4K --mem cuda-vmm
 		expect_msg "cuda memory kinds unavailable|no GPU visible"
 	fi
-	make -s BUILD="$WORK/b" CUDA_HOME= "$WORK/b/bin/efab_put_lat" "$WORK/b/bin/efab_mr_reg" \
-		>"$WORK/make.log" 2>&1 || { cat "$WORK/make.log"; die "no-CUDA build failed"; }
-	expect_rc 77 "$WORK/b/bin/efab_mr_reg" -p shm -m 4K --mem cuda-vmm
+	nocuda_build
+	expect_rc 77 "$NOCUDA/bin/efab_mr_reg" -p shm -m 4K --mem cuda-vmm
 	expect_msg "built without CUDA"
-	expect_rc 77 mpi 2 "$WORK/b/bin/efab_put_lat" -p shm -m 8 --mem host:cuda-vmm
+	expect_rc 77 mpi 2 "$NOCUDA/bin/efab_put_lat" -p shm -m 8 --mem host:cuda-vmm
 	expect_msg "built without CUDA"
 	expect_rc 2 "$BIN/efab_mr_reg" -p shm --mem cuda-vmx -m 4K
 	expect_msg "cuda-vmm"
@@ -177,12 +184,12 @@ t_nvshmem_headers_build() {
 		mkdir -p "$WORK/nvhost/lib"
 		ln -sfn "$nv/include" "$WORK/nvhost/include"
 		ln -sf "$nv"/lib/libnvshmem_host.so* "$WORK/nvhost/lib/"
-		make -s BUILD="$WORK/nb" NVSHMEM_HOME="$WORK/nvhost" "$WORK/nb/bin/efab_shmem_bw" \
+		make -s -j"$(nproc)" BUILD="$WORK/nb" NVSHMEM_HOME="$WORK/nvhost" "$WORK/nb/bin/efab_shmem_bw" \
 			>"$WORK/make.log" 2>&1 || { cat "$WORK/make.log"; die "build against $nv's headers and host library failed"; }
 		nvshmem_kernels_absent "$WORK/nb/bin"
 		rm -f "$WORK/nb/bench/ops/shmem_put.o"
 	fi
-	make -s BUILD="$WORK/nb" NVSHMEM_HOME="$nv" "$WORK/nb/bin/efab_shmem_reg" "$WORK/nb/bin/efab_shmem_seed" \
+	make -s -j"$(nproc)" BUILD="$WORK/nb" NVSHMEM_HOME="$nv" "$WORK/nb/bin/efab_shmem_reg" "$WORK/nb/bin/efab_shmem_seed" \
 		"$WORK/nb/bin/efab_shmem_lat" "$WORK/nb/bin/efab_shmem_bw" \
 		>"$WORK/make.log" 2>&1 || { cat "$WORK/make.log"; die "build against $nv failed"; }
 	expect_rc 0 "$WORK/nb/bin/efab_shmem_reg" --help
@@ -208,7 +215,7 @@ t_nvshmem_headers_build() {
 		# runtime image, whose host part is libcudadevrt.a (undefined
 		# __fatbinwrap_*_cuda_device_runtime_cu_* without it)
 		rm -f "$WORK/nb/bench/ops/shmem_kernels.o" "$WORK/nb/bench/ops/shmem_kernels_dlink.o" "$WORK/nb/bin/efab_shmem_lat"
-		make -s BUILD="$WORK/nb" NVSHMEM_HOME="$nv" SHK_ARCH="-gencode arch=compute_90,code=compute_90" \
+		make -s -j"$(nproc)" BUILD="$WORK/nb" NVSHMEM_HOME="$nv" SHK_ARCH="-gencode arch=compute_90,code=compute_90" \
 			"$WORK/nb/bin/efab_shmem_lat" >"$WORK/make.log" 2>&1 ||
 			{ cat "$WORK/make.log"; die "the kernel initiators' PTX-only build (SHK_ARCH compute_90) failed"; }
 		nm "$WORK/nb/bin/efab_shmem_lat" | grep -q " T .*nvshmemi_init_thread" || die "PTX-only build: no nvshmemi_init_thread"

@@ -13,11 +13,12 @@
 #   without GPUDirect RDMA): efa-direct must then refuse GPU memory (exit 77);
 #   CUDA VMM memory (--mem cuda-vmm; the cases named "vmm ...", EFAB_MATRIX_ONLY=vmm),
 #   and its refusal where the allocation is not RDMA-capable (EFAB_VMM_NO_RDMA_FLAG=1).
-# One line per case: PASS|FAIL V fabric p2p case (rc, expected), the latency
+# One line per case: PASS|FAIL V fabric p2p #N case (rc, expected), the latency
 # rows' p50 and lat_us_batch; last "efasim-gpu V: N pass, N fail". Exit 1 when
 # any case did not end as expected. Every figure is the simulator's.
 # EFAB_MATRIX_ONLY=REGEX runs only the cases whose name matches (a rerun of one
 # part inside a short device call); the checks of the cases left out are left out too.
+# EFAB_MATRIX_FROM=N runs only cases N and after (the number of a case's log file).
 set -u
 V=${1:?usage: tests/gpu/efasim_matrix.sh VERSION [OUTDIR]}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,6 +48,9 @@ case_run() {
 	n=$((n + 1))
 	# EFAB_MATRIX_ONLY=REGEX: run only the cases whose name matches (a rerun of one part)
 	if [ -n "${EFAB_MATRIX_ONLY:-}" ] && ! [[ $name =~ $EFAB_MATRIX_ONLY ]]; then skipped_last=1; return 0; fi
+	# EFAB_MATRIX_FROM=N: leave out the cases numbered below N (a run cut by its
+	# device call's timeout goes on from its first case without a PASS/FAIL line)
+	if [ "$n" -lt "${EFAB_MATRIX_FROM:-1}" ]; then skipped_last=1; return 0; fi
 	skipped_last=0
 	local log=$OUTD/$(printf '%03d' $n).log csv=$OUTD/$(printf '%03d' $n).csv rc
 	local csvarg=(--csv "$csv")
@@ -89,10 +93,10 @@ EOF
 	fi
 	if [ $ok = 1 ]; then
 		pass=$((pass + 1))
-		echo "PASS $V $fab p2p=$p2p $name (rc $rc) ${why:+[$why] }${fig:+{$fig}}"
+		echo "PASS $V $fab p2p=$p2p #$n $name (rc $rc) ${why:+[$why] }${fig:+{$fig}}"
 	else
 		fail=$((fail + 1))
-		echo "FAIL $V $fab p2p=$p2p $name (rc $rc, expected $expect) ${why:+[$why] }see $log"
+		echo "FAIL $V $fab p2p=$p2p #$n $name (rc $rc, expected $expect) ${why:+[$why] }see $log"
 		tail -n 6 "$log" | sed 's/^/    | /'
 	fi
 }

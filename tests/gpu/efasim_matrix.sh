@@ -41,16 +41,21 @@ export LD_LIBRARY_PATH="$CUDA_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 TO=${EFASIM_GPU_TIMEOUT:-90}
 pass=0 fail=0 n=0 nskip=0
 
+# case_wanted NAME N: whether case N runs. EFAB_MATRIX_ONLY=REGEX: only the cases
+# whose name matches (a rerun of one part); EFAB_MATRIX_FROM=N: none numbered
+# below N (a run cut by its device call's timeout goes on from its first case
+# without a PASS/FAIL line)
+case_wanted() {
+	[ -z "${EFAB_MATRIX_ONLY:-}" ] || [[ $1 =~ $EFAB_MATRIX_ONLY ]] || return 1
+	[ "$2" -ge "${EFAB_MATRIX_FROM:-1}" ]
+}
+
 # case EXPECT P2P FABRIC NAME CMD...   (EXPECT: 0, 77, or 0/77)
 case_run() {
 	local expect=$1 p2p=$2 fab=$3 name=$4
 	shift 4
 	n=$((n + 1))
-	# EFAB_MATRIX_ONLY=REGEX: run only the cases whose name matches (a rerun of one part)
-	if [ -n "${EFAB_MATRIX_ONLY:-}" ] && ! [[ $name =~ $EFAB_MATRIX_ONLY ]]; then skipped_last=1; return 0; fi
-	# EFAB_MATRIX_FROM=N: leave out the cases numbered below N (a run cut by its
-	# device call's timeout goes on from its first case without a PASS/FAIL line)
-	if [ "$n" -lt "${EFAB_MATRIX_FROM:-1}" ]; then skipped_last=1; return 0; fi
+	case_wanted "$name" $n || { skipped_last=1; return 0; }
 	skipped_last=0
 	local log=$OUTD/$(printf '%03d' $n).log csv=$OUTD/$(printf '%03d' $n).csv rc
 	local csvarg=(--csv "$csv")
@@ -220,7 +225,8 @@ LAP="-o writedata -m 8 -W 512 -n 30 -w 10 -t 15"
 MPSENV=()
 LAP1="gda put_bw writedata, slow target, cut to the ring"
 LAP2="gda put_bw writedata, slow target, not cut: lapped (must fail)"
-if [ $GEXP = 0 ] && [[ -z ${EFAB_MATRIX_ONLY:-} || $LAP1 =~ $EFAB_MATRIX_ONLY || $LAP2 =~ $EFAB_MATRIX_ONLY ]] &&
+# (the pair's cases are the next two: n + 1 and n + 2)
+if [ $GEXP = 0 ] && { case_wanted "$LAP1" $((n + 1)) || case_wanted "$LAP2" $((n + 2)); } &&
 	! pgrep -f nvidia-cuda-mps >/dev/null 2>&1; then
 	if [ "${EFAB_MATRIX_MPS:-1}" = 1 ] && mpsdir=$("$here/mps.sh" start); then
 		trap '"$here/mps.sh" stop "$mpsdir" >/dev/null 2>&1' EXIT

@@ -65,6 +65,16 @@ typedef struct efab_fabric {
 	struct efab_fabric *sub;
 	size_t nsub;
 	struct efab_fabric *parent;
+	/* The CQ's entries as asked (the provider may have made it larger; a
+	 * device CQ can be lapped past its size: a producer that outruns the
+	 * reader overwrites or loses what was not read) */
+	size_t cq_size;
+	/* Called by efab_progress after a call that read a remote CQ data
+	 * completion (never from inside itself: a post it makes may drive
+	 * progress); nonzero fails the progress call. rma.c's credit return. */
+	int (*rx_hook)(struct efab_fabric *fab, void *arg);
+	void *rx_hook_arg;
+	int in_rx_hook;
 } efab_fabric_t;
 
 /* Bring up fabric, domain, CQ, AV and endpoint for info (ownership passes to

@@ -64,6 +64,12 @@ int efab_wait_byte(efab_fabric_t *fab, volatile uint8_t *p, uint8_t v, const efa
 int efab_wait_byte2(efab_fabric_t *fab, volatile uint8_t *p, volatile uint8_t *q, uint8_t v,
 		    const efab_waitfor_t *w);
 
+/* Poll n 8-byte words that a peer writes with growing values, in any order
+ * (unordered writes: a late one may carry an older value), until the largest
+ * seen reaches need; *seen keeps the largest across calls. */
+int efab_wait_credit(efab_fabric_t *fab, volatile const uint64_t *slots, unsigned n, uint64_t *seen,
+		     uint64_t need, const efab_waitfor_t *w);
+
 /* Wait for this rank's own operations, then a barrier that keeps driving
  * progress while it waits (the target side of one-sided traffic needs it on
  * manual-progress providers); bounded by the timeout. Every benchmark ends a

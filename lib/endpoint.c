@@ -175,6 +175,7 @@ static int open_endpoint(efab_fabric_t *e, size_t av_count, size_t extra_ctx, vo
 			       cq_attr.size, fi_strerror(-ret), ret);
 		return EFAB_ERR;
 	}
+	e->cq_size = cq_want;
 	if ((ret = fi_av_open(e->domain, &av_attr, &e->av, NULL))) {
 		efab_log_fi("fi_av_open", ret);
 		return EFAB_ERR;

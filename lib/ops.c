@@ -83,10 +83,18 @@ static int progress_one(efab_fabric_t *fab)
 
 int efab_progress(efab_fabric_t *fab)
 {
+	uint64_t rx = fab->rx_data_count;
 	int n = progress_one(fab);
 	for (size_t j = 0; n >= 0 && j < fab->nsub; j++) {
 		int m = progress_one(&fab->sub[j]);
 		n = m < 0 ? m : n + m;
+	}
+	if (n > 0 && fab->rx_hook && !fab->in_rx_hook && fab->rx_data_count != rx) {
+		fab->in_rx_hook = 1;
+		int r = fab->rx_hook(fab, fab->rx_hook_arg);
+		fab->in_rx_hook = 0;
+		if (r)
+			return -1;
 	}
 	return n;
 }
@@ -172,6 +180,24 @@ int efab_wait_rxdata(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *
 int efab_wait_byte(efab_fabric_t *fab, volatile uint8_t *p, uint8_t v, const efab_waitfor_t *w)
 {
 	WAIT_LOOP(*p == v);
+}
+
+/* The largest of n words (monotonic values written by a peer in any order),
+ * kept in *seen; true once it reaches need. */
+static int credit_reached(volatile const uint64_t *slots, unsigned n, uint64_t *seen, uint64_t need)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t v = slots[i];
+		if (v > *seen)
+			*seen = v;
+	}
+	return *seen >= need;
+}
+
+int efab_wait_credit(efab_fabric_t *fab, volatile const uint64_t *slots, unsigned n, uint64_t *seen,
+		     uint64_t need, const efab_waitfor_t *w)
+{
+	WAIT_LOOP(credit_reached(slots, n, seen, need));
 }
 
 int efab_wait_byte2(efab_fabric_t *fab, volatile uint8_t *p, volatile uint8_t *q, uint8_t v,

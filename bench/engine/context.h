@@ -34,6 +34,10 @@ struct efab_family;
 struct efab_stream_ops;
 
 #define EFAB_MAX_NOTES 16
+/* The stream's confirm area past the family's region: 4 flag slots and 4
+ * spare words, then 8 credit words the peer writes, then 8 sources of this
+ * rank's own credit returns (rma.c) */
+#define EFAB_CONFIRM_BYTES 192
 
 struct efab_ctx {
 	const efab_bench_row_t *row;
@@ -90,6 +94,11 @@ struct efab_ctx {
 					 * waits N ns after each receive CQE (a slow consumer) */
 		int gda_no_rx_bound;     /* EFAB_FAULT_GDA_NO_RX_BOUND=1: launches not cut to the
 					 * receive ring (shows the lap the bound prevents) */
+		unsigned rx_pause_ms;    /* EFAB_FAULT_RX_PAUSE_MS=N: a writedata stream's target
+					  * stops reading its CQ for N ms once per size, halfway
+					  * through its remote CQ data (a descheduled reader) */
+		int no_credits;          /* EFAB_FAULT_NO_CREDITS=1: writedata streams without
+					  * credits (shows the CQ lap they prevent) */
 	} faults;
 	uint64_t nverified;
 	uint64_t late; /* messages whose bytes landed after their tag */
@@ -100,14 +109,23 @@ struct efab_ctx {
 	uint8_t *bounce;     /* host staging for fills/checks of GPU memory */
 	double own_bw_MBps, own_Mops; /* this rank's figures in the last bandwidth run (0: passive) */
 	const struct efab_stream_ops *stream_ops; /* the stream of the size being measured */
-	/* 64 bytes past the family's region, 8-aligned and zeroed: where a
-	 * stream's confirm exchanges its end flags (rma.c) */
+	/* EFAB_CONFIRM_BYTES past the family's region, 64-aligned and zeroed:
+	 * where a stream's confirm exchanges its end flags and its target
+	 * returns credits (rma.c) */
 	size_t confirm_off;
 	uint64_t rx_data_confirmed; /* remote CQ data counted up to the last confirmed end */
 	int answered; /* this size's peer end flag was acknowledged (rma.c bw_answer) */
 	struct { /* the RMA stream's per-size constants (rma.c bw_begin) */
 		uint64_t wflags; /* a write's flags: FI_REMOTE_CQ_DATA, FI_EFA_WR_HIGH_PPS */
 		int msg;         /* post through fi_writemsg/fi_readmsg (--post-list, --high-pps) */
+		/* writedata's credits (rma.c): the remote CQ data this rank
+		 * posted (ever), the most its peer said it read (ever), how many
+		 * may be unread at once (0: no credits), and as a target the
+		 * count it last returned and how many returns it made */
+		uint64_t wd_posted, credit_seen, credit_limit, credit_chunk;
+		uint64_t credit_sent_at, credit_returns;
+		int paused; /* EFAB_FAULT_RX_PAUSE_MS taken in this size */
+		int credit_said; /* -v: the credit figures printed (once) */
 	} bw;
 	struct { /* the put ping-pong's per-size constants (rma.c put_begin) */
 		uint64_t flags;   /* FI_REMOTE_CQ_DATA, FI_INJECT */

@@ -46,6 +46,10 @@ static void faults_read(struct efab_faults *f)
 	f->gda_rx_slow_ns = v ? strtoull(v, NULL, 10) : 0;
 	v = getenv("EFAB_FAULT_GDA_NO_RX_BOUND");
 	f->gda_no_rx_bound = v && !strcmp(v, "1");
+	v = getenv("EFAB_FAULT_RX_PAUSE_MS");
+	f->rx_pause_ms = v ? (unsigned)strtoul(v, NULL, 10) : 0;
+	v = getenv("EFAB_FAULT_NO_CREDITS");
+	f->no_credits = v && !strcmp(v, "1");
 }
 
 /* ---- the main flow ---- */
@@ -331,7 +335,7 @@ static int setup_memory(efab_ctx_t *c)
 {
 	size_t region = c->fam->region ? c->fam->region(c, c->o.sizes.max) : 4 * c->o.sizes.max;
 	c->confirm_off = (region + 63) & ~(size_t)63;
-	region = c->confirm_off + 64;
+	region = c->confirm_off + EFAB_CONFIRM_BYTES;
 	c->mem_kind = c->initiator ? c->o.mem_local : c->o.mem_remote;
 	vmm_sync_memops_hint(c, c->fab.info);
 	c->gpu = -1;
@@ -346,8 +350,8 @@ static int setup_memory(efab_ctx_t *c)
 		efab_log_error("out of memory (%zu bytes staging)", region);
 		return EFAB_ERR;
 	}
-	memset(c->bounce, 0, 64);
-	if ((rc = efab_mem_write(&c->mem, c->confirm_off, c->bounce, 64)))
+	memset(c->bounce, 0, EFAB_CONFIRM_BYTES);
+	if ((rc = efab_mem_write(&c->mem, c->confirm_off, c->bounce, EFAB_CONFIRM_BYTES)))
 		return rc;
 	uint64_t access = c->row->access;
 	/* set-up, untimed: libfabric's log taken around it says the path (reg_path) */

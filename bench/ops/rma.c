@@ -26,8 +26,10 @@
  *     size, window x size bytes on each side, as fabtests' fi_rma_bw and
  *     OSU's osu_put_bw/osu_get_bw do (it matters where the window no longer
  *     fits a cache: 4 MiB on shm). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "efab_ops.h"
 #include "rma.h"
@@ -229,9 +231,22 @@ static size_t rx_bytes(const efab_ctx_t *c)
 	return slots(c) * c->o.sizes.max;
 }
 
+static void credit_begin(efab_ctx_t *c);
+static int credit_wait(efab_ctx_t *c, uint64_t n, efab_waitfor_t *w);
+
+/* Room for n more writedata in the peer's completion queue (credits, below):
+ * the fast path a compare, the wait only where the peer's reads lag. */
+static inline int credit_room(efab_ctx_t *c, uint64_t n, efab_waitfor_t *w)
+{
+	if (!c->bw.credit_limit || c->bw.wd_posted + n <= c->bw.credit_seen + c->bw.credit_limit)
+		return EFAB_OK;
+	return credit_wait(c, n, w);
+}
+
 static int bw_begin(efab_ctx_t *c, uint64_t size)
 {
 	c->answered = 0;
+	credit_begin(c);
 	/* --post-list and --high-pps post through fi_writemsg/fi_readmsg; with
 	 * them and with --pipeline every operation has a completion (no inject:
 	 * fi_inject_write takes no flags, and the pipeline counts completions) */
@@ -293,9 +308,17 @@ static int bw_post_msg(efab_ctx_t *c, uint64_t size, uint64_t k, int last, efab_
 	int read = c->op == EFAB_OP_READ;
 	uint8_t *local = efab_local(c, read ? slot : tx + slot);
 	uint64_t remote = efab_raddr(c, c->peer, read ? tx + slot : slot);
-	return efab_post_rma_msg(ep_of(c, k), c->peer, read, local, size, c->ldesc, remote,
-				 c->rkeys[c->peer].key, c->seq & 0xffffffffu,
-				 (read ? 0 : c->bw.wflags) | more, w);
+	/* credits: room for the whole post list at its first op (no wait
+	 * between an FI_MORE post and the one that rings the doorbell) */
+	uint64_t pl = c->o.post_list > 1 ? c->o.post_list : 1;
+	if (k % pl == 0 && credit_room(c, pl, w))
+		return EFAB_ERR;
+	if (efab_post_rma_msg(ep_of(c, k), c->peer, read, local, size, c->ldesc, remote,
+			      c->rkeys[c->peer].key, c->seq & 0xffffffffu,
+			      (read ? 0 : c->bw.wflags) | more, w))
+		return EFAB_ERR;
+	c->bw.wd_posted += c->op == EFAB_OP_WRITEDATA;
+	return EFAB_OK;
 }
 
 /* --pipeline: operation k, alone (the pattern keeps -W in flight). */
@@ -309,9 +332,13 @@ static int bw_post_one(efab_ctx_t *c, uint64_t size, uint64_t k, int last)
 	if (c->op == EFAB_OP_READ)
 		return efab_post_read(ep_of(c, k), c->peer, efab_local(c, slot), size, c->ldesc,
 				      efab_raddr(c, c->peer, tx + slot), c->rkeys[c->peer].key, &w);
-	return efab_post_write(ep_of(c, k), c->peer, efab_local(c, tx + slot), size, c->ldesc,
-			       efab_raddr(c, c->peer, slot), c->rkeys[c->peer].key,
-			       c->seq & 0xffffffffu, c->bw.wflags, &w);
+	if (credit_room(c, 1, &w) ||
+	    efab_post_write(ep_of(c, k), c->peer, efab_local(c, tx + slot), size, c->ldesc,
+			    efab_raddr(c, c->peer, slot), c->rkeys[c->peer].key, c->seq & 0xffffffffu,
+			    c->bw.wflags, &w))
+		return EFAB_ERR;
+	c->bw.wd_posted += c->op == EFAB_OP_WRITEDATA;
+	return EFAB_OK;
 }
 
 /* The per-operation work is the post alone: what depends on the options
@@ -339,15 +366,22 @@ static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 	}
 	uint64_t flags = c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0;
 	uint64_t data = c->seq & 0xffffffffu;
+	uint64_t credited = c->op == EFAB_OP_WRITEDATA; /* (what the peer's credits count) */
 	/* with inject, every write of the window is injected */
-	for (uint64_t injected = c->use_inject ? window : 0; k < injected; k++, slot += step)
-		if (efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size, c->ldesc,
+	for (uint64_t injected = c->use_inject ? window : 0; k < injected; k++, slot += step) {
+		if (credit_room(c, 1, &w) ||
+		    efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size, c->ldesc,
 				    remote + slot, key, data, flags | FI_INJECT, &w))
 			return EFAB_ERR;
-	for (; k < window; k++, slot += step)
-		if (efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size, c->ldesc,
+		c->bw.wd_posted += credited;
+	}
+	for (; k < window; k++, slot += step) {
+		if (credit_room(c, 1, &w) ||
+		    efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size, c->ldesc,
 				    remote + slot, key, data, flags, &w))
 			return EFAB_ERR;
+		c->bw.wd_posted += credited;
+	}
 	return EFAB_OK;
 }
 
@@ -472,6 +506,110 @@ static int confirm_take(efab_ctx_t *c, size_t at, uint64_t *v, efab_waitfor_t *w
 #define SLOT_ACK(c) ((c)->confirm_off + 8)
 #define SLOT_FLAG_SRC(c) ((c)->confirm_off + 16)
 #define SLOT_ACK_SRC(c) ((c)->confirm_off + 24)
+
+/* ---- writedata's credits ----
+ * A writedata's remote CQ data is an entry in the target's completion queue,
+ * and one-sided traffic has nothing that stops an initiator from making
+ * entries faster than the target reads them. On efa-direct the CQ is a ring
+ * the device writes in memory the provider reads; the provider tells the
+ * device how far it read through the CQ doorbell (consumer index), and the
+ * kernel driver has no event for a full CQ (amzn-drivers efa_main.c: only
+ * completion events). Where the device supports unsolicited write receive
+ * (EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV, newer devices) a write with
+ * immediate consumes no posted receive, so no receive queue bounds the
+ * entries either (with receives, RNR bounds them). A target descheduled for
+ * 1 ms while a NIC delivers 4 Mops/s is 4000 entries behind: a 4096-entry
+ * ring is lapped and completions are lost (efasim: the run timed out waiting
+ * for them, about one run in two of the 8 B pipelined writedata case on 2
+ * cores; EFAB_FAULT_NO_CREDITS=1 brings it back). So the target returns
+ * credits: each time it has read credit_chunk more remote CQ data it writes
+ * its running count (every remote CQ data it ever read: monotonic) into one
+ * of 8 words of the initiator's confirm area, in turn; the initiator takes
+ * the largest word it sees (writes land in any order on efa: an older value
+ * landing late never lowers it) and posts a writedata only while at most
+ * credit_limit of its own may be unread. Host memory only (the words are
+ * polled by the CPU, as the confirm flags): GPU memory confirms nothing and
+ * has no credits. A wait for credits is in the timed phase: a target that
+ * reads slower than the fabric delivers is the rate. */
+#define CREDIT_WORDS 8
+#define SLOT_CREDIT(c, k) ((c)->confirm_off + 64 + 8 * (size_t)(k))
+#define SLOT_CREDIT_SRC(c, k) ((c)->confirm_off + 128 + 8 * (size_t)(k))
+
+/* efab_progress's rx_hook on a writedata stream's ranks that receive. */
+static int credit_return(efab_fabric_t *fab, void *arg)
+{
+	efab_ctx_t *c = arg;
+	/* a test's descheduled reader: once, halfway through the size's
+	 * operations (in the timed phase) */
+	if (c->faults.rx_pause_ms && !c->bw.paused &&
+	    fab->rx_data_count - c->rx_data_confirmed >= c->planned * c->o.window / 2) {
+		c->bw.paused = 1;
+		usleep(c->faults.rx_pause_ms * 1000u);
+	}
+	uint64_t n = fab->rx_data_count;
+	if (!c->bw.credit_chunk || n - c->bw.credit_sent_at < c->bw.credit_chunk)
+		return 0;
+	unsigned k = (unsigned)(c->bw.credit_returns++ % CREDIT_WORDS);
+	efab_waitfor_t w = {"a credit return to be posted", efab_op_name(c->op), 0, c->peer, 0};
+	c->bw.credit_sent_at = n;
+	/* a source word is rewritten 8 returns later, by a larger count: should
+	 * its write still be in flight then, the device reads a newer credit,
+	 * which is as true (an aligned 8-byte store is never read torn) */
+	return confirm_send(c, SLOT_CREDIT_SRC(c, k), SLOT_CREDIT(c, k), n, &w) ? -1 : 0;
+}
+
+/* bw_begin, every rank, every size: credits where the remote CQ data is
+ * counted at a host-memory target (confirm remote-cq-data), sized to the CQ
+ * as asked (both ranks' are alike; the device's may be larger): what it holds
+ * less what the target's own operations can have in it (--bidir: a window,
+ * at most the transmit queue; 64 more for credit returns, flags and
+ * acknowledgements), returned in eighths. */
+static void credit_begin(efab_ctx_t *c)
+{
+	/* (--initiator gpu: the GPU posts, never asks for credits; the GDA
+	 * stream bounds its own rings) */
+	int on = confirm_kind(c) == CONFIRM_CQ_DATA && c->o.initiator != EFAB_INITIATOR_GPU;
+	c->bw.paused = 0;
+	c->bw.credit_limit = c->bw.credit_chunk = 0;
+	c->fab.rx_hook = on ? credit_return : NULL;
+	c->fab.rx_hook_arg = c;
+	if (!on || c->faults.no_credits)
+		return;
+	uint64_t cq = c->fab.cq_size, tx = c->fab.info->tx_attr->size;
+	uint64_t own = (c->o.bidir ? (c->o.window < tx ? c->o.window : tx) : 0) + 64;
+	uint64_t room = cq > 2 * own ? cq - own : cq / 2;
+	uint64_t pl = c->o.post_list > 1 ? c->o.post_list : 1;
+	c->bw.credit_chunk = room / CREDIT_WORDS ? room / CREDIT_WORDS : 1;
+	c->bw.credit_limit = room - c->bw.credit_chunk;
+	/* never stuck: with every op read but fewer than a chunk returned, a
+	 * post list still fits (where the CQ asked for is smaller than that,
+	 * the limit can pass it: -v shows both) */
+	if (c->bw.credit_limit < c->bw.credit_chunk + pl)
+		c->bw.credit_limit = c->bw.credit_chunk + pl;
+	if (c->o.verbose && c->rt->rank == 0 && !c->bw.credit_said++)
+		fprintf(stderr, "# credits: CQ %llu entries asked, %llu kept for the target's own "
+			"completions: at most %llu remote CQ data unread, returned every %llu\n",
+			(unsigned long long)cq, (unsigned long long)own,
+			(unsigned long long)c->bw.credit_limit,
+			(unsigned long long)c->bw.credit_chunk);
+}
+
+/* credit_room's slow path: wait until the peer has read enough. */
+static int credit_wait(efab_ctx_t *c, uint64_t n, efab_waitfor_t *w)
+{
+	volatile const uint64_t *words = (volatile const uint64_t *)(void *)efab_local(c, SLOT_CREDIT(c, 0));
+	efab_waitfor_t cw = *w;
+	cw.what = "credits from the peer (its count of this rank's remote CQ data read)";
+	if (efab_wait_credit(&c->fab, words, CREDIT_WORDS, &c->bw.credit_seen,
+			     c->bw.wd_posted + n - c->bw.credit_limit, &cw))
+		return EFAB_ERR;
+	if (c->bw.credit_seen > c->bw.wd_posted) {
+		efab_log_error("the peer returned credits for %llu remote CQ data, this rank posted %llu",
+			       (unsigned long long)c->bw.credit_seen, (unsigned long long)c->bw.wd_posted);
+		return EFAB_ERR;
+	}
+	return EFAB_OK;
+}
 
 /* The peer's end flag is in its slot: once every operation it counts
  * arrived (writedata: as remote CQ data), clear the slot and acknowledge
@@ -808,6 +946,18 @@ int efab_rma_stream_setup(efab_ctx_t *c)
 				      "-o writedata counts every arrival)",
 	};
 	efab_note(c, "end_confirm %s: %s", bw_confirm_name(c), confirm_why[confirm_kind(c)]);
+	if (confirm_kind(c) == CONFIRM_CQ_DATA && c->o.initiator != EFAB_INITIATOR_GPU)
+		efab_note(c, "credits (writedata): %s",
+			  c->faults.no_credits
+				  ? "OFF (EFAB_FAULT_NO_CREDITS=1, a test fault): a target that reads its "
+				    "CQ slower than the remote CQ data arrive can lose them"
+				  : "the target returns its count of remote CQ data read every eighth of "
+				    "its CQ (as asked, less 64 entries for its own completions, less a "
+				    "window with --bidir); the initiator posts a writedata only while at "
+				    "most the rest can be unread, waiting in the timed loop otherwise (a "
+				    "device CQ read too slowly is lapped and loses completions; a target "
+				    "that reads slower than the fabric delivers is the rate); -v gives "
+				    "the figures");
 	efab_note(c, "--footprint %s: %s", efab_footprint_name(c->o.footprint),
 		  slots(c) > 1 ? "op k of a window uses source and destination k x size "
 				 "(window x size bytes each side, as fabtests and OSU)"

@@ -256,6 +256,49 @@ efa_cq_depth() { # V
 	unset EFASIM_MAX_CQE
 }
 
+# Writedata's credits (rma.c): a target that stops reading its CQ for 600 ms
+# halfway through the size (EFAB_FAULT_RX_PAUSE_MS, a descheduled reader)
+# while the initiator's pipeline goes on. Without credits (the old code:
+# EFAB_FAULT_NO_CREDITS=1) the 4096-entry direct CQ is lapped by the ~10000
+# remote CQ data posted meanwhile and the target never counts them all (the
+# CI failure of 2026-12-06, about one run in two of the 8 B pipelined case on
+# 2 cores without any fault); with them the initiator waits, so its rate is
+# at most the operations over the pause (an upper bound: load cannot fake it).
+efa_writedata_credits() { # V
+	efasim_need "$1"
+	local v=$1
+	export EFAB_FAULT_RX_PAUSE_MS=600
+	EFAB_FAULT_NO_CREDITS=1 expect_rc 1 efa_mpi "$v" 2 -x EFAB_FAULT_RX_PAUSE_MS -x EFAB_FAULT_NO_CREDITS \
+		"$EBIN/efab_put_bw" -p efa -f efa-direct -o writedata -m 8 -W 64 -n 312 -w 10 --pipeline -t 3
+	# (the target's own timeout line comes only if it outlives the initiator's abort)
+	expect_msg "timeout after 3.0 s waiting for (the remote CQ data of every operation of the size|the peer's acknowledgement of the last window)"
+	rm -f "$WORK"/cr-*.csv
+	expect_rc 0 efa_mpi "$v" 2 -x EFAB_FAULT_RX_PAUSE_MS "$EBIN/efab_put_bw" -p efa -f efa-direct \
+		-o writedata -m 8 -W 64 -n 312 -w 10 --pipeline --post-list 8 -t 10 -v --csv "$WORK/cr-1.csv"
+	grep -q "^# credits: CQ 2304 entries asked, 64 kept for the target's own completions: at most 1960 remote CQ data unread, returned every 280" \
+		"$WORK/last.err" || die "$v: no credits line"
+	# window mode, both directions (each rank pauses as a target: its row is
+	# the sum of two); and the p5 profile (no unsolicited write receive:
+	# FI_RX_CQ_DATA receives, RNR), checked
+	expect_rc 0 efa_mpi "$v" 2 -x EFAB_FAULT_RX_PAUSE_MS "$EBIN/efab_put_bw" -p efa -f efa-direct \
+		-o writedata -m 8 -W 64 -n 312 -w 10 --bidir -t 10 --csv "$WORK/cr-2.csv"
+	EFASIM_PROFILE=p5 expect_rc 0 efa_mpi "$v" 2 -x EFAB_FAULT_RX_PAUSE_MS "$EBIN/efab_put_bw" -p efa \
+		-f efa-direct -o writedata -m 8 -W 64 -n 312 -w 10 --pipeline -c -t 10 --csv "$WORK/cr-1p5.csv"
+	unset EFAB_FAULT_RX_PAUSE_MS
+	python3 - "$WORK" <<'PY' || die "$v: credits rows"
+import csv, sys
+for name, directions in (("cr-1", 1), ("cr-2", 2), ("cr-1p5", 1)):
+    rows = list(csv.DictReader(open(f"{sys.argv[1]}/{name}.csv")))
+    assert len(rows) == 1, (name, len(rows))
+    r = rows[0]
+    assert r["errors"] == "0", (name, r["errors"])
+    # each initiator waited out the 600 ms pause in its timed loop: at most
+    # its 312 x 64 measured operations over 0.6 s (an upper bound: load can
+    # only lower the rate)
+    assert 0 < float(r["msg_rate_Mops"]) <= directions * 312 * 64 / 0.6 / 1e6, (name, r["msg_rate_Mops"])
+PY
+}
+
 # The simulator's threads (device engine, RNR retry, hw_counters cache) stop
 # when its library is unloaded: tests/efasim/unload_test.c dlopens libfabric,
 # runs one write on efa-direct, dlcloses it and lives on 300 ms. Before, the
@@ -672,6 +715,7 @@ t_efa260_stale_registry() {
 }
 t_efa260_reordered_writes() { efa_reordered_writes 2.6.0; }
 t_efa260_cq_depth() { efa_cq_depth 2.6.0; }
+t_efa260_writedata_credits() { efa_writedata_credits 2.6.0; }
 t_efa260_unload() { efa_unload 2.6.0; }
 t_efa270_unload() { efa_unload 2.7.0a1; }
 t_efa260_peak_flags() { efa_peak 2.6.0; }

@@ -282,8 +282,14 @@ const char *efab_post_einval_hint;
 					       ret == -FI_EINVAL && efab_post_einval_hint ? efab_post_einval_hint : ""); \
 				return EFAB_ERR;                                             \
 			}                                                                    \
-			if (efab_progress(fab) < 0)                                          \
-				return EFAB_ERR;                                             \
+			/* the context of this post is taken (next_ctx): no post from \
+			 * the rx_hook in this progress, which would take it too */  \
+			int held_ = acct->in_rx_hook, got_;                          \
+			acct->in_rx_hook = 1;                                        \
+			got_ = efab_progress(fab);                                   \
+			acct->in_rx_hook = held_;                                    \
+			if (got_ < 0)                                                \
+				return EFAB_ERR;                                     \
 			DEADLINE_EVERY_256();                                                \
 		}                                                                            \
 	} while (0)

@@ -69,12 +69,14 @@ typedef struct efab_fabric {
 	 * device CQ can be lapped past its size: a producer that outruns the
 	 * reader overwrites or loses what was not read) */
 	size_t cq_size;
-	/* Called by efab_progress after a call that read a remote CQ data
-	 * completion (never from inside itself: a post it makes may drive
-	 * progress); nonzero fails the progress call. rma.c's credit return. */
+	/* Called by efab_progress whenever rx_data_count moved since its last
+	 * call (rx_hook_at), except from inside itself (a post it makes may
+	 * drive progress) and from a post's -FI_EAGAIN progress (in_rx_hook);
+	 * nonzero fails the progress call. rma.c's credit return. */
 	int (*rx_hook)(struct efab_fabric *fab, void *arg);
 	void *rx_hook_arg;
 	int in_rx_hook;
+	uint64_t rx_hook_at;
 } efab_fabric_t;
 
 /* Bring up fabric, domain, CQ, AV and endpoint for info (ownership passes to

@@ -83,13 +83,18 @@ static int progress_one(efab_fabric_t *fab)
 
 int efab_progress(efab_fabric_t *fab)
 {
-	uint64_t rx = fab->rx_data_count;
 	int n = progress_one(fab);
 	for (size_t j = 0; n >= 0 && j < fab->nsub; j++) {
 		int m = progress_one(&fab->sub[j]);
 		n = m < 0 ? m : n + m;
 	}
-	if (n > 0 && fab->rx_hook && !fab->in_rx_hook && fab->rx_data_count != rx) {
+	/* whenever the count moved since the hook last ran, not only when this
+	 * call read something: what a post's progress, the hook's own post or a
+	 * further endpoint's progress (--eps: counted into this parent) read
+	 * while the hook could not run is owed to the peer, which may be
+	 * waiting for it with nothing more to send */
+	if (n >= 0 && fab->rx_hook && !fab->in_rx_hook && fab->rx_data_count != fab->rx_hook_at) {
+		fab->rx_hook_at = fab->rx_data_count;
 		fab->in_rx_hook = 1;
 		int r = fab->rx_hook(fab, fab->rx_hook_arg);
 		fab->in_rx_hook = 0;
@@ -251,8 +256,10 @@ static void *next_ctx(efab_fabric_t *fab)
 static int reserve_slot(efab_fabric_t *fab, const efab_waitfor_t *w)
 {
 	size_t ring = fab->nctx - EFAB_RX_CQ_DATA_DEPTH;
-	if (fab->tx_posted - fab->tx_done >= ring)
-		return efab_wait_tx(fab, fab->tx_posted - ring + 1, w);
+	/* again after each wait: an rx_hook post during it moves tx_posted */
+	while (fab->tx_posted - fab->tx_done >= ring)
+		if (efab_wait_tx(fab, fab->tx_posted - ring + 1, w))
+			return EFAB_ERR;
 	return EFAB_OK;
 }
 

@@ -33,7 +33,7 @@ typedef struct efab_ctx efab_ctx_t;
 struct efab_family;
 struct efab_stream_ops;
 
-#define EFAB_MAX_NOTES 16
+#define EFAB_MAX_NOTES 24
 /* The stream's confirm area past the family's region: 4 flag slots and 4
  * spare words, then 8 credit words the peer writes, then 8 sources of this
  * rank's own credit returns (rma.c) */
@@ -96,7 +96,8 @@ struct efab_ctx {
 					 * receive ring (shows the lap the bound prevents) */
 		unsigned rx_pause_ms;    /* EFAB_FAULT_RX_PAUSE_MS=N: a writedata stream's target
 					  * stops reading its CQ for N ms once per size, halfway
-					  * through its remote CQ data (a descheduled reader) */
+					  * through its remote CQ data (--time: at the first; a
+					  * descheduled reader) */
 		int no_credits;          /* EFAB_FAULT_NO_CREDITS=1: writedata streams without
 					  * credits (shows the CQ lap they prevent) */
 	} faults;

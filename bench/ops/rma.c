@@ -577,7 +577,10 @@ static void credit_begin(efab_ctx_t *c)
 		return;
 	uint64_t cq = c->fab.cq_size, tx = c->fab.info->tx_attr->size;
 	uint64_t own = (c->o.bidir ? (c->o.window < tx ? c->o.window : tx) : 0) + 64;
-	uint64_t room = cq > 2 * own ? cq - own : cq / 2;
+	/* (the CQ asked holds the tx queue, at least a window, and the
+	 * receives: more than own wherever 64 < the receives; else 16, and
+	 * -v shows the CQ can be passed) */
+	uint64_t room = cq > own + 16 ? cq - own : 16;
 	uint64_t pl = c->o.post_list > 1 ? c->o.post_list : 1;
 	c->bw.credit_chunk = room / CREDIT_WORDS ? room / CREDIT_WORDS : 1;
 	c->bw.credit_limit = room - c->bw.credit_chunk;
@@ -588,10 +591,13 @@ static void credit_begin(efab_ctx_t *c)
 		c->bw.credit_limit = c->bw.credit_chunk + pl;
 	if (c->o.verbose && c->rt->rank == 0 && !c->bw.credit_said++)
 		fprintf(stderr, "# credits: CQ %llu entries asked, %llu kept for the target's own "
-			"completions: at most %llu remote CQ data unread, returned every %llu\n",
+			"completions: at most %llu remote CQ data unread, returned every %llu%s\n",
 			(unsigned long long)cq, (unsigned long long)own,
 			(unsigned long long)c->bw.credit_limit,
-			(unsigned long long)c->bw.credit_chunk);
+			(unsigned long long)c->bw.credit_chunk,
+			own + c->bw.credit_limit > cq ? " (MORE than the CQ asked can hold: it may be "
+							  "lapped where the device's is no larger)"
+						      : "");
 }
 
 /* credit_room's slow path: wait until the peer has read enough. */

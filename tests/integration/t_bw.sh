@@ -152,6 +152,25 @@ t_bw_confirm_counts_arrivals() {
 		-n 10 -t 2
 }
 
+# Writedata's credits (rma.c) both ways with windows larger than the credit
+# limit (shm's CQ as asked: 1280 entries, 1088 kept for a rank's own
+# completions and returns: at most 168 unread). A return owed for remote CQ
+# data read while the hook could not run (inside a post's -FI_EAGAIN
+# progress) was never posted once the peer, itself waiting for credits, sent
+# nothing more: both ranks waited until the timeout (every run at 743ce7c,
+# windowed, pipelined and checked alike).
+t_bw_writedata_credits_bidir() {
+	local m
+	for m in "" "--pipeline" "-c"; do
+		# shellcheck disable=SC2086
+		expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm -o writedata -m 8:4K:x8 --bidir -W 1024 -n 20 \
+			-t 10 $m
+	done
+	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm -o writedata -m 8 --bidir -W 1024 -n 5 -t 10 -v
+	grep -q "^# credits: CQ 1280 entries asked, 1088 kept for the target's own completions: at most 168 remote CQ data unread, returned every 24\$" \
+		"$WORK/last.err" || die "no credits line, or other figures"
+}
+
 # Issue 28: with --bidir each rank's loop ends when its own end is
 # confirmed. A peer still posting acknowledges a finished rank's end flag
 # between its windows; before, the finished rank waited for the peer's whole

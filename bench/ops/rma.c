@@ -558,6 +558,15 @@ static int credit_return(efab_fabric_t *fab, void *arg)
 	return confirm_send(c, SLOT_CREDIT_SRC(c, k), SLOT_CREDIT(c, k), n, &w) ? -1 : 0;
 }
 
+/* Whether a writedata stream has credits: its remote CQ data counted at a
+ * host-memory target (confirm remote-cq-data), posted by the CPU (--initiator
+ * gpu: the GPU posts, never asks for credits; the GDA stream bounds its own
+ * rings). */
+static int credits_apply(const efab_ctx_t *c)
+{
+	return confirm_kind(c) == CONFIRM_CQ_DATA && c->o.initiator != EFAB_INITIATOR_GPU;
+}
+
 /* bw_begin, every rank, every size: credits where the remote CQ data is
  * counted at a host-memory target (confirm remote-cq-data), sized to the CQ
  * as asked (both ranks' are alike; the device's may be larger): what it holds
@@ -566,9 +575,7 @@ static int credit_return(efab_fabric_t *fab, void *arg)
  * acknowledgements), returned in eighths. */
 static void credit_begin(efab_ctx_t *c)
 {
-	/* (--initiator gpu: the GPU posts, never asks for credits; the GDA
-	 * stream bounds its own rings) */
-	int on = confirm_kind(c) == CONFIRM_CQ_DATA && c->o.initiator != EFAB_INITIATOR_GPU;
+	int on = credits_apply(c);
 	c->bw.paused = 0;
 	c->bw.credit_limit = c->bw.credit_chunk = 0;
 	c->fab.rx_hook = on ? credit_return : NULL;
@@ -952,7 +959,7 @@ int efab_rma_stream_setup(efab_ctx_t *c)
 				      "-o writedata counts every arrival)",
 	};
 	efab_note(c, "end_confirm %s: %s", bw_confirm_name(c), confirm_why[confirm_kind(c)]);
-	if (confirm_kind(c) == CONFIRM_CQ_DATA && c->o.initiator != EFAB_INITIATOR_GPU)
+	if (credits_apply(c))
 		efab_note(c, "credits (writedata): %s",
 			  c->faults.no_credits
 				  ? "OFF (EFAB_FAULT_NO_CREDITS=1, a test fault): a target that reads its "

@@ -778,8 +778,18 @@ static int rma_check_opts(efab_ctx_t *c)
 {
 	if (c->row->pattern == EFAB_PATTERN_STREAM && peak_check_opts(c))
 		return EFAB_EUSAGE;
-	if (c->row->pattern == EFAB_PATTERN_PINGPONG && c->op == EFAB_OP_WRITE && !last_byte_polled(c))
+	if (c->row->pattern == EFAB_PATTERN_PINGPONG && c->op == EFAB_OP_WRITE && !last_byte_polled(c)) {
+		/* -o write times arrival by its last byte, which the CPU cannot
+		 * poll in GPU memory: asked for, it is refused (a silent switch
+		 * filled one sweep series from two jobs); by default the row is
+		 * writedata, and the op column and the header say so */
+		if (c->o.op == EFAB_OP_WRITE) {
+			efab_log_error("-o write with GPU memory (--mem): the CPU cannot poll GPU "
+				       "memory for the last byte; use -o writedata (the default there)");
+			return EFAB_EUSAGE;
+		}
 		c->op = EFAB_OP_WRITEDATA;
+	}
 	return EFAB_OK;
 }
 
@@ -793,8 +803,9 @@ static size_t rma_region(const efab_ctx_t *c, uint64_t max_size)
 int efab_rma_notes(efab_ctx_t *c)
 {
 	if (c->op == EFAB_OP_WRITEDATA && c->row->pattern == EFAB_PATTERN_PINGPONG && !last_byte_polled(c))
-		efab_note(c, "GPU memory cannot be polled by the CPU: arrival is the remote CQ data "
-			     "completion (writedata)");
+		efab_note(c, "-o writedata%s: GPU memory cannot be polled by the CPU, arrival is the "
+			     "remote CQ data completion", c->o.op == EFAB_OP_DEFAULT ? " (the default "
+			     "on GPU memory)" : "");
 	if (c->op == EFAB_OP_WRITE && c->row->pattern == EFAB_PATTERN_PINGPONG) {
 		size_t mtu = efab_link_mtu(c);
 		char m[96] = "the provider reports no MTU: column lat_lower_bound unknown";

@@ -9,18 +9,28 @@ t_sweep_dry_run_configs() {
 		expect_rc 0 "$BIN/efab_sweep" --dry-run "$c"
 	done
 	expect_rc 0 "$BIN/efab_sweep" --dry-run configs/p5en-efa-vs-efa-direct.conf
-	grep -q "^# configs/p5en-efa-vs-efa-direct.conf: 120 jobs" "$WORK/last.out" || die "job count"
+	grep -q "^# configs/p5en-efa-vs-efa-direct.conf: 114 jobs" "$WORK/last.out" || die "job count"
 	# every command is an mpirun of a built benchmark (mr_reg runs without one)
 	python3 - "$WORK/last.out" "$BIN" <<'PY' || die "commands"
 import os, shlex, sys
 lines = [l for l in open(sys.argv[1]) if not l.startswith("#")]
-assert len(lines) == 120, len(lines)
+assert len(lines) == 114, len(lines)
 seen = set()
+runs = {}
 for l in lines:
     w = shlex.split(l)
     while "=" in w[0]:
         w.pop(0)
     exe = next(x for x in w if "/efab_" in x)
+    # issue 59: every job on the NIC nearest GPU 0 (the comment's promise)
+    assert w[w.index("--domain") + 1] == "auto", w
+    # one series, one job: put_lat on GPU memory is writedata, asked once
+    # (a default -o on cuda used to become writedata silently beside the
+    # writedata job: 6 "repeats" from two jobs)
+    if "efab_put_lat" in exe and w[w.index("--mem") + 1] == "cuda":
+        assert "--op" in w and w[w.index("--op") + 1] == "writedata", w
+    key = " ".join(x for x in w if "RUNDIR" not in x)
+    runs[key] = runs.get(key, 0) + 1
     assert os.access(os.path.join(sys.argv[2], os.path.basename(exe)), os.X_OK), exe
     if "efab_mr_reg" not in exe:
         assert w[0] == "/opt/amazon/openmpi/bin/mpirun" and w[1:3] == ["-np", "2"], w
@@ -30,6 +40,7 @@ for b in ("efab_put_lat", "efab_get_lat", "efab_put_bw", "efab_atomic_lat"):
     for f in ("efa", "efa-direct"):
         for m in ("host", "cuda"):
             assert (b, f, m) in seen, (b, f, m)
+assert set(runs.values()) == {3}, [k for k, v in runs.items() if v != 3]
 PY
 	# issue 48's tuning matrix: (2 ops x 3 post lists x 2 loops x 2 high-pps + 2 x 2
 	# tclass + 3 x 2 + 2 ops x 2 post lists x 3 eps) jobs x 3 repeats, each option

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE /* dladdr */
 #include <ctype.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,4 +139,120 @@ void efab_libfabric_pc_version(const char *libdir, char *out, size_t len)
 			break;
 		}
 	fclose(f);
+}
+
+void efab_rdma_core_release_of(const char *path, char *out, size_t len)
+{
+	out[0] = '\0';
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *so = strstr(base, ".so.");
+	if (!so)
+		return;
+	/* .so.1.<abi>.<major>.<minor>: the last two numbers are the release */
+	unsigned n[8];
+	int k = 0;
+	for (const char *p = so + 4; *p && k < 8;) {
+		char *end;
+		unsigned long v = strtoul(p, &end, 10);
+		if (end == p || (*end && *end != '.'))
+			return;
+		n[k++] = (unsigned)v;
+		p = *end ? end + 1 : end;
+	}
+	if (k == 4)
+		snprintf(out, len, "%u.%u", n[2], n[3]);
+}
+
+typedef struct loaded_libs {
+	char ibverbs[PATH_MAX], efa[PATH_MAX];
+} loaded_libs_t;
+
+static int find_loaded(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	loaded_libs_t *l = arg;
+	(void)size;
+	const char *name = info->dlpi_name, *base;
+	if (!name || !*name)
+		return 0;
+	base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	if (!strncmp(base, "libibverbs.so", 13) && !l->ibverbs[0])
+		snprintf(l->ibverbs, sizeof(l->ibverbs), "%s", name);
+	else if (!strncmp(base, "libefa.so", 9) && !l->efa[0])
+		snprintf(l->efa, sizeof(l->efa), "%s", name);
+	return 0;
+}
+
+/* The simulated device's libibverbs exports efasim_* (tests/efasim). */
+static int is_efasim(const char *path)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	int sim = dlsym(h, "efasim_is_sim_context") != NULL;
+	dlclose(h);
+	return sim;
+}
+
+void efab_rdma_core_version(char *ver, size_t vlen, char *detail, size_t dlen)
+{
+	loaded_libs_t l = {{0}, {0}};
+	char vi[32] = "", ve[32] = "", ri[PATH_MAX] = "", re[PATH_MAX] = "", v[64] = "";
+	dl_iterate_phdr(find_loaded, &l);
+	if (l.ibverbs[0] && !realpath(l.ibverbs, ri))
+		snprintf(ri, sizeof(ri), "%s", l.ibverbs);
+	if (l.efa[0] && !realpath(l.efa, re))
+		snprintf(re, sizeof(re), "%s", l.efa);
+	efab_rdma_core_release_of(ri, vi, sizeof(vi));
+	efab_rdma_core_release_of(re, ve, sizeof(ve));
+	if (ri[0] && is_efasim(ri))
+		snprintf(v, sizeof(v), "efasim");
+	else if (vi[0] && ve[0] && strcmp(vi, ve))
+		snprintf(v, sizeof(v), "%s/%s", vi, ve); /* two releases mixed */
+	else
+		snprintf(v, sizeof(v), "%s", vi[0] ? vi : ve);
+	if (ver)
+		snprintf(ver, vlen, "%s", v);
+	if (detail)
+		snprintf(detail, dlen, "%s%s%s", ri[0] ? ri : "no libibverbs loaded",
+			 re[0] ? ", " : "", re);
+}
+
+static void read_trimmed(const char *path, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	fclose(f);
+	size_t k = strlen(buf);
+	while (k && isspace((unsigned char)buf[k - 1]))
+		buf[--k] = '\0';
+}
+
+static const char *sysfs_root(void)
+{
+	const char *s = getenv("SYSFS_PATH");
+	return s && *s ? s : "/sys";
+}
+
+void efab_efa_driver_version(char *buf, size_t len)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/module/efa/version", sysfs_root());
+	read_trimmed(p, buf, len);
+}
+
+void efab_ib_fw_ver(const char *dev, char *buf, size_t len)
+{
+	char d[128], p[PATH_MAX];
+	snprintf(d, sizeof(d), "%s", dev);
+	char *dash = strrchr(d, '-');
+	if (dash && (!strcmp(dash, "-rdm") || !strcmp(dash, "-dgrm")))
+		*dash = '\0';
+	snprintf(p, sizeof(p), "%s/class/infiniband/%s/fw_ver", sysfs_root(), d);
+	read_trimmed(p, buf, len);
 }

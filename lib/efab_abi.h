@@ -133,6 +133,28 @@ void efab_efa_installer_parse(const char *text, char *buf, size_t len);
  * release (2.7.0a1 answers 2.6). */
 void efab_libfabric_pc_version(const char *libdir, char *out, size_t len);
 
+/* The rest of the EFA stack under libfabric, which an EFA installer ships and
+ * which is system-wide (an LD_LIBRARY_PATH swap of libfabric keeps it):
+ * - rdma-core: the release of the libibverbs loaded in this process, from its
+ *   file name (rdma-core's libibverbs/CMakeLists.txt installs
+ *   libibverbs.so.1.<abi>.<release>, e.g. libibverbs.so.1.14.44.0 = 44.0;
+ *   providers/efa/CMakeLists.txt libefa.so.1.<abi>.<release>). ver: "64.0",
+ *   "efasim" for the simulated device's libibverbs, "" when no libibverbs is
+ *   loaded (call it after fi_getinfo) or its name carries no release; detail:
+ *   the files, for a row or a log. Either may be NULL. */
+void efab_rdma_core_version(char *ver, size_t vlen, char *detail, size_t dlen);
+/* The rdma-core release in a libibverbs/libefa file name: "44.0" from
+ * ".../libibverbs.so.1.14.44.0"; "" when the name carries none. */
+void efab_rdma_core_release_of(const char *path, char *out, size_t len);
+/* - the EFA kernel driver: ${SYSFS_PATH:-/sys}/module/efa/version (the
+ *   module's MODULE_VERSION; rdma-core reads sysfs under SYSFS_PATH too, and so
+ *   the simulated device offers it there); "" without the module. */
+void efab_efa_driver_version(char *buf, size_t len);
+/* - the device firmware of an RDMA device (ibv name, "rdmap79s0"; a libfabric
+ *   domain name with its "-rdm"/"-dgrm" suffix is accepted):
+ *   ${SYSFS_PATH:-/sys}/class/infiniband/<dev>/fw_ver; "" when absent. */
+void efab_ib_fw_ver(const char *dev, char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -212,6 +212,7 @@ typedef struct efab_opts {
 	char verdict_json[PATH_MAX]; /* the verdict as JSON ("" none) */
 	/* every node's facts as JSON (the sweep: jobs/NNN.nodes.json) */
 	char nodes_json[PATH_MAX];
+	int strict_versions; /* a difference between the ranks' stacks is exit 2 */
 } efab_opts_t;
 
 enum efab_opt_type { EFAB_OT_STR, EFAB_OT_U64, EFAB_OT_DOUBLE, EFAB_OT_FLAG, EFAB_OT_CHOICE,

@@ -244,6 +244,10 @@ const efab_optdef_t efab_optdefs[] = {
 	 "write every node's hostname, libfabric (version, path), EFA installer, kernel and "
 	 "topology to FILE as JSON, with the differences between nodes", EFAB_OG_NODES,
 	 0, 0, NULL},
+	{"strict-versions", 0, EFAB_OT_FLAG, OFF(strict_versions), SZ(strict_versions), NULL,
+	 "exit 2 when the ranks differ in libfabric (version or library), EFA installer, "
+	 "rdma-core, EFA driver or provider version (default: a warning and a header line)",
+	 EFAB_OG_NODES, 0, 0, NULL},
 	{"csv", 0, EFAB_OT_STR, OFF(csv), SZ(csv), "FILE",
 	 "append result rows to FILE (header written once)", EFAB_OG_COMMON, 0, 0, NULL},
 	{"timeout", 't', EFAB_OT_DOUBLE, OFF(timeout_s), SZ(timeout_s), "SECONDS",

@@ -301,6 +301,11 @@ static int open_fabric(efab_ctx_t *c, uint64_t caps)
 	if (c->o.verbose && c->rt->rank == 0)
 		fprintf(stderr, "%s", fi_tostr(info, FI_TYPE_INFO));
 	efab_run_info_fabric(&c->ri, info, &c->o);
+	/* before any address crosses: ranks on another provider would only time out */
+	if ((rc = efab_rt_agree(c->rt, efab_provider_agree(c, info)))) {
+		fi_freeinfo(info);
+		return rc;
+	}
 	efab_ep_no_cuda_api = c->o.no_cuda_api;
 	rc = efab_rt_agree(c->rt, efab_fabric_open(info, c->rt, c->o.timeout_s, &c->fab));
 	if (!rc && c->o.no_cuda_api)

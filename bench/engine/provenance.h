@@ -13,6 +13,11 @@ extern "C" {
  * notes the nodes and what differs (c->nodes_summary, c->nodes_mismatch,
  * header notes, --nodes-json). */
 int efab_node_provenance(efab_ctx_t *c);
+/* Collective, after every rank selected its fabric (info) and before any
+ * address is exchanged: the ranks' providers, fabrics and provider versions.
+ * Different providers: exit 1 with one line (they cannot talk); different
+ * versions: a header note and a warning, exit 2 with --strict-versions. */
+int efab_provider_agree(efab_ctx_t *c, const struct fi_info *info);
 
 #ifdef __cplusplus
 }

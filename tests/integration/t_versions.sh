@@ -318,3 +318,31 @@ EOF
 	grep -q "^| put_lat | put_lat write host:host -p efa -f efa-direct | 8 |" "$WORK/plots/report.md" ||
 		die "no efa-direct series"
 }
+
+# Issue 59: ranks on two libfabric builds (a half-done installer roll-out, an
+# LD_LIBRARY_PATH given to some ranks only) are named at start-up. On tcp,
+# 1.17 answers -p tcp with tcp;ofi_rxm and 2.6 with tcp: they cannot talk, and
+# the run used to time out after its -t with nothing about the mismatch; now
+# it ends at once (exit 1) naming both. --strict-versions makes any difference
+# a usage error (exit 2, one line).
+t_versions_ranks_differ() {
+	versions_need 2.6.0
+	local lf t0 t1
+	lf="$(cd "$VERSIONS_BUILD/lf-2.6.0/prefix/lib" && pwd)"
+	t0=$(date +%s)
+	expect_rc 1 mpi 1 -x LD_LIBRARY_PATH="$lf" "$BIN/efab_put_lat" -p tcp -m 8 -n 10 -t 20 \
+		: -np 1 "$BIN/efab_put_lat" -p tcp -m 8 -n 10 -t 20
+	t1=$(date +%s)
+	[ $((t1 - t0)) -lt 15 ] || die "took $((t1 - t0)) s: the mismatch was not caught before the exchange"
+	expect_msg "warning: the ranks differ: libfabric 2\.6 \(rank 0 on [^)]*\); 1\.17 \(rank 1 on "
+	expect_msg "libfabric library .*lf-2\.6\.0/prefix/lib/libfabric\.so[.0-9]* \(rank 0 on "
+	expect_msg "the ranks selected different providers or fabrics, which cannot talk to each other: provider tcp \(rank 0 on [^)]*\); tcp;ofi_rxm \(rank 1 on "
+	expect_rc 2 mpi 1 -x LD_LIBRARY_PATH="$lf" "$BIN/efab_put_lat" -p tcp -m 8 --strict-versions \
+		: -np 1 "$BIN/efab_put_lat" -p tcp -m 8 --strict-versions
+	[ "$(grep -c '^efab_put_lat' "$WORK/last.err")" = 1 ] || die "not one line: $(cat "$WORK/last.err")"
+	expect_msg "the ranks differ \(--strict-versions\): libfabric 2\.6 \(rank 0 on "
+	# ranks that agree: no word, and the row runs
+	expect_rc 0 mpi 2 -x LD_LIBRARY_PATH="$lf" "$BIN/efab_put_lat" -p tcp -m 8 -n 10 --strict-versions
+	grep -q "ranks differ" "$WORK/last.err" "$WORK/last.out" && die "a difference where the ranks agree"
+	true
+}

@@ -20,8 +20,12 @@ typedef struct efab_topo_dev {
 	char name[32];  /* rdmap79s0, cuda0 */
 	int numa;       /* NUMA node of its non-I/O ancestor, -1 unknown */
 	char cpuset[128]; /* list form, e.g. 0-47 */
-	int nnear;      /* GPUs: the NICs assigned (indices into nics) */
+	int nnear;      /* GPUs: the NICs assigned (indices into nics): this GPU's
+			 * share of its switch's NICs, exclusive to it (gpu-pair) */
 	int near[16];
+	int nlocal;     /* GPUs: every NIC on the GPU's switch (the closest PCI
+			 * ancestor holding NICs), shared with the GPUs beside it */
+	int local[16];
 } efab_topo_dev_t;
 
 typedef struct efab_topo {
@@ -34,8 +38,9 @@ typedef struct efab_topo {
 
 /* xml NULL: this host (hwloc itself honours HWLOC_XMLFILE). GPUs (NVIDIA 3D
  * controllers) and NICs (PCI devices with an OpenFabrics OS device) are
- * sorted by bus id; each GPU gets the NICs nearest to it by PCI hierarchy,
- * split evenly among GPUs that share them. */
+ * sorted by bus id; each GPU gets the NICs nearest to it by PCI hierarchy:
+ * all of them (local: a p5en switch's 4 NICs for each of its 2 GPUs) and its
+ * even share of them in bus order (near: 2 each on a p5en, exclusive). */
 int efab_topo_load(const char *xml, efab_topo_t *out);
 void efab_topo_free(efab_topo_t *t);
 /* Write t's topology as hwloc XML (I/O objects included): what lstopo --of
@@ -58,6 +63,14 @@ typedef struct efab_pairing {
  * NICs. EFAB_OK, or EFAB_SKIP when the topology has neither. */
 int efab_topo_pair(const efab_topo_t *t, int local_rank, int gpu, const char *gpu_busid,
 		   efab_pairing_t *out);
+
+/* The NICs of GPU g a --domains set names: EFAB_NICS_LOCAL every NIC on
+ * its switch (what NVSHMEM's default NIC policy gives a PE that has the
+ * switch's NICs to itself), EFAB_NICS_PAIR its exclusive share (NVSHMEM's
+ * EXTERNAL_SHARING_PCIE_SWITCH_NIC_EXCLUSIVE). Indices into t->nics, bus
+ * order; the count (0 when g has none or is out of range). */
+enum { EFAB_NICS_LOCAL, EFAB_NICS_PAIR };
+int efab_topo_gpu_nics(const efab_topo_t *t, int g, int which, int *idx, int max);
 
 /* Bind this process to the pairing's cpuset. */
 int efab_topo_bind(const efab_topo_t *t, const efab_pairing_t *p);

@@ -88,8 +88,9 @@ static hwloc_obj_t pci_at(hwloc_topology_t h, const char *busid)
 	return hwloc_get_pcidev_by_busid(h, dom, bus, dev, fn);
 }
 
-/* NICs nearest each GPU: the closest ancestor of the GPU that holds NICs;
- * GPUs under that same ancestor split its NICs evenly, in bus order. */
+/* NICs nearest each GPU: the closest ancestor of the GPU that holds NICs
+ * (local: all of them); GPUs under that same ancestor split its NICs evenly,
+ * in bus order (near). */
 static void assign_nics(efab_topo_t *t)
 {
 	hwloc_topology_t h = t->hw;
@@ -104,6 +105,8 @@ static void assign_nics(efab_topo_t *t)
 			}
 			if (!n)
 				continue;
+			for (int k = 0; k < n && k < 16; k++)
+				t->gpus[g].local[t->gpus[g].nlocal++] = nn[k];
 			for (int o = 0; o < t->ngpus; o++) {
 				hwloc_obj_t op = pci_at(h, t->gpus[o].busid);
 				if (under(op, anc)) {
@@ -198,6 +201,18 @@ int efab_topo_pair(const efab_topo_t *t, int local_rank, int gpu, const char *gp
 	return EFAB_OK;
 }
 
+int efab_topo_gpu_nics(const efab_topo_t *t, int g, int which, int *idx, int max)
+{
+	if (g < 0 || g >= t->ngpus)
+		return 0;
+	const efab_topo_dev_t *d = &t->gpus[g];
+	int n = which == EFAB_NICS_PAIR ? d->nnear : d->nlocal;
+	const int *src = which == EFAB_NICS_PAIR ? d->near : d->local;
+	for (int k = 0; k < n && k < max; k++)
+		idx[k] = src[k];
+	return n < max ? n : max;
+}
+
 int efab_topo_bind(const efab_topo_t *t, const efab_pairing_t *p)
 {
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
@@ -235,7 +250,13 @@ void efab_topo_print(FILE *f, const efab_topo_t *t)
 		fprintf(f, "GPU %d %s NUMA %d cpuset %s NICs:", g, d->busid, d->numa, d->cpuset);
 		for (int k = 0; k < d->nnear; k++)
 			fprintf(f, " %s (%s)", t->nics[d->near[k]].name, t->nics[d->near[k]].busid);
-		fprintf(f, "%s\n", d->nnear ? "" : " none");
+		fprintf(f, "%s", d->nnear ? "" : " none");
+		if (d->nlocal > d->nnear) { /* the switch's NICs it shares with other GPUs */
+			fprintf(f, "; its switch's NICs:");
+			for (int k = 0; k < d->nlocal; k++)
+				fprintf(f, " %s", t->nics[d->local[k]].name);
+		}
+		fprintf(f, "\n");
 	}
 	for (int k = 0; k < t->nnics; k++)
 		fprintf(f, "NIC %s %s NUMA %d cpuset %s\n", t->nics[k].name, t->nics[k].busid,

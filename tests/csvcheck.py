@@ -127,6 +127,11 @@ def main():
                     fail(f"size {d['size_bytes']}: {k} {d[k]!r}")
         if "reg_path" in d:
             rp = d["reg_path"]
+            # +gdrcopy[-failed|-unknown]: the efa fabric's GDRCopy pin of a CUDA registration
+            if rp.endswith(("+gdrcopy", "+gdrcopy-failed", "+gdrcopy-unknown")):
+                if d.get("mem_local") not in ("cuda", "cuda-vmm") or d["op"] == "fresh_dmabuf":
+                    fail(f"size {d['size_bytes']}: {d['op']} {d.get('mem_local')}: reg_path {rp!r}")
+                rp = rp[:rp.rindex("+gdrcopy")]
             if rp not in REG_PATHS:
                 fail(f"size {d['size_bytes']}: reg_path {rp!r} not one of {REG_PATHS}")
             if (d["op"] in REG_COMPONENTS or d.get("includes_nic_work") == "no") and rp != "-":

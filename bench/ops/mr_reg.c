@@ -28,6 +28,7 @@
 #include "efab_clock.h"
 #include "efab_cuda.h"
 #include "efab_endpoint.h"
+#include "efab_mem.h"
 #include "efab_registration.h"
 #include "efab_reglog.h"
 #include "efab_select.h"
@@ -182,8 +183,20 @@ typedef struct meas {
 	double before_MiB;
 	efab_fit_t fit; /* accumulate: cost vs registered before */
 	int has_fit;
-	const char *reg_path; /* the path libfabric said it took (probe_path) */
+	char reg_path[48]; /* the path libfabric said it took (probe_path); "" = "-" */
 } meas_t;
+
+/* GDRCopy as libfabric set it up in this process (efab_reglog.h), taken
+ * around the first fi_getinfo; gdr_applies: this run's registrations take the
+ * step when it is on (efa fabric, CUDA memory, no --dmabuf). */
+static int gdr_state = EFAB_GDR_UNKNOWN, gdr_applies;
+static char gdr_why[240];
+
+/* Topology placement (--domain auto, GPU memory, --domains local|gpu-pair). */
+static efab_topo_t topo;
+static int have_topo;
+static efab_pairing_t pairing;
+static char place_note[384];
 
 /* What the single-shot pattern's calls work on (pattern.h times them). */
 typedef struct shot {
@@ -354,7 +367,7 @@ static int probe_path(reg_ctx_t *r, const char *op, const efab_regop_t *cb, uint
 {
 	int nic = r->nic_work[0] == 'y', cuda = efab_mem_is_device(r->kind);
 	if ((cb && cb->reg != fi_reg_cb) || !nic) {
-		m->reg_path = EFAB_REGPATH_NONE;
+		snprintf(m->reg_path, sizeof(m->reg_path), "%s", EFAB_REGPATH_NONE);
 		return EFAB_OK;
 	}
 	static int said;
@@ -372,7 +385,9 @@ static int probe_path(reg_ctx_t *r, const char *op, const efab_regop_t *cb, uint
 	efab_mem_free(&mem);
 	if (rc)
 		return rc;
-	m->reg_path = efab_reglog_classify(&l, cuda, r->o.dmabuf, nic);
+	snprintf(m->reg_path, sizeof(m->reg_path), "%s%s",
+		 efab_reglog_classify(&l, cuda, r->o.dmabuf, nic),
+		 efab_reglog_gdr_suffix(&l, gdr_applies, gdr_state));
 	if (cap && !said++)
 		efab_log_info("reg_path: libfabric's log could not be taken (%s): the path reads "
 			      "unknown", l.why);
@@ -469,7 +484,7 @@ static void emit(reg_ctx_t *r, const meas_t *m, const efab_fit_t *fit, const cha
 		snprintf(row.extra[C_P25], sizeof(row.extra[0]), "%.3f", m->reg.p25);
 		snprintf(row.extra[C_P75], sizeof(row.extra[0]), "%.3f", m->reg.p75);
 	}
-	snprintf(row.extra[C_REGPATH], sizeof(row.extra[0]), "%s", m->reg_path ? m->reg_path : "-");
+	snprintf(row.extra[C_REGPATH], sizeof(row.extra[0]), "%s", m->reg_path[0] ? m->reg_path : "-");
 	if (fit) {
 		snprintf(row.extra[C_FITX], sizeof(row.extra[0]), "%s", fit_x);
 		snprintf(row.extra[C_FIXED], sizeof(row.extra[0]), "%.4f", fit->intercept);
@@ -598,24 +613,72 @@ static size_t sibling_domains(const struct fi_info *sel, int fabric_given, char 
 	return n;
 }
 
-/* --domains local: how many of the GPU's nearest NICs (topology) there are;
- * 1 with the reason in why when the topology names none. */
-static size_t local_count(reg_ctx_t *r, char *why, size_t len)
+static int near_set(const char *d)
 {
-	efab_topo_t t;
-	efab_pairing_t p;
-	size_t n = 1;
-	if (efab_topo_load(NULL, &t)) {
-		snprintf(why, len, "no topology: local = the domain in use");
-		return 1;
+	return !strcmp(d, "local") || !strcmp(d, "gpu-pair");
+}
+
+/* --domains local|gpu-pair: the domains (of the fabric in use) of the GPU's
+ * NICs by topology: local = every NIC on its PCIe switch, gpu-pair = the
+ * share exclusive to it (efab_topo_gpu_nics), in bus order, the domain in
+ * use first; names gets the others. The count, 0 with the reason in why
+ * when the topology names no GPU or NIC (local = the domain in use), or
+ * EFAB_EUSAGE (said) when the domain in use is not one of them or one of
+ * them has no domain here. */
+static int near_domains(reg_ctx_t *r, const char *d, char names[][128], size_t max, size_t *want,
+			char *why, size_t len)
+{
+	int idx[16], n;
+	*want = 1;
+	if (!have_topo || pairing.gpu < 0 ||
+	    (n = efab_topo_gpu_nics(&topo, pairing.gpu, !strcmp(d, "local") ? EFAB_NICS_LOCAL
+									   : EFAB_NICS_PAIR,
+				    idx, 16)) < 1) {
+		snprintf(why, len, "%s: %s = the domain in use", !have_topo ? "no topology"
+				   : "no GPU with NICs near it in the topology", d);
+		return EFAB_OK;
 	}
-	if (efab_topo_pair(&t, r->rt->local_rank, r->o.gpu, "", &p) || p.gpu < 0 ||
-	    t.gpus[p.gpu].nnear < 1)
-		snprintf(why, len, "no GPU with nearest NICs in the topology: local = the domain in use");
-	else
-		n = (size_t)t.gpus[p.gpu].nnear;
-	efab_topo_free(&t);
-	return n;
+	const struct fi_info *use = r->fab.info;
+	struct fi_info *all = NULL;
+	if (efab_getinfo_all(&all))
+		return EFAB_ERR;
+	int in_set = 0, rc = EFAB_OK;
+	size_t k = 0;
+	char list[512] = "";
+	for (int j = 0, o = 0; j < n && o < (int)sizeof(list); j++)
+		o += snprintf(list + o, sizeof(list) - (size_t)o, "%s%s", j ? ", " : "",
+			      topo.nics[idx[j]].name);
+	for (int j = 0; j < n && !rc; j++) {
+		const efab_topo_dev_t *nic = &topo.nics[idx[j]];
+		const struct fi_info *i = all;
+		for (; i; i = i->next)
+			if (!strcmp(i->fabric_attr->prov_name, use->fabric_attr->prov_name) &&
+			    !strcmp(i->fabric_attr->name, use->fabric_attr->name) &&
+			    efab_info_is_nic(i, nic->busid, nic->name))
+				break;
+		if (!i) {
+			efab_log_error("--domains %s: GPU %s's NIC %s (%s) has no %s domain of fabric %s "
+				       "here", d, pairing.gpu_busid, nic->name, nic->busid,
+				       use->fabric_attr->prov_name, use->fabric_attr->name);
+			rc = EFAB_EUSAGE;
+		} else if (!strcmp(i->domain_attr->name, use->domain_attr->name)) {
+			in_set = 1;
+		} else if (k < max) {
+			snprintf(names[k++], 128, "%s", i->domain_attr->name);
+		}
+	}
+	fi_freeinfo(all);
+	if (!rc && !in_set) {
+		efab_log_error("--domains %s: the domain in use, %s, is not one of GPU %s's NICs (%s): "
+			       "use --domain auto (the default with --domains %s) or name one of them",
+			       d, use->domain_attr->name, pairing.gpu_busid, list, d);
+		rc = EFAB_EUSAGE;
+	}
+	if (!rc) {
+		*want = k + 1;
+		snprintf(why, len, "%s = GPU %s's NICs by topology: %s", d, pairing.gpu_busid, list);
+	}
+	return rc;
 }
 
 /* Open the K - 1 further domains (fabric, domain: no endpoint) --domains asks
@@ -630,17 +693,26 @@ static int open_domains(reg_ctx_t *r, const efab_fabric_req_t *req, char *note, 
 	char why[160] = "";
 	r->doms[0] = &r->fab;
 	r->ndoms = 1;
-	size_t nsib = sibling_domains(r->fab.info, r->o.fabric[0] != 0, names, EFAB_MAX_DOMAINS - 1);
-	if (!strcmp(d, "all")) {
+	size_t nsib;
+	int near = near_set(d);
+	if (near) {
+		int rc = near_domains(r, d, names, EFAB_MAX_DOMAINS - 1, &want, why, sizeof(why));
+		if (rc)
+			return rc;
+		nsib = want - 1;
+	} else {
+		nsib = sibling_domains(r->fab.info, r->o.fabric[0] != 0, names, EFAB_MAX_DOMAINS - 1);
+	}
+	if (near) {
+		/* want set by near_domains */
+	} else if (!strcmp(d, "all")) {
 		want = nsib + 1;
-	} else if (!strcmp(d, "local")) {
-		want = local_count(r, why, sizeof(why));
 	} else {
 		char *end;
 		unsigned long v = strtoul(d, &end, 10);
 		if (!*d || *end || v < 1 || v > EFAB_MAX_DOMAINS) {
-			efab_log_error("--domains '%s': expected local, all or a count 1..%d", d,
-				       EFAB_MAX_DOMAINS);
+			efab_log_error("--domains '%s': expected local, gpu-pair, all or a count 1..%d",
+				       d, EFAB_MAX_DOMAINS);
 			return EFAB_EUSAGE;
 		}
 		want = v;
@@ -657,7 +729,10 @@ static int open_domains(reg_ctx_t *r, const efab_fabric_req_t *req, char *note, 
 	for (size_t i = 1; i < want; i++) {
 		efab_fabric_req_t q = *req;
 		q.domain = names[i - 1];
-		q.fabric = NULL; /* the sibling's own fabric (tcp: one per interface) */
+		/* local, gpu-pair: the fabric in use (efa and efa-direct name the
+		 * same domains); else the sibling's own (tcp: one per interface) */
+		q.fabric = near ? r->fab.info->fabric_attr->name : NULL;
+		q.nic_busid = q.nic_name = NULL;
 		struct fi_info *info = NULL;
 		int rc = efab_fabric_select(&q, &info);
 		if (rc)
@@ -771,6 +846,53 @@ static void close_domains(reg_ctx_t *r)
 	r->ndoms = 0;
 }
 
+/* --domain auto (or --domains local|gpu-pair without --domain), or GPU
+ * memory: the GPU and the NIC nearest it by topology (efab_topo_pair, the
+ * GPU by CUDA's bus id where there is one), the process bound to the GPU's
+ * cpuset, and for auto the domain of that NIC (req). As the harness's
+ * place() does for the other benchmarks. */
+static int place(reg_ctx_t *r, efab_fabric_req_t *req)
+{
+	int gpu_kind = efab_mem_is_gpu(r->kind), near = near_set(r->o.domains);
+	int want_auto = !strcmp(r->o.domain, "auto") || (near && !r->o.domain[0]);
+	char busid[32] = "";
+	int g;
+	if (!want_auto && !gpu_kind && !near)
+		return EFAB_OK;
+	if (gpu_kind && efab_cuda_device_count() > 0 &&
+	    efab_gpu_pick(r->o.gpu, r->rt->local_rank, &g) == EFAB_OK)
+		efab_cuda_pci_bus_id(g, busid, sizeof(busid));
+	if (efab_topo_load(NULL, &topo)) {
+		if (!want_auto)
+			return EFAB_OK;
+		efab_log_error("--domain auto: no topology (hwloc) to find the NIC near the GPU");
+		return EFAB_ERR;
+	}
+	have_topo = 1;
+	if (efab_topo_pair(&topo, r->rt->local_rank, r->o.gpu, busid, &pairing)) {
+		snprintf(place_note, sizeof(place_note), "placement: no GPU and no NIC in the topology%s",
+			 want_auto ? "; --domain auto: the first matching domain" : "");
+		return EFAB_OK;
+	}
+	int bound = efab_topo_bind(&topo, &pairing) == EFAB_OK;
+	snprintf(place_note, sizeof(place_note),
+		 "placement (rank %d): GPU %s, NIC %s (%s), NUMA node %d, %s cpuset %s%s", r->rt->rank,
+		 pairing.gpu_busid[0] ? pairing.gpu_busid : "-",
+		 pairing.nic_name[0] ? pairing.nic_name : "-",
+		 pairing.nic_busid[0] ? pairing.nic_busid : "-", pairing.numa,
+		 bound ? "bound to" : "NOT bound to", pairing.cpuset,
+		 want_auto ? (pairing.nic >= 0 ? "; --domain auto: that NIC's domain"
+					       : "; --domain auto: no NIC near the GPU, the first "
+						 "matching domain")
+			   : "");
+	if (want_auto && pairing.nic >= 0) {
+		req->domain = "auto";
+		req->nic_busid = pairing.nic_busid;
+		req->nic_name = pairing.nic_name;
+	}
+	return EFAB_OK;
+}
+
 /* Fabric selected and opened (and --domains' further ones), the GPU. */
 static int bring_up(reg_ctx_t *r, const efab_bench_row_t *row, struct fi_info **info,
 		    char *note3, size_t len)
@@ -779,10 +901,14 @@ static int bring_up(reg_ctx_t *r, const efab_bench_row_t *row, struct fi_info **
 				 .domain = r->o.domain,
 				 .caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
 				 .hmem = efab_mem_is_gpu(r->kind)};
-	int rc = efab_fabric_select(&req, info);
+	int rc = place(r, &req);
+	if (!rc)
+		rc = efab_fabric_select(&req, info);
 	if (rc)
 		return rc;
 	efab_run_info_fabric(&r->ri, *info, &r->o);
+	gdr_applies = efab_gdr_applies((*info)->fabric_attr->prov_name, (*info)->fabric_attr->name,
+				       efab_mem_iface(r->kind) == FI_HMEM_CUDA, r->o.dmabuf);
 	r->cache_na = efab_mr_cache_scope(*info);
 	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "%s", efab_mem_name(r->kind));
 	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
@@ -862,9 +988,39 @@ static void print_header(const reg_ctx_t *r, const struct fi_info *info, const c
 			    "said \"Registered memory\" and no dma-buf), dmabuf->peermem (dma-buf refused, "
 			    "then ibv_reg_mr), efabench-dmabuf (efabench's own FI_MR_DMABUF, --dmabuf), "
 			    "unknown (nothing said, or the log not taken), host (host memory), - (no NIC "
-			    "registration)";
-	const char *notes[] = {note1, note2, note3[0] ? note3 : note4, note4};
-	efab_table_begin(stdout, &r->ri, notes, note3[0] ? 4 : 3, 1, 0);
+			    "registration); +gdrcopy: the efa fabric also pinned the CUDA buffer through "
+			    "GDRCopy (+gdrcopy-failed: it tried and warned, +gdrcopy-unknown: libfabric's "
+			    "GDRCopy state unknown)";
+	/* GDRCopy: libfabric's statement, with the rows it concerns */
+	char note5[640] = "";
+	if (efab_reglog_nic_provider(info->fabric_attr->prov_name) &&
+	    efab_mem_iface(r->kind) == FI_HMEM_CUDA)
+		snprintf(note5, sizeof(note5),
+			 "GDRCopy %s (%s): %s", gdr_state == EFAB_GDR_ON ? "on"
+					       : gdr_state == EFAB_GDR_OFF ? "off" : "unknown",
+			 gdr_why,
+			 !gdr_applies
+				 ? (r->o.dmabuf ? "FI_MR_DMABUF registrations skip it (efa_rdm_mr_hmem_setup)"
+						: "this fabric's registration has no GDRCopy step")
+			 : gdr_state == EFAB_GDR_OFF
+				 ? "these registrations make no GDRCopy pin"
+				 : "on the efa fabric every fi_mr_regattr of CUDA memory without FI_MR_DMABUF "
+				   "also pins and maps the buffer through GDRCopy (gdr_pin_buffer + gdr_map; "
+				   "fi_close: gdr_unmap + gdr_unpin_buffer; libfabric efa_rdm_mr_hmem_setup), "
+				   "so these rows carry it and --dmabuf's do not: reg_path +gdrcopy; control "
+				   "run FI_HMEM_CUDA_USE_GDRCOPY=0");
+	const char *notes[6];
+	size_t nn = 0;
+	notes[nn++] = note1;
+	notes[nn++] = note2;
+	if (note3[0])
+		notes[nn++] = note3;
+	notes[nn++] = note4;
+	if (place_note[0])
+		notes[nn++] = place_note;
+	if (note5[0])
+		notes[nn++] = note5;
+	efab_table_begin(stdout, &r->ri, notes, nn, 1, 0);
 }
 
 /* Every regime (registrations through a dmabuf are rows of their own: op
@@ -905,12 +1061,24 @@ int efab_mr_reg_main(int argc, char **argv)
 		return EFAB_EUSAGE;
 	}
 	efab_mr_cache_env(r->o.mr_cache); /* before libfabric reads its environment */
-	if (efab_runtime_up(&r->run, EFAB_RUNTIME_AUTO, r->row->name, &argc, &argv))
+	/* libfabric says whether GDRCopy is in use only as it initialises (the
+	 * first fi_getinfo): its core log is tapped until bring_up is done */
+	static efab_gdrlog_t gl;
+	efab_gdrlog_begin(&gl);
+	if (efab_runtime_up(&r->run, EFAB_RUNTIME_AUTO, r->row->name, &argc, &argv)) {
+		efab_gdrlog_end(&gl);
 		return EFAB_ERR;
+	}
 	/* nic_work follows the provider (bring_up) */
 	efab_reg_init(r, r->run.rt, mr_ops, EFAB_ARRAY_SIZE(mr_ops), "no", "CUDA only, no NIC");
 	r->access = FI_READ | FI_WRITE | (r->o.access ? 0 : FI_REMOTE_READ | FI_REMOTE_WRITE);
 	rc = bring_up(r, r->row, &info, note3, sizeof(note3));
+	efab_gdrlog_end(&gl);
+	gdr_state = efab_gdr_state(&gl, getenv("FI_HMEM_CUDA_USE_GDRCOPY"), efab_libgdrapi_mapped(),
+				   gdr_why, sizeof(gdr_why));
+	if (r->o.verbose)
+		for (size_t i = 0; i < gl.n; i++)
+			fprintf(stderr, "# libfabric gdrcopy: %s\n", gl.line[i]);
 	if (!rc)
 		rc = efab_rt_agree(r->rt, check_memlock(r));
 	if (!rc && !(rc = efab_reg_open_csv(r))) {
@@ -919,6 +1087,8 @@ int efab_mr_reg_main(int argc, char **argv)
 		efab_csv_close(&r->csv);
 	}
 	close_domains(r);
+	if (have_topo)
+		efab_topo_free(&topo);
 	if (r->fab.ep)
 		efab_fabric_close(&r->fab); /* frees info */
 	else

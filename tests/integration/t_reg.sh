@@ -152,11 +152,31 @@ PY
 	expect_rc 2 env -u FI_TCP_IFACE "$BIN/efab_mr_reg" -p tcp -m 4K --domains 32
 	expect_msg "domains asked, provider tcp;ofi_rxm has"
 	expect_rc 2 "$BIN/efab_mr_reg" -p shm -m 4K --domains nic0
-	expect_msg "expected local, all or a count"
+	expect_msg "expected local, gpu-pair, all or a count"
 	# local without a GPU in the topology: one domain, said so
 	expect_rc 0 "$BIN/efab_mr_reg" -p shm -m 4K -n 3 --regime same --domains local
 	grep -q "^# --domains local: K = 1 (shm).*local = the domain in use" "$WORK/last.out" ||
 		die "--domains local without a GPU does not say what it did"
+}
+
+# Issue 59 item 5: efab_mr_reg places itself by topology as the other
+# benchmarks do. --domain auto (and --domains local|gpu-pair, which imply it)
+# asks for the domain of the NIC nearest the GPU: on the p5en topology
+# (tests/topo/p5en.xml) shm has none there, and says which NIC it looked for
+# (before, --domain auto was ignored and shm's domain used: exit 0); on the
+# H200 machine's topology (one GPU, no NIC) the header names the GPU and
+# says the first domain is used.
+t_mr_reg_domain_auto_topology() {
+	expect_rc 2 env HWLOC_XMLFILE="$ROOT/tests/topo/p5en.xml" "$BIN/efab_mr_reg" -p shm -m 4K -n 3 \
+		--regime same --domain auto
+	expect_msg "no RDM domain on NIC rdmap20s0 .0000:14:00.0., the one nearest this rank.s GPU"
+	expect_rc 2 env HWLOC_XMLFILE="$ROOT/tests/topo/p5en.xml" "$BIN/efab_mr_reg" -p shm -m 4K -n 3 \
+		--regime same --domains gpu-pair --gpu 3
+	expect_msg "no RDM domain on NIC rdmap38s0 .0000:26:00.0."
+	expect_rc 0 env HWLOC_XMLFILE="$ROOT/tests/topo/h200-vm-1gpu.xml" "$BIN/efab_mr_reg" -p shm -m 4K \
+		-n 3 --regime same --domain auto
+	grep -q "^# placement (rank 0): GPU 0000:00:06.0, NIC - (-), .*--domain auto: no NIC near the GPU, the first matching domain" \
+		"$WORK/last.out" || die "no placement line"
 }
 
 # efab_shmem_reg and efab_shmem_seed built against an NVSHMEM's headers and

@@ -113,6 +113,123 @@ static void test_lines_bounded(void **state)
 	assert_int_equal(strlen(l.line[0]), sizeof(l.line[0]) - 1);
 }
 
+/* GDRCopy (issue 59 item 4): libfabric's own lines about it, FI_LOG_CORE,
+ * as src/hmem.c, src/hmem_cuda.c and src/hmem_cuda_gdrcopy.c format them
+ * (2.6.0; 2.1.0's dlopen failure line), and the reg_path suffix. */
+static void glines(efab_gdrlog_t *g, const char *const *s)
+{
+	memset(g, 0, sizeof(*g));
+	g->captured = 2;
+	for (; *s; s++)
+		efab_gdrlog_add(g, *s);
+}
+
+#define HMEM_ZE "Hmem iface FI_HMEM_ZE not supported\n"
+#define LOADED "Loaded GDRCopy library: /usr/lib64/libgdrapi.so.2.4\n"
+
+static void test_gdr_state(void **state)
+{
+	(void)state;
+	efab_gdrlog_t g;
+	char why[200];
+	/* 2.4.0+ dlopen build, libgdrapi found, gdr_open worked: on */
+	glines(&g, (const char *const[]){HMEM_ZE, "Trying to load: libgdrapi.so\n", LOADED, NULL});
+	assert_true(g.saw_hmem);
+	assert_int_equal(efab_gdr_state(&g, NULL, 1, why, sizeof(why)), EFAB_GDR_ON);
+	assert_non_null(strstr(why, "Loaded GDRCopy library: /usr/lib64/libgdrapi.so.2.4"));
+	/* the control run: FI_HMEM_CUDA_USE_GDRCOPY false, as fi_parse_bool reads it */
+	assert_int_equal(efab_gdr_state(&g, "0", 1, why, sizeof(why)), EFAB_GDR_OFF);
+	assert_non_null(strstr(why, "FI_HMEM_CUDA_USE_GDRCOPY=0"));
+	assert_int_equal(efab_gdr_state(&g, "Off", 1, why, sizeof(why)), EFAB_GDR_OFF);
+	assert_int_equal(efab_gdr_state(&g, "1", 1, why, sizeof(why)), EFAB_GDR_ON);
+	assert_int_equal(efab_gdr_state(&g, "maybe", 1, why, sizeof(why)), EFAB_GDR_ON); /* invalid: default on */
+	/* loaded, then gdr_open failed: off */
+	glines(&g, (const char *const[]){HMEM_ZE, LOADED, "gdr_open failed!\n",
+					 "gdrcopy initialization failed! gdrcopy will not be used.\n", NULL});
+	assert_int_equal(efab_gdr_state(&g, NULL, 1, why, sizeof(why)), EFAB_GDR_OFF);
+	assert_non_null(strstr(why, "gdrcopy will not be used"));
+	/* no usable libgdrapi (2.4.0+), and 2.1.0's dlopen failure */
+	glines(&g, (const char *const[]){HMEM_ZE, "Trying to load: libgdrapi.so\n",
+					 "Trying to load: libgdrapi.so.2\n",
+					 "Failed to find usable libgdrapi.so\n", "gdrcopy_dl_hmem_init failed!\n", NULL});
+	assert_int_equal(efab_gdr_state(&g, NULL, -1, why, sizeof(why)), EFAB_GDR_OFF);
+	glines(&g, (const char *const[]){HMEM_ZE, "Failed to dlopen libgdrapi.so\n", NULL});
+	assert_int_equal(efab_gdr_state(&g, NULL, -1, why, sizeof(why)), EFAB_GDR_OFF);
+	/* no CUDA hmem at all */
+	glines(&g, (const char *const[]){"Hmem iface FI_HMEM_CUDA not supported\n", NULL});
+	assert_int_equal(efab_gdr_state(&g, NULL, -1, why, sizeof(why)), EFAB_GDR_OFF);
+	glines(&g, (const char *const[]){"Failed to initialize hmem iface FI_HMEM_CUDA: No such device\n", NULL});
+	assert_int_equal(efab_gdr_state(&g, NULL, -1, why, sizeof(why)), EFAB_GDR_OFF);
+	/* silent (a build linking libgdrapi, 2.1.0's dlopen): the process's maps */
+	glines(&g, (const char *const[]){HMEM_ZE, NULL});
+	assert_int_equal(efab_gdr_state(&g, NULL, 0, why, sizeof(why)), EFAB_GDR_OFF);
+	assert_non_null(strstr(why, "no libgdrapi"));
+	assert_int_equal(efab_gdr_state(&g, NULL, 1, why, sizeof(why)), EFAB_GDR_UNKNOWN);
+	assert_non_null(strstr(why, "said nothing of GDRCopy"));
+	assert_int_equal(efab_gdr_state(&g, NULL, -1, why, sizeof(why)), EFAB_GDR_UNKNOWN);
+	/* libfabric initialised before the tap, or the log was someone else's */
+	glines(&g, (const char *const[]){NULL});
+	assert_int_equal(efab_gdr_state(&g, NULL, 1, why, sizeof(why)), EFAB_GDR_UNKNOWN);
+	assert_non_null(strstr(why, "initialised before"));
+	g.captured = 0;
+	assert_int_equal(efab_gdr_state(&g, NULL, 1, why, sizeof(why)), EFAB_GDR_UNKNOWN);
+	assert_non_null(strstr(why, "not ours"));
+	/* lines that are not about GDRCopy or CUDA hmem are not kept */
+	glines(&g, (const char *const[]){"Hmem iface FI_HMEM_ROCR not supported\n", "Found provider efa\n", NULL});
+	assert_int_equal(g.n, 0);
+}
+
+static void test_gdr_reg_path(void **state)
+{
+	(void)state;
+	efab_reglog_t l;
+	/* which registrations take the step (efa_rdm_mr_hmem_setup / efa_mr_hmem_setup) */
+	assert_true(efab_gdr_applies("efa", "efa", 1, 0));
+	assert_false(efab_gdr_applies("efa", "efa-direct", 1, 0)); /* efa-direct: no such step */
+	assert_false(efab_gdr_applies("efa", "efa", 1, 1));        /* FI_MR_DMABUF: skipped */
+	assert_false(efab_gdr_applies("efa", "efa", 0, 0));        /* host memory */
+	assert_false(efab_gdr_applies("verbs", "IB-0xfe80", 1, 0));
+	/* a 2.6.0 efa-fabric CUDA registration with GDRCopy on: dmabuf+gdrcopy */
+	lines(&l, (const char *const[]){"Registering dmabuf MR: fd=17 offset=0 len=4096\n", REG_OK, NULL});
+	assert_string_equal(efab_reglog_classify(&l, 1, 0, 1), "dmabuf");
+	assert_string_equal(efab_reglog_gdr_suffix(&l, 1, EFAB_GDR_ON), "+gdrcopy");
+	assert_string_equal(efab_reglog_gdr_suffix(&l, 1, EFAB_GDR_OFF), "");
+	assert_string_equal(efab_reglog_gdr_suffix(&l, 1, EFAB_GDR_UNKNOWN), "+gdrcopy-unknown");
+	assert_string_equal(efab_reglog_gdr_suffix(&l, 0, EFAB_GDR_ON), "");
+	/* the pin failed: libfabric warned and registered without it */
+	lines(&l, (const char *const[]){"Registering dmabuf MR: fd=17 offset=0 len=4096\n", REG_OK,
+					"Unable to register handle for GPU memory. err: -22 buf: 0x7f1c40000000 len: 4096\n",
+					NULL});
+	assert_string_equal(efab_reglog_gdr_suffix(&l, 1, EFAB_GDR_ON), "+gdrcopy-failed");
+}
+
+/* The tap around libfabric's real initialisation (the first fi_getinfo of
+ * this process: first in main's list): it sees ofi_hmem_init, and the state
+ * it gives agrees with the process's maps. */
+static void test_gdr_live_init(void **state)
+{
+	(void)state;
+	unsetenv("FI_LOG_LEVEL");
+	efab_gdrlog_t g;
+	char why[200];
+	struct fi_info *info = NULL;
+	assert_int_equal(efab_gdrlog_begin(&g), EFAB_OK);
+	int ret = fi_getinfo(FI_VERSION(1, 13), NULL, NULL, 0, NULL, &info);
+	efab_gdrlog_end(&g);
+	if (!ret)
+		fi_freeinfo(info);
+	assert_int_equal(efab_filog_taps(), 0);
+	assert_true(g.saw_hmem); /* "Hmem iface ... not supported" for some interface */
+	int mapped = efab_libgdrapi_mapped();
+	int st = efab_gdr_state(&g, getenv("FI_HMEM_CUDA_USE_GDRCOPY"), mapped, why, sizeof(why));
+	print_message("# libfabric here: GDRCopy %s (%s); %zu line(s) kept\n",
+		      st == EFAB_GDR_ON ? "on" : st == EFAB_GDR_OFF ? "off" : "unknown", why, g.n);
+	if (mapped == 0)
+		assert_int_equal(st, EFAB_GDR_OFF);
+	if (st == EFAB_GDR_ON)
+		assert_int_equal(mapped, 1);
+}
+
 /* A provider as libfabric's FI_LOG sees it: context zero (logging not
  * filtered, ofi_prov_ctx). */
 static struct fi_provider fake_prov = {.name = "efa"};
@@ -216,6 +333,9 @@ static void test_two_captures_one_import(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gdr_live_init), /* first: libfabric not yet initialised */
+		cmocka_unit_test(test_gdr_state),
+		cmocka_unit_test(test_gdr_reg_path),
 		cmocka_unit_test(test_cuda_dmabuf),
 		cmocka_unit_test(test_cuda_peermem_silent),
 		cmocka_unit_test(test_cuda_fd_fallback),

@@ -52,6 +52,59 @@ static void test_p5_shape(void **state)
 	efab_topo_free(&t);
 }
 
+/* p5en as AWS describes it (tests/topo/README.md): 2 GPUs and 4 NICs per
+ * switch. --domains local = the 4 NICs of the GPU's switch, gpu-pair = the 2
+ * exclusive to it (the first two for the switch's first GPU). */
+static void test_p5en_local_and_pair(void **state)
+{
+	(void)state;
+	efab_topo_t t;
+	int idx[16];
+	assert_int_equal(efab_topo_load(TOPO("p5en.xml"), &t), 0);
+	assert_int_equal(t.ngpus, 8);
+	assert_int_equal(t.nnics, 16);
+	for (int g = 0; g < 8; g++) {
+		unsigned gbus, sw;
+		sscanf(t.gpus[g].busid, "0000:%x:", &gbus);
+		sw = gbus & 0xf0; /* each switch's buses: 0xN2.. 0xN7 */
+		int n = efab_topo_gpu_nics(&t, g, EFAB_NICS_LOCAL, idx, 16);
+		assert_int_equal(n, 4);
+		for (int k = 0; k < n; k++) {
+			unsigned nbus;
+			sscanf(t.nics[idx[k]].busid, "0000:%x:", &nbus);
+			assert_int_equal(nbus, sw + 4 + (unsigned)k); /* the switch's 4, in bus order */
+		}
+		n = efab_topo_gpu_nics(&t, g, EFAB_NICS_PAIR, idx, 16);
+		assert_int_equal(n, 2);
+		int first = (gbus & 0xf) == 2; /* the switch's first GPU */
+		for (int k = 0; k < n; k++) {
+			unsigned nbus;
+			sscanf(t.nics[idx[k]].busid, "0000:%x:", &nbus);
+			assert_int_equal(nbus, sw + (first ? 4 : 6) + (unsigned)k);
+		}
+		assert_string_equal(t.gpus[g].cpuset, g < 4 ? "0-7" : "8-15");
+	}
+	/* the two GPUs of a switch: the same 4 local NICs, disjoint pairs */
+	int a[16], b[16];
+	assert_int_equal(efab_topo_gpu_nics(&t, 2, EFAB_NICS_PAIR, a, 16), 2);
+	assert_int_equal(efab_topo_gpu_nics(&t, 3, EFAB_NICS_PAIR, b, 16), 2);
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2; j++)
+			assert_int_not_equal(a[i], b[j]);
+	/* out of range, and a max below the count */
+	assert_int_equal(efab_topo_gpu_nics(&t, 8, EFAB_NICS_LOCAL, idx, 16), 0);
+	assert_int_equal(efab_topo_gpu_nics(&t, 0, EFAB_NICS_LOCAL, idx, 3), 3);
+	/* rank r's NIC (efab_topo_pair: --domain auto) is one of its GPU's pair */
+	for (int r = 0; r < 16; r++) {
+		efab_pairing_t p;
+		assert_int_equal(efab_topo_pair(&t, r, -1, NULL, &p), 0);
+		assert_int_equal(efab_topo_gpu_nics(&t, p.gpu, EFAB_NICS_PAIR, idx, 16), 2);
+		assert_true(p.nic == idx[0] || p.nic == idx[1]);
+		assert_int_equal(p.nic, idx[r / 8]);
+	}
+	efab_topo_free(&t);
+}
+
 static void test_shared_switch_splits_nics(void **state)
 {
 	(void)state;
@@ -66,6 +119,10 @@ static void test_shared_switch_splits_nics(void **state)
 	assert_string_equal(p1.nic_name, "rdmap69s0");
 	assert_string_equal(p0.cpuset, "0-7");
 	assert_int_equal(t.gpus[0].nnear, 1);
+	int idx[4];
+	assert_int_equal(efab_topo_gpu_nics(&t, 0, EFAB_NICS_LOCAL, idx, 4), 2);
+	assert_int_equal(efab_topo_gpu_nics(&t, 1, EFAB_NICS_PAIR, idx, 4), 1);
+	assert_string_equal(t.nics[idx[0]].name, "rdmap69s0");
 	efab_topo_free(&t);
 	assert_int_not_equal(efab_topo_load(TOPO("missing.xml"), &t), 0);
 }
@@ -148,6 +205,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_p5_shape),
+		cmocka_unit_test(test_p5en_local_and_pair),
 		cmocka_unit_test(test_shared_switch_splits_nics),
 		cmocka_unit_test(test_info_matching),
 		cmocka_unit_test(test_line_rate),

@@ -92,6 +92,11 @@ void efab_csv_header(const efab_run_info_t *ri, char *buf, size_t len);
 int efab_csv_format(const efab_run_info_t *ri, const efab_row_t *row, char *buf, size_t len);
 int efab_csv_format_cells(const char *const *cells, size_t ncells, char *buf, size_t len);
 
+/* pct_of_link above this is no share of a link (payload cannot outrun its
+ * port) but a reported link speed below the port's: the table prints ">100?"
+ * (lib/result.c), the CSV the figure. */
+#define EFAB_PCT_OF_LINK_MAX 100.0
+
 /* Human table: a header comment block, then one line per row. */
 void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *notes, size_t nnotes,
 		      int show_lat, int show_bw);

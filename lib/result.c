@@ -251,6 +251,31 @@ static int table_shows(const char *col)
 	       strcmp(col, "hw_nics");
 }
 
+/* pct_of_link (bandwidth rows) is bw_MBps over link_Gbps, the port speed
+ * libfabric reports (fi_info->nic->link_attr->speed). Payload cannot outrun
+ * its port, so a figure above EFAB_PCT_OF_LINK_MAX is no share of the link:
+ * the reported speed is below the port's (EFA drivers before Linux's "RDMA/efa:
+ * Report link speed according to device attributes" report 100 Gb/s for every
+ * port, a p5en port is 200 Gb/s). The table prints such a cell as ">100?",
+ * defined by a header line; the CSV keeps the figure (docs/csv.md). */
+static const char *table_cell(const efab_run_info_t *ri, const efab_row_t *r, size_t i)
+{
+	if (!r->extra[i][0])
+		return "-";
+	if (!strcmp(ri->extra_cols[i], "pct_of_link") &&
+	    strtod(r->extra[i], NULL) > EFAB_PCT_OF_LINK_MAX)
+		return ">100?";
+	return r->extra[i];
+}
+
+static int has_col(const efab_run_info_t *ri, const char *col)
+{
+	for (size_t i = 0; i < ri->n_extra; i++)
+		if (!strcmp(ri->extra_cols[i], col))
+			return 1;
+	return 0;
+}
+
 void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *notes, size_t nnotes,
 		      int show_lat, int show_bw)
 {
@@ -279,6 +304,12 @@ void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *not
 	for (size_t i = 0; i < nnotes; i++)
 		if (notes[i])
 			fprintf(f, "# %s\n", notes[i]);
+	if (has_col(ri, "pct_of_link"))
+		fprintf(f, "# link_Gbps = the port speed libfabric reports (fi_info nic link_attr speed), "
+			   "summed over the NICs in use; pct_of_link = bw_MBps*8/1000 / link_Gbps: above "
+			   "100 %% it is printed as >100? (the CSV keeps the figure): the payload outran the "
+			   "reported speed, so that speed is wrong (an EFA driver that reports 100 Gb/s for "
+			   "a 200 Gb/s port), not a share of the link\n");
 	fprintf(f, "%-10s %-10s %10s", "size", "op", "iters");
 	if (show_lat)
 		fprintf(f, " %9s %9s %9s %9s %9s %9s", "min_us", "p50_us", "mean_us", "p99_us",
@@ -311,7 +342,7 @@ void efab_table_row(FILE *f, const efab_run_info_t *ri, const efab_row_t *r, int
 	fprintf(f, " %6llu", (unsigned long long)r->errors);
 	for (size_t i = 0; i < ri->n_extra; i++)
 		if (table_shows(ri->extra_cols[i]))
-			fprintf(f, " %s", r->extra[i][0] ? r->extra[i] : "-");
+			fprintf(f, " %s", table_cell(ri, r, i));
 	fprintf(f, "\n");
 	fflush(f);
 }

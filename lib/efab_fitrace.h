@@ -9,6 +9,9 @@
 #define EFAB_FITRACE_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,8 +35,87 @@ typedef struct efab_fitrace_dom {
 typedef size_t (*efab_fitrace_read_fn)(efab_fitrace_dom_t *out, size_t max);
 #define EFAB_FITRACE_READ "efab_fitrace_read"
 
+/* What the interposer did with EFAB_FITRACE_FABRIC, read through
+ * efab_fitrace_filter (dlsym(RTLD_DEFAULT, EFAB_FITRACE_FILTER); absent in an
+ * interposer older than this report). It interposes fi_getinfo at
+ * EFAB_FITRACE_GETINFO_VERSIONS; a caller linked to another version (1.0-1.2,
+ * or one newer than 1.10) goes past it unfiltered, and only these counts can
+ * tell. */
+#define EFAB_FITRACE_GETINFO_VERSIONS "FABRIC_1.3 1.7 1.8 1.9 1.10"
+typedef struct efab_fitrace_filter {
+	char want[64];       /* EFAB_FITRACE_FABRIC as the interposer read it; "" never set */
+	uint64_t calls;      /* fi_getinfo calls through an interposed entry, every version */
+	uint64_t applied;    /* of which returned a list with EFAB_FITRACE_FABRIC set: the
+			      * filter walked it (only want's entries kept, or -FI_ENODATA) */
+	uint64_t refused;    /* of which refused (-FI_ENOSYS): the loaded libfabric lacks
+			      * the caller's version, whose fi_info it cannot fill */
+	uint32_t versions;   /* bit m: fi_getinfo@FABRIC_1.m was called through the interposer */
+	char uncovered[32];  /* the newest fi_getinfo@FABRIC_1.m (m > 10) the loaded
+			      * libfabric exports, which the interposer does not interpose; "" */
+} efab_fitrace_filter_t;
+typedef void (*efab_fitrace_filter_fn)(efab_fitrace_filter_t *out);
+#define EFAB_FITRACE_FILTER "efab_fitrace_filter"
+
+/* Whether a run may say it ran with EFAB_FITRACE_FABRIC: 0 when the variable
+ * is not set (nothing to claim); 1 when the interposer's report f says the
+ * filter was applied to at least one fi_getinfo call and every domain the
+ * program's libfabric user opened (d[0..n), outer ones) is of that fabric;
+ * -1 otherwise (f NULL: no interposer, or one without the report), with the
+ * reason in why. */
+static inline int efab_fitrace_claim(const efab_fitrace_filter_t *f, const efab_fitrace_dom_t *d, size_t n,
+				     char *why, size_t len)
+{
+	const char *want = getenv("EFAB_FITRACE_FABRIC");
+	size_t outer = 0;
+	snprintf(why, len, "%s", "");
+	if (!want || !*want)
+		return 0;
+	if (!f) {
+		snprintf(why, len, "EFAB_FITRACE_FABRIC=%s: libefab_fitrace.so is not preloaded or does not "
+			 "report its filter", want);
+		return -1;
+	}
+	if (!f->calls) {
+		snprintf(why, len, "EFAB_FITRACE_FABRIC=%s: no fi_getinfo call went through the interposer "
+			 "(it interposes %s%s%s)", want, EFAB_FITRACE_GETINFO_VERSIONS,
+			 f->uncovered[0] ? "; this libfabric also exports " : "", f->uncovered);
+		return -1;
+	}
+	if (strcmp(f->want, want)) {
+		snprintf(why, len, "EFAB_FITRACE_FABRIC=%s: the interposer saw it %s%s", want,
+			 f->want[0] ? "as " : "unset", f->want);
+		return -1;
+	}
+	if (!f->applied) {
+		if (f->refused)
+			snprintf(why, len, "EFAB_FITRACE_FABRIC=%s: fi_getinfo refused %llu time(s): the loaded "
+				 "libfabric lacks the caller's version", want, (unsigned long long)f->refused);
+		else
+			snprintf(why, len, "EFAB_FITRACE_FABRIC=%s: no fi_getinfo call returned entries to filter",
+				 want);
+		return -1;
+	}
+	for (size_t i = 0; d && i < n; i++) {
+		if (d[i].inner)
+			continue;
+		outer++;
+		if (strcmp(d[i].fabric, want)) {
+			snprintf(why, len, "EFAB_FITRACE_FABRIC=%s: a domain of fabric %s was opened (from an "
+				 "fi_getinfo the interposer did not filter%s%s)", want, d[i].fabric,
+				 f->uncovered[0] ? ": this libfabric also exports " : "", f->uncovered);
+			return -1;
+		}
+	}
+	if (d && !outer) {
+		snprintf(why, len, "EFAB_FITRACE_FABRIC=%s: no domain was opened", want);
+		return -1;
+	}
+	return 1;
+}
+
 /* struct fi_info as libfabric's 1.3 ABI lays it out (src/abi_1_0.c, struct
- * fi_info_1_3): today's first fields, nic last. */
+ * fi_info_1_3): today's first fields, nic last. Every ABI from 1.2 to 1.10
+ * lays fi_info out so (1.7-1.10 grew the attr structs it points to, not it). */
 typedef struct efab_fi_info_1_3 {
 	void *next;
 	uint64_t caps, mode;

@@ -95,8 +95,11 @@ static inline efab_fitrace_read_fn efab_fitrace_up(char **argv)
 /* The fabric and mr_mode of the domains the program's libfabric user opened
  * (outer ones: not a provider's inner domains), as the interposer rd saw
  * them: "efa-direct" and "0x474", several fabrics joined with '+', "-" when
- * none or not traced; " (EFAB_FITRACE_FABRIC)" added when the interposer
- * chose the fabric. */
+ * none or not traced; with EFAB_FITRACE_FABRIC set, " (EFAB_FITRACE_FABRIC)"
+ * added when the interposer applied it (efab_fitrace_claim: it filtered an
+ * fi_getinfo call and every domain is of that fabric), else " (EFAB_FITRACE_FABRIC
+ * not applied)" and, once, why on stderr: a transport linked to an
+ * fi_getinfo version the interposer does not cover is not filtered. */
 static inline void efab_fitrace_fabric(efab_fitrace_read_fn rd, char *fab, size_t flen, char *mrm, size_t mlen)
 {
 	static efab_fitrace_dom_t d[EFAB_FITRACE_MAX_DOMAINS];
@@ -118,11 +121,20 @@ static inline void efab_fitrace_fabric(efab_fitrace_read_fn rd, char *fab, size_
 	}
 	if (!fab[0])
 		snprintf(fab, flen, "-");
-	const char *forced = getenv("EFAB_FITRACE_FABRIC");
-	if (n && forced && *forced) {
+	efab_fitrace_filter_fn ff = (efab_fitrace_filter_fn)dlsym(RTLD_DEFAULT, EFAB_FITRACE_FILTER);
+	efab_fitrace_filter_t f;
+	char why[512];
+	static int said;
+	if (ff)
+		ff(&f);
+	int claim = efab_fitrace_claim(rd && ff ? &f : NULL, d, n, why, sizeof(why));
+	if (claim) {
 		size_t o = strlen(fab);
-		snprintf(fab + o, flen - o, " (EFAB_FITRACE_FABRIC)");
+		snprintf(fab + o, flen - o, "%s",
+			 claim > 0 ? " (EFAB_FITRACE_FABRIC)" : " (EFAB_FITRACE_FABRIC not applied)");
 	}
+	if (claim < 0 && !said++)
+		efab_log_info("%s", why);
 }
 
 /* NVSHMEM's version from its name ("NVSHMEM v3.8.0" -> "3.8.0"), else

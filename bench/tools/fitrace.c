@@ -2,9 +2,10 @@
  * receive, below the library that makes them (efab_fitrace.h). Preloaded
  * (LD_PRELOAD), it defines the versioned libfabric entry points a library
  * built against libfabric links to -- fi_fabric@FABRIC_1.1 (every release
- * since 1.1) and fi_getinfo@FABRIC_1.3 (libraries built before libfabric
- * 1.5's ABI, e.g. NVSHMEM 3.4.5's transport) -- forwards them to the real
- * ones (dlvsym RTLD_NEXT), and puts a copy of each fabric's and each
+ * since 1.1) and fi_getinfo at every version from FABRIC_1.3 to FABRIC_1.10
+ * (1.3, 1.7, 1.8, 1.9, 1.10: what libfabric 1.17 to 2.7.0a1 export; NVSHMEM
+ * 3.4.5's transport links 1.3, 3.5+ 1.8) -- forwards each to the real one of
+ * the same version (dlvsym RTLD_NEXT), and puts a copy of each fabric's and each
  * domain's operation table in place whose domain/domain2 and
  * reg/regv/regattr entries count, then call the provider's. fi_mr_regattr is
  * an inline call through domain->mr, so this is where a registration can be
@@ -19,12 +20,18 @@
  * src/fabric.c:1541-1542). An all-zero nic constrains nothing, so clearing
  * it asks for the same NICs.
  *
- * EFAB_FITRACE_FABRIC=NAME: fi_getinfo (the 1.3 entry and the 1.8 entry,
- * which NVSHMEM 3.5+ links) returns only the entries of fabric NAME
- * (-FI_ENODATA when none is). On EFA with libfabric >= 2.1 a program that
- * asks FI_MR_LOCAL gets efa-direct first; with EFAB_FITRACE_FABRIC=efa it is
- * given the efa fabric of the same NIC, which honours FI_MR_LOCAL too: the
- * same program on the other fabric, without changing it.
+ * EFAB_FITRACE_FABRIC=NAME: fi_getinfo (every interposed version) returns
+ * only the entries of fabric NAME (-FI_ENODATA when none is). On EFA with
+ * libfabric >= 2.1 a program that asks FI_MR_LOCAL gets efa-direct first;
+ * with EFAB_FITRACE_FABRIC=efa it is given the efa fabric of the same NIC,
+ * which honours FI_MR_LOCAL too: the same program on the other fabric,
+ * without changing it. A caller linked to a version not interposed (1.0-1.2,
+ * or one newer than 1.10) is not filtered: efab_fitrace_filter reports how
+ * many calls were (efab_fitrace.h), so a run claims the filter only when it
+ * was applied (efab_fitrace_claim), and the interposer says on stderr when
+ * the loaded libfabric exports a newer fi_getinfo. An interposed version the
+ * loaded libfabric lacks is refused (-FI_ENOSYS, said on stderr): no other
+ * version fills that caller's fi_info.
  * Both are off by default: only what a user asks changes what the caller
  * sees. */
 #define _GNU_SOURCE
@@ -235,12 +242,33 @@ static void *real_sym(const char *name, const char *version)
 	return f;
 }
 
+static void warn_uncovered(const char *want);
+
+EXPORT int efab_fitrace_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+__asm__(".symver efab_fitrace_fi_fabric,fi_fabric@@FABRIC_1.1");
+int efab_fitrace_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context)
+{
+	static fabric_fn real;
+	if (!real)
+		real = (fabric_fn)real_sym("fi_fabric", "FABRIC_1.1");
+	if (!real)
+		return -FI_ENOSYS;
+	const char *want = getenv("EFAB_FITRACE_FABRIC");
+	if (want && *want)
+		warn_uncovered(want);
+	int rc = real(attr, fabric, context);
+	if (!rc && fabric && *fabric)
+		seen_fabric(*fabric);
+	return rc;
+}
+
 /* Keeps the entries of list whose fabric_attr->name is want, in order;
  * frees the others one at a time with freeinfo (the caller's ABI version of
- * fi_freeinfo). Every fi_info ABI since 1.0 starts with next and keeps
- * fabric_attr where efab_fi_info_1_3_t has it, and every fi_fabric_attr
- * has name second: one walk serves the 1.3 and the 1.8 entries. Returns 0,
- * or -FI_ENODATA (list emptied) when no entry is of that fabric. */
+ * fi_freeinfo; NULL: they are unlinked and left, a small leak rather than an
+ * unfiltered list). Every fi_info ABI since 1.0 starts with next and keeps
+ * fabric_attr where efab_fi_info_1_3_t has it, and every fi_fabric_attr has
+ * name second: one walk serves every version. Returns 0, or -FI_ENODATA
+ * (list emptied) when no entry is of that fabric. */
 static int keep_fabric(void **list, const char *want, void (*freeinfo)(void *))
 {
 	void **link = list;
@@ -253,79 +281,157 @@ static int keep_fabric(void **list, const char *want, void (*freeinfo)(void *))
 		}
 		*link = e->next;
 		e->next = NULL;
-		freeinfo(e);
+		if (freeinfo)
+			freeinfo(e);
 	}
 	return *list ? 0 : -FI_ENODATA;
 }
 
 typedef void (*freeinfo_fn)(void *);
 
-static int filtered(int rc, void **info, const char *version)
+/* What EFAB_FITRACE_FABRIC did (efab_fitrace_filter), under lock. */
+static efab_fitrace_filter_t report;
+
+/* The newest fi_getinfo@FABRIC_1.m above the interposed ones (m > 10) that
+ * the loaded libfabric exports, into out ("" when none or not loaded):
+ * a caller linked to it is not filtered. */
+static void newest_uncovered(char *out, size_t len)
+{
+	out[0] = 0;
+	for (int m = 39; m > 10 && !out[0]; m--) {
+		char v[32];
+		snprintf(v, sizeof(v), "FABRIC_1.%d", m);
+		if (real_sym("fi_getinfo", v))
+			snprintf(out, len, "%s", v);
+	}
+}
+
+/* Once per process with EFAB_FITRACE_FABRIC set: say on stderr when the
+ * loaded libfabric has an fi_getinfo newer than the interposed ones. */
+static void warn_uncovered(const char *want)
+{
+	static int done;
+	char v[32];
+	pthread_mutex_lock(&lock);
+	int first = !done;
+	done = 1;
+	pthread_mutex_unlock(&lock);
+	if (!first)
+		return;
+	newest_uncovered(v, sizeof(v));
+	if (v[0])
+		fprintf(stderr,
+			"libefab_fitrace.so: this libfabric exports fi_getinfo@%s, which the interposer does "
+			"not interpose (it does %s): EFAB_FITRACE_FABRIC=%s does not apply to a caller linked to it\n",
+			v, EFAB_FITRACE_GETINFO_VERSIONS, want);
+}
+
+/* A call of fi_getinfo@FABRIC_1.minor with EFAB_FITRACE_FABRIC want (or
+ * NULL), in the report; under lock. */
+static void note_call(int minor, const char *want)
+{
+	report.calls++;
+	report.versions |= 1u << minor;
+	if (want && *want && !report.want[0])
+		copy_str(report.want, sizeof(report.want), want);
+}
+
+/* fi_getinfo@version (FABRIC_1.minor) returned rc and *info: with
+ * EFAB_FITRACE_FABRIC set, only that fabric's entries are kept, and the
+ * report says so. */
+static int filtered(int rc, void **info, int minor, const char *version)
 {
 	const char *want = getenv("EFAB_FITRACE_FABRIC");
-	if (rc || !info || !*info || !want || !*want)
+	int apply = !rc && info && *info && want && *want;
+	pthread_mutex_lock(&lock);
+	note_call(minor, want);
+	report.applied += apply;
+	pthread_mutex_unlock(&lock);
+	if (want && *want)
+		warn_uncovered(want);
+	if (!apply)
 		return rc;
-	freeinfo_fn fr = (freeinfo_fn)real_sym("fi_freeinfo", version);
-	if (!fr)
-		return rc; /* cannot free what it drops: leave the list as it is */
-	return keep_fabric(info, want, fr);
+	return keep_fabric(info, want, (freeinfo_fn)real_sym("fi_freeinfo", version));
 }
 
-EXPORT int efab_fitrace_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
-__asm__(".symver efab_fitrace_fi_fabric,fi_fabric@@FABRIC_1.1");
-int efab_fitrace_fi_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context)
+/* The real entry could not be found: the loaded libfabric lacks this
+ * version (a caller reaching it through dlvsym, or a program built against
+ * newer headers). No other version fills the caller's fi_info layout (1.7
+ * to 1.10 grew domain_attr and ep_attr), so the call is refused, loudly. */
+static int refuse(int minor, const char *version)
 {
-	static fabric_fn real;
-	if (!real)
-		real = (fabric_fn)real_sym("fi_fabric", "FABRIC_1.1");
-	if (!real)
-		return -FI_ENOSYS;
-	int rc = real(attr, fabric, context);
-	if (!rc && fabric && *fabric)
-		seen_fabric(*fabric);
-	return rc;
+	static uint32_t said;
+	pthread_mutex_lock(&lock);
+	note_call(minor, getenv("EFAB_FITRACE_FABRIC"));
+	report.refused++;
+	int first = !(said & (1u << minor));
+	said |= 1u << minor;
+	pthread_mutex_unlock(&lock);
+	if (first)
+		fprintf(stderr,
+			"libefab_fitrace.so: fi_getinfo@%s called, but the loaded libfabric has no such "
+			"version: -FI_ENOSYS\n", version);
+	return -FI_ENOSYS;
 }
 
-/* efab_fi_info_1_3_t (efab_fitrace.h): fi_info as the 1.3 ABI lays it out */
-typedef int (*getinfo13_fn)(uint32_t, const char *, const char *, uint64_t, const efab_fi_info_1_3_t *, void **);
+typedef int (*getinfo_fn)(uint32_t, const char *, const char *, uint64_t, const void *, void **);
 
-EXPORT int efab_fitrace_fi_getinfo_1_3(uint32_t version, const char *node, const char *service, uint64_t flags,
-				       const efab_fi_info_1_3_t *hints, void **info);
-__asm__(".symver efab_fitrace_fi_getinfo_1_3,fi_getinfo@FABRIC_1.3");
-int efab_fitrace_fi_getinfo_1_3(uint32_t version, const char *node, const char *service, uint64_t flags,
-				const efab_fi_info_1_3_t *hints, void **info)
+/* The caller's fi_getinfo@FABRIC_1.minor, forwarded to the real one of the
+ * same version; hints is of that ABI's layout (efab_fi_info_1_3_t: the top
+ * level of each, which is all that is read here). EFAB_FITRACE_CLEAR_NIC=1
+ * applies to the 1.3 entry (NVSHMEM 3.4.5's). */
+static int getinfo_at(int minor, const char *version, getinfo_fn *real, uint32_t api, const char *node,
+		      const char *service, uint64_t flags, const efab_fi_info_1_3_t *hints, void **info)
 {
-	static getinfo13_fn real;
-	if (!real)
-		real = (getinfo13_fn)real_sym("fi_getinfo", "FABRIC_1.3");
-	if (!real)
-		return -FI_ENOSYS;
+	if (!*real)
+		*real = (getinfo_fn)real_sym("fi_getinfo", version);
+	if (!*real)
+		return refuse(minor, version);
 	const char *clear = getenv("EFAB_FITRACE_CLEAR_NIC");
-	if (hints && hints->nic && clear && !strcmp(clear, "1")) {
+	if (minor == 3 && hints && hints->nic && clear && !strcmp(clear, "1")) {
 		efab_fi_info_1_3_t h = *hints;
 		h.nic = NULL;
-		return filtered(real(version, node, service, flags, &h, info), info, "FABRIC_1.3");
+		return filtered((*real)(api, node, service, flags, &h, info), info, minor, version);
 	}
-	return filtered(real(version, node, service, flags, hints, info), info, "FABRIC_1.3");
+	return filtered((*real)(api, node, service, flags, hints, info), info, minor, version);
 }
 
-/* fi_info of the 1.8 ABI (the default entry of libfabric 2.1.0 and 2.4.0, a
- * compatibility entry in 2.6.0, whose default is 1.9); only its next and
- * fabric_attr are read here. */
-typedef int (*getinfo18_fn)(uint32_t, const char *, const char *, uint64_t, const void *, void **);
+/* One interposed entry per fi_getinfo version libfabric has exported from
+ * 1.3 to 2.7.0a1 (src/abi_1_0.c COMPAT_SYMVER, src/fabric.c DEFAULT_SYMVER):
+ * 1.3 (Debian's 1.17 default; NVSHMEM 3.4.5), 1.7, 1.8 (the default of
+ * 2.1.0 and 2.4.0; NVSHMEM 3.5+), 1.9 (2.6.0's default) and 1.10 (2.7.0a1's).
+ * Their fi_info is laid out alike; the attrs it points to grew (1.7
+ * domain_attr max_ep_auth_key, 1.8 max_group_id, 1.9 max_cntr_value,
+ * max_err_cntr_value and ep_attr auth_key, 1.10 max_xpu_ctx_cnt and ep_attr
+ * xpu_ctx), which only the real entry of the caller's version fills right.
+ * 1.0-1.2 (1.0 and 1.1 without nic) are not interposed: a caller of them is
+ * not filtered, and the report says no call was (calls 0). Each is
+ * non-default (@), so it matches only a caller bound to that version. */
+#define GETINFO_ENTRY(minor, ver)                                                                          \
+	EXPORT int efab_fitrace_fi_getinfo_1_##minor(uint32_t api, const char *node, const char *service,    \
+						     uint64_t flags, const efab_fi_info_1_3_t *hints,         \
+						     void **info);                                            \
+	__asm__(".symver efab_fitrace_fi_getinfo_1_" #minor ",fi_getinfo@" ver);                             \
+	int efab_fitrace_fi_getinfo_1_##minor(uint32_t api, const char *node, const char *service,           \
+					      uint64_t flags, const efab_fi_info_1_3_t *hints, void **info)  \
+	{                                                                                                    \
+		static getinfo_fn real;                                                                      \
+		return getinfo_at(minor, ver, &real, api, node, service, flags, hints, info);                \
+	}
+GETINFO_ENTRY(3, "FABRIC_1.3")
+GETINFO_ENTRY(7, "FABRIC_1.7")
+GETINFO_ENTRY(8, "FABRIC_1.8")
+GETINFO_ENTRY(9, "FABRIC_1.9")
+GETINFO_ENTRY(10, "FABRIC_1.10")
 
-EXPORT int efab_fitrace_fi_getinfo_1_8(uint32_t version, const char *node, const char *service, uint64_t flags,
-				       const void *hints, void **info);
-__asm__(".symver efab_fitrace_fi_getinfo_1_8,fi_getinfo@FABRIC_1.8");
-int efab_fitrace_fi_getinfo_1_8(uint32_t version, const char *node, const char *service, uint64_t flags,
-				const void *hints, void **info)
+EXPORT void efab_fitrace_filter(efab_fitrace_filter_t *out)
 {
-	static getinfo18_fn real;
-	if (!real)
-		real = (getinfo18_fn)real_sym("fi_getinfo", "FABRIC_1.8");
-	if (!real)
-		return -FI_ENOSYS;
-	return filtered(real(version, node, service, flags, hints, info), info, "FABRIC_1.8");
+	char v[32];
+	newest_uncovered(v, sizeof(v));
+	pthread_mutex_lock(&lock);
+	*out = report;
+	copy_str(out->uncovered, sizeof(out->uncovered), v);
+	pthread_mutex_unlock(&lock);
 }
 
 EXPORT size_t efab_fitrace_read(efab_fitrace_dom_t *out, size_t max)

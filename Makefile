@@ -55,7 +55,7 @@ endif
 
 ifdef HWLOC_HOME
   HWLOC_CFLAGS := -I$(HWLOC_HOME)/include
-  HWLOC_LIBS   := -L$(HWLOC_HOME)/lib -Wl,-rpath,$(HWLOC_HOME)/lib -lhwloc
+  HWLOC_LIBS   := $(foreach d,lib lib64,-L$(HWLOC_HOME)/$(d) -Wl,-rpath,$(HWLOC_HOME)/$(d)) -lhwloc
 else
   HWLOC_CFLAGS := $(shell pkg-config --cflags hwloc 2>/dev/null)
   HWLOC_LIBS   := $(or $(shell pkg-config --libs hwloc 2>/dev/null),-lhwloc)
@@ -66,6 +66,12 @@ CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda))
 ifneq ($(wildcard $(CUDA_HOME)/include/cuda.h),)
   CUDA_CFLAGS := -DEFAB_HAVE_CUDA -I$(CUDA_HOME)/include
 endif
+# its major version (cuda.h's CUDA_VERSION 12080 -> 12), read only for the
+# NVSHMEM hint: the pip wheel is nvidia-nvshmem-cu<major>
+CUDA_MAJOR = $(shell sed -n 's/^\#define CUDA_VERSION \([0-9]*\)[0-9][0-9][0-9]$$/\1/p' $(CUDA_HOME)/include/cuda.h 2>/dev/null)
+SHMEM_HINT = $(if $(CUDA_CFLAGS),NVSHMEM not found: set NVSHMEM_HOME$(if $(CUDA_MAJOR),$(comma) or pip install \
+  nvidia-nvshmem-cu$(CUDA_MAJOR) (the wheel for CUDA $(CUDA_MAJOR)$(comma) the toolkit in $(CUDA_HOME))),built without CUDA \
+  (no $(CUDA_HOME)/include/cuda.h): set CUDA_HOME)
 
 # -Wformat-truncation is off: it flags every bounded snprintf of a path or message,
 # and bounded truncation is what those calls are for.
@@ -81,7 +87,10 @@ ifeq ($(SAN),1)
   LDFLAGS_SAN := -fsanitize=address,undefined
 endif
 LIB_CFLAGS := $(CFLAGS_BASE) $(FABRIC_CFLAGS) $(HWLOC_CFLAGS) $(CUDA_CFLAGS) $(CFLAGS)
-LIBS       := $(FABRIC_LIBS) $(HWLOC_LIBS) -ldl -lm $(LDFLAGS_SAN) $(LDFLAGS)
+# MPI_HOME's lib and lib64 as run paths: the EFA installer's Open MPI
+# (/opt/amazon/openmpi/lib64, lib on Ubuntu) is not on the loader's path
+MPI_RPATH  := $(if $(MPI_HOME),$(foreach d,lib lib64,-Wl,-rpath,$(MPI_HOME)/$(d)))
+LIBS       := $(FABRIC_LIBS) $(HWLOC_LIBS) $(MPI_RPATH) -ldl -lm $(LDFLAGS_SAN) $(LDFLAGS)
 
 comma := ,
 # ---- sources ----
@@ -135,7 +144,7 @@ UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 .PHONY: all deps check check-run check-rebuild-units demo install clean format tests fuzz valgrind
 all: $(BUILD)/lib/libefab.a $(BINS) $(SHMEM_BIN) $(BUILD)/lib/libefab_fitrace.so $(BUILD)/tests/fitrace_check
 ifeq ($(SHMEM_BIN),)
-	@echo "  efab_shmem_reg skipped (and efab_shmem_seed, efab_shmem_lat, efab_shmem_bw): NVSHMEM not found (set NVSHMEM_HOME, or pip install nvidia-nvshmem-cu13) or built without CUDA"
+	@echo "  efab_shmem_reg skipped (and efab_shmem_seed, efab_shmem_lat, efab_shmem_bw): $(SHMEM_HINT)"
 endif
 ifneq ($(and $(SHMEM_BIN),$(if $(SHK_OBJ),,no)),)
 	@echo "  efab_shmem_lat/bw --initiator thread|warp|block not built (exit 77): no nvcc or no $(NVSHMEM_HOME)/lib/libnvshmem_device.a"
@@ -215,15 +224,26 @@ $(BUILD)/lib/%.o: lib/%.c
 	$(call say,CC,$<)
 	$(Q)$(CC) $(LIB_CFLAGS) -c $< -o $@
 
+# hwloc >= 2.0 (lib/topo.c uses the 2.x API; Amazon Linux 2's hwloc-devel is
+# 1.11): checked before topo.c is compiled, one line when it is not
+.PHONY: hwloc-check
+$(BUILD)/lib/topo.o: | hwloc-check
+HWLOC_OLD := make: hwloc >= 2.0 is required (lib/topo.c uses its 2.x API): the hwloc.h of \
+  $(or $(HWLOC_HOME),the system) is older (Amazon Linux 2 ships 1.11) or missing; set HWLOC_HOME to an hwloc 2.x prefix
+hwloc-check:
+	$(Q)printf '#include <hwloc.h>\n#if HWLOC_API_VERSION < 0x00020000\n#error\n#endif\n' | \
+	  $(CC) $(HWLOC_CFLAGS) $(CFLAGS) -E -x c - >/dev/null 2>&1 || { echo "$(HWLOC_OLD)" >&2; exit 1; }
+
 # The registration-counting interposer (LD_PRELOAD; bench/tools/fitrace.c,
-# lib/efab_fitrace.h) and its check program (tests/fitrace/).
+# lib/efab_fitrace.h) and its check programs (tests/fitrace/).
+FITRACE_GI := $(foreach m,2 3 7 8 9 10 11,$(BUILD)/tests/fitrace_gi_1_$(m))
 $(BUILD)/lib/libefab_fitrace.so: bench/tools/fitrace.c bench/tools/fitrace.map lib/efab_fitrace.h
 	@mkdir -p $(@D)
 	$(call say,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS_BASE) $(FABRIC_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -shared \
 	  -Wl,--version-script=bench/tools/fitrace.map -o $@ $< -ldl $(LDFLAGS_SAN) $(LDFLAGS)
 
-$(BUILD)/tests/fitrace_check: tests/fitrace/fitrace_check.c $(BUILD)/tests/libfitrace_user.so
+$(BUILD)/tests/fitrace_check: tests/fitrace/fitrace_check.c $(BUILD)/tests/libfitrace_user.so | $(FITRACE_GI)
 	@mkdir -p $(@D)
 	$(call say,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -o $@ $< -ldl $(LDFLAGS_SAN) $(LDFLAGS)
@@ -232,6 +252,21 @@ $(BUILD)/tests/libfitrace_user.so: tests/fitrace/fitrace_user.c lib/efab_fitrace
 	@mkdir -p $(@D)
 	$(call say,CCLD,$@)
 	$(Q)$(CC) $(CFLAGS_BASE) $(FABRIC_CFLAGS) $(CFLAGS) -fPIC -shared -o $@ $< $(FABRIC_LIBS) -ldl $(LDFLAGS_SAN) $(LDFLAGS)
+
+# One program per fi_getinfo version (fitrace_gi_1_M: linked to
+# fi_getinfo@FABRIC_1.M) against a stand-in libfabric.so.1 exporting each
+# (tests/fitrace/stubfab.c; DT_RPATH to it, ahead of LD_LIBRARY_PATH);
+# FITRACE_GI, above, built with fitrace_check.
+$(BUILD)/tests/stubfab/libfabric.so.1: tests/fitrace/stubfab.c tests/fitrace/stubfab.map
+	@mkdir -p $(@D)
+	$(call say,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS_BASE) $(FABRIC_CFLAGS) $(CFLAGS) -fPIC -shared -Wl,-soname,libfabric.so.1 \
+	  -Wl,--version-script=tests/fitrace/stubfab.map -o $@ $< $(LDFLAGS_SAN) $(LDFLAGS)
+
+$(BUILD)/tests/fitrace_gi_1_%: tests/fitrace/fitrace_gi.c lib/efab_fitrace.h $(BUILD)/tests/stubfab/libfabric.so.1
+	$(call say,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS_BASE) $(FABRIC_CFLAGS) $(CFLAGS) -DGI_MINOR=$* -o $@ $< -L$(BUILD)/tests/stubfab \
+	  -l:libfabric.so.1 -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/stubfab' -ldl $(LDFLAGS_SAN) $(LDFLAGS)
 
 $(BUILD)/lib/libefab.a: $(LIB_OBJ)
 	$(call say,AR,$@)
@@ -244,12 +279,12 @@ $(BUILD)/bench/%.o: bench/%.c
 
 # The sweep and topo need no MPI: compiled with cc; the sweep reads the
 # benchmark rows (bench/engine/rows.c, pure data), which it links with cc too.
-$(BUILD)/bench/tools/sweep.o $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/efab_topo.o: $(BUILD)/bench/%.o: bench/%.c
+$(BUILD)/bench/tools/sweep.o $(BUILD)/bench/tools/hostfacts.o $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/efab_topo.o: $(BUILD)/bench/%.o: bench/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(LIB_CFLAGS) -Ibench/engine -c $< -o $@
 
-$(BUILD)/bin/efab_sweep: $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/tools/sweep.o $(BUILD)/bench/engine/rows.o $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_sweep: $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/tools/sweep.o $(BUILD)/bench/tools/hostfacts.o $(BUILD)/bench/engine/rows.o $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ $(LIBS)
@@ -259,7 +294,7 @@ $(BUILD)/bin/efab_topo: $(BUILD)/bench/efab_topo.o $(BUILD)/lib/libefab.a
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ $(LIBS)
 
-$(BUILD)/bin/efab_probe: $(BUILD)/bench/efab_probe.o $(BUILD)/bench/tools/probe.o $(BUILD)/bench/tools/probe_put.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_probe: $(BUILD)/bench/efab_probe.o $(BUILD)/bench/tools/probe.o $(BUILD)/bench/tools/probe_put.o $(BUILD)/bench/tools/hostfacts.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(MPICC) -o $@ $^ $(LIBS)

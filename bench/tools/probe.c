@@ -29,6 +29,7 @@
 #include "efab_hwc.h"
 #include "efab_select.h"
 #include "probe_put.h"
+#include "hostfacts.h"
 #include "rows.h"
 #include "runtime.h"
 
@@ -599,6 +600,25 @@ static const char *gpu_p2p(const struct fi_info *i)
 	}
 }
 
+/* What an EFA installer ships besides libfabric, all system-wide (an
+ * LD_LIBRARY_PATH swap of libfabric keeps them): rdma-core (the libibverbs and
+ * libefa this process loaded), the kernel driver and the device firmware.
+ * --diff of two nodes' or installers' probes shows each. */
+static void describe_stack(column_t *col, const struct fi_info *i)
+{
+	char v[64], files[2 * PATH_MAX + 8], drv[64], fw[96] = "";
+	efab_rdma_core_version(v, sizeof(v), files, sizeof(files));
+	add(col, "rdma_core", "%s", v[0] ? v : "- (no release in the libibverbs file name)");
+	add(col, "rdma_core_libs", "%s", files);
+	efab_efa_driver_version(drv, sizeof(drv));
+	add(col, "efa_driver", "%s", drv[0] ? drv : "- (no module/efa/version under SYSFS_PATH or /sys)");
+	if (i->nic && i->nic->device_attr && i->nic->device_attr->firmware)
+		snprintf(fw, sizeof(fw), "%s", i->nic->device_attr->firmware);
+	else
+		efab_ib_fw_ver(i->domain_attr->name, fw, sizeof(fw));
+	add(col, "firmware", "%s", fw[0] ? fw : "-");
+}
+
 static void describe(column_t *col)
 {
 	struct fi_info *rma = query_caps(col->info, RMA_CAPS, 0);
@@ -620,6 +640,7 @@ static void describe(column_t *col)
 		libfabric_pc_version(dl.dli_fname, rel, sizeof(rel));
 	add(col, "libfabric_release", "%s", rel[0] ? rel : "- (no pkgconfig/libfabric.pc beside libfabric.so)");
 	add(col, "simulated", "%s", efab_info_simulated(i) ? "yes (efasim: not EFA hardware)" : "no");
+	describe_stack(col, i);
 	int need_mr_local = describe_requirements(col, rma);
 	add(col, "rma_read", "%s", yesno(rma && (rma->caps & FI_READ)));
 	add(col, "rma_write", "%s", yesno(rma && (rma->caps & FI_WRITE)));
@@ -1005,7 +1026,9 @@ static void print_table(column_t *cols, size_t n)
 
 static void print_json(FILE *f, column_t *cols, size_t n)
 {
-	fprintf(f, "{\"efabench\": \"%s\", \"fabrics\": [", EFAB_VERSION);
+	fprintf(f, "{\"efabench\": \"%s\", \"host\": {", EFAB_VERSION);
+	efab_host_facts_json(f, "", ", "); /* the node it ran on (efab_sweep's meta.json) */
+	fprintf(f, "}, \"fabrics\": [");
 	for (size_t c = 0; c < n; c++) {
 		fprintf(f, "%s\n  {", c ? "," : "");
 		for (size_t p = 0; p < cols[c].nprops; p++)

@@ -32,6 +32,7 @@
 
 #include "efab.h"
 #include "efab_abi.h"
+#include "hostfacts.h"
 #include "efab_clock.h"
 #include "efab_config.h"
 #include "efab_json.h"
@@ -42,6 +43,7 @@
 
 #include <rdma/fabric.h>
 
+#define EFAB_JOB_WORDS (EFAB_JOB_MAXARGS * 2 + 8)
 static volatile sig_atomic_t got_signal;
 static void on_signal(int s)
 {
@@ -87,6 +89,10 @@ typedef struct runner {
 	/* key 'libfabric': the installs, in order of first appearance */
 	install_t inst[EFAB_MAX_INSTALLS];
 	size_t ninst;
+	/* the site: one process on the first job node, through the launcher of
+	 * the first MPI job; -1 where no job has one (then everything runs here) */
+	long site;
+	char refusal[1024]; /* an install that does not load there: exit 2 */
 } runner_t;
 
 static const char usage[] =
@@ -129,30 +135,6 @@ static int read_file(const char *path, char **out, size_t *len)
 	*out = b;
 	*len = n;
 	return 0;
-}
-
-static void first_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	buf[0] = '\0';
-	if (!f)
-		return;
-	if (fgets(buf, (int)len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
-
-static void command_output(const char *cmd, char *buf, size_t len)
-{
-	buf[0] = '\0';
-	FILE *p = popen(cmd, "r");
-	if (!p)
-		return;
-	size_t n = fread(buf, 1, len - 1, p);
-	buf[n] = '\0';
-	pclose(p);
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
 }
 
 /* ,\n  "key": "value": a top-level field of meta.json after its first */
@@ -239,10 +221,14 @@ static int resolve_installs(runner_t *r, char *err, size_t errlen)
 		snprintf(in->given, sizeof(in->given), "%s", j->libfabric);
 		in->line = j->libfabric_line;
 		char libdir[PATH_MAX];
-		if (install_libdir(j->libfabric, libdir, sizeof(libdir)) && r->dry_run) {
-			/* a plan for another host (/opt/amazon/efa on a p5en node) */
-			snprintf(libdir, sizeof(libdir), "%s/lib", j->libfabric);
-			snprintf(in->version, sizeof(in->version), "not found here");
+		if (install_libdir(j->libfabric, libdir, sizeof(libdir)) && (r->dry_run || r->site >= 0)) {
+			/* an install staged on the job nodes only (/opt/amazon/efa on
+			 * p5en nodes, the sweep on a head node): every candidate
+			 * directory; the probe on the first job node says whether it
+			 * loads there */
+			snprintf(libdir, sizeof(libdir), "%s/lib64:%s/lib:%s/lib/x86_64-linux-gnu:%s/lib/aarch64-linux-gnu:%s",
+				 j->libfabric, j->libfabric, j->libfabric, j->libfabric, j->libfabric);
+			snprintf(in->version, sizeof(in->version), "not on this host");
 		} else if (install_libdir(j->libfabric, libdir, sizeof(libdir))) {
 			snprintf(err, errlen,
 				 "%s:%d: key 'libfabric': '%s' holds no libfabric.so.1 (looked in its lib64/, "
@@ -251,7 +237,7 @@ static int resolve_installs(runner_t *r, char *err, size_t errlen)
 			return EFAB_EUSAGE;
 		}
 		char real[PATH_MAX];
-		if (realpath(libdir, real)) /* absolute: ranks may start elsewhere */
+		if (!strchr(libdir, ':') && realpath(libdir, real)) /* absolute: ranks may start elsewhere */
 			memcpy(libdir, real, sizeof(real));
 		memcpy(in->libdir, libdir, sizeof(libdir));
 		char so[PATH_MAX + 32];
@@ -453,6 +439,31 @@ static int insert_ld_path_forward(words_t *w, const install_t *in)
 	return 0;
 }
 
+/* The site's launcher words (the first MPI job's launcher with {np},
+ * {ppn} and {nodes} = 1: one process, on the first node of its host list or
+ * allocation), with the variables of job j (NULL: the site job's own) and,
+ * for an install, LD_LIBRARY_PATH forwarded. Nothing where there is no site. */
+static int push_site_launcher(const runner_t *r, const efab_job_t *j, const install_t *in, words_t *w)
+{
+	if (r->site < 0)
+		return 0;
+	efab_job_t one = r->jobs[r->site];
+	one.np = one.ppn = one.nodes = 1;
+	if (j) {
+		memcpy(one.env, j->env, sizeof(one.env));
+		one.nenv = j->nenv;
+		snprintf(one.section, sizeof(one.section), "%s", j->section);
+	}
+	words_t sw = *w;
+	sw.j = &one;
+	int forwarded = !in || strstr(one.launcher, "LD_LIBRARY_PATH") != NULL;
+	int rc = push_launcher(&sw, in, &forwarded);
+	if (!rc && !forwarded && sw.argc > 0)
+		rc = insert_ld_path_forward(&sw, in);
+	w->argc = sw.argc;
+	return rc;
+}
+
 /* The benchmark, its options, and where it writes its rows (and, for a
  * benchmark that reports them, every node's facts, into meta.json). */
 static int push_bench(runner_t *r, size_t i, words_t *w)
@@ -491,6 +502,8 @@ static int build_argv(runner_t *r, size_t i, char **argv, int max, char *err, si
 			return -1;
 		if (!forwarded && w.argc > 0 && insert_ld_path_forward(&w, in))
 			return -1;
+	} else if (push_site_launcher(r, j, in, &w)) { /* launcher = none: on the first job node */
+		return -1;
 	}
 	if (push_bench(r, i, &w))
 		return -1;
@@ -548,50 +561,67 @@ static char *job_nodes(runner_t *r, size_t i)
 }
 
 /* This host: kernel, CPU, libfabric, EFA, GPUs, MPI, topology, clock. */
-static void write_meta_host(FILE *f)
+/* The "host" object of probe JSON text: its members ("{" and "}" excluded)
+ * into out; 0, or -1 when there is none. Strings may hold braces. */
+static int probe_host_members(const char *text, char *out, size_t len)
 {
-	char buf[4096];
+	const char *p = strstr(text, "\"host\": {");
+	if (!p)
+		return -1;
+	p = strchr(p, '{') + 1;
+	int depth = 1, in_str = 0;
+	const char *q = p;
+	for (; *q && depth; q++) {
+		if (in_str) {
+			if (*q == '\\' && q[1])
+				q++;
+			else if (*q == '"')
+				in_str = 0;
+		} else if (*q == '"') {
+			in_str = 1;
+		} else if (*q == '{') {
+			depth++;
+		} else if (*q == '}') {
+			depth--;
+		}
+	}
+	if (depth || (size_t)(q - 1 - p) >= len)
+		return -1;
+	snprintf(out, len, "%.*s", (int)(q - 1 - p), p);
+	return 0;
+}
+
+/* The measured node's facts: those the probe wrote on the first job node
+ * where it ran there, else this host's; "facts_from" says which and
+ * "sweep_host" names the host efab_sweep ran on. */
+static void write_meta_host(FILE *f, const runner_t *r)
+{
 	struct utsname u;
 	uname(&u);
-	uint32_t v = fi_version();
-	json_field(f, "hostname", u.nodename);
-	snprintf(buf, sizeof(buf), "%s %s %s", u.sysname, u.release, u.machine);
-	json_field(f, "kernel", buf);
-	command_output("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'", buf,
-		       sizeof(buf));
-	json_field(f, "cpu", buf);
-	first_line("/sys/devices/virtual/dmi/id/product_name", buf, sizeof(buf));
-	json_field(f, "instance_type", buf);
-	snprintf(buf, sizeof(buf), "%u.%u", FI_MAJOR(v), FI_MINOR(v));
-	json_field(f, "libfabric_version", buf);
-	snprintf(buf, sizeof(buf), "%d.%d", FI_MAJOR_VERSION, FI_MINOR_VERSION);
-	json_field(f, "libfabric_headers", buf);
-	efab_libfabric_path(buf, sizeof(buf));
-	json_field(f, "libfabric_path", buf);
-	command_output("cat /opt/amazon/efa_installed_packages 2>/dev/null | grep -i 'installer' | head -1",
-		       buf, sizeof(buf));
-	json_field(f, "efa_installer", buf);
-	/* tests/efasim/run sets EFASIM_SIMULATED: every NIC of this sweep is simulated */
-	json_field(f, "simulated", getenv("EFASIM_SIMULATED") ? "efasim (simulated EFA device: figures "
-							       "measure the simulator, not EFA)" : "no");
-	first_line("/sys/module/efa/version", buf, sizeof(buf));
-	json_field(f, "efa_driver", buf);
-	command_output("nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null "
-		       "| sort | uniq -c | sed 's/^ *//' | paste -sd ';'", buf, sizeof(buf));
-	json_field(f, "gpus", buf);
-	command_output("nvidia-smi 2>/dev/null | grep -o 'CUDA Version: [0-9.]*' | cut -d' ' -f3",
-		       buf, sizeof(buf));
-	json_field(f, "cuda_driver_version", buf);
-	command_output("mpirun --version 2>/dev/null | head -1", buf, sizeof(buf));
-	json_field(f, "mpi", buf);
-	command_output("ls -d $NVSHMEM_HOME/lib/libnvshmem_host.so* 2>/dev/null | head -1", buf,
-		       sizeof(buf));
-	json_field(f, "nvshmem", buf);
-	efab_topo_summary(buf, sizeof(buf));
-	json_field(f, "topology", buf);
-	efab_clock_init(); /* the clock the benchmarks of this host time with */
-	efab_clock_describe(buf, sizeof(buf));
-	json_field(f, "clock", buf);
+	char path[PATH_MAX + 64], *text = NULL, members[16384];
+	size_t len = 0;
+	const char *file = r->ninst ? r->inst[0].probe_file : "probe.json";
+	snprintf(path, sizeof(path), "%s/%s", r->dir, file);
+	int remote = r->site >= 0 && !read_file(path, &text, &len);
+	if (remote) {
+		char *t = realloc(text, len + 1);
+		if (t) {
+			text = t;
+			text[len] = '\0';
+		}
+		remote = t && !probe_host_members(text, members, sizeof(members));
+	}
+	free(text);
+	if (remote) {
+		fprintf(f, ",\n  %s", members);
+		json_field(f, "facts_from", "the first job node (efab_probe --json through the launcher)");
+	} else {
+		efab_host_facts_json(f, ",\n  ", ",\n  ");
+		json_field(f, "facts_from", r->site >= 0 ? "the sweep's own host (the probe on the first job "
+							  "node gave none)"
+							: "the sweep's own host (no job has an MPI launcher)");
+	}
+	json_field(f, "sweep_host", u.nodename);
 }
 
 /* "probe" (one object, older readers: the first install's) and, key
@@ -683,7 +713,7 @@ static void write_meta(runner_t *r, int complete)
 	json_field(f, "config", r->config_path);
 	json_field(f, "label", r->label);
 	fprintf(f, ",\n  \"complete\": %s", complete ? "true" : "false");
-	write_meta_host(f);
+	write_meta_host(f, r);
 	write_meta_probes(f, r);
 	write_meta_environment(f);
 	int mismatch = write_meta_jobs(f, r);
@@ -866,7 +896,7 @@ static int run_job(runner_t *r, size_t i, char **argv)
 }
 
 /* The probe's child: stdout into tmp, stderr into logp, then efab_probe --json. */
-static void exec_probe(const char *exe, const char *tmp, const char *logp, const char *ld_path)
+static void exec_probe(char *const *argv, const char *tmp, const char *logp, const char *ld_path)
 {
 	setpgid(0, 0);
 	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -881,8 +911,8 @@ static void exec_probe(const char *exe, const char *tmp, const char *logp, const
 	signal(SIGTERM, SIG_DFL);
 	if (ld_path)
 		setenv("LD_LIBRARY_PATH", ld_path, 1);
-	execl(exe, exe, "--json", (char *)NULL);
-	fprintf(stderr, "efab_sweep: cannot run %s: %s\n", exe, strerror(errno));
+	execvp(argv[0], argv);
+	fprintf(stderr, "efab_sweep: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
 }
 
@@ -923,37 +953,121 @@ static void probe_message(const runner_t *r, const child_end_t *end, int ok, con
 			 last[0] ? ": " : " (no message; empty output)", last);
 }
 
+/* The probe's command: efab_probe --json beside efab_sweep, through the
+ * site's launcher (one process on the first job node) where there is one.
+ * argc, or -1. */
+static int probe_argv(const runner_t *r, const install_t *in, char **argv, int max)
+{
+	char err[512], exe[PATH_MAX + 16];
+	efab_job_t none;
+	memset(&none, 0, sizeof(none));
+	snprintf(none.section, sizeof(none.section), "probe");
+	words_t w = {argv, 0, max, &none, err, sizeof(err)};
+	argv[0] = NULL;
+	if (push_site_launcher(r, NULL, in, &w)) {
+		efab_log_error("probe: %s", err);
+		return -1;
+	}
+	snprintf(exe, sizeof(exe), "%s/efab_probe", r->bindir);
+	if (push(&w, exe) || push(&w, "--json"))
+		return -1;
+	return w.argc;
+}
+
+/* The dynamic loader's refusal in a log ("version `EFA_1.7' not found
+ * (required by .../libfabric.so.1)", "cannot open shared object file"): a
+ * libfabric built against a newer rdma-core than the node's. 1 and the line
+ * in out, or 0. */
+static int loader_refusal(const char *logp, char *out, size_t len)
+{
+	FILE *f = fopen(logp, "r");
+	char line[1024];
+	int found = 0;
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if ((strstr(line, "version `") && strstr(line, "not found")) ||
+		    strstr(line, "cannot open shared object file")) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(out, len, "%s", line);
+			found = 1;
+		}
+	fclose(f);
+	return found;
+}
+
+/* An install not on this host: the probe on the first job node must have
+ * loaded it there (its host facts' libfabric_path under the prefix), else
+ * the jobs would silently run the node's default libfabric. */
+static void probe_loaded_install(runner_t *r, const install_t *in, const char *probe_json)
+{
+	char *text = NULL, *t;
+	size_t len = 0;
+	if (read_file(probe_json, &text, &len) || !(t = realloc(text, len + 1))) {
+		free(text);
+		return;
+	}
+	text = t;
+	text[len] = '\0';
+	const char *k = strstr(text, "\"libfabric_path\": \""), *v = k ? k + 19 : NULL;
+	char loaded[PATH_MAX] = "";
+	if (v)
+		snprintf(loaded, sizeof(loaded), "%.*s", (int)strcspn(v, "\""), v);
+	size_t gl = strlen(in->given);
+	while (gl > 1 && in->given[gl - 1] == '/')
+		gl--;
+	if (strncmp(loaded, in->given, gl) || (loaded[gl] && loaded[gl] != '/'))
+		snprintf(r->refusal, sizeof(r->refusal),
+			 "libfabric '%s' does not load on the first job node: no libfabric.so.1 under it "
+			 "there (the probe loaded %s)", in->given, loaded[0] ? loaded : "an unknown library");
+	free(text);
+}
+
 /* The capability matrix of the install this sweep runs on: efab_probe --json
  * (the one beside efab_sweep) into probe.json, so that two sweeps can be
  * compared with efab_probe --diff. Bounded by EFAB_SWEEP_PROBE_TIMEOUT seconds
  * (default 120); a failure is recorded in meta.json and the sweep goes on. A
  * resumed run keeps the probe.json it has. */
-static void record_probe_one(runner_t *r, const char *file, const char *ld_path, char *pstatus,
+static void record_probe_one(runner_t *r, const install_t *in, const char *file, char *pstatus,
 			     size_t slen, char *message, size_t mlen, double *secs)
 {
-	char path[PATH_MAX + 64], tmp[PATH_MAX + 80], logp[PATH_MAX + 64], exe[PATH_MAX + 16];
+	char path[PATH_MAX + 64], tmp[PATH_MAX + 80], logp[PATH_MAX + 64];
+	const char *ld_path = in ? in->ld_path : NULL;
+	char *argv[EFAB_JOB_WORDS];
 	snprintf(path, sizeof(path), "%s/%s", r->dir, file);
 	snprintf(tmp, sizeof(tmp), "%s/%s.tmp", r->dir, file);
 	snprintf(logp, sizeof(logp), "%s/%.*s.log", r->dir, (int)strcspn(file, "."), file);
-	snprintf(exe, sizeof(exe), "%s/efab_probe", r->bindir);
 	if (r->resume[0] && access(path, F_OK) == 0) {
 		snprintf(pstatus, slen, "kept");
 		snprintf(message, mlen, "%s of the run being resumed", file);
+		return;
+	}
+	if (probe_argv(r, in, argv, EFAB_JOB_WORDS) < 0) {
+		snprintf(pstatus, slen, "fail");
+		snprintf(message, mlen, "cannot build the probe's command");
 		return;
 	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(pstatus, slen, "fail");
 		snprintf(message, mlen, "fork: %s", strerror(errno));
+		for (char **a = argv; *a; a++)
+			free(*a);
 		return;
 	}
 	if (pid == 0)
-		exec_probe(exe, tmp, logp, ld_path);
+		exec_probe(argv, tmp, logp, ld_path);
+	for (char **a = argv; *a; a++)
+		free(*a);
 	setpgid(pid, pid);
 	child_end_t end = wait_child(pid, r->probe_limit);
 	int timed_out = end.timed_out, killed = end.killed, rc = end.rc;
 	*secs = end.secs;
-	char last[400];
+	char last[400], ld[1024];
+	if (in && !end.timed_out && !end.killed && end.rc && loader_refusal(logp, ld, sizeof(ld)))
+		snprintf(r->refusal, sizeof(r->refusal),
+			 "libfabric '%s' does not load %s: %s", in->given,
+			 r->site >= 0 ? "on the first job node" : "here", ld);
 	last_log_line(logp, last, sizeof(last));
 	struct stat st;
 	int ok = !killed && rc == 0 && !stat(tmp, &st) && st.st_size > 0;
@@ -961,12 +1075,14 @@ static void record_probe_one(runner_t *r, const char *file, const char *ld_path,
 		ok = 0;
 		snprintf(last, sizeof(last), "rename to %s: %s", file, strerror(errno));
 	}
+	if (ok && in && !strcmp(in->version, "not on this host"))
+		probe_loaded_install(r, in, path);
 	if (!ok)
 		unlink(tmp);
 	snprintf(pstatus, slen, "%s",
 		 ok ? "ok" : timed_out ? "timeout" : killed ? "interrupted" : "fail");
 	probe_message(r, &end, ok, last, message, mlen);
-	if (!ok && (timed_out || !killed))
+	if (!ok && (timed_out || !killed) && !r->refusal[0]) /* a refusal is said once, at the end */
 		efab_log_error("no %s (%s); the sweep goes on", file, message);
 }
 
@@ -976,13 +1092,13 @@ static void record_probe_one(runner_t *r, const char *file, const char *ld_path,
 static void record_probe(runner_t *r)
 {
 	if (!r->ninst) {
-		record_probe_one(r, "probe.json", NULL, r->probe_status, sizeof(r->probe_status),
+		record_probe_one(r, NULL, "probe.json", r->probe_status, sizeof(r->probe_status),
 				 r->probe_msg, sizeof(r->probe_msg), &r->probe_secs);
 		return;
 	}
 	for (size_t k = 0; k < r->ninst && !got_signal; k++) {
 		install_t *in = &r->inst[k];
-		record_probe_one(r, in->probe_file, in->ld_path, in->probe_status,
+		record_probe_one(r, in, in->probe_file, in->probe_status,
 				 sizeof(in->probe_status), in->probe_msg, sizeof(in->probe_msg),
 				 &in->probe_secs);
 	}
@@ -1023,7 +1139,6 @@ static void runner_free(runner_t *r)
 
 /* Every command is built (and checked) before anything runs. */
 #define EFAB_SWEEP_MAX_JOBS 4096
-#define EFAB_JOB_WORDS (EFAB_JOB_MAXARGS * 2 + 8)
 static char *job_argvs[EFAB_SWEEP_MAX_JOBS][EFAB_JOB_WORDS];
 
 /* parse_args's answer when the sweep goes on (anything else is an exit status). */
@@ -1161,7 +1276,6 @@ static int plan_sweep(runner_t *r)
 	find_bindir(r);
 	const char *plim = getenv("EFAB_SWEEP_PROBE_TIMEOUT");
 	r->probe_limit = plim && atof(plim) > 0 ? atof(plim) : 120;
-	snprintf(r->probe_cmd, sizeof(r->probe_cmd), "%s/efab_probe --json", r->bindir);
 	snprintf(r->probe_status, sizeof(r->probe_status), "pending");
 	if (runner_alloc(r)) {
 		efab_log_error("out of memory");
@@ -1175,9 +1289,24 @@ static int plan_sweep(runner_t *r)
 	}
 	if (!r->dry_run && !r->resume[0])
 		name_run_dir(r);
+	r->site = -1;
+	for (size_t i = 0; i < r->njobs && r->site < 0; i++)
+		if (r->jobs[i].mpi)
+			r->site = (long)i;
 	if (resolve_installs(r, err, sizeof(err))) {
 		efab_log_error("%s", err);
 		return EFAB_EUSAGE;
+	}
+	char *pv[EFAB_JOB_WORDS];
+	if (probe_argv(r, NULL, pv, EFAB_JOB_WORDS) < 0)
+		return EFAB_EUSAGE;
+	size_t k = 0;
+	r->probe_cmd[0] = '\0';
+	for (char **a = pv; *a; a++) {
+		if (k < sizeof(r->probe_cmd))
+			k += (size_t)snprintf(r->probe_cmd + k, sizeof(r->probe_cmd) - k, "%s%s",
+					      a == pv ? "" : " ", *a);
+		free(*a);
 	}
 	return build_commands(r);
 }
@@ -1186,6 +1315,9 @@ static int plan_sweep(runner_t *r)
 static void print_plan(const runner_t *r)
 {
 	printf("# %s: %zu jobs (label %s)\n", r->config_path, r->njobs, r->label);
+	printf("# probe, host facts and launcher = none jobs: %s\n",
+	       r->site >= 0 ? "on the first job node, through the first MPI job's launcher "
+			      "({np} {ppn} {nodes} = 1)" : "here (no job has an MPI launcher)");
 	if (!r->ninst)
 		printf("# probe: %s > RUNDIR/probe.json (at most %g s)\n", r->probe_cmd,
 		       r->probe_limit);
@@ -1313,6 +1445,10 @@ static int run_sweep(runner_t *r, const char *text, size_t len)
 	catch_signals();
 	record_probe(r);
 	write_meta(r, 0);
+	if (r->refusal[0]) { /* no job of that install could start */
+		efab_log_error("%s", r->refusal);
+		return EFAB_EUSAGE;
+	}
 	run_pending_jobs(r);
 	return finish_sweep(r);
 }

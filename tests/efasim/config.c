@@ -367,6 +367,21 @@ static int build_sysfs(void)
 	write_file(p, "6\n");
 	snprintf(p, sizeof(p), "%s/bus/pci/drivers/efa", sim.sysfs);
 	mkdir_p(p);
+	/* The kernel module's version, where a real node has it
+	 * (/sys/module/efa/version: the driver's MODULE_VERSION, amzn-drivers
+	 * kernel/linux/efa/src/efa_main.c; "3.3.1" with EFA installer 1.51):
+	 * "efasim" unless EFASIM_DRIVER_VERSION names one (a test of two nodes on
+	 * two drivers). efabench reads it under SYSFS_PATH, as rdma-core reads
+	 * class/infiniband. */
+	snprintf(p, sizeof(p), "%s/module/efa", sim.sysfs);
+	mkdir_p(p);
+	snprintf(p, sizeof(p), "%s/module/efa/version", sim.sysfs);
+	{
+		const char *dv = getenv("EFASIM_DRIVER_VERSION");
+		char text[80];
+		snprintf(text, sizeof(text), "%s\n", dv && *dv ? dv : "efasim");
+		write_file(p, text);
+	}
 	for (int i = 0; i < sim.nnics; i++) {
 		struct sim_device *d = &sim.devs[i];
 		snprintf(p, sizeof(p), "%s/devices/pci0000:00/%s", sim.sysfs, d->pci);
@@ -379,6 +394,10 @@ static int build_sysfs(void)
 		snprintf(p, sizeof(p), "%s/class/infiniband/%s/device", sim.sysfs, d->ibdev.name);
 		snprintf(t, sizeof(t), "../../../devices/pci0000:00/%s", d->pci);
 		symlink_force(t, p);
+		/* fw_ver as ibv_query_device answers it (devices.c) */
+		snprintf(p, sizeof(p), "%s/class/infiniband/%s/fw_ver", sim.sysfs, d->ibdev.name);
+		snprintf(t, sizeof(t), "efasim-%s\n", sim.prof->name);
+		write_file(p, t);
 	}
 	return 0;
 }

@@ -191,3 +191,82 @@ print("ok:", len(rows), "rows")
 PY
 	grep -q "NIC rdmap19s0" "$run"/logs/001-*.log || die "rank 0 did not pick GPU0's NIC rdmap19s0"
 }
+
+# Issue 59: efab_sweep started off the job nodes (a ParallelCluster head node
+# here: this machine, outside the test nodes) probes, records the host facts
+# and runs launcher = none jobs on the first job node through the launcher,
+# says so, and takes an install staged on the job nodes only.
+t_cluster_sweep_probes_first_job_node() {
+	cluster_need 2
+	mkdir -p "$WORK/staged"
+	cat >"$WORK/head.conf" <<CONF
+# a sweep started on a head node: two test nodes, one rank each
+[global]
+launcher = $ROOT/tests/cluster/mpirun -np {np} --map-by ppr:{ppn}:node -H node0:{ppn},node1:{ppn} {env_flags}
+np = 2
+ppn = 1
+nodes = 2
+provider = tcp
+repeat = 1
+job_timeout = 120
+
+[put_lat]
+bench = put_lat
+sizes = 8
+iters = 20
+
+[mr_reg]
+bench = mr_reg
+launcher = none
+sizes = 4K
+iters = 3
+CONF
+	expect_rc 0 timeout -k 5 300 "$BIN/efab_sweep" --dry-run "$WORK/head.conf"
+	grep -q "^# probe, host facts and launcher = none jobs: on the first job node" "$WORK/last.out" ||
+		die "the plan does not say where the probe runs"
+	grep -q "^# probe: $ROOT/tests/cluster/mpirun -np 1 --map-by ppr:1:node -H node0:1,node1:1 .*efab_probe --json" \
+		"$WORK/last.out" || die "the probe does not go through the launcher: $(grep '^# probe:' "$WORK/last.out")"
+	expect_rc 0 timeout -k 5 300 "$BIN/efab_sweep" "$WORK/head.conf" -o "$WORK/runs" --label head
+	local run
+	run=$(ls -d "$WORK"/runs/*-head | head -1)
+	python3 - "$run" "$(hostname)" <<'PY' || die "the sweep measured its own host"
+import json, os, sys
+run, me = sys.argv[1], sys.argv[2]
+meta = json.load(open(os.path.join(run, "meta.json")))
+assert me not in ("node0", "node1"), me
+assert meta["hostname"] == "node0", meta["hostname"]
+assert meta["sweep_host"] == me, meta["sweep_host"]
+assert meta["facts_from"].startswith("the first job node"), meta["facts_from"]
+probe = json.load(open(os.path.join(run, "probe.json")))
+assert probe["host"]["hostname"] == "node0", probe["host"]
+jobs = {j["name"].split("[")[0].split("#")[0]: j for j in meta["jobs"]}
+assert jobs["mr_reg"]["status"] == "ok", jobs["mr_reg"]
+assert "tests/cluster/mpirun -np 1 " in jobs["mr_reg"]["command"], jobs["mr_reg"]["command"]
+PY
+	# an install that exists on the job nodes only: planned, not refused here
+	sed -i 's|^repeat = 1|repeat = 1\nlibfabric = /opt/efab-staged-on-nodes-only|' "$WORK/head.conf"
+	expect_rc 0 "$BIN/efab_sweep" --dry-run "$WORK/head.conf"
+	grep -q "libfabric 1: /opt/efab-staged-on-nodes-only .*not on this host" "$WORK/last.out" ||
+		die "an install missing here was not planned for the job nodes"
+	# ... and where it is not there either, one line and exit 2 before any job
+	expect_rc 2 timeout -k 5 300 "$BIN/efab_sweep" "$WORK/head.conf" -o "$WORK/runs2" --label head2
+	expect_msg "libfabric '/opt/efab-staged-on-nodes-only' does not load on the first job node: no libfabric.so.1 under it there"
+	[ -e "$(ls -d "$WORK"/runs2/*-head2)/jobs/001.csv" ] && die "a job ran"
+	# a libfabric built against a newer rdma-core than the node's: the loader
+	# refuses it (here a stand-in: libfabric.so.1 needing DEP_1.7 of a
+	# libdep.so.1 that has only DEP_1.0, as 2.7 needs EFA_1.7 of libefa)
+	local d="$WORK/newlf"
+	mkdir -p "$d/new" "$d/inst/lib"
+	printf 'int dep_fn(void) { return 0; }\n' >"$d/dep.c"
+	printf 'extern int dep_fn(void);\nint fi_stub(void) { return dep_fn(); }\n' >"$d/lf.c"
+	echo 'DEP_1.7 { global: dep_fn; local: *; };' >"$d/17.map"
+	echo 'DEP_1.0 { global: dep_fn; local: *; };' >"$d/10.map"
+	cc -shared -fPIC -Wl,-soname,libdep.so.1 -Wl,--version-script="$d/17.map" -o "$d/new/libdep.so.1" "$d/dep.c" &&
+		cc -shared -fPIC -Wl,-soname,libdep.so.1 -Wl,--version-script="$d/10.map" -o "$d/inst/lib/libdep.so.1" "$d/dep.c" &&
+		cc -shared -fPIC -Wl,-soname,libfabric.so.1 -o "$d/inst/lib/libfabric.so.1" "$d/lf.c" -L"$d/new" -l:libdep.so.1 ||
+		die "stand-in libfabric not built"
+	sed -i "s|^libfabric = .*|libfabric = $d/inst|" "$WORK/head.conf"
+	expect_rc 2 timeout -k 5 300 "$BIN/efab_sweep" "$WORK/head.conf" -o "$WORK/runs3" --label head3
+	expect_msg "libfabric '$d/inst' does not load on the first job node: .*version .DEP_1\.7' not found \(required by .*libfabric\.so\.1\)"
+	[ "$(grep -c '^efab_sweep: ' "$WORK/last.err")" = 1 ] || die "more than the refusal: $(cat "$WORK/last.err")"
+}

@@ -910,3 +910,30 @@ t_efa270_wide_wqe() {
 	grep -q "^fabtests 2.7.0a1: 0 pass, 2 skip, 0 fail" "$WORK/last.out" ||
 		die "EFASIM_WIDE_WQE=0: -j 80 should be refused (FI_ENODATA)"
 }
+
+# Issue 59: what an EFA installer ships besides libfabric (rdma-core, the
+# kernel driver, the device firmware) is a probe row, so that --diff of two
+# nodes or installers shows it (an LD_LIBRARY_PATH swap of libfabric keeps
+# all three). The simulated device offers the driver version where a node has
+# it (SYSFS_PATH/module/efa/version; EFASIM_DRIVER_VERSION) and its firmware
+# per profile.
+t_efa260_probe_stack() {
+	efasim_need 2.6.0
+	expect_rc 0 efa_run 2.6.0 "$EBIN/efab_probe" -p efa -f efa-direct --json
+	cp "$WORK/last.out" "$WORK/a.json"
+	expect_rc 0 env EFASIM_DRIVER_VERSION=3.3.1 EFASIM_PROFILE=p5 EFASIM_DIR="$WORK/efasim-b" \
+		"$ROOT/tests/efasim/run" 2.6.0 "$EBIN/efab_probe" -p efa -f efa-direct --json
+	cp "$WORK/last.out" "$WORK/b.json"
+	python3 - "$WORK/a.json" "$WORK/b.json" <<'PY' || die "stack rows wrong"
+import json, sys
+a = json.load(open(sys.argv[1]))["fabrics"][0]
+b = json.load(open(sys.argv[2]))["fabrics"][0]
+assert a["rdma_core"] == "efasim", a["rdma_core"]
+assert "libibverbs.so" in a["rdma_core_libs"], a["rdma_core_libs"]
+assert a["efa_driver"] == "efasim" and b["efa_driver"] == "3.3.1", (a["efa_driver"], b["efa_driver"])
+assert a["firmware"] == "efasim-p5en" and b["firmware"] == "efasim-p5", (a["firmware"], b["firmware"])
+PY
+	expect_rc 1 "$BIN/efab_probe" --diff "$WORK/a.json" "$WORK/b.json"
+	grep -Eq "efa_driver +efasim -> 3\.3\.1" "$WORK/last.out" || die "--diff does not show the driver: $(cat "$WORK/last.out")"
+	grep -Eq "firmware +efasim-p5en -> efasim-p5" "$WORK/last.out" || die "--diff does not show the firmware"
+}

@@ -200,10 +200,10 @@ const efab_optdef_t efab_optdefs[] = {
 	{"components", 0, EFAB_OT_FLAG, OFF(components), SZ(components), NULL,
 	 "also time what registration is made of on a GPU host: cuMemHostRegister of host "
 	 "memory, or the dmabuf export of cuda memory (needs a GPU)", EFAB_OG_REG, 0, 0, NULL},
-	{"domains", 0, EFAB_OT_STR, OFF(domains), SZ(domains), "local|all|N",
+	{"domains", 0, EFAB_OT_STR, OFF(domains), SZ(domains), "local|gpu-pair|all|N",
 	 "register every buffer on k domains (NICs) of the fabric, k = 1, 2, 4, ... up to the "
-	 "GPU's local NICs, every NIC, or N; rows per k (column domains)", EFAB_OG_REG, 0, 0,
-	 NULL},
+	 "NICs on the GPU's PCIe switch (local), the NICs exclusive to the GPU (gpu-pair), every "
+	 "NIC, or N; rows per k (column domains)", EFAB_OG_REG, 0, 0, NULL},
 	{"live", 0, EFAB_OT_FLAG, OFF(live), SZ(live), NULL,
 	 "under mpirun -np 2: try each operation per fabric and record OK or the error, then "
 	 "the put matrix, each case in child processes (a crash or hang is its verdict)",

@@ -66,8 +66,10 @@ typedef struct efab_scan_limits {
 } efab_scan_limits_t;
 
 /* What a finding is about: the unit a site acts on (drain a node, replace a
- * NIC), or a pair of NICs where nothing tells its ends apart. */
-enum { EFAB_SCAN_SUBJ_NODE = 0, EFAB_SCAN_SUBJ_NIC, EFAB_SCAN_SUBJ_PAIR };
+ * NIC), a pair of NICs where nothing tells its ends apart, or a NIC index
+ * slow on most nodes alike (a NIC-index effect: where the ranks sit against
+ * their NICs, or the NICs' PCIe paths; no node to drain). */
+enum { EFAB_SCAN_SUBJ_NODE = 0, EFAB_SCAN_SUBJ_NIC, EFAB_SCAN_SUBJ_PAIR, EFAB_SCAN_SUBJ_INDEX };
 /* What was found. */
 enum { EFAB_SCAN_KIND_FAILED = 0, EFAB_SCAN_KIND_SLOW_BW, EFAB_SCAN_KIND_SLOW_LAT,
        EFAB_SCAN_KIND_COUNTERS };
@@ -88,14 +90,19 @@ typedef struct efab_scan_evidence {
 typedef struct efab_scan_flag {
 	int subject; /* EFAB_SCAN_SUBJ_* */
 	int kind;    /* EFAB_SCAN_KIND_* */
-	int node;    /* the node; a pair's first end (for a bandwidth direction, the writer) */
+	int node;    /* the node; a pair's first end (for a bandwidth direction, the writer);
+		      * 0 for an index (no node) */
 	int nic;     /* the NIC index; -1 for a node (more than half its NICs) */
 	int peer;    /* a pair's other end (node, same NIC index); -1 otherwise */
 	int both;    /* a pair's bandwidth: slow both ways (else node writes to peer) */
 	int metric;  /* EFAB_SCAN_SEND/RECV/LAT, or UNREACHABLE (a unit's failed pairs),
 		      * PAIR_FAILED, NIC_COUNTERS */
 	double value, ref, ratio; /* ratio: value/ref for bandwidth, ref/value for latency */
-	int peers;       /* figures: the peers the figure rests on; failed: the pairs tried */
+	/* a NIC of a NIC-index effect: ref is the median of the same index on
+	 * the other nodes, not the cluster's */
+	int vs_index;
+	int peers;       /* figures: the peers the figure rests on; failed: the pairs tried;
+			  * an index: the nodes whose NIC of that index is beyond the limits */
 	int first_round; /* failed: the round (1-based) its first pair failed; else 0 */
 	efab_scan_evidence_t *ev; /* every pair the finding rests on (owned) */
 	size_t nev;
@@ -134,7 +141,13 @@ const char *efab_scan_metric_name(int metric);
 double efab_scan_median(const double *v, size_t n);
 
 /* The verdict (docs/scan.md, "Verdict rules"): findings in order of
- * gravity, each with one subject.
+ * gravity, each with one subject. (2. opens with the NIC-index effects: with
+ * 3 or more nodes, a NIC index beyond the limits against the cluster median
+ * on more than half of the nodes is one finding, subject the index; each of
+ * its NICs is then judged against the same index on the other nodes, and its
+ * pairs against the index's median, so that only a NIC slow against its
+ * index peers is named. A unit's figure must also be off in its best passes,
+ * where bw_best/lat_best are given.)
  *  1. Failures. A (node, NIC) unit is the common end of its failed pairs when
  *     at least 2 of them failed with peers that passed with another unit (the
  *     evidence of more than one peer), and every peer it failed with either
@@ -169,11 +182,12 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 		      efab_scan_verdict_t *out);
 void efab_scan_verdict_free(efab_scan_verdict_t *v);
 
-const char *efab_scan_subject_name(int subject); /* "node", "nic", "pair" */
+const char *efab_scan_subject_name(int subject); /* "node", "nic", "pair", "index" */
 const char *efab_scan_kind_name(int kind);       /* "failed", "slow bandwidth", ... */
 
 /* The verdict's line of finding f, without indentation or newline:
  * "node node3: failed: ...", "node node1 NIC eth0: slow bandwidth: ...",
+ * "NIC index 1: slow bandwidth: ...",
  * "pair node0 NIC eth0 - node2 NIC eth0: slow latency: ..." (a bandwidth
  * direction: "->"). Truncated to len. */
 void efab_scan_flag_line(const efab_scan_data_t *d, const efab_scan_flag_t *f, char *buf,

@@ -174,6 +174,7 @@ const char *efab_scan_subject_name(int subject)
 	case EFAB_SCAN_SUBJ_NODE: return "node";
 	case EFAB_SCAN_SUBJ_NIC: return "nic";
 	case EFAB_SCAN_SUBJ_PAIR: return "pair";
+	case EFAB_SCAN_SUBJ_INDEX: return "index";
 	default: return "?";
 	}
 }
@@ -240,21 +241,41 @@ static double robust_sd(double *v, size_t n)
 	return 1.4826 * efab_scan_median(v, n);
 }
 
+/* Logarithms tmp[n0..*n) of one NIC index's figures as residuals from their
+ * median, scaled by sqrt(k / (k - 1)) for the degree of freedom the centring
+ * takes (k distinct figures: latency's are stored both ways, counted once);
+ * fewer than 2 distinct figures say nothing about noise and are dropped. */
+static void center_index(double *tmp, size_t n0, size_t *n, int m)
+{
+	size_t cnt = *n - n0, k = m == EFAB_SCAN_LAT ? cnt / 2 : cnt;
+	if (k < 2) {
+		*n = n0;
+		return;
+	}
+	double med = efab_scan_median(tmp + n0, cnt), c = sqrt((double)k / (double)(k - 1));
+	for (size_t j = n0; j < *n; j++)
+		tmp[j] = (tmp[j] - med) * c;
+}
+
 /* Measurement noise for unit (a, i)'s figure, on a log scale: the robust
  * standard deviation (1.4826 x MAD) of the logarithms of the pair figures
  * of metric m that involve neither node a nor a flagged end (leave-one-out:
- * a slow node must not widen its own yardstick), scaled to a median of k of
- * them (1.2533 / sqrt(k)). A ratio, as pair_noise's: bandwidth is bounded by
- * 0, and an additive spread above a third of the median (tcp between nodes
+ * a slow node must not widen its own yardstick), each NIC index's centred on
+ * its own median (a NIC-index effect -- every node's NIC 1 at 0.5x -- is a
+ * difference between indices, not noise: pooled, it would hide itself and
+ * every slow NIC, as with 2 NICs per node), scaled to a median of k of them
+ * (1.2533 / sqrt(k)). A ratio, as pair_noise's: bandwidth is bounded by 0,
+ * and an additive spread above a third of the median (tcp between nodes
  * sharing 2 cores: 478 to 1039 MB/s) could never be passed, not even by a
  * sender at 0.03x (CI, 2026-12-02). NAN when fewer than 3 such figures exist
  * (2 nodes): then the ratio alone decides. */
-static double unit_noise(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
-			 int k, double *tmp)
+static double unit_noise_sd(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
+			    double *tmp)
 {
 	size_t n = 0;
-	for (int x = 0; x < d->nodes; x++)
-		for (int i = 0; i < d->nics; i++) {
+	for (int i = 0; i < d->nics; i++) {
+		size_t n0 = n;
+		for (int x = 0; x < d->nodes; x++) {
 			if (x == a || flagged[(x * d->nics + i) * EFAB_SCAN_NMETRIC + m])
 				continue;
 			for (int b = 0; b < d->nodes; b++) {
@@ -265,22 +286,52 @@ static double unit_noise(const efab_scan_data_t *d, const unsigned char *flagged
 					tmp[n++] = log(v);
 			}
 		}
+		center_index(tmp, n0, &n, m);
+	}
+	return robust_sd(tmp, n);
+}
+
+/* unit_noise_sd scaled to a median of k figures. cache (NULL: none): per
+ * (node, metric) [a * F + m] the unscaled spread, which depends on neither
+ * the NIC nor k, so that a verdict over 64 nodes x 16 NICs computes it 64
+ * times per metric and step instead of 1024 (NAN: not yet; the caller
+ * clears it whenever a unit is flagged). */
+static double unit_noise_c(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
+			   int k, double *tmp, double *cache)
+{
 	if (k < 1)
 		return NAN;
-	return robust_sd(tmp, n) * 1.2533 / sqrt((double)k);
+	double sd;
+	if (cache && a >= 0 && !isnan(cache[a * EFAB_SCAN_NMETRIC + m]))
+		sd = cache[a * EFAB_SCAN_NMETRIC + m];
+	else {
+		sd = unit_noise_sd(d, flagged, m, a, tmp);
+		if (cache && a >= 0)
+			cache[a * EFAB_SCAN_NMETRIC + m] = isnan(sd) ? INFINITY : sd;
+	}
+	if (isinf(sd))
+		sd = NAN;
+	return sd * 1.2533 / sqrt((double)k);
+}
+
+static double unit_noise(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
+			 int k, double *tmp)
+{
+	return unit_noise_c(d, flagged, m, a, k, tmp, NULL);
 }
 
 /* The noise of one pair figure (a, b, i) of metric m (SEND: a writes to b;
  * LAT): the robust spread of the logarithms of every other pair figure of m
  * (the pair's own left out, as a unit's node is for units) that no flagged
- * end explains. */
-static double pair_noise(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
-			 int b, double *tmp)
+ * end explains, each NIC index's centred on its own median (unit_noise). */
+static double pair_noise_n(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
+			   int b, double *tmp, size_t *count)
 {
 	size_t n = 0;
-	for (int x = 0; x < d->nodes; x++)
-		for (int y = 0; y < d->nodes; y++)
-			for (int i = 0; i < d->nics; i++) {
+	for (int i = 0; i < d->nics; i++) {
+		size_t n0 = n;
+		for (int x = 0; x < d->nodes; x++)
+			for (int y = 0; y < d->nodes; y++) {
 				if (x == y || (x == a && y == b) || (m == EFAB_SCAN_LAT && x == b && y == a))
 					continue;
 				int fx = flagged[(x * d->nics + i) * EFAB_SCAN_NMETRIC + m];
@@ -290,7 +341,34 @@ static double pair_noise(const efab_scan_data_t *d, const unsigned char *flagged
 				if (isfinite(v) && v > 0)
 					tmp[n++] = log(v);
 			}
+		center_index(tmp, n0, &n, m);
+	}
+	*count = n;
 	return robust_sd(tmp, n);
+}
+
+/* pair_noise over many figures: leaving one pair out of more than
+ * PAIR_NOISE_ALL of them moves the spread by well under 1 %, and computing
+ * it once per pair made the pairs' step O(pairs^2) (minutes at 64 nodes x
+ * 16 NICs); there the spread of all of them is used, computed once per
+ * metric and verdict (flagged no longer changes then). */
+#define PAIR_NOISE_ALL 256
+
+/* cache: per metric, NAN not yet, -1 too few figures (leave-one-out), else
+ * the spread of all; valid while flagged does not change (pair_flags) */
+static double pair_noise(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
+			 int b, double *tmp, double *cache)
+{
+	size_t n;
+	if (cache && !isnan(cache[m]) && cache[m] >= 0)
+		return cache[m];
+	if (cache && isnan(cache[m])) {
+		double all = pair_noise_n(d, flagged, m, -1, -1, tmp, &n);
+		cache[m] = n > PAIR_NOISE_ALL && isfinite(all) ? all : -1;
+		if (cache[m] >= 0)
+			return cache[m];
+	}
+	return pair_noise_n(d, flagged, m, a, b, tmp, &n);
 }
 
 /* A figure beyond the limits: below rel of the cluster median ref (a
@@ -574,10 +652,14 @@ static const char *metric_verb(int m)
 	return m == EFAB_SCAN_SEND ? "sends" : m == EFAB_SCAN_RECV ? "receives" : "latency";
 }
 
-/* A flagged unit's finding: its figure, the peers it rests on. */
+/* A flagged unit's finding: its figure, the peers it rests on. ref: what it
+ * was judged against -- the cluster median, or (vs_index) the median of the
+ * same NIC index on the other nodes, where that index is a NIC-index effect;
+ * cluster: the cluster median then. */
 static void unit_flag(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 		      const unsigned char *flagged, flag_list_t *l, int m, int a, int i,
-		      double value, double ref, double noise, double *vals, int *peers)
+		      double value, double ref, double noise, int vs_index, double cluster,
+		      double *vals, int *peers)
 {
 	efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_NIC, kind_of_metric(m), a, i, -1, m);
 	if (!f)
@@ -587,6 +669,7 @@ static void unit_flag(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 	f->ref = ref;
 	f->ratio = ratio_of(m, value, ref);
 	f->peers = k;
+	f->vs_index = vs_index;
 	size_t n = 0, len = sizeof(f->evidence);
 	put(f->evidence, len, &n, "%s %.4g %s, median over its %d peer%s (", efab_scan_metric_name(m),
 	    value, unit_of(m), k, k == 1 ? "" : "s");
@@ -598,11 +681,176 @@ static void unit_flag(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 			ev_add(d, l, f, a, peers[j], i, 0, m, vals[j], off);
 		put(f->evidence, len, &n, "%s%s %.4g", j ? ", " : "", d->node_names[peers[j]], vals[j]);
 	}
-	put(f->evidence, len, &n, ") = %.2fx the cluster median %.4g %s%s", shown_ratio(m, f->ratio),
-	    ref, unit_of(m), m == EFAB_SCAN_LAT ? " (higher is worse)" : "");
+	if (vs_index)
+		put(f->evidence, len, &n, ") = %.2fx the median of NIC index %d on the other nodes %.4g %s%s "
+					  "(index %d is itself a NIC-index effect; this NIC is %.2fx the "
+					  "cluster median %.4g %s)",
+		    shown_ratio(m, f->ratio), i, ref, unit_of(m),
+		    m == EFAB_SCAN_LAT ? " (higher is worse)" : "", i,
+		    shown_ratio(m, ratio_of(m, value, cluster)), cluster, unit_of(m));
+	else
+		put(f->evidence, len, &n, ") = %.2fx the cluster median %.4g %s%s",
+		    shown_ratio(m, f->ratio), ref, unit_of(m), m == EFAB_SCAN_LAT ? " (higher is worse)" : "");
 	if (k < d->nodes - 1)
 		put(f->evidence, len, &n, "; %d peer%s left out (failed pairs, or ends flagged for the "
 					  "opposite figure)", d->nodes - 1 - k, d->nodes - 1 - k == 1 ? "" : "s");
+}
+
+/* Unit (a, i)'s figure m judged against ref: the median over its peers
+ * (*val) beyond the limits (the ratio, and further than EFAB_SCAN_SIGMAS x
+ * its noise *noise, or an absolute limit), so is the pair figure of more
+ * than one of those peers, and -- where the passes' best figures are known
+ * -- so is the median of its best passes' figures: a fault is slow in every
+ * pass, a core that other work took now and then is not (the median over 3
+ * passes follows a slowdown in 2 of them). */
+static int unit_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
+		    const unsigned char *flagged, int m, int a, int i, double ref, double *vals,
+		    double *tmp, double *cache, double *val, double *noise)
+{
+	int k = peer_figures(d, flagged, m, a, i, vals, NULL);
+	*val = k ? efab_scan_median(vals, (size_t)k) : NAN;
+	*noise = unit_noise_c(d, flagged, m, a, k ? k : d->nodes - 1, tmp, cache);
+	if (!violates(lim, m, *val, ref, *noise))
+		return 0;
+	int off = 0;
+	for (int j = 0; j < k; j++)
+		off += violates(lim, m, vals[j], ref, *noise);
+	/* too few peers left once flagged ends are left out (an absolute limit
+	 * every unit misses): its pairs with those ends count as agreeing when
+	 * they too are beyond it */
+	for (int b = 0; k < 2 && off < 2 && b < d->nodes; b++) {
+		double pv = pair_value(d, m, a, b, i);
+		off += b != a && excluded_peer(flagged, d->nics, m, b, i) && violates(lim, m, pv, ref, *noise);
+	}
+	if (off < 2)
+		return 0; /* one outlier pair: the pairs' step names it */
+	const double *best = m == EFAB_SCAN_LAT ? d->lat_best : d->bw_best;
+	if (!best)
+		return 1;
+	efab_scan_data_t bd = *d;
+	bd.bw = d->bw_best ? d->bw_best : d->bw;
+	bd.lat = d->lat_best ? d->lat_best : d->lat;
+	int kb = peer_figures(&bd, flagged, m, a, i, vals, NULL);
+	return kb && violates(lim, m, efab_scan_median(vals, (size_t)kb), ref, *noise);
+}
+
+/* NIC-index effects (docs/scan.md, "Verdict rules"): index i is one for
+ * metric m when, with 3 or more nodes, more than half of the nodes' NIC i are
+ * beyond the limits against the cluster median (unit_off): the same NIC
+ * slow on most nodes is where the rank sits against its NIC (a cross-socket
+ * DMA under Slurm's default distribution) or the NIC's PCIe path, not N
+ * slow NICs. Marks idx_eff[i * F + m] (bandwidth: send and receive together,
+ * within an index they are the same pair figures), sets iref[(a * nics + i)
+ * * F + m] to the median of the other nodes' NIC i (what each of them is
+ * judged against from here) and pref[i * F + m] to the index's median (the
+ * pairs' reference), and adds one finding per index and kind. */
+static void index_flags(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
+			const efab_scan_verdict_t *out, unsigned char *idx_eff, double *iref,
+			double *pref, flag_list_t *l, double *vals, double *tmp)
+{
+	const int F = EFAB_SCAN_NMETRIC;
+	int units = d->nodes * d->nics;
+	unsigned char *flagged = calloc((size_t)units * F, 1); /* none yet */
+	double *col = malloc(((size_t)d->nodes + 1) * sizeof(double));
+	double *cache = malloc(((size_t)d->nodes + 1) * F * sizeof(double));
+	if (!flagged || !col || !cache) {
+		l->oom = 1;
+		goto out;
+	}
+	for (int k = 0; k < d->nodes * F; k++)
+		cache[k] = NAN;
+	for (int u = 0; u < units; u++)
+		for (int m = 0; m < F; m++)
+			iref[u * F + m] = out->ref[m];
+	for (int i = 0; i < d->nics; i++)
+		for (int m = 0; m < F; m++)
+			pref[i * F + m] = out->ref[m];
+	/* one NIC a node: its index is the cluster (more than half of the units
+	 * below 0.8 x their own median cannot be) */
+	if (d->nodes < 3 || d->nics < 2)
+		goto out;
+	/* the relative rule only: an absolute limit (--min-bw, --max-lat) that
+	 * an index misses everywhere names its NICs, as the user asked */
+	efab_scan_limits_t rel = {lim->rel, 0, 0};
+	for (int i = 0; i < d->nics; i++) {
+		int count[EFAB_SCAN_NMETRIC] = {0};
+		for (int m = 0; m < F; m++)
+			for (int a = 0; a < d->nodes; a++) {
+				double val, noise;
+				count[m] += unit_off(d, &rel, flagged, m, a, i, out->ref[m], vals, tmp, cache,
+						     &val, &noise);
+			}
+		int bw = count[EFAB_SCAN_SEND] * 2 > d->nodes || count[EFAB_SCAN_RECV] * 2 > d->nodes;
+		idx_eff[i * F + EFAB_SCAN_SEND] = idx_eff[i * F + EFAB_SCAN_RECV] = (unsigned char)bw;
+		idx_eff[i * F + EFAB_SCAN_LAT] = count[EFAB_SCAN_LAT] * 2 > d->nodes;
+		for (int m = 0; m < F; m++) {
+			if (!idx_eff[i * F + m])
+				continue;
+			for (int a = 0; a < d->nodes; a++)
+				col[a] = out->unit[(a * d->nics + i) * F + m];
+			pref[i * F + m] = efab_scan_median(col, (size_t)d->nodes);
+			for (int a = 0; a < d->nodes; a++) { /* leave-one-out: the others' */
+				double own = col[a];
+				col[a] = NAN;
+				iref[(a * d->nics + i) * F + m] = efab_scan_median(col, (size_t)d->nodes);
+				col[a] = own;
+			}
+		}
+		/* one finding per kind: bandwidth (send, with receive in its text), latency */
+		for (int m = 0; m < F && !l->oom; m++) {
+			if (!idx_eff[i * F + m] || m == EFAB_SCAN_RECV)
+				continue;
+			efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_INDEX, kind_of_metric(m), 0, i, -1, m);
+			if (!f)
+				break;
+			int shown = 0;
+			f->value = pref[i * F + m];
+			f->ref = out->ref[m];
+			f->ratio = ratio_of(m, f->value, f->ref);
+			size_t n = 0, len = sizeof(f->evidence);
+			put(f->evidence, len, &n, "%s %.4g %s, the median of NIC %d over the %d nodes (",
+			    efab_scan_metric_name(m), f->value, unit_of(m), i, d->nodes);
+			for (int a = 0; a < d->nodes; a++) {
+				double v = out->unit[(a * d->nics + i) * F + m];
+				if (shown < 8 || a == d->nodes - 1)
+					put(f->evidence, len, &n, "%s%s %s %.4g", shown ? ", " : "",
+					    d->node_names[a], nic_name(d, a, i), v);
+				else if (shown == 8)
+					put(f->evidence, len, &n, ", ...");
+				shown++;
+				/* the evidence: every pair figure of the index, once */
+				for (int b = 0; b < d->nodes; b++) {
+					if (b == a || (m == EFAB_SCAN_LAT && b < a))
+						continue;
+					double pv = pair_value(d, m, a, b, i);
+					if (isfinite(pv))
+						ev_add(d, l, f, a, b, i, 0, m, pv,
+						       violates(lim, m, pv, out->ref[m], NAN));
+				}
+			}
+			put(f->evidence, len, &n, ") = %.2fx the cluster median %.4g %s%s", shown_ratio(m, f->ratio),
+			    f->ref, unit_of(m), m == EFAB_SCAN_LAT ? " (higher is worse)" : "");
+			if (m == EFAB_SCAN_SEND)
+				put(f->evidence, len, &n, ", receive %.4g MB/s = %.2fx (within one index the "
+							  "same pairs: sending and receiving are not told apart)",
+				    pref[i * F + EFAB_SCAN_RECV],
+				    ratio_of(EFAB_SCAN_RECV, pref[i * F + EFAB_SCAN_RECV], out->ref[EFAB_SCAN_RECV]));
+			int c = m == EFAB_SCAN_LAT ? count[m]
+				: count[EFAB_SCAN_SEND] > count[EFAB_SCAN_RECV] ? count[EFAB_SCAN_SEND]
+										 : count[EFAB_SCAN_RECV];
+			f->peers = c;
+			put(f->evidence, len, &n, "; NIC %d is beyond the limits on %d of the %d nodes%s: a "
+						  "NIC-index effect (where a rank sits against its NIC, e.g. a "
+						  "cross-socket DMA, or the NIC's PCIe path), not %d slow NICs; each "
+						  "node's NIC %d is judged against NIC %d of the other nodes, and "
+						  "only one off against those is named",
+			    i, c, d->nodes, c == d->nodes ? " (every node)" : "", c, i, i);
+		}
+	}
+out:
+	free(flagged);
+	free(col);
+	free(cache);
 }
 
 static int cmp_flag(const void *a, const void *b)
@@ -715,33 +963,46 @@ static void pair_context(const efab_scan_data_t *d, const unsigned char *flagged
 	put(buf, len, n, ": one pair, not an end");
 }
 
+/* What a figure of NIC index i, metric m, is compared with: "the cluster
+ * median", or where index i is a NIC-index effect for m (idx_eff) "the median
+ * of NIC index i". */
+static const char *ref_what(const efab_scan_data_t *d, int i, int m, const unsigned char *idx_eff,
+			    char *buf, size_t len)
+{
+	if (!idx_eff || !idx_eff[i * EFAB_SCAN_NMETRIC + m])
+		return "the cluster median";
+	snprintf(buf, len, "the median of NIC index %d (a NIC-index effect)", i);
+	(void)d;
+	return buf;
+}
+
 /* Latency pair (a, b) of NIC index i beyond the pair limits lim (the best
  * pass's figure too), its ends not flagged: 1, 0; -1 when not measured. */
 static int lat_pair_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim, const unsigned char *flagged,
-			const double *ref, int a, int b, int i, double *tmp)
+			const double *ref, int a, int b, int i, double *tmp, double *pn)
 {
-	const int F = EFAB_SCAN_NMETRIC;
+	const int F = EFAB_SCAN_NMETRIC; /* ref: per NIC index, [i * F + m] (pair_flags) */
 	double v = d->lat[at(d, a, b, i)];
 	double best = d->lat_best ? d->lat_best[at(d, a, b, i)] : v;
 	if (!isfinite(v) || cell_failed(d, a, b, i) || flagged[(a * d->nics + i) * F + EFAB_SCAN_LAT] ||
 	    flagged[(b * d->nics + i) * F + EFAB_SCAN_LAT])
 		return -1;
-	double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp);
-	return violates(lim, EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT], noise) &&
-	       violates(lim, EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT], noise);
+	double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp, pn);
+	return violates(lim, EFAB_SCAN_LAT, v, ref[i * F + EFAB_SCAN_LAT], noise) &&
+	       violates(lim, EFAB_SCAN_LAT, best, ref[i * F + EFAB_SCAN_LAT], noise);
 }
 
 /* Every measured latency pair of round r and NIC index i off, at least 2
  * of them: the round is off, not a pair (efab_scan.h, 2., last). */
 static int round_all_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim, const unsigned char *flagged,
-			 const double *ref, int r, int i, double *tmp)
+			 const double *ref, int r, int i, double *tmp, double *pn)
 {
 	int measured = 0;
 	for (int x = 0; x < d->nodes; x++) {
 		int y = efab_scan_partner(d->nodes, r, x);
 		if (y <= x)
 			continue;
-		int off = lat_pair_off(d, lim, flagged, ref, x, y, i, tmp);
+		int off = lat_pair_off(d, lim, flagged, ref, x, y, i, tmp, pn);
 		if (off == 0)
 			return 0;
 		measured += off > 0;
@@ -753,10 +1014,17 @@ static int round_all_off(const efab_scan_data_t *d, const efab_scan_limits_t *li
  * 2., last): the pair is the subject; a round whose every pair is off goes
  * into round_note instead. */
 static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit_lim,
-		       const unsigned char *flagged, const double *ref, flag_list_t *l, double *tmp,
-		       char *round_note, size_t note_len, unsigned char *said)
+		       const unsigned char *flagged, const double *ref, const unsigned char *idx_eff,
+		       flag_list_t *l, double *tmp, char *round_note, size_t note_len, unsigned char *said)
 {
+	/* ref: per NIC index [i * F + m], the cluster median, or the index's own
+	 * where it is a NIC-index effect (idx_eff): one pair of such an index is
+	 * off when it is off against its index, not against the cluster */
+	char what[96];
 	size_t nn = 0;
+	double pn[EFAB_SCAN_NMETRIC]; /* flagged stays as it is from here: one spread per metric */
+	for (int m = 0; m < EFAB_SCAN_NMETRIC; m++)
+		pn[m] = NAN;
 	round_note[0] = 0;
 	const int F = EFAB_SCAN_NMETRIC;
 	/* one figure that no other pair confirms must be further off: rel
@@ -773,21 +1041,22 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 				double best = d->lat_best ? d->lat_best[at(d, a, b, i)] : v;
 				if (isfinite(v) && !cell_failed(d, a, b, i) && !flagged[ua * F + EFAB_SCAN_LAT] &&
 				    !flagged[ub * F + EFAB_SCAN_LAT]) {
-					double r = ratio_of(EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT]);
-					double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp);
-					int off = violates(lim, EFAB_SCAN_LAT, v, ref[EFAB_SCAN_LAT], noise) &&
-						  violates(lim, EFAB_SCAN_LAT, best, ref[EFAB_SCAN_LAT], noise);
+					double r = ratio_of(EFAB_SCAN_LAT, v, ref[i * F + EFAB_SCAN_LAT]);
+					double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp, pn);
+					int off = violates(lim, EFAB_SCAN_LAT, v, ref[i * F + EFAB_SCAN_LAT], noise) &&
+						  violates(lim, EFAB_SCAN_LAT, best, ref[i * F + EFAB_SCAN_LAT], noise);
 					int rd = efab_scan_round_of(d->nodes, a, b);
-					if (off && round_all_off(d, lim, flagged, ref, rd, i, tmp)) {
+					if (off && round_all_off(d, lim, flagged, ref, rd, i, tmp, pn)) {
 						if (!said[rd * d->nics + i]++) /* once per round and NIC index */
 							put(round_note, note_len, &nn,
 							    "%sround %d%s%s: every pair's latency beyond the limits "
-							    "(e.g. %s-%s %.4g us, %.2fx the cluster median): the "
+							    "(e.g. %s-%s %.4g us, %.2fx %s): the "
 							    "machine or the fabric at that time, no node, NIC or "
 							    "pair named",
 							    nn ? "; " : "", rd + 1, d->nics > 1 ? " NIC " : "",
 							    d->nics > 1 ? nic_name(d, a, i) : "", d->node_names[a],
-							    d->node_names[b], v, shown_ratio(EFAB_SCAN_LAT, r));
+							    d->node_names[b], v, shown_ratio(EFAB_SCAN_LAT, r),
+							    ref_what(d, i, EFAB_SCAN_LAT, idx_eff, what, sizeof(what)));
 						off = 0;
 					}
 					if (off) {
@@ -797,14 +1066,15 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 						if (!f)
 							return;
 						f->value = v;
-						f->ref = ref[EFAB_SCAN_LAT];
+						f->ref = ref[i * F + EFAB_SCAN_LAT];
 						f->ratio = r;
 						f->peers = 1;
 						ev_add(d, l, f, a, b, i, 0, EFAB_SCAN_LAT, v, 1);
 						size_t n = 0;
 						put(f->evidence, sizeof(f->evidence), &n,
-						    "latency %.4g us = %.2fx the cluster median %.4g us (higher is "
-						    "worse) in round %d", v, shown_ratio(EFAB_SCAN_LAT, r), f->ref,
+						    "latency %.4g us = %.2fx %s %.4g us (higher is "
+						    "worse) in round %d", v, shown_ratio(EFAB_SCAN_LAT, r),
+						    ref_what(d, i, EFAB_SCAN_LAT, idx_eff, what, sizeof(what)), f->ref,
 						    round1(d, a, b));
 						pair_context(d, flagged, EFAB_SCAN_LAT, EFAB_SCAN_LAT, a, b, i, tmp,
 							     f->evidence, sizeof(f->evidence), &n);
@@ -816,15 +1086,15 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 				for (int dir = 0; dir < 2; dir++) {
 					int x = dir ? b : a, y = dir ? a : b;
 					bv[dir] = d->bw[at(d, x, y, i)];
-					br[dir] = ratio_of(EFAB_SCAN_SEND, bv[dir], ref[EFAB_SCAN_SEND]);
+					br[dir] = ratio_of(EFAB_SCAN_SEND, bv[dir], ref[i * F + EFAB_SCAN_SEND]);
 					if (!isfinite(bv[dir]) || cell_failed(d, a, b, i) ||
 					    flagged[(x * d->nics + i) * F + EFAB_SCAN_SEND] ||
 					    flagged[(y * d->nics + i) * F + EFAB_SCAN_RECV])
 						continue;
-					double noise = pair_noise(d, flagged, EFAB_SCAN_SEND, x, y, tmp);
+					double noise = pair_noise(d, flagged, EFAB_SCAN_SEND, x, y, tmp, pn);
 					double best = d->bw_best ? d->bw_best[at(d, x, y, i)] : bv[dir];
-					off[dir] = violates(lim, EFAB_SCAN_SEND, bv[dir], ref[EFAB_SCAN_SEND], noise) &&
-						   violates(lim, EFAB_SCAN_SEND, best, ref[EFAB_SCAN_SEND], noise);
+					off[dir] = violates(lim, EFAB_SCAN_SEND, bv[dir], ref[i * F + EFAB_SCAN_SEND], noise) &&
+						   violates(lim, EFAB_SCAN_SEND, best, ref[i * F + EFAB_SCAN_SEND], noise);
 				}
 				if (!off[0] && !off[1])
 					continue;
@@ -835,7 +1105,7 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 					return;
 				f->both = off[0] && off[1];
 				f->value = f->both ? fmin(bv[0], bv[1]) : bv[w];
-				f->ref = ref[EFAB_SCAN_SEND];
+				f->ref = ref[i * F + EFAB_SCAN_SEND];
 				f->ratio = ratio_of(EFAB_SCAN_SEND, f->value, f->ref);
 				f->peers = 1;
 				ev_add(d, l, f, x, y, i, 0, EFAB_SCAN_SEND, bv[w], 1);
@@ -844,14 +1114,17 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 				if (f->both)
 					put(f->evidence, len, &n,
 					    "both ways in round %d: %s -> %s %.4g MB/s (%.2fx), %s -> %s %.4g MB/s "
-					    "(%.2fx) of the cluster median %.4g MB/s", round1(d, a, b),
+					    "(%.2fx) of %s %.4g MB/s", round1(d, a, b),
 					    d->node_names[a], d->node_names[b], bv[0], br[0], d->node_names[b],
-					    d->node_names[a], bv[1], br[1], f->ref);
+					    d->node_names[a], bv[1], br[1],
+					    ref_what(d, i, EFAB_SCAN_SEND, idx_eff, what, sizeof(what)), f->ref);
 				else
 					put(f->evidence, len, &n,
-					    "%s writes to %s at %.4g MB/s = %.2fx the cluster median %.4g MB/s in "
+					    "%s writes to %s at %.4g MB/s = %.2fx %s %.4g MB/s in "
 					    "round %d (the other way %.4g MB/s)", d->node_names[x],
-					    d->node_names[y], bv[w], br[w], f->ref, round1(d, a, b), bv[!w]);
+					    d->node_names[y], bv[w], br[w],
+					    ref_what(d, i, EFAB_SCAN_SEND, idx_eff, what, sizeof(what)), f->ref,
+					    round1(d, a, b), bv[!w]);
 				pair_context(d, flagged, EFAB_SCAN_SEND, EFAB_SCAN_RECV, x, y, i, tmp,
 					     f->evidence, len, &n);
 			}
@@ -945,7 +1218,14 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 	double *tmp = malloc((size_t)units * (size_t)d->nodes * sizeof(double) + 8);
 	double *vals = malloc(((size_t)d->nodes + 1) * sizeof(double));
 	int *peers = malloc(((size_t)d->nodes + 1) * sizeof(int));
-	if (!out->unit || !flagged || !end || !tmp || !vals || !peers) {
+	/* NIC-index effects: per index and metric; each unit's reference (the
+	 * cluster's, or its index's on the other nodes); each index's for pairs */
+	unsigned char *idx_eff = calloc((size_t)d->nics * EFAB_SCAN_NMETRIC + 1, 1);
+	double *iref = malloc(((size_t)units + 1) * EFAB_SCAN_NMETRIC * sizeof(double));
+	double *pref = malloc(((size_t)d->nics + 1) * EFAB_SCAN_NMETRIC * sizeof(double));
+	double *ncache = malloc(((size_t)d->nodes + 1) * EFAB_SCAN_NMETRIC * sizeof(double));
+	if (!out->unit || !flagged || !end || !tmp || !vals || !peers || !idx_eff || !iref || !pref ||
+	    !ncache) {
 		l.oom = 1;
 		goto out;
 	}
@@ -960,38 +1240,34 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 		out->ref[m] = efab_scan_median(tmp, (size_t)units);
 		out->spread[m] = unit_noise(d, flagged, m, -1, 1, tmp);
 	}
-	/* 2. figures, worst first: flag one unit, recompute its peers without
-	 * it, repeat. A unit needs more than one peer's figure beyond the
-	 * limits too (with 3 or more peers its median implies that). */
+	/* 2. figures. First the NIC-index effects: an index beyond the limits on
+	 * most nodes is one finding, and its NICs are judged against the same
+	 * index on the other nodes from then on (iref), its pairs against the
+	 * index's median (pref). */
 	size_t figures_from = l.n;
+	index_flags(d, lim, out, idx_eff, iref, pref, &l, vals, tmp);
+	if (l.oom)
+		goto out;
+	/* Then worst first: flag one unit, recompute its peers without it,
+	 * repeat. A unit needs more than one peer's figure beyond the limits
+	 * too (with 3 or more peers its median implies that), and its best
+	 * passes' figures (unit_off). */
 	for (;;) {
 		int worst_u = -1, worst_m = 0;
 		double worst_r = INFINITY, worst_noise = NAN;
+		for (int k = 0; k < d->nodes * EFAB_SCAN_NMETRIC; k++)
+			ncache[k] = NAN; /* a unit was flagged: every spread anew */
 		for (int m = 0; m < EFAB_SCAN_NMETRIC; m++)
 			for (int u = 0; u < units; u++) {
 				int a = u / d->nics, i = u % d->nics;
 				if (flagged[u * EFAB_SCAN_NMETRIC + m])
 					continue;
-				int k = peer_figures(d, flagged, m, a, i, vals, NULL);
-				double val = k ? efab_scan_median(vals, (size_t)k) : NAN;
+				double r0 = iref[u * EFAB_SCAN_NMETRIC + m], val, noise;
+				int off = unit_off(d, lim, flagged, m, a, i, r0, vals, tmp, ncache, &val, &noise);
 				out->unit[u * EFAB_SCAN_NMETRIC + m] = val;
-				double noise = unit_noise(d, flagged, m, a, k ? k : d->nodes - 1, tmp);
-				if (!violates(lim, m, val, out->ref[m], noise))
+				if (!off)
 					continue;
-				int off = 0;
-				for (int j = 0; j < k; j++)
-					off += violates(lim, m, vals[j], out->ref[m], noise);
-				/* too few peers left once flagged ends are left out (an
-				 * absolute limit every unit misses): its pairs with those
-				 * ends count as agreeing when they too are beyond it */
-				for (int b = 0; k < 2 && off < 2 && b < d->nodes; b++) {
-					double pv = pair_value(d, m, a, b, i);
-					off += b != a && excluded_peer(flagged, d->nics, m, b, i) &&
-					       violates(lim, m, pv, out->ref[m], noise);
-				}
-				if (off < 2)
-					continue; /* one outlier pair: the pairs' step names it */
-				double r = ratio_of(m, val, out->ref[m]);
+				double r = ratio_of(m, val, r0);
 				double key = isfinite(r) ? r : 0;
 				if (key < worst_r) {
 					worst_r = key;
@@ -1002,9 +1278,11 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 			}
 		if (worst_u < 0)
 			break;
-		unit_flag(d, lim, flagged, &l, worst_m, worst_u / d->nics, worst_u % d->nics,
-			  out->unit[worst_u * EFAB_SCAN_NMETRIC + worst_m], out->ref[worst_m], worst_noise,
-			  vals, peers);
+		int wi = worst_u % d->nics;
+		unit_flag(d, lim, flagged, &l, worst_m, worst_u / d->nics, wi,
+			  out->unit[worst_u * EFAB_SCAN_NMETRIC + worst_m],
+			  iref[worst_u * EFAB_SCAN_NMETRIC + worst_m], worst_noise,
+			  idx_eff[wi * EFAB_SCAN_NMETRIC + worst_m], out->ref[worst_m], vals, peers);
 		flagged[worst_u * EFAB_SCAN_NMETRIC + worst_m] = 1;
 		if (l.oom)
 			goto out;
@@ -1014,7 +1292,8 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 	int rounds = efab_scan_rounds(d->nodes);
 	unsigned char *said = calloc((size_t)(rounds > 0 ? rounds : 1) * (size_t)d->nics, 1);
 	if (said)
-		pair_flags(d, lim, flagged, out->ref, &l, tmp, out->round_note, sizeof(out->round_note), said);
+		pair_flags(d, lim, flagged, pref, idx_eff, &l, tmp, out->round_note,
+			   sizeof(out->round_note), said);
 	else
 		l.oom = 1;
 	free(said);
@@ -1027,6 +1306,10 @@ out:
 	free(tmp);
 	free(vals);
 	free(peers);
+	free(idx_eff);
+	free(iref);
+	free(pref);
+	free(ncache);
 	out->flags = l.f;
 	out->nflags = l.n;
 	if (l.oom) {
@@ -1057,6 +1340,7 @@ void efab_scan_flag_line(const efab_scan_data_t *d, const efab_scan_flag_t *f, c
 	case EFAB_SCAN_SUBJ_NIC:
 		put(buf, len, &n, "node %s NIC %s", d->node_names[f->node], nic_name(d, f->node, f->nic));
 		break;
+	case EFAB_SCAN_SUBJ_INDEX: put(buf, len, &n, "NIC index %d", f->nic); break;
 	default:
 		put(buf, len, &n, "pair %s NIC %s %s %s NIC %s", d->node_names[f->node],
 		    nic_name(d, f->node, f->nic),
@@ -1108,12 +1392,21 @@ int efab_scan_verdict_json(FILE *fp, const efab_scan_data_t *d, const efab_scan_
 	fputs(",\n  \"findings\": [", fp);
 	for (size_t k = 0; k < v->nflags; k++) {
 		const efab_scan_flag_t *f = &v->flags[k];
+		int index = f->subject == EFAB_SCAN_SUBJ_INDEX;
 		fprintf(fp, "%s\n    {\"subject\": \"%s\", \"node\": ", k ? "," : "",
 			efab_scan_subject_name(f->subject));
-		json_str(fp, d->node_names[f->node]);
+		if (index)
+			fputs("null", fp);
+		else
+			json_str(fp, d->node_names[f->node]);
 		fputs(", \"nic\": ", fp);
-		if (f->nic >= 0)
+		if (f->nic >= 0 && !index)
 			json_str(fp, nic_name(d, f->node, f->nic));
+		else
+			fputs("null", fp);
+		fputs(", \"nic_index\": ", fp);
+		if (f->nic >= 0)
+			fprintf(fp, "%d", f->nic);
 		else
 			fputs("null", fp);
 		fputs(", \"peer_node\": ", fp);
@@ -1138,7 +1431,11 @@ int efab_scan_verdict_json(FILE *fp, const efab_scan_data_t *d, const efab_scan_
 		fprintf(fp, ", \"unit\": %s, \"cluster_median\": ",
 			f->metric < EFAB_SCAN_NMETRIC ? f->metric == EFAB_SCAN_LAT ? "\"us\"" : "\"MB/s\""
 						       : "null");
-		json_num(fp, f->ref);
+		/* a NIC of a NIC-index effect was judged against its index (ratio);
+		 * the cluster median stays the cluster's */
+		json_num(fp, f->vs_index ? v->ref[f->metric] : f->ref);
+		fprintf(fp, ", \"reference\": \"%s\", \"index_median\": ", f->vs_index ? "index" : "cluster");
+		json_num(fp, f->vs_index ? f->ref : NAN);
 		fputs(", \"ratio\": ", fp);
 		json_num(fp, f->metric < EFAB_SCAN_NMETRIC ? shown_ratio(f->metric, f->ratio) : NAN);
 		fprintf(fp, ", \"peers\": %d, \"first_failed_round\": ", f->peers);

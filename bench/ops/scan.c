@@ -1,7 +1,8 @@
 /* efab_scan: which node or NIC of a cluster is slow.
  *
  * One rank per NIC and node (K ranks per node for K NICs: NIC i of a node is
- * the i-th domain the fabric lists there). Nodes meet in a round-robin
+ * the i-th domain the fabric lists there), each bound near its NIC (hwloc,
+ * bind_near_nic) before its buffers are allocated. Nodes meet in a round-robin
  * tournament (lib/scan.c): N-1 rounds of N/2 disjoint node pairs (N odd: N
  * rounds, one node sits out each), and in a round NIC i of node a works with
  * NIC i of node b, every NIC and pair at once. Per pair and NIC, the same
@@ -35,15 +36,22 @@
 #include "efab_result.h"
 #include "efab_scan.h"
 #include "efab_select.h"
+#include "efab_topo.h"
 #include "mpi_rt.h"
 #include "rma.h"
 
 #define HOST_LEN 64
 #define NIC_LEN 64
 
+#define BIND_LEN 112
+
 typedef struct scan_rank {
 	char host[HOST_LEN];
 	char nic[NIC_LEN];
+	/* where the rank runs against its NIC (bind_near_nic): "cpus 0-47 (NUMA
+	 * node 0, the NIC's)" or "not bound: why" */
+	char bind[BIND_LEN];
+	int bound;
 } scan_rank_t;
 
 #define WHY_LEN 200
@@ -65,6 +73,8 @@ typedef struct scan_report {
 typedef struct scan_state {
 	int nodes, nics;
 	int node, nic;       /* this rank's */
+	char bind[BIND_LEN]; /* this rank's placement (bind_near_nic) */
+	int bound;
 	int *rank_of;        /* [node * nics + nic] */
 	scan_rank_t *ranks;  /* by rank */
 	char domain[NIC_LEN];
@@ -75,8 +85,10 @@ typedef struct scan_state {
 
 
 /* NIC i of this node: the i-th distinct domain of the fabric(s) that match
- * -p/-f here, in fi_getinfo's order. */
-static int list_nics(const efab_fabric_req_t *req, char (*names)[NIC_LEN], int most)
+ * -p/-f here, in fi_getinfo's order; busids[i] its PCI address where the
+ * provider gives one (nic->bus_attr), else "". */
+static int list_nics(const efab_fabric_req_t *req, char (*names)[NIC_LEN], char (*busids)[16],
+		     int most)
 {
 	struct fi_info *hints = efab_hints_build(req), *list = NULL;
 	if (!hints) {
@@ -101,8 +113,15 @@ static int list_nics(const efab_fabric_req_t *req, char (*names)[NIC_LEN], int m
 		int seen = 0;
 		for (int k = 0; k < n; k++)
 			seen |= !strcmp(names[k], i->domain_attr->name);
-		if (!seen)
-			snprintf(names[n++], NIC_LEN, "%s", i->domain_attr->name);
+		if (seen)
+			continue;
+		busids[n][0] = 0;
+		if (i->nic && i->nic->bus_attr && i->nic->bus_attr->bus_type == FI_BUS_PCI) {
+			const struct fi_pci_attr *a = &i->nic->bus_attr->attr.pci;
+			snprintf(busids[n], sizeof(busids[n]), "%04x:%02x:%02x.%x", a->domain_id, a->bus_id,
+				 a->device_id, a->function_id);
+		}
+		snprintf(names[n++], NIC_LEN, "%s", i->domain_attr->name);
 	}
 	fi_freeinfo(list);
 	return n;
@@ -156,12 +175,70 @@ out:
 	return rc;
 }
 
-/* This rank's NIC: the nic-th of the fabric's, with one rank per NIC. */
+/* Binds this rank near its NIC (hwloc): to the cores of the NIC's nearest
+ * non-I/O ancestor -- its NUMA node, or its package -- so that the rank's
+ * polling, and its buffers (allocated after this, placed by first touch),
+ * sit on the NIC's side of the machine. One rank per NIC takes NIC i by its
+ * order among the ranks of its node, not by where the launcher put it:
+ * without this a rank may drive its NIC across the socket link (Slurm's
+ * default distribution, mpirun's --bind-to), and that NIC's index then
+ * looks slow on every node (issue 59). The NIC is found in the topology by
+ * its PCI address (fi_info nic->bus_attr), else by its OS name at the
+ * start of the domain name (efab_info_is_nic's rule). A rank that cannot be
+ * bound (no NIC in the topology: tcp's eth0; an XML test topology, which
+ * hwloc does not bind to) runs where it was and says why in *why. */
+static int bind_near_nic(const char *busid, const char *domain, char *why, size_t len)
+{
+	efab_topo_t t;
+	int verbose = efab_log_verbose(), rc = 0;
+	efab_log_set_verbose(-1); /* the reason goes to the header, once for all ranks */
+	if (efab_topo_load(NULL, &t)) {
+		snprintf(why, len, "not bound: hwloc could not load the topology");
+		efab_log_set_verbose(verbose);
+		return 0;
+	}
+	int k = -1;
+	for (int j = 0; j < t.nnics && k < 0; j++) {
+		size_t n = strlen(t.nics[j].name);
+		if ((busid[0] && !strcasecmp(t.nics[j].busid, busid)) ||
+		    (!busid[0] && n && !strncmp(domain, t.nics[j].name, n) &&
+		     (domain[n] == '\0' || domain[n] == '-')))
+			k = j;
+	}
+	if (k < 0) {
+		snprintf(why, len, "not bound: NIC %s%s%s%s not in the hwloc topology", domain,
+			 busid[0] ? " (" : "", busid, busid[0] ? ")" : "");
+	} else if (!t.nics[k].cpuset[0]) {
+		snprintf(why, len, "not bound: no cpuset near NIC %s in the topology", t.nics[k].name);
+	} else {
+		efab_pairing_t p;
+		memset(&p, 0, sizeof(p));
+		p.gpu = -1;
+		p.nic = k;
+		p.numa = t.nics[k].numa;
+		snprintf(p.cpuset, sizeof(p.cpuset), "%s", t.nics[k].cpuset);
+		if (efab_topo_bind(&t, &p)) {
+			snprintf(why, len, "not bound to cpus %s (NUMA node %d, NIC %s's): hwloc refused%s",
+				 p.cpuset, p.numa, t.nics[k].name,
+				 getenv("HWLOC_XMLFILE") ? " (an XML topology)" : "");
+		} else {
+			snprintf(why, len, "cpus %s (NUMA node %d, NIC %s's)", p.cpuset, p.numa,
+				 t.nics[k].name);
+			rc = 1;
+		}
+	}
+	efab_topo_free(&t);
+	efab_log_set_verbose(verbose);
+	return rc;
+}
+
+/* This rank's NIC: the nic-th of the fabric's, with one rank per NIC; the
+ * rank is then bound near it. */
 static int pick_nic(efab_ctx_t *c, efab_fabric_req_t *req, const char *host)
 {
 	scan_state_t *scan = c->priv;
-	char names[64][NIC_LEN];
-	int have = list_nics(req, names, 64), per_node = scan->nics;
+	char names[64][NIC_LEN], busids[64][16];
+	int have = list_nics(req, names, busids, 64), per_node = scan->nics;
 	int want = c->o.nics ? (int)c->o.nics : have;
 	if (have < 0)
 		return EFAB_ERR;
@@ -188,6 +265,12 @@ static int pick_nic(efab_ctx_t *c, efab_fabric_req_t *req, const char *host)
 	}
 	snprintf(scan->domain, sizeof(scan->domain), "%s", names[scan->nic]);
 	req->domain = scan->domain;
+	/* --domain auto's placement (the harness's) paired the rank with a NIC
+	 * by hwloc's bus order, which need not be this one: the domain asked
+	 * for is this NIC, and so is the binding */
+	req->nic_busid = NULL;
+	req->nic_name = NULL;
+	scan->bound = bind_near_nic(busids[scan->nic], scan->domain, scan->bind, sizeof(scan->bind));
 	return EFAB_OK;
 }
 
@@ -231,6 +314,8 @@ static int scan_setup(efab_ctx_t *c)
 	memset(&me, 0, sizeof(me));
 	gethostname(me.host, sizeof(me.host) - 1);
 	snprintf(me.nic, sizeof(me.nic), "%s", c->fab.info->domain_attr->name);
+	snprintf(me.bind, sizeof(me.bind), "%s", scan->bind);
+	me.bound = scan->bound;
 	if (!scan->rank_of || !scan->node_names || !scan->nic_names ||
 	    rt->allgather(rt, &me, scan->ranks, sizeof(me))) {
 		efab_log_error("out of memory");
@@ -646,6 +731,29 @@ static int csv_rows(efab_ctx_t *c, efab_csv_t *csv, int pass, int round,
 	return EFAB_OK;
 }
 
+/* Where the ranks run against their NICs (bind_near_nic): how many are
+ * bound near theirs, the first reason of those that are not, and with -v
+ * every rank's. */
+static void print_placement(const efab_ctx_t *c)
+{
+	const scan_state_t *scan = c->priv;
+	int bound = 0, first = -1;
+	for (int r = 0; r < scan->world_size; r++) {
+		bound += scan->ranks[r].bound;
+		if (!scan->ranks[r].bound && first < 0)
+			first = r;
+	}
+	printf("# placement: each rank bound near its NIC (hwloc: the cores of the NIC's NUMA node, "
+	       "buffers placed there by first touch): %d of %d ranks bound", bound, scan->world_size);
+	if (first >= 0)
+		printf("; %d not (e.g. %s NIC %s: %s)", scan->world_size - bound, scan->ranks[first].host,
+		       scan->ranks[first].nic, scan->ranks[first].bind);
+	printf("\n");
+	for (int r = 0; c->o.verbose && r < scan->world_size; r++)
+		printf("#   rank %d: %s NIC %s: %s\n", r, scan->ranks[r].host, scan->ranks[r].nic,
+		       scan->ranks[r].bind);
+}
+
 static void print_header(efab_ctx_t *c, int rounds)
 {
 	scan_state_t *scan = c->priv;
@@ -681,6 +789,7 @@ static void print_header(efab_ctx_t *c, int rounds)
 	else
 		printf("# NIC counters: none on rank 0's NIC (nic_a_counters/nic_b_counters say - where a "
 		       "NIC has none)\n");
+	print_placement(c);
 	printf("# a pair with no progress within --timeout (%.0f s) or with an error completion is "
 	       "a failed pair: recorded (phase, error), its endpoints closed, the scan goes on\n",
 	       c->o.timeout_s);
@@ -688,7 +797,10 @@ static void print_header(efab_ctx_t *c, int rounds)
 	       "cluster median (bandwidth) or above median / %.2f (latency) and further from it "
 	       "than %.0f x its noise (robust spread of the logarithms of the pair figures without that "
 	       "node, for a median of as many)%s%s, and so are the figures of more than one of its peers; a "
-	       "node when more than half its NICs are; a pair beyond the limits (threshold squared) that no flagged end "
+	       "node when more than half its NICs are; the median over its peers of its best passes' figures must be "
+	       "beyond the limits too (a repeatable effect); a NIC index beyond them on more than half the nodes (3 "
+	       "or more) is one finding, a NIC-index effect, and its NICs are judged against the same index on the "
+	       "other nodes; a pair beyond the limits (threshold squared) that no flagged end "
 	       "explains is a finding of the pair; failed pairs name their common end (at least 2 "
 	       "failed peers that passed with others), else the pair\n",
 	       c->o.threshold, c->o.threshold, EFAB_SCAN_SIGMAS,

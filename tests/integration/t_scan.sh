@@ -63,7 +63,10 @@ assert len(recs) == len(lines), (len(recs), len(lines))
 got = []
 for line, r in zip(lines, recs):
     assert r["text"] == line, ("JSON text differs", r["text"], line)
-    if r["subject"] == "node":
+    if r["subject"] == "index":
+        assert r["node"] is None and r["nic"] is None, r
+        subj = f"NIC index {r['nic_index']}"
+    elif r["subject"] == "node":
         subj = f"node {r['node']}"
     elif r["subject"] == "nic":
         subj = f"node {r['node']} NIC {r['nic']}"
@@ -75,7 +78,7 @@ for line, r in zip(lines, recs):
     got.append((f"{subj}: {r['kind']}", r))
 left = list(want)
 extra = []
-named = {w.split()[1] for w in want}
+named = {w.split()[1] for w in want if not w.startswith("NIC index ")}
 for g, r in got:
     if g in left:
         left.remove(g)

@@ -36,7 +36,7 @@ t_build_hwloc1_one_line() {
 	cat "$WORK/m"
 	local n
 	# one line (make's own "*** [...] Error 1" aside), before any compiler
-	grep -v '^make: \*\*\* ' "$WORK/m" >"$WORK/lines"
+	grep -Ev '^make(\[[0-9]+\])?: (\*\*\* |Entering directory|Leaving directory)' "$WORK/m" >"$WORK/lines"
 	[ "$(wc -l <"$WORK/lines")" = 1 ] || die "$(wc -l <"$WORK/lines") lines, expected one"
 	grep -q 'hwloc >= 2.0 is required.*HWLOC_HOME' "$WORK/lines" ||
 		die "the line does not say hwloc >= 2.0 is required and what to set"

@@ -185,6 +185,7 @@ t_fitrace_getinfo_refused() {
 # default) came back whole.
 t_fitrace_getinfo_real_libfabric() {
 	fitrace_need
+	efasim_defer # the libfabric builds it uses are efasim's (make efasim V=...)
 	local pre="LD_PRELOAD=$ROOT/$BUILD/lib/libefab_fitrace.so" d v m lib all one n1 n seen="" bad=""
 	for d in "$EFASIM_BUILD_DIR"/lf-*/prefix/lib; do
 		[ -e "$d/libfabric.so.1" ] || continue

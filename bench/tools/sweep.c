@@ -964,13 +964,14 @@ static int probe_argv(const runner_t *r, const install_t *in, char **argv, int m
 	snprintf(none.section, sizeof(none.section), "probe");
 	words_t w = {argv, 0, max, &none, err, sizeof(err)};
 	argv[0] = NULL;
-	if (push_site_launcher(r, NULL, in, &w)) {
+	snprintf(exe, sizeof(exe), "%s/efab_probe", r->bindir);
+	if (push_site_launcher(r, NULL, in, &w) || push(&w, exe) || push(&w, "--json")) {
 		efab_log_error("probe: %s", err);
+		for (char **a = argv; *a; a++)
+			free(*a);
+		argv[0] = NULL;
 		return -1;
 	}
-	snprintf(exe, sizeof(exe), "%s/efab_probe", r->bindir);
-	if (push(&w, exe) || push(&w, "--json"))
-		return -1;
 	return w.argc;
 }
 
@@ -1297,9 +1298,11 @@ static int plan_sweep(runner_t *r)
 		efab_log_error("%s", err);
 		return EFAB_EUSAGE;
 	}
+	/* the jobs first: a bad launcher is reported once, for the job naming it */
+	int rc = build_commands(r);
 	char *pv[EFAB_JOB_WORDS];
-	if (probe_argv(r, NULL, pv, EFAB_JOB_WORDS) < 0)
-		return EFAB_EUSAGE;
+	if (rc || probe_argv(r, NULL, pv, EFAB_JOB_WORDS) < 0)
+		return rc ? rc : EFAB_EUSAGE;
 	size_t k = 0;
 	r->probe_cmd[0] = '\0';
 	for (char **a = pv; *a; a++) {
@@ -1308,7 +1311,7 @@ static int plan_sweep(runner_t *r)
 					      a == pv ? "" : " ", *a);
 		free(*a);
 	}
-	return build_commands(r);
+	return EFAB_OK;
 }
 
 /* --dry-run: the plan and the exact commands. */

@@ -6,7 +6,7 @@
  * simulated NIC's cuMemcpyAsync + cuStreamSynchronize of the source (8 bytes,
  * GPU to pinned host memory, on efasim's own non-blocking stream,
  * memkind.c cu_memcpy) returns. On the H200 machine that copy never
- * returned (results/20261204-h200-efasim-gpucheck-vmm-2.7/blocking-onstream),
+ * returned (results/20261204-202629-vm-h200-efasim-gpucheck-vmm-2.7/data.tar.gz, blocking-onstream/),
  * while the same copy under NVSHMEM's kernel-initiated put + quiet (one
  * spinning kernel of efabench's) did. A real NIC makes no CUDA call.
  *

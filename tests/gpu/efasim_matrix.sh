@@ -222,7 +222,7 @@ MUST_SAY=$([ $GEXP = 0 ] && echo "validation failed") case_run $([ $GEXP = 0 ] &
 # cut (EFAB_FAULT_GDA_NO_RX_BOUND=1, efabench before 2026-12-04) the device laps the ring and
 # the target waits on a wrong phase until --timeout (must fail). Both ranks' kernels must run
 # at once, so only under MPS: without it the two contexts are time-sliced and one writedata
-# takes ~0.2 s (results/20261202-h200-efasim-gda/README.md). Where no MPS daemon runs, the
+# takes ~0.2 s (results/20261202-132302-vm-h200-efasim-gda/README.md). Where no MPS daemon runs, the
 # matrix starts one of its own for these two cases (tests/gpu/mps.sh: private pipe and log
 # folders, so only these cases' processes are its clients; quit after them); it says SKIP
 # only where none can be started (EFAB_MATRIX_MPS=0 forbids starting one).

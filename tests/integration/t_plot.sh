@@ -133,7 +133,7 @@ t_plot_bw_definition() {
 	mkdir -p "$WORK/new"
 	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm -m 8:4K:x512 -n 20 --csv "$WORK/new/put_bw.csv"
 	expect_rc 0 python3 plot/efab_plot "$WORK/new" -o "$WORK/p1"
-	expect_rc 0 python3 plot/efab_plot "$WORK/new" results/issue17-figures-vm-loopback -o "$WORK/p2"
+	expect_rc 0 python3 plot/efab_plot "$WORK/new" results/20261130-094047-vm-issue17-figures -o "$WORK/p2"
 	python3 - "$WORK/new/put_bw.csv" "$WORK/p1/report.md" "$WORK/p2/report.md" <<'PY' || die "bandwidth definition in the report"
 import csv, sys
 rows = {r["size_bytes"]: r for r in csv.DictReader(open(sys.argv[1]))}

@@ -158,7 +158,7 @@ t_plot_fabrics_single_fabric_one_group() {
 	expect_rc 0 python3 plot/efab_plot "$r" -o "$WORK/ref"
 	grep -q '^Grouped by `provider`; groups: `shm`, `tcp;ofi_rxm`\.$' "$WORK/ref/report.md" ||
 		die "reference: $(grep '^Grouped' "$WORK/ref/report.md")"
-	expect_rc 0 python3 plot/efab_plot results/issue17-figures-vm-loopback -o "$WORK/i17"
+	expect_rc 0 python3 plot/efab_plot results/20261130-094047-vm-issue17-figures -o "$WORK/i17"
 	grep -q '^Grouped by `provider`; groups: `shm`, `tcp;ofi_rxm`\.$' "$WORK/i17/report.md" ||
 		die "issue17: $(grep '^Grouped' "$WORK/i17/report.md")"
 	grep -q '^Provider .* fabrics' "$WORK/ref/report.md" "$WORK/i17/report.md" && die "a split note"

@@ -381,7 +381,7 @@ PY
 # The committed diff of two probes on the simulated EFA device (libfabric 2.4.0
 # and 2.6.0) is what efab_probe --diff says of its two files today.
 t_probe_diff_committed_efasim() {
-	local d=results/efasim-probe-diff-2.4.0-vs-2.6.0
+	local d=results/20261130-075640-vm-efasim-probe-diff-2.4.0-vs-2.6.0
 	[ -f "$d/diff.txt" ] || die "no $d/diff.txt"
 	grep -q "SIMULATED" "$d/README.md" || die "README does not say SIMULATED"
 	( cd "$d" && "$ABIN/efab_probe" --diff probe-2.4.0.json probe-2.6.0.json ) >"$WORK/diff.txt"

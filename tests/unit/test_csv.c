@@ -106,7 +106,7 @@ static void test_row_too_long(void **state)
 }
 
 /* Any layout through the same writer: efab_scan's header and rows. The
- * first row is one of results/testcluster-scan-8nodes-slow-node5/scan.csv,
+ * first row is one of results/20261130-093309-vm-testcluster-scan-8nodes-slow-node5/scan.csv,
  * byte for byte; the second has names that need quoting and empty cells
  * (a NIC without latency figures). */
 #define SCAN_HEADER                                                                             \

@@ -488,7 +488,7 @@ install: all
 # code, committed or not, follows the style. make format rewrites those lines
 # in place; make format-check prints what it would change as a diff and fails
 # (CI: .ci/run). A clone without FORMAT_BASE (shallow) cannot be checked.
-FORMAT_BASE ?= c46c073e54e081104d899f2b4cf78764f0433822
+FORMAT_BASE ?= f04805a4f9e878605549a215d70cf97bb8cb230d
 # (git-clang-format 14 exits 0 whether or not it found a difference: the diff
 # itself is the verdict)
 FORMAT_GIT = git clang-format --binary clang-format --extensions c,h,cc,cu

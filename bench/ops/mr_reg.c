@@ -587,7 +587,7 @@ out:
  * names a fabric per interface) and -f was not given, those of the provider's
  * other fabrics, each domain name once. */
 static size_t sibling_domains(const struct fi_info *sel, int fabric_given, char names[][128],
-			      size_t max)
+			      char fabrics[][128], size_t max)
 {
 	struct fi_info *all = NULL;
 	size_t n = 0;
@@ -605,8 +605,12 @@ static size_t sibling_domains(const struct fi_info *sel, int fabric_given, char 
 			int seen = 0;
 			for (size_t k = 0; k < n; k++)
 				seen |= !strcmp(names[k], d);
-			if (!seen)
+			if (!seen) {
+				/* its fabric too: EFA names each domain under efa-direct and
+				 * efa, and a domain alone selects the first (efa-direct) */
+				snprintf(fabrics[n], 128, "%s", i->fabric_attr->name);
 				snprintf(names[n++], 128, "%s", d);
+			}
 		}
 	}
 	fi_freeinfo(all);
@@ -686,7 +690,7 @@ static int near_domains(reg_ctx_t *r, const char *d, char names[][128], size_t m
  * them). */
 static int open_domains(reg_ctx_t *r, const efab_fabric_req_t *req, char *note, size_t len)
 {
-	static char names[EFAB_MAX_DOMAINS][128];
+	static char names[EFAB_MAX_DOMAINS][128], fabrics[EFAB_MAX_DOMAINS][128];
 	static efab_fabric_t extra[EFAB_MAX_DOMAINS];
 	const char *d = r->o.domains;
 	size_t want;
@@ -701,7 +705,8 @@ static int open_domains(reg_ctx_t *r, const efab_fabric_req_t *req, char *note, 
 			return rc;
 		nsib = want - 1;
 	} else {
-		nsib = sibling_domains(r->fab.info, r->o.fabric[0] != 0, names, EFAB_MAX_DOMAINS - 1);
+		nsib = sibling_domains(r->fab.info, r->o.fabric[0] != 0, names, fabrics,
+				       EFAB_MAX_DOMAINS - 1);
 	}
 	if (near) {
 		/* want set by near_domains */
@@ -729,9 +734,11 @@ static int open_domains(reg_ctx_t *r, const efab_fabric_req_t *req, char *note, 
 	for (size_t i = 1; i < want; i++) {
 		efab_fabric_req_t q = *req;
 		q.domain = names[i - 1];
-		/* local, gpu-pair: the fabric in use (efa and efa-direct name the
-		 * same domains); else the sibling's own (tcp: one per interface) */
-		q.fabric = near ? r->fab.info->fabric_attr->name : NULL;
+		/* the fabric in use (local, gpu-pair, and siblings of that fabric:
+		 * efa and efa-direct name the same domains, and a domain alone
+		 * would select efa-direct's for -f efa); a sibling of another
+		 * fabric (tcp: one per interface) its own */
+		q.fabric = near ? r->fab.info->fabric_attr->name : fabrics[i - 1];
 		q.nic_busid = q.nic_name = NULL;
 		struct fi_info *info = NULL;
 		int rc = efab_fabric_select(&q, &info);
@@ -763,8 +770,17 @@ static int open_domains(reg_ctx_t *r, const efab_fabric_req_t *req, char *note, 
 	}
 	size_t o = (size_t)snprintf(note, len, "--domains %s: K = %zu (%s", d, r->ndoms,
 				    r->fab.info->domain_attr->name);
+	const char *fab0 = r->fab.info->fabric_attr->name;
+	int one_fabric = 1;
+	for (size_t i = 1; i < r->ndoms; i++)
+		one_fabric &= !strcmp(r->doms[i]->info->fabric_attr->name, fab0);
 	for (size_t i = 1; i < r->ndoms && o < len; i++)
-		o += (size_t)snprintf(note + o, len - o, ", %s", r->doms[i]->info->domain_attr->name);
+		o += (size_t)snprintf(note + o, len - o, ", %s%s%s%s",
+				      r->doms[i]->info->domain_attr->name, one_fabric ? "" : " [",
+				      one_fabric ? "" : r->doms[i]->info->fabric_attr->name,
+				      one_fabric ? "" : "]");
+	if (one_fabric && r->ndoms > 1 && o < len)
+		o += (size_t)snprintf(note + o, len - o, "; all on fabric %s", fab0);
 	snprintf(note + (o < len ? o : len - 1), o < len ? len - o : 1,
 		 "); rows for k = 1, 2, 4, ... and K: each buffer registered on k of them in turn, "
 		 "lat_us_* the time of all k%s%s", why[0] ? "; " : "", why);

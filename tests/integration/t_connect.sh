@@ -81,6 +81,10 @@ PY
 	rm -f "$WORK/d.csv"
 	expect_rc 0 efa_run 2.6.0 "$EBIN/efab_mr_reg" -p efa -f efa -m 64K -n 3 --regime same \
 		--domains 3 --csv "$WORK/d.csv"
+	# the further domains on the fabric asked for: EFA names each NIC's domain
+	# under efa-direct and efa, and the domain name alone selected efa-direct's
+	grep -q "^# --domains 3: K = 3 (rdmap[^;]*; all on fabric efa)" "$WORK/last.out" ||
+		die "-f efa's further domains not all on efa: $(grep '^# --domains' "$WORK/last.out")"
 	python3 - "$WORK/d.csv" <<'PY' || die "--domains 3 rows"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

@@ -94,17 +94,26 @@ LIBS       := $(FABRIC_LIBS) $(HWLOC_LIBS) $(MPI_RPATH) -ldl -lm $(LDFLAGS_SAN) 
 
 comma := ,
 # ---- sources ----
-# lib/ (libefab.a, no MPI): selection, endpoints, registration, operations,
-# options, configs, results. bench/engine/: the MPI lifecycle, the timing
-# patterns and the benchmark rows; bench/ops/: one file per operation family;
-# bench/tools/: sweep and probe; bench/efab_*.c: one main per executable.
+# lib/ (libefab.a, no MPI, nothing of bench/): provider and fabric selection,
+# endpoints and AV, registration, memory kinds, the data-path helpers, the
+# clock, the topology, the NIC counters. bench/cli/ (libefab_cli.a): the option
+# table, configs, result rows, the table and CSV, the child runner and the
+# relay. bench/engine/: the MPI lifecycle, the timing patterns and the
+# benchmark rows; bench/ops/: one family per operation; bench/tools/: sweep and
+# probe; bench/efab_*.c: one main per executable, which names its family.
+# Engine and families are archived (libefab_bench.a), so each executable links
+# what its main reaches: efab_put_lat carries no scan, atomic or connect code.
 LIB_SRC    := $(wildcard lib/*.c)
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/cli/*.c))
 MAINS      := $(wildcard bench/efab_*.c)
 ENGINE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/engine/*.c))
 OPS_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/ops/*.c))
 BINS       := $(MAINS:bench/%.c=$(BUILD)/bin/%)
-BENCH_INC  := -Ibench/engine -Ibench/ops
+BENCH_INC  := -Ibench/cli -Ibench/engine -Ibench/ops
+# the archives in link order (a group: the engine calls back into cli, cli into lib)
+ARCHIVES   := $(BUILD)/lib/libefab_bench.a $(BUILD)/lib/libefab_cli.a $(BUILD)/lib/libefab.a
+LINK_ARCH   = -Wl,--start-group $(ARCHIVES) -Wl,--end-group
 ifneq ($(and $(wildcard $(NVSHMEM_HOME)/include/nvshmem.h),$(CUDA_CFLAGS)),)
   SHMEM_BIN := $(BUILD)/bin/efab_shmem_reg $(BUILD)/bin/efab_shmem_seed \
     $(BUILD)/bin/efab_shmem_lat $(BUILD)/bin/efab_shmem_bw
@@ -142,7 +151,7 @@ UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .SECONDARY:
 .PHONY: all deps check check-run check-rebuild-units demo install clean format format-check format-base tests fuzz valgrind
-all: $(BUILD)/lib/libefab.a $(BINS) $(SHMEM_BIN) $(BUILD)/lib/libefab_fitrace.so $(BUILD)/tests/fitrace_check
+all: $(ARCHIVES) $(BINS) $(SHMEM_BIN) $(BUILD)/lib/libefab_fitrace.so $(BUILD)/tests/fitrace_check
 ifeq ($(SHMEM_BIN),)
 	@echo "  efab_shmem_reg skipped (and efab_shmem_seed, efab_shmem_lat, efab_shmem_bw): $(SHMEM_HINT)"
 endif
@@ -167,14 +176,14 @@ $(BUILD)/bench/ops/shmem_kernels_dlink.o: $(BUILD)/bench/ops/shmem_kernels.o $(S
 	$(call say,DLINK,$@)
 	$(Q)$(NVCC) -dlink $(SHK_ARCH) $< $(SHK_LIBS) -o $@
 
-$(BUILD)/bin/efab_shmem_reg: $(BUILD)/bench/ops/shmem_reg.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_shmem_reg: $(BUILD)/bench/ops/shmem_reg.o $(ARCHIVES)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(MPICXX) -o $@ $^ $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
+	$(Q)$(MPICXX) -o $@ $< $(LINK_ARCH) $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
 	  -Wl,-rpath,$(NVSHMEM_HOME)/lib $(LIBS)
 
 # the seed's put on a stream needs the CUDA runtime (a stream)
-$(BUILD)/bin/efab_shmem_seed: $(BUILD)/bench/ops/shmem_seed.o $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_shmem_seed: $(BUILD)/bench/ops/shmem_seed.o $(BUILD)/lib/libefab_cli.a $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(MPICXX) -o $@ $^ $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
@@ -186,20 +195,20 @@ $(BUILD)/bin/efab_shmem_seed: $(BUILD)/bench/ops/shmem_seed.o $(BUILD)/lib/libef
 # (SHK_OBJ above).
 SHMEM_RT_LIBS = $(SHK_LIBS) $(SHK_DEVRT) $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
   -Wl,-rpath,$(NVSHMEM_HOME)/lib -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart $(LIBS)
-$(BUILD)/bin/efab_shmem_lat: $(BUILD)/bench/ops/shmem_lat.o $(BUILD)/bench/ops/shmem_put.o $(SHK_OBJ) $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_shmem_lat: $(BUILD)/bench/ops/shmem_lat.o $(BUILD)/bench/ops/shmem_put.o $(SHK_OBJ) $(ARCHIVES)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(MPICXX) -o $@ $^ $(SHMEM_RT_LIBS)
+	$(Q)$(MPICXX) -o $@ $(filter %.o,$^) $(LINK_ARCH) $(SHMEM_RT_LIBS)
 
-$(BUILD)/bin/efab_shmem_bw: $(BUILD)/bench/ops/shmem_bw.o $(BUILD)/bench/ops/shmem_put.o $(SHK_OBJ) $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_shmem_bw: $(BUILD)/bench/ops/shmem_bw.o $(BUILD)/bench/ops/shmem_put.o $(SHK_OBJ) $(ARCHIVES)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(MPICXX) -o $@ $^ $(SHMEM_RT_LIBS)
+	$(Q)$(MPICXX) -o $@ $(filter %.o,$^) $(LINK_ARCH) $(SHMEM_RT_LIBS)
 
-$(BUILD)/gen/gda_kernels.fatbin: bench/ops/gda_kernels.cu lib/efab_gda_wqe.h lib/efab_gda_args.h
+$(BUILD)/gen/gda_kernels.fatbin: bench/ops/gda_kernels.cu bench/engine/efab_gda_wqe.h bench/engine/efab_gda_args.h
 	@mkdir -p $(@D)
 	$(call say,NVCC,$<)
-	$(Q)$(NVCC) -fatbin $(GDA_ARCH) -Ilib -o $@ $<
+	$(Q)$(NVCC) -fatbin $(GDA_ARCH) -Ilib -Ibench/engine -o $@ $<
 
 ifneq ($(NVCC),)
 $(BUILD)/gen/gda_fatbin.c: $(BUILD)/gen/gda_kernels.fatbin
@@ -272,6 +281,14 @@ $(BUILD)/lib/libefab.a: $(LIB_OBJ)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(BUILD)/lib/libefab_cli.a: $(CLI_OBJ)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/lib/libefab_bench.a: $(ENGINE_OBJ) $(OPS_OBJ)
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(BUILD)/bench/%.o: bench/%.c
 	@mkdir -p $(@D)
 	$(call say,MPICC,$<)
@@ -279,12 +296,12 @@ $(BUILD)/bench/%.o: bench/%.c
 
 # The sweep and topo need no MPI: compiled with cc; the sweep reads the
 # benchmark rows (bench/engine/rows.c, pure data), which it links with cc too.
-$(BUILD)/bench/tools/sweep.o $(BUILD)/bench/tools/hostfacts.o $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/efab_topo.o: $(BUILD)/bench/%.o: bench/%.c
+$(CLI_OBJ) $(BUILD)/bench/tools/sweep.o $(BUILD)/bench/tools/hostfacts.o $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/efab_topo.o: $(BUILD)/bench/%.o: bench/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(LIB_CFLAGS) -Ibench/engine -c $< -o $@
+	$(Q)$(CC) $(LIB_CFLAGS) -Ibench/cli -Ibench/engine -c $< -o $@
 
-$(BUILD)/bin/efab_sweep: $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/tools/sweep.o $(BUILD)/bench/tools/hostfacts.o $(BUILD)/bench/engine/rows.o $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_sweep: $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/tools/sweep.o $(BUILD)/bench/tools/hostfacts.o $(BUILD)/bench/engine/rows.o $(BUILD)/lib/libefab_cli.a $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ $(LIBS)
@@ -294,41 +311,42 @@ $(BUILD)/bin/efab_topo: $(BUILD)/bench/efab_topo.o $(BUILD)/lib/libefab.a
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ $(LIBS)
 
-$(BUILD)/bin/efab_probe: $(BUILD)/bench/efab_probe.o $(BUILD)/bench/tools/probe.o $(BUILD)/bench/tools/probe_put.o $(BUILD)/bench/tools/hostfacts.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+PROBE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(filter-out bench/tools/sweep%.c bench/tools/fitrace.c,$(wildcard bench/tools/*.c)))
+$(BUILD)/bin/efab_probe: $(BUILD)/bench/efab_probe.o $(PROBE_OBJ) $(ARCHIVES)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(MPICC) -o $@ $^ $(LIBS)
+	$(Q)$(MPICC) -o $@ $(filter %.o,$^) $(LINK_ARCH) $(LIBS)
 
-$(BUILD)/bin/%: $(BUILD)/bench/%.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+$(BUILD)/bin/%: $(BUILD)/bench/%.o $(ARCHIVES)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(MPICC) -o $@ $^ $(LIBS)
+	$(Q)$(MPICC) -o $@ $< $(LINK_ARCH) $(LIBS)
 
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(LIB_CFLAGS) -Ibench/engine -Wno-unused-parameter -DEFAB_TEST_DATA='"$(CURDIR)/tests/data"' -c $< -o $@
+	$(Q)$(CC) $(LIB_CFLAGS) $(BENCH_INC) -Wno-unused-parameter -DEFAB_TEST_DATA='"$(CURDIR)/tests/data"' -c $< -o $@
 
 # the GPU initiator's formats, against libfabric's own efa_io_defs.h where the
 # efasim build unpacked it: 2.7.0a1's (a pre-release snapshot: 64-bit request
 # ids, 128-byte WQEs) first, else 2.6.0's (else that case is skipped, said by cmocka)
 EFA_IO_DEFS ?= $(firstword $(wildcard $(CURDIR)/build-efasim/lf-2.7.0a1/libfabric-2.7.0a1/prov/efa/src/efa_io_defs.h) \
   $(wildcard $(CURDIR)/build-efasim/lf-2.6.0/libfabric-2.6.0/prov/efa/src/efa_io_defs.h))
-$(BUILD)/tests/test_gda_wqe.o: tests/unit/test_gda_wqe.c lib/efab_gda_wqe.h $(EFA_IO_DEFS)
+$(BUILD)/tests/test_gda_wqe.o: tests/unit/test_gda_wqe.c bench/engine/efab_gda_wqe.h $(EFA_IO_DEFS)
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(LIB_CFLAGS) -Itests/unit/gda_ref $(if $(EFA_IO_DEFS),-DEFAB_EFA_IO_DEFS='"$(EFA_IO_DEFS)"') -c $< -o $@
+	$(Q)$(CC) $(LIB_CFLAGS) -Ibench/engine -Itests/unit/gda_ref $(if $(EFA_IO_DEFS),-DEFAB_EFA_IO_DEFS='"$(EFA_IO_DEFS)"') -c $< -o $@
 
 # the benchmark rows: option sets and sweep configs are tested on the real ones
-$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/bench/engine/rows.o $(BUILD)/lib/libefab.a
+$(BUILD)/tests/test_%: $(BUILD)/tests/test_%.o $(BUILD)/bench/engine/rows.o $(ARCHIVES)
 	$(call say,LINK,$@)
-	$(Q)$(CC) -o $@ $^ -lcmocka $(LIBS)
+	$(Q)$(CC) -o $@ $(filter %.o,$^) $(LINK_ARCH) -lcmocka $(LIBS)
 
 # the patterns on a constructed context: the engine's rungs below the lifecycle
 # (context, evidence, patterns; tests/layers.conf), and no MPI
 $(BUILD)/tests/test_pattern: $(BUILD)/tests/test_pattern.o $(BUILD)/bench/engine/pattern.o \
   $(BUILD)/bench/engine/pattern_shot.o $(BUILD)/bench/engine/evidence.o \
-  $(BUILD)/bench/engine/context.o $(BUILD)/lib/libefab.a
+  $(BUILD)/bench/engine/context.o $(BUILD)/lib/libefab_cli.a $(BUILD)/lib/libefab.a
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ -lcmocka $(LIBS)
 
@@ -456,11 +474,11 @@ FUZZ_SECONDS ?= 60
 FUZZ_SEED ?= 1
 FUZZERS := sizes opts config
 FUZZ_CC ?= clang
-FUZZ_SRC := lib/opts.c lib/config.c lib/log.c bench/engine/rows.c
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) $(wildcard lib/*.h) bench/engine/rows.h
+FUZZ_SRC := bench/cli/opts.c bench/cli/config.c lib/log.c bench/engine/rows.c
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRC) $(wildcard lib/*.h bench/cli/*.h) bench/engine/rows.h
 	@mkdir -p $(@D)
 	$(call say,FUZZCC,$<)
-	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Ilib -Ibench/engine $(FABRIC_CFLAGS) $< $(FUZZ_SRC) -o $@
+	$(Q)$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -Ilib -Ibench/cli -Ibench/engine $(FABRIC_CFLAGS) $< $(FUZZ_SRC) -o $@
 
 fuzz: $(FUZZERS:%=$(BUILD)/fuzz/fuzz_%)
 	$(Q)for t in $(FUZZERS); do \

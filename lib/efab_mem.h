@@ -10,6 +10,16 @@
 extern "C" {
 #endif
 
+/* The memory a buffer lives in (--mem). */
+enum efab_mem_kind {
+	EFAB_MEM_HOST = 0,
+	EFAB_MEM_HOST_HUGE,
+	EFAB_MEM_CUDA,
+	EFAB_MEM_CUDA_HOST,
+	EFAB_MEM_CUDA_VMM,
+	EFAB_MEM_N_KINDS /* count: a new kind goes above this line */
+};
+
 typedef struct efab_mem {
 	int kind;      /* enum efab_mem_kind */
 	int device;    /* CUDA ordinal for cuda kinds */

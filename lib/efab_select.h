@@ -10,12 +10,17 @@
 #include <rdma/fabric.h>
 
 #include "efab_abi.h"
-#include "efab_opts.h"
-#include "efab_result.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A setting that may be left to the provider (--mr-cache). */
+enum efab_tristate { EFAB_DEFAULT = 0, EFAB_ON, EFAB_OFF };
+/* Traffic classes (--tclass), in FI_TC_* order. */
+enum efab_tclass { EFAB_TC_UNSPEC = 0, EFAB_TC_BEST_EFFORT, EFAB_TC_LOW_LATENCY,
+		   EFAB_TC_DEDICATED_ACCESS, EFAB_TC_BULK_DATA, EFAB_TC_SCAVENGER,
+		   EFAB_TC_NETWORK_CTRL };
 
 /* The API version every fi_getinfo/fi_import asks for: the running library's,
  * capped at the newest layout efabench mirrors (efab_abi.h), not the headers'. */
@@ -105,19 +110,6 @@ double efab_pct_of_link(double bw_MBps, double links_gbps);
  * on the efa fabric at all, or no efa-direct: libfabric < 2.1). */
 int efab_efa_p2p(const struct fi_info *info);
 int efab_info_simulated(const struct fi_info *info);
-
-/* libfabric_version, _built, _api, _path and efa_installer of the running
- * library. */
-void efab_run_info_libfabric(efab_run_info_t *ri);
-/* What a run ran on, by name (a run on fi_info: efab_run_info_from_fi), with
- * the running libfabric as above. */
-void efab_run_info_ran_on(efab_run_info_t *ri, const char *provider, const char *fabric,
-			  const char *domain, const char *provider_version);
-/* provider, fabric, domain, libfabric and provider versions of a run from the
- * fi_info it uses; a simulated NIC's provider version reads "206.0 simulated". */
-void efab_run_info_from_fi(const struct fi_info *info, efab_run_info_t *ri);
-/* The same, and what was asked (o's -p/-f): the run info of a run on info. */
-void efab_run_info_fabric(efab_run_info_t *ri, const struct fi_info *info, const efab_opts_t *o);
 
 /* "FI_MR_LOCAL|FI_MR_VIRT_ADDR" */
 void efab_mr_mode_str(uint64_t mr_mode, char *buf, size_t len);

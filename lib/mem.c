@@ -9,7 +9,6 @@
 #include "efab.h"
 #include "efab_cuda.h"
 #include "efab_mem.h"
-#include "efab_opts.h"
 
 #define HUGE_2M (2ull << 20)
 

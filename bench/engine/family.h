@@ -35,9 +35,10 @@ typedef struct efab_family {
 	void (*teardown)(efab_ctx_t *c);
 } efab_family_t;
 
-/* The registry (families.c, above the families): the callbacks of family
- * id (enum efab_family_id, rows.h); an empty family for an unknown id. */
-const efab_family_t *efab_family(int id);
+/* The families (bench/ops/): each executable's main hands its own to
+ * efab_bench_main (harness.h), so a binary links only the family it runs. */
+extern const efab_family_t efab_family_rma, efab_family_atomic, efab_family_connect,
+	efab_family_scan;
 
 #ifdef __cplusplus
 }

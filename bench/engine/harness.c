@@ -673,7 +673,7 @@ static int run_sizes(efab_ctx_t *c)
 	return EFAB_OK;
 }
 
-int efab_bench_main(int argc, char **argv, const efab_bench_row_t *b)
+int efab_bench_main(int argc, char **argv, const efab_bench_row_t *b, const efab_family_t *fam)
 {
 	static efab_ctx_t ctx;
 	static efab_runtime_t runtime;
@@ -686,7 +686,7 @@ int efab_bench_main(int argc, char **argv, const efab_bench_row_t *b)
 		return EFAB_ERR;
 	memset(c, 0, sizeof(*c));
 	c->row = b;
-	c->fam = efab_family(b->family);
+	c->fam = fam;
 	c->rt = runtime.rt;
 	if (!(rc = plan(c, argc, argv))) {
 		pair_ranks(c);

@@ -20,8 +20,9 @@
 extern "C" {
 #endif
 
-/* The MPI benchmark main: row is the executable's (efab_row(name)). */
-int efab_bench_main(int argc, char **argv, const efab_bench_row_t *row);
+/* The MPI benchmark main: row is the executable's (efab_row(name)), fam its
+ * operation family (family.h): an executable links only its own family. */
+int efab_bench_main(int argc, char **argv, const efab_bench_row_t *row, const efab_family_t *fam);
 
 #ifdef __cplusplus
 }

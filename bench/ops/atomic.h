@@ -6,6 +6,5 @@
 #include "efab_atomic.h"
 #include "family.h"
 
-extern const efab_family_t efab_family_atomic;
 
 #endif

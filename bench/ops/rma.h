@@ -4,7 +4,6 @@
 
 #include "family.h"
 
-extern const efab_family_t efab_family_rma;
 /* The write ping-pong and the RMA stream, for efab_scan's own schedule. */
 extern const efab_pingpong_ops_t efab_put_pingpong;
 extern const efab_stream_ops_t efab_rma_stream;

@@ -5,7 +5,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "efab_opts.h"
 #include "efab_stats.h"
+
+struct fi_info;
 
 #ifdef __cplusplus
 extern "C" {
@@ -102,6 +105,20 @@ void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *not
 		      int show_lat, int show_bw);
 void efab_table_row(FILE *f, const efab_run_info_t *ri, const efab_row_t *row, int show_lat,
 		    int show_bw);
+
+/* runinfo.c */
+/* libfabric_version, _built, _api, _path and efa_installer of the running
+ * library. */
+void efab_run_info_libfabric(efab_run_info_t *ri);
+/* What a run ran on, by name (a run on fi_info: efab_run_info_from_fi), with
+ * the running libfabric as above. */
+void efab_run_info_ran_on(efab_run_info_t *ri, const char *provider, const char *fabric,
+			  const char *domain, const char *provider_version);
+/* provider, fabric, domain, libfabric and provider versions of a run from the
+ * fi_info it uses; a simulated NIC's provider version reads "206.0 simulated". */
+void efab_run_info_from_fi(const struct fi_info *info, efab_run_info_t *ri);
+/* The same, and what was asked (o's -p/-f): the run info of a run on info. */
+void efab_run_info_fabric(efab_run_info_t *ri, const struct fi_info *info, const efab_opts_t *o);
 
 #ifdef __cplusplus
 }

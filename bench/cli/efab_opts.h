@@ -7,6 +7,8 @@
 #include <stdio.h>
 
 #include "efab.h"
+#include "efab_mem.h"
+#include "efab_select.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -104,18 +106,9 @@ enum efab_op { EFAB_OP_DEFAULT = 0, EFAB_OP_WRITE, EFAB_OP_WRITEDATA, EFAB_OP_RE
 /* cuda-vmm: CUDA VMM device memory (cuMemCreate + cuMemMap), what PyTorch's
  * expandable segments, NCCL and NVSHMEM's heap allocate; last, so the others
  * keep their numbers. */
-enum efab_mem_kind {
-	EFAB_MEM_HOST = 0,
-	EFAB_MEM_HOST_HUGE,
-	EFAB_MEM_CUDA,
-	EFAB_MEM_CUDA_HOST,
-	EFAB_MEM_CUDA_VMM,
-	EFAB_MEM_N_KINDS /* count: a new kind goes above this line */
-};
 enum efab_aop { EFAB_AOP_ADD = 0, EFAB_AOP_FADD, EFAB_AOP_CSWAP, EFAB_AOP_SWAP, EFAB_AOP_MIN,
 		EFAB_AOP_MAX, EFAB_AOP_BOR, EFAB_AOP_BAND, EFAB_AOP_BXOR };
 enum efab_dtype { EFAB_DT_U64 = 0, EFAB_DT_U32, EFAB_DT_I32, EFAB_DT_I64, EFAB_DT_F32, EFAB_DT_F64 };
-enum efab_tristate { EFAB_DEFAULT = 0, EFAB_ON, EFAB_OFF };
 enum efab_regime { EFAB_REGIME_ALL = 0, EFAB_REGIME_FRESH, EFAB_REGIME_SAME, EFAB_REGIME_ACCUMULATE };
 enum efab_footprint { EFAB_FOOTPRINT_BUFFER = 0, EFAB_FOOTPRINT_WINDOW };
 enum efab_initiator { EFAB_INITIATOR_CPU = 0, EFAB_INITIATOR_GPU };
@@ -126,9 +119,6 @@ enum efab_shmem_initiator { EFAB_SHMEM_HOST = 0, EFAB_SHMEM_STREAM, EFAB_SHMEM_T
 			    EFAB_SHMEM_WARP, EFAB_SHMEM_BLOCK };
 enum efab_shmem_src { EFAB_SHMEM_SRC_CUDA = 0, EFAB_SHMEM_SRC_HOST };
 /* --tclass: libfabric's FI_TC_* (efab_tclass_value maps the index) */
-enum efab_tclass { EFAB_TC_UNSPEC = 0, EFAB_TC_BEST_EFFORT, EFAB_TC_LOW_LATENCY,
-		   EFAB_TC_DEDICATED_ACCESS, EFAB_TC_BULK_DATA, EFAB_TC_SCAVENGER,
-		   EFAB_TC_NETWORK_CTRL };
 
 #define EFAB_SIZE_LIMIT (1ull << 40) /* 1 TiB: anything above is a typo */
 

@@ -150,7 +150,7 @@ UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .SECONDARY:
-.PHONY: all deps check check-run check-rebuild-units demo install clean format format-check format-base tests fuzz valgrind
+.PHONY: all example deps check check-run check-rebuild-units demo install clean format format-check format-base tests fuzz valgrind
 all: $(ARCHIVES) $(BINS) $(SHMEM_BIN) $(BUILD)/lib/libefab_fitrace.so $(BUILD)/tests/fitrace_check
 ifeq ($(SHMEM_BIN),)
 	@echo "  efab_shmem_reg skipped (and efab_shmem_seed, efab_shmem_lat, efab_shmem_bw): $(SHMEM_HINT)"
@@ -350,13 +350,32 @@ $(BUILD)/tests/test_pattern: $(BUILD)/tests/test_pattern.o $(BUILD)/bench/engine
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ -lcmocka $(LIBS)
 
+# libefab on its own (docs/example/lib_write.c): compiled with lib/ as its
+# only include path and linked with libefab.a alone, so it proves the library
+# needs nothing of bench/; make check runs it (t_layers.sh).
+EXAMPLE := $(BUILD)/example/lib_write
+$(EXAMPLE): docs/example/lib_write.c $(BUILD)/lib/libefab.a
+	@mkdir -p $(@D)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(LIB_CFLAGS) $< $(BUILD)/lib/libefab.a -o $@ $(LIBS)
+example: $(EXAMPLE)
+# every lib/ header on its own, as another C program would include it (C and C++)
+.PHONY: headers-check
+headers-check:
+	$(Q)rc=0; for h in lib/efab*.h; do \
+	  printf '#include "%s"\nint main(void) { return 0; }\n' $$(basename $$h) | \
+	    $(CC) $(LIB_CFLAGS) -Wno-unused-function -x c -fsyntax-only - || { echo "headers-check: $$h does not compile alone (C)"; rc=1; }; \
+	  ! command -v $(CXX) >/dev/null || printf '#include "%s"\nint main() { return 0; }\n' $$(basename $$h) | \
+	    $(CXX) -Ilib $(FABRIC_CFLAGS) $(HWLOC_CFLAGS) $(CUDA_CFLAGS) -Wall -Werror -Wno-unused-function -x c++ -fsyntax-only - || { echo "headers-check: $$h does not compile alone (C++)"; rc=1; }; \
+	done; [ $$rc = 0 ] && echo "headers-check: every lib/ header compiles alone (C$$(command -v $(CXX) >/dev/null && echo ' and C++'))"; exit $$rc
+
 # Without cmocka (e.g. the GPU device machine) the unit tests are not built;
 # tests/run then reports them as one SKIP with the reason.
 CMOCKA_OK := $(or $(wildcard /usr/include/cmocka.h),$(shell pkg-config --exists cmocka 2>/dev/null && echo yes))
 ifeq ($(CMOCKA_OK),)
   UNITS :=
 endif
-tests: all $(UNITS)
+tests: all $(UNITS) $(EXAMPLE)
 	$(if $(CMOCKA_OK),,@echo "tests: no cmocka (cmocka.h): unit tests not built; install libcmocka-dev" >&2)
 
 # GPU checks (tests/gpu/*.c): run where a GPU and a CUDA-enabled libfabric are,

@@ -1,2 +1,5 @@
 #include "harness.h"
-int main(int argc, char **argv) { return efab_bench_main(argc, argv, efab_row("efab_get_bw"), &efab_family_rma); }
+int main(int argc, char **argv)
+{
+	return efab_bench_main(argc, argv, efab_row("efab_get_bw"), &efab_family_rma);
+}

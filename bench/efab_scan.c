@@ -1,2 +1,5 @@
 #include "harness.h"
-int main(int argc, char **argv) { return efab_bench_main(argc, argv, efab_row("efab_scan"), &efab_family_scan); }
+int main(int argc, char **argv)
+{
+	return efab_bench_main(argc, argv, efab_row("efab_scan"), &efab_family_scan);
+}

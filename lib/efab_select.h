@@ -18,9 +18,15 @@ extern "C" {
 /* A setting that may be left to the provider (--mr-cache). */
 enum efab_tristate { EFAB_DEFAULT = 0, EFAB_ON, EFAB_OFF };
 /* Traffic classes (--tclass), in FI_TC_* order. */
-enum efab_tclass { EFAB_TC_UNSPEC = 0, EFAB_TC_BEST_EFFORT, EFAB_TC_LOW_LATENCY,
-		   EFAB_TC_DEDICATED_ACCESS, EFAB_TC_BULK_DATA, EFAB_TC_SCAVENGER,
-		   EFAB_TC_NETWORK_CTRL };
+enum efab_tclass {
+	EFAB_TC_UNSPEC = 0,
+	EFAB_TC_BEST_EFFORT,
+	EFAB_TC_LOW_LATENCY,
+	EFAB_TC_DEDICATED_ACCESS,
+	EFAB_TC_BULK_DATA,
+	EFAB_TC_SCAVENGER,
+	EFAB_TC_NETWORK_CTRL
+};
 
 /* The API version every fi_getinfo/fi_import asks for: the running library's,
  * capped at the newest layout efabench mirrors (efab_abi.h), not the headers'. */

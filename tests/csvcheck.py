@@ -51,7 +51,7 @@ LATER = {
     "mr_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75", "reg_path"],
     "shmem_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75", "reg_path"],
 }
-# issue 45: the path libfabric reported for a registration (lib/reglog.c)
+# issue 45: the path libfabric reported for a registration (bench/cli/reglog.c)
 REG_PATHS = ("dmabuf", "peermem", "dmabuf->peermem", "efabench-dmabuf", "host", "-", "unknown")
 REG_COMPONENTS = ("cuMemHostRegister", "dmabuf_export")
 

@@ -97,7 +97,7 @@ int efab_csv_format_cells(const char *const *cells, size_t ncells, char *buf, si
 
 /* pct_of_link above this is no share of a link (payload cannot outrun its
  * port) but a reported link speed below the port's: the table prints ">100?"
- * (lib/result.c), the CSV the figure. */
+ * (bench/cli/result.c), the CSV the figure. */
 #define EFAB_PCT_OF_LINK_MAX 100.0
 
 /* Human table: a header comment block, then one line per row. */

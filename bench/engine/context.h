@@ -13,6 +13,7 @@
 #include "efab.h"
 #include "efab_endpoint.h"
 #include "efab_hwc.h"
+#include "faults.h"
 #include "efab_mem.h"
 #include "efab_ops.h"
 #include "efab_opts.h"
@@ -52,7 +53,7 @@ struct efab_ctx {
 	int gpu;      /* CUDA ordinal in use, -1 none */
 	efab_mem_t mem;
 	efab_mr_t mr;
-	char reg_path[24]; /* the path libfabric reported for mr (lib/reglog.c) */
+	char reg_path[24];  /* the path libfabric reported for mr (bench/cli/reglog.c) */
 	efab_rkey_t *rkeys; /* by rank */
 	void *ldesc;        /* desc to pass for local buffers (NULL with --src-unregistered) */
 	uint64_t seq;       /* runs across sizes, so stale data never matches */
@@ -79,28 +80,7 @@ struct efab_ctx {
 	efab_pairing_t pairing;
 	char notes[EFAB_MAX_NOTES][512];
 	size_t nnotes;
-	/* Test hooks from the environment, read once at start (harness.c
-	 * faults_read): the tests prove that checks, limits and timeouts work. */
-	struct efab_faults {
-		uint64_t corrupt_every; /* EFAB_FAULT_CORRUPT=N: every Nth checked message damaged */
-		int inject_rma_set;     /* EFAB_FAULT_INJECT_RMA=N: act as if the endpoint's */
-		uint64_t inject_rma;    /* RMA inject limit were N (efa-direct's is 0) */
-		int stall_rank;         /* EFAB_FAULT_STALL=R: rank R stops answering; -1 none */
-		uint64_t confirm_extra; /* EFAB_FAULT_CONFIRM_EXTRA=N: a stream's end flag claims
-					 * N operations more than were posted */
-		int slow_rank;          /* EFAB_FAULT_SLOW=R:US: rank R sleeps US microseconds */
-		unsigned slow_us;       /* after each of its stream windows (0: none) */
-		uint64_t gda_rx_slow_ns; /* EFAB_FAULT_GDA_RX_SLOW_NS=N: the GPU writedata target
-					 * waits N ns after each receive CQE (a slow consumer) */
-		int gda_no_rx_bound;     /* EFAB_FAULT_GDA_NO_RX_BOUND=1: launches not cut to the
-					 * receive ring (shows the lap the bound prevents) */
-		unsigned rx_pause_ms;    /* EFAB_FAULT_RX_PAUSE_MS=N: a writedata stream's target
-					  * stops reading its CQ for N ms once per size, halfway
-					  * through its remote CQ data (--time: at the first; a
-					  * descheduled reader) */
-		int no_credits;          /* EFAB_FAULT_NO_CREDITS=1: writedata streams without
-					  * credits (shows the CQ lap they prevent) */
-	} faults;
+	efab_faults_t faults; /* the test hooks (faults.h), read once at start */
 	uint64_t nverified;
 	uint64_t late; /* messages whose bytes landed after their tag */
 	uint64_t late_bytes; /* their bytes not there when the tag was (CPU check) */

@@ -1,7 +1,7 @@
 /* --initiator gpu: the ping-pong and stream patterns with a CUDA kernel as
  * the initiator (issue 37). The kernel (bench/ops/gda_kernels.cu) runs a
  * whole size on the GPU, timed on the GPU's %globaltimer; this part sets up
- * the GPU's endpoint (lib/gda.c), launches it, and turns its samples into the
+ * the GPU's endpoint (bench/engine/gda_host.c), launches it, and turns its samples into the
  * same rows the CPU patterns print (pattern.c's efab_pingpong_rows and
  * efab_stream_rows), with the proof-of-path counters around it. */
 #ifndef EFAB_ENGINE_GDA_H

@@ -22,36 +22,6 @@
 #include "harness.h"
 #include "runtime.h"
 
-/* ---- test hooks ---- */
-
-static void faults_read(struct efab_faults *f)
-{
-	const char *v = getenv("EFAB_FAULT_CORRUPT");
-	f->corrupt_every = v ? strtoull(v, NULL, 10) : 0;
-	v = getenv("EFAB_FAULT_INJECT_RMA");
-	f->inject_rma_set = v && *v;
-	f->inject_rma = f->inject_rma_set ? strtoull(v, NULL, 10) : 0;
-	v = getenv("EFAB_FAULT_STALL");
-	f->stall_rank = v && *v ? atoi(v) : -1;
-	v = getenv("EFAB_FAULT_CONFIRM_EXTRA");
-	f->confirm_extra = v ? strtoull(v, NULL, 10) : 0;
-	v = getenv("EFAB_FAULT_SLOW");
-	f->slow_rank = -1;
-	f->slow_us = 0;
-	if (v && *v && strchr(v, ':')) {
-		f->slow_rank = atoi(v);
-		f->slow_us = (unsigned)strtoul(strchr(v, ':') + 1, NULL, 10);
-	}
-	v = getenv("EFAB_FAULT_GDA_RX_SLOW_NS");
-	f->gda_rx_slow_ns = v ? strtoull(v, NULL, 10) : 0;
-	v = getenv("EFAB_FAULT_GDA_NO_RX_BOUND");
-	f->gda_no_rx_bound = v && !strcmp(v, "1");
-	v = getenv("EFAB_FAULT_RX_PAUSE_MS");
-	f->rx_pause_ms = v ? (unsigned)strtoul(v, NULL, 10) : 0;
-	v = getenv("EFAB_FAULT_NO_CREDITS");
-	f->no_credits = v && !strcmp(v, "1");
-}
-
 /* ---- the main flow ---- */
 
 
@@ -462,7 +432,7 @@ static int plan(efab_ctx_t *c, int argc, char **argv)
 	for (size_t i = 0; i < b->n_tail && c->ri.n_extra < EFAB_MAX_EXTRA; i++)
 		c->ri.extra_cols[c->ri.n_extra++] = b->tail_cols[i];
 	efab_opts_init(&c->o);
-	faults_read(&c->faults);
+	efab_faults_read(&c->faults);
 	if (efab_opts_parse(&c->o, b->options, argc, argv, err, sizeof(err))) {
 		if (c->rt->rank == 0)
 			efab_log_error("%s", err);

@@ -530,8 +530,7 @@ static int per_pair_rows(efab_ctx_t *c, const efab_row_t *row, uint64_t n, const
  * reporting a wrong speed; shm reports none). */
 static double link_gbps(const efab_ctx_t *c)
 {
-	const char *v = getenv("EFAB_FAULT_LINK_GBPS");
-	return v && *v ? strtod(v, NULL) : efab_info_link_gbps(c->fab.info);
+	return c->faults.link_gbps > 0 ? c->faults.link_gbps : efab_info_link_gbps(c->fab.info);
 }
 
 /* Share every rank's figures and fill this size's rows: the aggregate row

@@ -1,4 +1,4 @@
-/* The atomic benchmarks' value model (lib/atomic_model.c). */
+/* The atomic benchmarks' value model (bench/ops/atomic_model.c). */
 #ifndef EFAB_ATOMIC_H
 #define EFAB_ATOMIC_H
 

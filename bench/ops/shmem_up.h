@@ -58,7 +58,7 @@ static inline int efab_nvshmem_up(int rank, int size, unsigned long long heap_by
  * nvshmemx_buffer_register went through libfabric. */
 static inline void efab_nvshmem_transport(char *out, size_t len)
 {
-	efab_nv_transports(NULL, out, len); /* lib/nvtune.c: the NVSHMEM libraries mapped */
+	efab_nv_transports(NULL, out, len); /* bench/ops/nvtune.c: the NVSHMEM libraries mapped */
 }
 
 /* The interposer (libefab_fitrace.so, efab_fitrace.h), preloaded: found in

@@ -251,11 +251,11 @@ if [ -n "$LAP" ]; then
 	fi
 fi
 # the device's max_cq_depth below the receive ring's 8192 entries (issue 45 item 6,
-# EFASIM_MAX_CQE=4096): the ring is halved until the device takes it (lib/gda.c) and
+# EFASIM_MAX_CQE=4096): the ring is halved until the device takes it (bench/engine/gda_host.c) and
 # the header says so; efabench's own CQ (tx queue + its 256 receives) fits
 MUST_SAY=$([ $GEXP = 0 ] && echo "receive CQ ring has 4096 entries") case_run $GEXP 1 efa-direct "gda put_bw writedata, device max_cq_depth 4096 (EFASIM_MAX_CQE=4096)" env EFASIM_MAX_CQE=4096 "$EBIN/efab_put_bw" $G -o writedata -m 8:4K:x8 -n 4 -W 8 -c
 # reg_path (issue 45): the path libfabric reported in its own log for a CUDA
-# registration (lib/reglog.c). 2.6 and later: dma-buf first, decided when the
+# registration (bench/cli/reglog.c). 2.6 and later: dma-buf first, decided when the
 # provider loads (efa_hmem.c efa_hmem_info_check_p2p_support_cuda; efasim takes
 # ibv_reg_dmabuf_mr of CUDA memory), each registration logs "Registering dmabuf
 # MR"; with FI_HMEM_CUDA_USE_DMABUF=0 it goes to ibv_reg_mr (peermem, only

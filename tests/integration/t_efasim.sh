@@ -394,7 +394,7 @@ efa_memlock() { # V
 }
 
 # reg_path (issue 45): which path libfabric took for a registration, read
-# from its own log (lib/reglog.c) around one untimed registration per size,
+# from its own log (bench/cli/reglog.c) around one untimed registration per size,
 # the log given back before the timed calls. No GPU here: host memory says
 # host, and the line libfabric logged (efa_mr.c "Registered memory at") is what
 # the capture caught; with FI_LOG_LEVEL=info libfabric's own printing goes on,

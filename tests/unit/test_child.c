@@ -1,7 +1,7 @@
-/* A crash is an outcome (lib/child.c): the verdict line on constructed wait
+/* A crash is an outcome (bench/cli/child.c): the verdict line on constructed wait
  * statuses, a real fault named by its library, a child apart from its
  * parent (own process group, none of the parent's descriptors, its group
- * killed); and the relay runtime (lib/rt_relay.c) against a fake parent. */
+ * killed); and the relay runtime (bench/cli/rt_relay.c) against a fake parent. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

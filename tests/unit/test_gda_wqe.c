@@ -1,4 +1,4 @@
-/* The GPU initiator's device formats (lib/efab_gda_wqe.h), on the CPU: every
+/* The GPU initiator's device formats (bench/engine/efab_gda_wqe.h), on the CPU: every
  * field offset of the 64-byte WQE and the 32-byte CQE, byte-for-byte WQEs
  * against libfabric 2.6.0's own prov/efa/src/efa_io_defs.h built with its
  * EFA_SET macros as libfabric's direct path fills them

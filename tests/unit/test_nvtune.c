@@ -1,4 +1,4 @@
-/* NVSHMEM's knobs as options (lib/nvtune.c): the values the options ask,
+/* NVSHMEM's knobs as options (bench/ops/nvtune.c): the values the options ask,
  * their environment (a conflicting one refused), which knobs a run's
  * NVSHMEM libraries read (constructed libraries behind a constructed
  * /proc/<pid>/maps, laid out as NVSHMEM 3.6.5 and 3.8.0 hold them: the

@@ -21,7 +21,7 @@ NIC_ERROR_COUNTERS = ("rdma_write_wr_err", "rdma_read_wr_err", "rx_drops", "retr
                       "impaired_remote_conn_events")
 
 
-# A finding, as efab_scan judges a NIC (lib/scan.c efab_scan_nic_trouble,
+# A finding, as efab_scan judges a NIC (bench/ops/scan_verdict.c efab_scan_nic_trouble,
 # docs/scan.md): SRD resends what a loaded fabric drops, below the provider,
 # so a healthy NIC's retransmit and drop counters rise at some background
 # rate; they are a finding above MAX_RETRANS of that side's own traffic (or

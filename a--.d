@@ -1,0 +1,1 @@
+-: lib/efab_topo.h

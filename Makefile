@@ -364,7 +364,7 @@ example: $(EXAMPLE)
 headers-check:
 	$(Q)rc=0; for h in lib/efab*.h; do \
 	  printf '#include "%s"\nint main(void) { return 0; }\n' $$(basename $$h) | \
-	    $(CC) $(LIB_CFLAGS) -Wno-unused-function -x c -fsyntax-only - || { echo "headers-check: $$h does not compile alone (C)"; rc=1; }; \
+	    $(CC) $(filter-out -MMD -MP,$(LIB_CFLAGS)) -Wno-unused-function -x c -fsyntax-only - || { echo "headers-check: $$h does not compile alone (C)"; rc=1; }; \
 	  ! command -v $(CXX) >/dev/null || printf '#include "%s"\nint main() { return 0; }\n' $$(basename $$h) | \
 	    $(CXX) -Ilib $(FABRIC_CFLAGS) $(HWLOC_CFLAGS) $(CUDA_CFLAGS) -Wall -Werror -Wno-unused-function -x c++ -fsyntax-only - || { echo "headers-check: $$h does not compile alone (C++)"; rc=1; }; \
 	done; [ $$rc = 0 ] && echo "headers-check: every lib/ header compiles alone (C$$(command -v $(CXX) >/dev/null && echo ' and C++'))"; exit $$rc

@@ -27,10 +27,9 @@ const char *efab_signal_name(int sig)
 	static const struct {
 		int sig;
 		const char *name;
-	} names[] = {{SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"},   {SIGILL, "SIGILL"},
-		     {SIGFPE, "SIGFPE"},   {SIGABRT, "SIGABRT"}, {SIGKILL, "SIGKILL"},
-		     {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"},   {SIGPIPE, "SIGPIPE"},
-		     {SIGTRAP, "SIGTRAP"}, {SIGSYS, "SIGSYS"},   {SIGHUP, "SIGHUP"},
+	} names[] = {{SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"},   {SIGILL, "SIGILL"},   {SIGFPE, "SIGFPE"},
+		     {SIGABRT, "SIGABRT"}, {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}, {SIGINT, "SIGINT"},
+		     {SIGPIPE, "SIGPIPE"}, {SIGTRAP, "SIGTRAP"}, {SIGSYS, "SIGSYS"},   {SIGHUP, "SIGHUP"},
 		     {SIGQUIT, "SIGQUIT"}, {SIGXCPU, "SIGXCPU"}};
 	static __thread char other[24];
 	for (size_t k = 0; k < EFAB_ARRAY_SIZE(names); k++)
@@ -71,10 +70,9 @@ static void on_fault(int sig, siginfo_t *si, void *uc_)
 	/* si_addr means an address for the faults only (SIGABRT: the sender's pid) */
 	if (si && sig != SIGABRT)
 		snprintf(addr, sizeof(addr), " (fault address %p)", si->si_addr);
-	int n = snprintf(line, sizeof(line), "%skilled by %s in %s%s\n",
-			 fault_prefix ? fault_prefix : "", efab_signal_name(sig), lib, addr);
-	if (n > 0 &&
-	    write(fault_fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0) {
+	int n = snprintf(line, sizeof(line), "%skilled by %s in %s%s\n", fault_prefix ? fault_prefix : "",
+			 efab_signal_name(sig), lib, addr);
+	if (n > 0 && write(fault_fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0) {
 	}
 	_exit(128 + sig);
 }
@@ -193,11 +191,9 @@ static size_t describe_status(const efab_child_end_t *e, char *buf, size_t len)
 		return (size_t)snprintf(buf, len, "killed by %s%s", efab_signal_name(WTERMSIG(st)),
 					WCOREDUMP(st) ? " (core dumped)" : "");
 	if (WIFEXITED(st) && WEXITSTATUS(st) > 128 && WEXITSTATUS(st) < 128 + 65)
-		return (size_t)snprintf(buf, len,
-					"exited with status %d (128 + %s, its fault line lost)",
+		return (size_t)snprintf(buf, len, "exited with status %d (128 + %s, its fault line lost)",
 					WEXITSTATUS(st), efab_signal_name(WEXITSTATUS(st) - 128));
-	return (size_t)snprintf(buf, len, "exited with status %d%s",
-				WIFEXITED(st) ? WEXITSTATUS(st) : st,
+	return (size_t)snprintf(buf, len, "exited with status %d%s", WIFEXITED(st) ? WEXITSTATUS(st) : st,
 				e->reported ? "" : " without a verdict");
 }
 
@@ -211,8 +207,8 @@ int efab_child_end_describe(const efab_child_end_t *e, char *buf, size_t len)
 	if (e->stopped)
 		n = (size_t)snprintf(buf, len, "stopped: the other rank's process ended first");
 	else if (e->hung)
-		n = (size_t)snprintf(buf, len, "hang (killed after %.0f s without progress%s%s)",
-				     e->hung_s, stage ? ", in " : "", stage ? stage : "");
+		n = (size_t)snprintf(buf, len, "hang (killed after %.0f s without progress%s%s)", e->hung_s,
+				     stage ? ", in " : "", stage ? stage : "");
 	else if (e->reported && !(e->fault && e->fault[0]) &&
 		 (e->status == -1 || (WIFEXITED(e->status) && WEXITSTATUS(e->status) == 0)))
 		return 0; /* its verdict stands (a status reaped elsewhere says nothing more) */

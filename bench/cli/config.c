@@ -86,15 +86,14 @@ static int add_section(efab_config_t *cfg, const char *path, char *s, int lineno
 	*close = '\0';
 	char *name = trim(s + 1);
 	if (!valid_name(name) || strlen(name) >= EFAB_CFG_KEY) {
-		snprintf(err, errlen,
-			 "%s:%d: section name '%s' must be letters, digits, '-', '_', '.'", path,
-			 lineno, name);
+		snprintf(err, errlen, "%s:%d: section name '%s' must be letters, digits, '-', '_', '.'",
+			 path, lineno, name);
 		return -1;
 	}
 	for (size_t i = 0; i < cfg->nsec; i++)
 		if (!strcmp(cfg->sec[i].name, name)) {
-			snprintf(err, errlen, "%s:%d: section [%s] already defined at line %d",
-				 path, lineno, name, cfg->sec[i].line);
+			snprintf(err, errlen, "%s:%d: section [%s] already defined at line %d", path,
+				 lineno, name, cfg->sec[i].line);
 			return -1;
 		}
 	if (grow((void **)&cfg->sec, cfg->nsec, sizeof(*cfg->sec), path, err, errlen))
@@ -111,8 +110,8 @@ static int add_key(efab_config_t *cfg, const char *path, char *s, int lineno, ch
 {
 	char *eq = strchr(s, '=');
 	if (!eq) {
-		snprintf(err, errlen, "%s:%d: expected 'key = value' or '[section]', got '%s'",
-			 path, lineno, s);
+		snprintf(err, errlen, "%s:%d: expected 'key = value' or '[section]', got '%s'", path,
+			 lineno, s);
 		return -1;
 	}
 	*eq = '\0';
@@ -132,8 +131,8 @@ static int add_key(efab_config_t *cfg, const char *path, char *s, int lineno, ch
 	efab_section_t *sec = &cfg->sec[cfg->nsec - 1];
 	for (size_t i = 0; i < sec->nkv; i++)
 		if (!strcmp(sec->kv[i].key, key)) {
-			snprintf(err, errlen, "%s:%d: key '%s' repeated in [%s] (first at line %d)",
-				 path, lineno, key, sec->name, sec->kv[i].line);
+			snprintf(err, errlen, "%s:%d: key '%s' repeated in [%s] (first at line %d)", path,
+				 lineno, key, sec->name, sec->kv[i].line);
 			return -1;
 		}
 	if (grow((void **)&sec->kv, sec->nkv, sizeof(*sec->kv), path, err, errlen))
@@ -145,8 +144,8 @@ static int add_key(efab_config_t *cfg, const char *path, char *s, int lineno, ch
 	return 0;
 }
 
-int efab_config_parse(const char *text, size_t len, const char *path, efab_config_t *out, char *err,
-		      size_t errlen)
+int efab_config_parse(const char *text, size_t len, const char *path, efab_config_t *out,
+		      char *err, size_t errlen)
 {
 	efab_config_t cfg;
 	memset(&cfg, 0, sizeof(cfg));
@@ -178,9 +177,8 @@ fail:
 
 /* ---- expansion ---- */
 
-static const char *const runner_keys[] = {"bench",       "launcher", "np",     "ppn",
-					  "nodes",       "env",      "matrix", "repeat",
-					  "job_timeout", "libfabric"};
+static const char *const runner_keys[] = {"bench",  "launcher", "np",     "ppn", "nodes",
+					  "env",    "matrix",   "repeat", "job_timeout", "libfabric"};
 
 /* Runner keys that take a comma list crossed like a matrix key. */
 static int is_list_runner_key(const char *k)
@@ -288,11 +286,7 @@ static int fail_at(expand_t *x, const efab_kv_t *kv, const efab_section_t *sec, 
 	va_start(ap, fmt);
 	vsnprintf(m, sizeof(m), fmt, ap);
 	va_end(ap);
-	snprintf(x->err, x->errlen, "%s:%d: %s", x->cfg->path,
-		 kv    ? kv->line
-		 : sec ? sec->line
-		       : 0,
-		 m);
+	snprintf(x->err, x->errlen, "%s:%d: %s", x->cfg->path, kv ? kv->line : sec ? sec->line : 0, m);
 	return EFAB_EUSAGE;
 }
 
@@ -332,8 +326,8 @@ static int check_global(expand_t *x)
 		if (!kv)
 			continue;
 		if (parse_int(kv->value, 1, 1000, &r))
-			return fail_at(x, kv, &x->cfg->sec[s],
-				       "key 'repeat': expected 1..1000, got '%s'", kv->value);
+			return fail_at(x, kv, &x->cfg->sec[s], "key 'repeat': expected 1..1000, got '%s'",
+				       kv->value);
 		x->max_repeat = r > x->max_repeat ? r : x->max_repeat;
 	}
 	return EFAB_OK;
@@ -361,14 +355,12 @@ static int resolve_keys(expand_t *x, const efab_section_t *sec, resolved_t *r)
 	if (!r->row)
 		return fail_at(x, bk, sec, "key 'bench': unknown benchmark '%s'", bk->value);
 	if (r->row->no_sweep)
-		return fail_at(
-			x, bk, sec,
-			"key 'bench': '%s' cannot be a sweep job (its output is not result rows)",
-			bk->value);
+		return fail_at(x, bk, sec,
+			       "key 'bench': '%s' cannot be a sweep job (its output is not result rows)",
+			       bk->value);
 	for (size_t i = 0; x->global && i < x->global->nkv && r->e.n < 128; i++) {
 		const efab_kv_t *kv = &x->global->kv[i];
-		if (!lookup(&r->e, kv->key) &&
-		    (is_runner_key(kv->key) || efab_opts_find(r->row->options, kv->key)))
+		if (!lookup(&r->e, kv->key) && (is_runner_key(kv->key) || efab_opts_find(r->row->options, kv->key)))
 			r->e.kv[r->e.n++] = kv;
 	}
 	r->repeat = 1;
@@ -421,11 +413,9 @@ static int matrix_keys(expand_t *x, const efab_section_t *sec, const resolved_t 
 				       MAX_MATRIX);
 		int from_global = matrix_names(mk, r, x);
 		for (int m = 0; from_global && m < mx->nkeys; m++) {
-			if (efab_opts_find(r->row->options, mx->keys[m]) ||
-			    is_list_runner_key(mx->keys[m]))
+			if (efab_opts_find(r->row->options, mx->keys[m]) || is_list_runner_key(mx->keys[m]))
 				continue;
-			memmove(mx->keys[m], mx->keys[m + 1],
-				(size_t)(mx->nkeys - m - 1) * sizeof(mx->keys[0]));
+			memmove(mx->keys[m], mx->keys[m + 1], (size_t)(mx->nkeys - m - 1) * sizeof(mx->keys[0]));
 			mx->nkeys--;
 			m--;
 		}
@@ -449,8 +439,7 @@ static int check_list_items(expand_t *x, const efab_section_t *sec, const efab_k
 {
 	for (int a = 0; a < mx->nvals[m]; a++) {
 		if (!mx->vals[m][a][0])
-			return fail_at(x, kv, sec, "key '%s': empty item in '%s'", kv->key,
-				       kv->value);
+			return fail_at(x, kv, sec, "key '%s': empty item in '%s'", kv->key, kv->value);
 		for (int b = 0; b < a; b++)
 			if (!strcmp(mx->vals[m][a], mx->vals[m][b]))
 				return fail_at(x, kv, sec, "key '%s': '%s' listed twice", kv->key,
@@ -467,18 +456,15 @@ static int matrix_values(expand_t *x, const efab_section_t *sec, const resolved_
 		const char *key = mx->keys[m];
 		const efab_kv_t *kv = lookup(&r->e, key);
 		int list_key = is_list_runner_key(key);
-		if (!*key ||
-		    (!list_key && (is_runner_key(key) || !efab_opts_find(r->row->options, key))))
+		if (!*key || (!list_key && (is_runner_key(key) || !efab_opts_find(r->row->options, key))))
 			return fail_at(x, mk, sec, "key 'matrix': '%s' is not an option of %s", key,
 				       r->row->name);
 		if (!kv)
-			return fail_at(x, mk, sec,
-				       "key 'matrix': '%s' has no values in [%s] or [global]", key,
-				       sec->name);
+			return fail_at(x, mk, sec, "key 'matrix': '%s' has no values in [%s] or [global]",
+				       key, sec->name);
 		mx->nvals[m] = split_list(kv->value, mx->vals[m], MAX_VALUES + 1);
 		if (mx->nvals[m] > MAX_VALUES)
-			return fail_at(x, kv, sec, "key '%s': at most %d matrix values", kv->key,
-				       MAX_VALUES);
+			return fail_at(x, kv, sec, "key '%s': at most %d matrix values", kv->key, MAX_VALUES);
 		for (int a = 0; a < m; a++)
 			if (!strcmp(mx->keys[a], key))
 				return fail_at(x, mk, sec, "key 'matrix': '%s' named twice", key);
@@ -497,14 +483,12 @@ static int set_int_key(expand_t *x, const efab_section_t *sec, efab_job_t *j, co
 	int n;
 	if (!strcmp(kv->key, "job_timeout")) {
 		if (parse_int(v, 1, 86400 * 7, &n))
-			return fail_at(x, kv, sec, "key 'job_timeout': expected seconds, got '%s'",
-				       v);
+			return fail_at(x, kv, sec, "key 'job_timeout': expected seconds, got '%s'", v);
 		j->timeout_s = n;
 		return EFAB_OK;
 	}
 	if (parse_int(v, 1, 100000, &n))
-		return fail_at(x, kv, sec, "key '%s': expected a positive integer, got '%s'",
-			       kv->key, v);
+		return fail_at(x, kv, sec, "key '%s': expected a positive integer, got '%s'", kv->key, v);
 	*(!strcmp(kv->key, "np") ? &j->np : !strcmp(kv->key, "ppn") ? &j->ppn : &j->nodes) = n;
 	return EFAB_OK;
 }
@@ -518,8 +502,7 @@ static int set_env_key(expand_t *x, const efab_section_t *sec, efab_job_t *j, co
 	for (char *sv = NULL, *w = strtok_r(tmp, " \t", &sv); w; w = strtok_r(NULL, " \t", &sv)) {
 		char *q = strchr(w, '=');
 		if (!q || q == w || j->nenv >= EFAB_JOB_MAXENV)
-			return fail_at(x, kv, sec, "key 'env': expected NAME=VALUE words, got '%s'",
-				       w);
+			return fail_at(x, kv, sec, "key 'env': expected NAME=VALUE words, got '%s'", w);
 		snprintf(j->env[j->nenv++], EFAB_CFG_VAL, "%s", w);
 	}
 	return EFAB_OK;
@@ -550,8 +533,7 @@ static int apply_key(expand_t *x, const efab_section_t *sec, efab_job_t *j, efab
 		     const efab_kv_t *kv, const char *v)
 {
 	const char *k = kv->key;
-	if (!strcmp(k, "np") || !strcmp(k, "ppn") || !strcmp(k, "nodes") ||
-	    !strcmp(k, "job_timeout"))
+	if (!strcmp(k, "np") || !strcmp(k, "ppn") || !strcmp(k, "nodes") || !strcmp(k, "job_timeout"))
 		return set_int_key(x, sec, j, kv, v);
 	if (!strcmp(k, "env"))
 		return set_env_key(x, sec, j, kv, v);
@@ -579,8 +561,8 @@ static void job_name(efab_job_t *j, const efab_section_t *sec, const matrix_t *m
 		combo /= mx->nvals[m];
 		if (ll + 1 >= sizeof(label)) /* the label may be cut short, never overrun */
 			continue;
-		int k = snprintf(label + ll, sizeof(label) - ll, "%s%s=%s", ll ? "," : "",
-				 mx->keys[m], mval[m]);
+		int k = snprintf(label + ll, sizeof(label) - ll, "%s%s=%s", ll ? "," : "", mx->keys[m],
+				 mval[m]);
 		ll = k < 0 ? ll : ll + (size_t)k;
 		ll = ll >= sizeof(label) ? sizeof(label) - 1 : ll;
 	}

@@ -53,11 +53,11 @@ int efab_child_reap(pid_t pid, double wait_s, int *status);
 
 /* How a child ended, as its parent saw it. */
 typedef struct efab_child_end {
-	int status;   /* wait status (waitpid), -1 unknown */
-	int reported; /* it sent its verdict before it ended */
-	int hung;     /* killed by the parent: no sign of life for hung_s */
+	int status;	   /* wait status (waitpid), -1 unknown */
+	int reported;	   /* it sent its verdict before it ended */
+	int hung;	   /* killed by the parent: no sign of life for hung_s */
 	double hung_s;
-	int stopped;       /* killed by the parent because its peer ended first */
+	int stopped;	   /* killed by the parent because its peer ended first */
 	const char *stage; /* what it said it was doing last ("" or NULL: nothing) */
 	const char *fault; /* its efab_fault_catch line, the prefix cut off, or NULL */
 	const char *hint;  /* a line of its stderr worth quoting (a warning), or NULL */

@@ -36,8 +36,8 @@ typedef struct efab_config {
 } efab_config_t;
 
 /* Parse INI text. EFAB_OK, or EFAB_EUSAGE with "path:line: reason" in err. */
-int efab_config_parse(const char *text, size_t len, const char *path, efab_config_t *out, char *err,
-		      size_t errlen);
+int efab_config_parse(const char *text, size_t len, const char *path, efab_config_t *out,
+		      char *err, size_t errlen);
 void efab_config_free(efab_config_t *cfg);
 
 #define EFAB_JOB_MAXARGS 64
@@ -45,15 +45,15 @@ void efab_config_free(efab_config_t *cfg);
 
 /* One command to run. */
 typedef struct efab_job {
-	char name[160]; /* section[key=value,...] */
+	char name[160];      /* section[key=value,...] */
 	char section[EFAB_CFG_KEY];
-	char bench[32];              /* the benchmark's executable (its row's name) */
+	char bench[32];      /* the benchmark's executable (its row's name) */
 	const efab_bench_row_t *row; /* the benchmark: its options, whether it needs MPI */
-	int rep;                     /* 1..repeat */
+	int rep;             /* 1..repeat */
 	int np, ppn, nodes;
-	int mpi;          /* launched through the launcher (the row's default; key 'launcher') */
-	double timeout_s; /* whole job */
-	char launcher[EFAB_CFG_VAL];  /* template, expanded */
+	int mpi;             /* launched through the launcher (the row's default; key 'launcher') */
+	double timeout_s;    /* whole job */
+	char launcher[EFAB_CFG_VAL]; /* template, expanded */
 	char *argv[EFAB_JOB_MAXARGS]; /* bench options: --key value ... (owned) */
 	int argc;
 	char env[EFAB_JOB_MAXENV][EFAB_CFG_VAL]; /* NAME=VALUE */

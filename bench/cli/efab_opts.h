@@ -39,22 +39,21 @@ enum {
 	EFAB_OG_REG = 1u << 18,         /* regime, access, components, domains */
 	EFAB_OG_MAX_TOTAL = 1u << 19,   /* max-total */
 	EFAB_OG_PROBE = 1u << 20,       /* live, json */
-	EFAB_OG_SCAN = 1u << 21,      /* nics, concurrent, passes, lat-size, bw-size, thresholds */
-	EFAB_OG_NODES = 1u << 22,     /* nodes-json */
-	EFAB_OG_INITIATOR = 1u << 23, /* initiator, gpu-threads */
-	EFAB_OG_PEAK = 1u << 24,      /* post-list, pipeline, eps */
-	EFAB_OG_TCLASS = 1u << 25,    /* tclass */
-	EFAB_OG_HIGH_PPS = 1u << 26,  /* high-pps (writes) */
-	EFAB_OG_SHMEM = 1u << 27,     /* NVSHMEM's RMA: op (put|get), initiator, src, register */
-	EFAB_OG_CUDA_API = 1u << 28,  /* no-cuda-api (the endpoints' data path) */
-	EFAB_OG_NV_TUNE = 1u << 29,   /* NVSHMEM's proxy/transport knobs (efab_nvtune.h) */
-	EFAB_OG_SHMEM_NBI = 1u << 30, /* nbi (efab_shmem_lat: the _nbi form + the quiet) */
+	EFAB_OG_SCAN = 1u << 21,        /* nics, concurrent, passes, lat-size, bw-size, thresholds */
+	EFAB_OG_NODES = 1u << 22,       /* nodes-json */
+	EFAB_OG_INITIATOR = 1u << 23,   /* initiator, gpu-threads */
+	EFAB_OG_PEAK = 1u << 24,        /* post-list, pipeline, eps */
+	EFAB_OG_TCLASS = 1u << 25,      /* tclass */
+	EFAB_OG_HIGH_PPS = 1u << 26,    /* high-pps (writes) */
+	EFAB_OG_SHMEM = 1u << 27,       /* NVSHMEM's RMA: op (put|get), initiator, src, register */
+	EFAB_OG_CUDA_API = 1u << 28,    /* no-cuda-api (the endpoints' data path) */
+	EFAB_OG_NV_TUNE = 1u << 29,     /* NVSHMEM's proxy/transport knobs (efab_nvtune.h) */
+	EFAB_OG_SHMEM_NBI = 1u << 30,   /* nbi (efab_shmem_lat: the _nbi form + the quiet) */
 };
 
 /* How a benchmark times its operation (bench/engine/pattern.c). */
 enum efab_pattern_kind {
-	EFAB_PATTERN_NONE =
-		0, /* the executable drives itself (registration, probe, scan, connect) */
+	EFAB_PATTERN_NONE = 0, /* the executable drives itself (registration, probe, scan, connect) */
 	EFAB_PATTERN_PINGPONG, /* one operation at a time: latency */
 	EFAB_PATTERN_STREAM,   /* windows of operations: bandwidth and message rate */
 };
@@ -74,12 +73,12 @@ typedef struct efab_counts {
  * the rows live in bench/engine/rows.c and are handed to lib (option
  * parsing, sweep configs) by the caller. */
 typedef struct efab_bench_row {
-	const char *name;     /* the executable's name */
-	const char *csv_name; /* value of the CSV 'bench' column */
-	const char *summary;  /* first lines of --help */
-	unsigned options;     /* EFAB_OG_* groups it accepts */
-	int mpi;              /* 1: a sweep launches it through mpirun/srun */
-	int no_sweep;         /* 1: not a sweep job (writes no result rows of its own CSV schema) */
+	const char *name;       /* the executable's name */
+	const char *csv_name;   /* value of the CSV 'bench' column */
+	const char *summary;    /* first lines of --help */
+	unsigned options;       /* EFAB_OG_* groups it accepts */
+	int mpi;                /* 1: a sweep launches it through mpirun/srun */
+	int no_sweep;           /* 1: not a sweep job (writes no result rows of its own CSV schema) */
 	/* the engine's fields (benchmarks on bench/engine/harness.c) */
 	int pattern;            /* enum efab_pattern_kind */
 	int family;             /* which operation callbacks (bench/engine/families.c) */
@@ -103,53 +102,21 @@ typedef struct efab_bench_row {
 const efab_bench_row_t *efab_bench_row_find(const efab_bench_row_t *rows, size_t n,
 					    const char *name);
 
-enum efab_op {
-	EFAB_OP_DEFAULT = 0,
-	EFAB_OP_WRITE,
-	EFAB_OP_WRITEDATA,
-	EFAB_OP_READ,
-	EFAB_OP_ATOMIC
-};
+enum efab_op { EFAB_OP_DEFAULT = 0, EFAB_OP_WRITE, EFAB_OP_WRITEDATA, EFAB_OP_READ, EFAB_OP_ATOMIC };
 /* cuda-vmm: CUDA VMM device memory (cuMemCreate + cuMemMap), what PyTorch's
  * expandable segments, NCCL and NVSHMEM's heap allocate; last, so the others
  * keep their numbers. */
-enum efab_aop {
-	EFAB_AOP_ADD = 0,
-	EFAB_AOP_FADD,
-	EFAB_AOP_CSWAP,
-	EFAB_AOP_SWAP,
-	EFAB_AOP_MIN,
-	EFAB_AOP_MAX,
-	EFAB_AOP_BOR,
-	EFAB_AOP_BAND,
-	EFAB_AOP_BXOR
-};
-enum efab_dtype {
-	EFAB_DT_U64 = 0,
-	EFAB_DT_U32,
-	EFAB_DT_I32,
-	EFAB_DT_I64,
-	EFAB_DT_F32,
-	EFAB_DT_F64
-};
-enum efab_regime {
-	EFAB_REGIME_ALL = 0,
-	EFAB_REGIME_FRESH,
-	EFAB_REGIME_SAME,
-	EFAB_REGIME_ACCUMULATE
-};
+enum efab_aop { EFAB_AOP_ADD = 0, EFAB_AOP_FADD, EFAB_AOP_CSWAP, EFAB_AOP_SWAP, EFAB_AOP_MIN,
+		EFAB_AOP_MAX, EFAB_AOP_BOR, EFAB_AOP_BAND, EFAB_AOP_BXOR };
+enum efab_dtype { EFAB_DT_U64 = 0, EFAB_DT_U32, EFAB_DT_I32, EFAB_DT_I64, EFAB_DT_F32, EFAB_DT_F64 };
+enum efab_regime { EFAB_REGIME_ALL = 0, EFAB_REGIME_FRESH, EFAB_REGIME_SAME, EFAB_REGIME_ACCUMULATE };
 enum efab_footprint { EFAB_FOOTPRINT_BUFFER = 0, EFAB_FOOTPRINT_WINDOW };
 enum efab_initiator { EFAB_INITIATOR_CPU = 0, EFAB_INITIATOR_GPU };
 /* efab_shmem_lat / efab_shmem_bw (bench/ops/shmem_put.cc): NVSHMEM's operation, who
  * initiates it, and PE 0's local buffer */
 enum efab_shmem_op { EFAB_SHMEM_PUT = 0, EFAB_SHMEM_GET };
-enum efab_shmem_initiator {
-	EFAB_SHMEM_HOST = 0,
-	EFAB_SHMEM_STREAM,
-	EFAB_SHMEM_THREAD,
-	EFAB_SHMEM_WARP,
-	EFAB_SHMEM_BLOCK
-};
+enum efab_shmem_initiator { EFAB_SHMEM_HOST = 0, EFAB_SHMEM_STREAM, EFAB_SHMEM_THREAD,
+			    EFAB_SHMEM_WARP, EFAB_SHMEM_BLOCK };
 enum efab_shmem_src { EFAB_SHMEM_SRC_CUDA = 0, EFAB_SHMEM_SRC_HOST };
 /* --tclass: libfabric's FI_TC_* (efab_tclass_value maps the index) */
 
@@ -182,8 +149,8 @@ typedef struct efab_opts {
 	int per_pair;
 	double time_s;
 	int no_window_stats;
-	int footprint;        /* enum efab_footprint */
-	int initiator;        /* enum efab_initiator */
+	int footprint; /* enum efab_footprint */
+	int initiator;       /* enum efab_initiator */
 	uint64_t gpu_threads; /* GPU initiator, stream: lanes posting a doorbell batch (0: 1) */
 	int gpu_wqe;          /* GPU initiator: 0 = 64-byte send-queue entries, 1 = ask for 128 */
 	/* peak-rate techniques (fi_efa_rma_bw's): FI_MORE on all but every Nth
@@ -204,7 +171,7 @@ typedef struct efab_opts {
 	int mr_cache; /* enum efab_tristate */
 	int dmabuf;
 	int no_cuda_api; /* --no-cuda-api: FI_OPT_CUDA_API_PERMITTED = false on every endpoint */
-	int access;      /* 0 remote (default), 1 local only */
+	int access;   /* 0 remote (default), 1 local only */
 	uint64_t max_total;
 	int components;
 	char domains[16]; /* mr_reg --domains: "" (one), "local", "all" or a count */
@@ -224,13 +191,13 @@ typedef struct efab_opts {
 	int live;
 	int json;
 	/* scan */
-	uint64_t nics;       /* NICs per node (0 = every NIC the fabric lists) */
+	uint64_t nics;     /* NICs per node (0 = every NIC the fabric lists) */
 	uint64_t concurrent; /* node pairs measured at once (0 = every pair of a round) */
-	uint64_t passes;     /* whole scans; each figure is the median over them */
+	uint64_t passes;   /* whole scans; each figure is the median over them */
 	uint64_t lat_size, bw_size;
-	double threshold;   /* flag below threshold x the cluster median */
-	double min_bw;      /* 10^6 B/s, 0 = off */
-	double max_lat;     /* microseconds, 0 = off */
+	double threshold;  /* flag below threshold x the cluster median */
+	double min_bw;     /* 10^6 B/s, 0 = off */
+	double max_lat;    /* microseconds, 0 = off */
 	double max_retrans; /* a NIC's retrans_pkts / tx_pkts in a round above this is trouble */
 	char verdict_json[PATH_MAX]; /* the verdict as JSON ("" none) */
 	/* every node's facts as JSON (the sweep: jobs/NNN.nodes.json) */
@@ -238,29 +205,19 @@ typedef struct efab_opts {
 	int strict_versions; /* a difference between the ranks' stacks is exit 2 */
 } efab_opts_t;
 
-enum efab_opt_type {
-	EFAB_OT_STR,
-	EFAB_OT_U64,
-	EFAB_OT_DOUBLE,
-	EFAB_OT_FLAG,
-	EFAB_OT_CHOICE,
-	EFAB_OT_SIZES,
-	EFAB_OT_MEM,
-	EFAB_OT_GPU,
-	EFAB_OT_COUNT,
-	EFAB_OT_SIZE
-};
+enum efab_opt_type { EFAB_OT_STR, EFAB_OT_U64, EFAB_OT_DOUBLE, EFAB_OT_FLAG, EFAB_OT_CHOICE,
+		     EFAB_OT_SIZES, EFAB_OT_MEM, EFAB_OT_GPU, EFAB_OT_COUNT, EFAB_OT_SIZE };
 
 typedef struct efab_optdef {
-	const char *name; /* long option and config key */
-	int short_name;   /* 0 = none */
+	const char *name;  /* long option and config key */
+	int short_name;    /* 0 = none */
 	enum efab_opt_type type;
-	size_t offset; /* into efab_opts_t */
-	size_t size;   /* buffer size for strings */
+	size_t offset;     /* into efab_opts_t */
+	size_t size;       /* buffer size for strings */
 	const char *metavar;
 	const char *help;
-	unsigned group;             /* EFAB_OG_*: the one group it belongs to */
-	double min, max;            /* numeric range */
+	unsigned group;    /* EFAB_OG_*: the one group it belongs to */
+	double min, max;   /* numeric range */
 	const char *const *choices; /* NULL-terminated, value = index */
 } efab_optdef_t;
 

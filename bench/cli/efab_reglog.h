@@ -19,18 +19,18 @@ extern "C" {
 typedef struct efab_reglog {
 	char line[EFAB_REGLOG_LINES][240]; /* libfabric's MR-subsystem lines, info and warn */
 	size_t n;
-	int captured;         /* the log was ours during the registration */
-	char why[160];        /* captured == 0: why not */
+	int captured;    /* the log was ours during the registration */
+	char why[160];   /* captured == 0: why not */
 	efab_filog_tap_t tap; /* on libfabric's log while captured */
 } efab_reglog_t;
 
 /* The values of the reg_path column. */
-#define EFAB_REGPATH_DMABUF "dmabuf"               /* libfabric: "Registering dmabuf MR" */
-#define EFAB_REGPATH_PEERMEM "peermem"             /* ibv_reg_mr on a GPU address */
-#define EFAB_REGPATH_FALLBACK "dmabuf->peermem"    /* dma-buf refused, ibv_reg_mr took it */
+#define EFAB_REGPATH_DMABUF "dmabuf"            /* libfabric: "Registering dmabuf MR" */
+#define EFAB_REGPATH_PEERMEM "peermem"          /* ibv_reg_mr on a GPU address */
+#define EFAB_REGPATH_FALLBACK "dmabuf->peermem" /* dma-buf refused, ibv_reg_mr took it */
 #define EFAB_REGPATH_EFAB_DMABUF "efabench-dmabuf" /* efabench's own FI_MR_DMABUF */
 #define EFAB_REGPATH_HOST "host"
-#define EFAB_REGPATH_NONE "-" /* no NIC registration (shm, tcp) */
+#define EFAB_REGPATH_NONE "-"                   /* no NIC registration (shm, tcp) */
 #define EFAB_REGPATH_UNKNOWN "unknown"
 
 /* Tap libfabric's log (efab_filog_attach) until efab_reglog_end: MR-subsystem

@@ -22,7 +22,7 @@ extern "C" {
 
 enum {
 	EFAB_RELAY_GATHER = 'G', /* child: my contribution; parent: everybody's */
-	EFAB_RELAY_STAGE = 'S',  /* child: what I do next (text) */
+	EFAB_RELAY_STAGE = 'S',	 /* child: what I do next (text) */
 	EFAB_RELAY_RESULT = 'R', /* child: my verdict (the caller's struct) */
 };
 /* The largest payload either end sends (an endpoint name exchange is 264 B). */
@@ -34,8 +34,7 @@ int efab_relay_send(int fd, int type, const void *payload, size_t len);
 /* The next frame into buf (cap bytes): 0; -1 when the other end closed or
  * sent a frame larger than cap; -2 when deadline passed first (what was read
  * of a frame is lost: the caller ends the exchange). */
-int efab_relay_recv(int fd, efab_deadline_t deadline, int *type, void *buf, size_t cap,
-		    size_t *len);
+int efab_relay_recv(int fd, efab_deadline_t deadline, int *type, void *buf, size_t cap, size_t *len);
 
 /* The runtime over fd (this process's end). Collectives block until the
  * parent answers; a parent that is gone makes them fail. abort() is _exit. */

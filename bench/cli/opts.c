@@ -10,10 +10,9 @@
 static const char *const op_names[] = {"default", "write", "writedata", "read", "atomic", NULL};
 static const char *const op_choices[] = {"write", "writedata", "read", NULL};
 static const char *const mem_names[] = {"host", "host-huge", "cuda", "cuda-host", "cuda-vmm", NULL};
-_Static_assert(sizeof(mem_names) / sizeof(mem_names[0]) == EFAB_MEM_N_KINDS + 1,
-	       "mem_names: one name per enum efab_mem_kind");
+_Static_assert(sizeof(mem_names) / sizeof(mem_names[0]) == EFAB_MEM_N_KINDS + 1, "mem_names: one name per enum efab_mem_kind");
 static const char *const aop_names[] = {"add", "fadd", "cswap", "swap", "min",
-					"max", "bor",  "band",  "bxor", NULL};
+					"max", "bor", "band", "bxor", NULL};
 static const char *const dtype_names[] = {"u64", "u32", "i32", "i64", "f32", "f64", NULL};
 static const char *const regime_names[] = {"all", "fresh", "same", "accumulate", NULL};
 static const char *const tristate_names[] = {"default", "on", "off", NULL};
@@ -22,12 +21,11 @@ static const char *const footprint_names[] = {"buffer", "window", NULL};
 static const char *const initiator_names[] = {"cpu", "gpu", NULL};
 static const char *const gpu_wqe_names[] = {"64", "128", NULL};
 static const char *const shmem_op_names[] = {"put", "get", NULL};
-static const char *const shmem_initiator_names[] = {"host", "stream", "thread",
-						    "warp", "block",  NULL};
+static const char *const shmem_initiator_names[] = {"host", "stream", "thread", "warp", "block", NULL};
 static const char *const shmem_src_names[] = {"cuda", "host", NULL};
-static const char *const tclass_names[] = {"unspec",           "best-effort", "low-latency",
-					   "dedicated-access", "bulk-data",   "scavenger",
-					   "network-ctrl",     NULL};
+static const char *const tclass_names[] = {"unspec",    "best-effort", "low-latency",
+					   "dedicated-access", "bulk-data", "scavenger",
+					   "network-ctrl", NULL};
 
 #define OFF(f) offsetof(efab_opts_t, f)
 #define SZ(f) sizeof(((efab_opts_t *)0)->f)
@@ -37,8 +35,8 @@ static const char *const tclass_names[] = {"unspec",           "best-effort", "l
  * group is among the row's options. */
 const efab_optdef_t efab_optdefs[] = {
 	{"provider", 'p', EFAB_OT_STR, OFF(provider), SZ(provider), "NAME",
-	 "libfabric provider (efa, shm, tcp, sockets, ...); default: first that fits",
-	 EFAB_OG_SELECT, 0, 0, NULL},
+	 "libfabric provider (efa, shm, tcp, sockets, ...); default: first that fits", EFAB_OG_SELECT,
+	 0, 0, NULL},
 	{"fabric", 'f', EFAB_OT_STR, OFF(fabric), SZ(fabric), "NAME",
 	 "fabric name (efa-direct, efa, shm, 127.0.0.1/32, ...); default: first that fits",
 	 EFAB_OG_SELECT, 0, 0, NULL},
@@ -48,37 +46,35 @@ const efab_optdef_t efab_optdefs[] = {
 	 "message sizes in bytes, K/M/G binary suffixes, factor F (default 2); one size allowed",
 	 EFAB_OG_SIZES, 0, 0, NULL},
 	{"iters", 'n', EFAB_OT_U64, OFF(iters), SZ(iters), "N",
-	 "measured iterations per size (default 1000, scaled down above 64 KiB)", EFAB_OG_ITERS, 1,
-	 1e9, NULL},
+	 "measured iterations per size (default 1000, scaled down above 64 KiB)",
+	 EFAB_OG_ITERS, 1, 1e9, NULL},
 	{"warmup", 'w', EFAB_OT_U64, OFF(warmup), SZ(warmup), "N",
 	 "unmeasured warmup iterations per size (default 50)", EFAB_OG_WARMUP, 0, 1e9, NULL},
 	{"window", 'W', EFAB_OT_U64, OFF(window), SZ(window), "N",
-	 "operations in flight per window (default 64; efab_scan: 4)", EFAB_OG_WINDOW, 1, 65536,
-	 NULL},
+	 "operations in flight per window (default 64; efab_scan: 4)", EFAB_OG_WINDOW, 1, 65536, NULL},
 	{"op", 'o', EFAB_OT_CHOICE, OFF(op), SZ(op), "write|writedata|read",
-	 "RMA operation (put benchmarks: write or writedata; get: read)", EFAB_OG_RMA_OP, 0, 0,
-	 op_choices},
+	 "RMA operation (put benchmarks: write or writedata; get: read)", EFAB_OG_RMA_OP, 0, 0, op_choices},
 	{"mem", 0, EFAB_OT_MEM, OFF(mem_local), SZ(mem_local), "LOCAL[:REMOTE]",
 	 "memory kinds host|host-huge|cuda|cuda-host|cuda-vmm for initiator[:target] (default host)",
 	 EFAB_OG_MEM, 0, 0, NULL},
 	{"gpu", 0, EFAB_OT_GPU, OFF(gpu), SZ(gpu), "auto|N",
-	 "GPU for cuda memory kinds (auto = local rank modulo visible GPUs)", EFAB_OG_GPU, 0, 1023,
-	 NULL},
+	 "GPU for cuda memory kinds (auto = local rank modulo visible GPUs)",
+	 EFAB_OG_GPU, 0, 1023, NULL},
 	{"check", 'c', EFAB_OT_FLAG, OFF(check), SZ(check), NULL,
 	 "validate every transfer's payload; mismatches count into 'errors' and exit 1",
 	 EFAB_OG_CHECK, 0, 0, NULL},
 	{"bidir", 0, EFAB_OT_FLAG, OFF(bidir), SZ(bidir), NULL,
-	 "both sides of a pair issue at once; the row reports the sum", EFAB_OG_PAIR_LAYOUT, 0, 0,
-	 NULL},
+	 "both sides of a pair issue at once; the row reports the sum", EFAB_OG_PAIR_LAYOUT,
+	 0, 0, NULL},
 	{"no-inject", 0, EFAB_OT_FLAG, OFF(no_inject), SZ(no_inject), NULL,
 	 "never use fi_inject_write, even for sizes within the inject limit", EFAB_OG_INJECT, 0, 0,
 	 NULL},
 	{"per-pair", 0, EFAB_OT_FLAG, OFF(per_pair), SZ(per_pair), NULL,
-	 "with more than one pair, add one row per pair after the aggregate row", EFAB_OG_PER_PAIR,
-	 0, 0, NULL},
+	 "with more than one pair, add one row per pair after the aggregate row",
+	 EFAB_OG_PER_PAIR, 0, 0, NULL},
 	{"time", 0, EFAB_OT_DOUBLE, OFF(time_s), SZ(time_s), "SECONDS",
-	 "measure each size for about this long instead of -n iterations", EFAB_OG_WINDOW, 0.001,
-	 3600, NULL},
+	 "measure each size for about this long instead of -n iterations", EFAB_OG_WINDOW, 0.001, 3600,
+	 NULL},
 	{"no-window-stats", 0, EFAB_OT_FLAG, OFF(no_window_stats), SZ(no_window_stats), NULL,
 	 "do not time each window (two clock reads per window); window_us columns stay empty",
 	 EFAB_OG_WINDOW_STATS, 0, 0, NULL},
@@ -93,19 +89,16 @@ const efab_optdef_t efab_optdefs[] = {
 	 EFAB_OG_INITIATOR, 0, 0, initiator_names},
 	{"gpu-threads", 0, EFAB_OT_U64, OFF(gpu_threads), SZ(gpu_threads), "N",
 	 "--initiator gpu, bandwidth: lanes of the warp that owns the queue pair writing one "
-	 "doorbell batch's WQEs in parallel (1..32, default 1)",
-	 EFAB_OG_INITIATOR, 1, 32, NULL},
+	 "doorbell batch's WQEs in parallel (1..32, default 1)", EFAB_OG_INITIATOR, 1, 32, NULL},
 	{"gpu-wqe", 0, EFAB_OT_CHOICE, OFF(gpu_wqe), SZ(gpu_wqe), "64|128",
 	 "--initiator gpu: bytes per send-queue entry the kernel writes: 64 (default) or 128 "
 	 "(the GPU's endpoint asks libfabric for an inject size of 80 B, so its QP takes "
 	 "efa_io_tx_wqe_128: libfabric >= 2.7 on a device with inline_buf_size_ex 80; exit 77 "
-	 "elsewhere)",
-	 EFAB_OG_INITIATOR, 0, 0, gpu_wqe_names},
+	 "elsewhere)", EFAB_OG_INITIATOR, 0, 0, gpu_wqe_names},
 	{"post-list", 0, EFAB_OT_U64, OFF(post_list), SZ(post_list), "N",
 	 "post N operations per doorbell: FI_MORE on all but every Nth post (fi_writemsg / "
 	 "fi_readmsg; the last post before a wait never has it); default 1 (no FI_MORE). "
-	 "Inject is off with N > 1 (fi_inject_write takes no flags)",
-	 EFAB_OG_PEAK, 1, 65536, NULL},
+	 "Inject is off with N > 1 (fi_inject_write takes no flags)", EFAB_OG_PEAK, 1, 65536, NULL},
 	{"pipeline", 0, EFAB_OT_FLAG, OFF(pipeline), SZ(pipeline), NULL,
 	 "post while completions are polled, at most -W in flight, no barrier at window ends "
 	 "(fi_efa_rma_bw's and perftest's loop); -n counts -W operations as with windows",
@@ -113,28 +106,24 @@ const efab_optdef_t efab_optdefs[] = {
 	{"eps", 0, EFAB_OT_U64, OFF(eps), SZ(eps), "N",
 	 "N endpoints (queue pairs) per rank on one domain, each with its own CQ, paired with "
 	 "the peer's endpoint of the same number; operations go to them in turn, in --post-list "
-	 "batches (default 1)",
-	 EFAB_OG_PEAK, 1, 64, NULL},
+	 "batches (default 1)", EFAB_OG_PEAK, 1, 64, NULL},
 	{"high-pps", 0, EFAB_OT_FLAG, OFF(high_pps), SZ(high_pps), NULL,
 	 "FI_EFA_WR_HIGH_PPS on every write (fi_writemsg; the EFA burst-PPS processing hint; "
 	 "libfabric < 2.7 applies it only with FI_EFA_ENABLE_HIGH_PPS=1); exit 77 where the "
-	 "libfabric headers or the provider do not offer it",
-	 EFAB_OG_HIGH_PPS, 0, 0, NULL},
+	 "libfabric headers or the provider do not offer it", EFAB_OG_HIGH_PPS, 0, 0, NULL},
 	{"tclass", 0, EFAB_OT_CHOICE, OFF(tclass), SZ(tclass),
 	 "unspec|best-effort|low-latency|bulk-data|...",
 	 "traffic class of the endpoint (tx_attr->tclass, FI_TC_*): low-latency = "
 	 "FI_TC_LOW_LATENCY (EFA: service level 8); also dedicated-access, scavenger, "
-	 "network-ctrl; default unspec",
-	 EFAB_OG_TCLASS, 0, 0, tclass_names},
+	 "network-ctrl; default unspec", EFAB_OG_TCLASS, 0, 0, tclass_names},
 	{"aop", 0, EFAB_OT_CHOICE, OFF(aop), SZ(aop), "OP",
-	 "atomic op: add fadd cswap swap min max bor band bxor (default fadd)", EFAB_OG_ATOMIC, 0,
-	 0, aop_names},
+	 "atomic op: add fadd cswap swap min max bor band bxor (default fadd)", EFAB_OG_ATOMIC, 0, 0,
+	 aop_names},
 	{"dtype", 0, EFAB_OT_CHOICE, OFF(dtype), SZ(dtype), "TYPE",
-	 "atomic datatype: u64 u32 i32 i64 f32 f64 (default u64)", EFAB_OG_ATOMIC, 0, 0,
-	 dtype_names},
+	 "atomic datatype: u64 u32 i32 i64 f32 f64 (default u64)", EFAB_OG_ATOMIC, 0, 0, dtype_names},
 	{"contend", 0, EFAB_OT_FLAG, OFF(contend), SZ(contend), NULL,
-	 "with more than 2 ranks, every rank but 0 targets one word on rank 0", EFAB_OG_ATOMIC, 0,
-	 0, NULL},
+	 "with more than 2 ranks, every rank but 0 targets one word on rank 0", EFAB_OG_ATOMIC, 0, 0,
+	 NULL},
 	{"src-unregistered", 0, EFAB_OT_FLAG, OFF(src_unregistered), SZ(src_unregistered), NULL,
 	 "pass desc = NULL for the local source buffer (exit 77 where FI_MR_LOCAL forbids it)",
 	 EFAB_OG_SRC, 0, 0, NULL},
@@ -142,8 +131,7 @@ const efab_optdef_t efab_optdefs[] = {
 	 * options (never both in one row: tests/unit/test_opts.c), NVSHMEM's words */
 	{"op", 'o', EFAB_OT_CHOICE, OFF(shmem_op), SZ(shmem_op), "put|get",
 	 "NVSHMEM operation: put (PE 0's local buffer into PE 1's symmetric heap; default) or get "
-	 "(the heap into the local buffer)",
-	 EFAB_OG_SHMEM, 0, 0, shmem_op_names},
+	 "(the heap into the local buffer)", EFAB_OG_SHMEM, 0, 0, shmem_op_names},
 	{"initiator", 0, EFAB_OT_CHOICE, OFF(shmem_initiator), SZ(shmem_initiator),
 	 "host|stream|thread|warp|block",
 	 "who issues NVSHMEM's operations: host (default: nvshmem_putmem/getmem from the CPU; "
@@ -152,20 +140,17 @@ const efab_optdef_t efab_optdefs[] = {
 	 "or, inside a CUDA kernel (one CTA; NVSHMEM's device library, nvcc -rdc=true: exit 77 where "
 	 "not built), thread (nvshmem_putmem/getmem by one thread), warp (nvshmemx_*mem_warp, 32 "
 	 "threads) or block (nvshmemx_*mem_block, --gpu-threads threads); bandwidth: their _nbi "
-	 "forms, then nvshmem_quiet by thread 0",
-	 EFAB_OG_SHMEM, 0, 0, shmem_initiator_names},
+	 "forms, then nvshmem_quiet by thread 0", EFAB_OG_SHMEM, 0, 0, shmem_initiator_names},
 	{"gpu-threads", 0, EFAB_OT_U64, OFF(gpu_threads), SZ(gpu_threads), "N",
 	 "--initiator block: threads of the CTA that issues nvshmemx_*mem_block (1..1024, default "
-	 "128)",
-	 EFAB_OG_SHMEM, 1, 1024, NULL},
+	 "128)", EFAB_OG_SHMEM, 1, 1024, NULL},
 	{"src", 0, EFAB_OT_CHOICE, OFF(shmem_src), SZ(shmem_src), "cuda|host",
 	 "PE 0's local buffer (the source of puts, the destination of gets): cuda (cuMemAlloc; "
-	 "default) or host (malloc)",
-	 EFAB_OG_SHMEM, 0, 0, shmem_src_names},
+	 "default) or host (malloc)", EFAB_OG_SHMEM, 0, 0, shmem_src_names},
 	{"register", 0, EFAB_OT_FLAG, OFF(shmem_register), SZ(shmem_register), NULL,
 	 "nvshmemx_buffer_register the local buffer before measuring (untimed; without it NVSHMEM "
-	 "gets an unregistered buffer: efa-direct refuses it, see docs/nvshmem.md)",
-	 EFAB_OG_SHMEM, 0, 0, NULL},
+	 "gets an unregistered buffer: efa-direct refuses it, see docs/nvshmem.md)", EFAB_OG_SHMEM,
+	 0, 0, NULL},
 	{"nbi", 0, EFAB_OT_FLAG, OFF(shmem_nbi), SZ(shmem_nbi), NULL,
 	 "time the _nbi form and its quiet instead of the blocking call: host nvshmem_putmem_nbi / "
 	 "getmem_nbi + nvshmem_quiet; stream nvshmemx_putmem_nbi_on_stream / getmem_nbi_on_stream "
@@ -178,33 +163,29 @@ const efab_optdef_t efab_optdefs[] = {
 	{"nv-batch-rma", 0, EFAB_OT_CHOICE, OFF(nv_batch_rma), SZ(nv_batch_rma), "on|off|default",
 	 "NVSHMEM's libfabric transport batching its proxy's RMA with FI_MORE (NVSHMEM >= 3.7): "
 	 "off sets NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=1, on =0; default leaves it to NVSHMEM "
-	 "(batched). Column nv_disable_batch_rma",
-	 EFAB_OG_NV_TUNE, 0, 0, tristate_names},
+	 "(batched). Column nv_disable_batch_rma", EFAB_OG_NV_TUNE, 0, 0, tristate_names},
 	{"nv-batch-ops", 0, EFAB_OT_U64, OFF(nv_batch_ops), SZ(nv_batch_ops), "N",
 	 "NVSHMEM_TRANSPORT_BATCH_MAX_OPS=N: consecutive proxy requests marked with a transport "
 	 "batching hint before a batch ends (NVSHMEM >= 3.7, default 16; 1: no hint). Column "
-	 "nv_batch_max_ops",
-	 EFAB_OG_NV_TUNE, 1, 65536, NULL},
+	 "nv_batch_max_ops", EFAB_OG_NV_TUNE, 1, 65536, NULL},
 	{"nv-proxy-batch", 0, EFAB_OT_U64, OFF(nv_proxy_batch), SZ(nv_proxy_batch), "N",
 	 "NVSHMEM_PROXY_REQUEST_BATCH_MAX=N: requests NVSHMEM's proxy thread takes per turn of its "
-	 "progress loop (default 32). Column nv_proxy_batch_max",
-	 EFAB_OG_NV_TUNE, 1, 65536, NULL},
+	 "progress loop (default 32). Column nv_proxy_batch_max", EFAB_OG_NV_TUNE, 1, 65536, NULL},
 	{"nv-lf-proxy-batch", 0, EFAB_OT_U64, OFF(nv_lf_proxy_batch), SZ(nv_lf_proxy_batch), "N",
 	 "NVSHMEM_LIBFABRIC_PROXY_REQUEST_BATCH_MAX=N: requests the libfabric transport processes "
 	 "per queue per turn (NVSHMEM >= 3.7, default 32). Column nv_lf_proxy_batch_max",
 	 EFAB_OG_NV_TUNE, 1, 65536, NULL},
 	{"regime", 0, EFAB_OT_CHOICE, OFF(regime), SZ(regime), "all|fresh|same|accumulate",
 	 "registration regimes: a new buffer each time, the same buffer again, or keeping "
-	 "registrations alive (default all)",
-	 EFAB_OG_REG, 0, 0, regime_names},
+	 "registrations alive (default all)", EFAB_OG_REG, 0, 0, regime_names},
 	{"mr-cache", 0, EFAB_OT_CHOICE, OFF(mr_cache), SZ(mr_cache), "on|off|default",
 	 "set FI_MR_CACHE_MAX_COUNT / FI_EFA_MR_CACHE_ENABLE for the run (default: leave as is); "
 	 "on efa it governs the provider's registrations of unregistered buffers (put with "
 	 "--src-unregistered), not fi_mr_regattr",
 	 EFAB_OG_MR_CACHE, 0, 0, tristate_names},
 	{"dmabuf", 0, EFAB_OT_FLAG, OFF(dmabuf), SZ(dmabuf), NULL,
-	 "register cuda memory through a dmabuf fd (FI_MR_DMABUF, libfabric >= 1.20)", EFAB_OG_MEM,
-	 0, 0, NULL},
+	 "register cuda memory through a dmabuf fd (FI_MR_DMABUF, libfabric >= 1.20)",
+	 EFAB_OG_MEM, 0, 0, NULL},
 	{"no-cuda-api", 0, EFAB_OT_FLAG, OFF(no_cuda_api), SZ(no_cuda_api), NULL,
 	 "fi_setopt(FI_OPT_CUDA_API_PERMITTED, false) on every endpoint, as aws-ofi-nccl does: the "
 	 "efa fabric then makes no CUDA call for CUDA memory (it needs GPU peer-to-peer) and closes "
@@ -214,17 +195,15 @@ const efab_optdef_t efab_optdefs[] = {
 	 "MR access: remote read/write too (default) or local only", EFAB_OG_REG, 0, 0,
 	 access_names},
 	{"max-total", 0, EFAB_OT_SIZE, OFF(max_total), SZ(max_total), "BYTES",
-	 "most memory registered at once per rank (accumulate regime; default 2G)",
-	 EFAB_OG_MAX_TOTAL, 0, 0, NULL},
+	 "most memory registered at once per rank (accumulate regime; default 2G)", EFAB_OG_MAX_TOTAL, 0, 0,
+	 NULL},
 	{"components", 0, EFAB_OT_FLAG, OFF(components), SZ(components), NULL,
 	 "also time what registration is made of on a GPU host: cuMemHostRegister of host "
-	 "memory, or the dmabuf export of cuda memory (needs a GPU)",
-	 EFAB_OG_REG, 0, 0, NULL},
+	 "memory, or the dmabuf export of cuda memory (needs a GPU)", EFAB_OG_REG, 0, 0, NULL},
 	{"domains", 0, EFAB_OT_STR, OFF(domains), SZ(domains), "local|gpu-pair|all|N",
 	 "register every buffer on k domains (NICs) of the fabric, k = 1, 2, 4, ... up to the "
 	 "NICs on the GPU's PCIe switch (local), the NICs exclusive to the GPU (gpu-pair), every "
-	 "NIC, or N; rows per k (column domains)",
-	 EFAB_OG_REG, 0, 0, NULL},
+	 "NIC, or N; rows per k (column domains)", EFAB_OG_REG, 0, 0, NULL},
 	{"live", 0, EFAB_OT_FLAG, OFF(live), SZ(live), NULL,
 	 "under mpirun -np 2: try each operation per fabric and record OK or the error, then "
 	 "the put matrix, each case in child processes (a crash or hang is its verdict)",
@@ -233,24 +212,20 @@ const efab_optdef_t efab_optdefs[] = {
 	 EFAB_OG_PROBE, 0, 0, NULL},
 	{"nics", 0, EFAB_OT_U64, OFF(nics), SZ(nics), "K",
 	 "NICs per node to scan, one rank each (default: every NIC the fabric lists; run that "
-	 "many ranks per node)",
-	 EFAB_OG_SCAN, 1, 1024, NULL},
+	 "many ranks per node)", EFAB_OG_SCAN, 1, 1024, NULL},
 	{"concurrent", 0, EFAB_OT_U64, OFF(concurrent), SZ(concurrent), "P",
 	 "measure at most P node pairs at once (default: every pair of a round; 1 for nodes "
-	 "that share cores, e.g. test nodes on one machine)",
-	 EFAB_OG_SCAN, 1, 1e6, NULL},
+	 "that share cores, e.g. test nodes on one machine)", EFAB_OG_SCAN, 1, 1e6, NULL},
 	{"passes", 0, EFAB_OT_U64, OFF(passes), SZ(passes), "R",
 	 "scan every pair R times (R round-robins); each figure is the median over the passes "
-	 "(default 1)",
-	 EFAB_OG_SCAN, 1, 1000, NULL},
+	 "(default 1)", EFAB_OG_SCAN, 1, 1000, NULL},
 	{"lat-size", 0, EFAB_OT_SIZE, OFF(lat_size), SZ(lat_size), "BYTES",
 	 "message size of the latency ping-pong (default 8)", EFAB_OG_SCAN, 0, 0, NULL},
 	{"bw-size", 0, EFAB_OT_SIZE, OFF(bw_size), SZ(bw_size), "BYTES",
 	 "message size of the bandwidth windows (default 1M)", EFAB_OG_SCAN, 0, 0, NULL},
 	{"threshold", 0, EFAB_OT_DOUBLE, OFF(threshold), SZ(threshold), "F",
 	 "flag a NIC or node whose bandwidth is below F x the cluster median, or whose latency "
-	 "is above the median / F (default 0.8)",
-	 EFAB_OG_SCAN, 0.01, 1, NULL},
+	 "is above the median / F (default 0.8)", EFAB_OG_SCAN, 0.01, 1, NULL},
 	{"min-bw", 0, EFAB_OT_DOUBLE, OFF(min_bw), SZ(min_bw), "MBps",
 	 "also flag bandwidth below this (10^6 B/s per NIC and direction)", EFAB_OG_SCAN, 0, 1e9,
 	 NULL},
@@ -263,12 +238,12 @@ const efab_optdef_t efab_optdefs[] = {
 	 EFAB_OG_SCAN, 0, 1, NULL},
 	{"verdict-json", 0, EFAB_OT_STR, OFF(verdict_json), SZ(verdict_json), "FILE",
 	 "write the verdict to FILE as JSON: one record per finding (subject node, NIC or pair; "
-	 "kind; figures; evidence pairs), the same findings as the text verdict",
-	 EFAB_OG_SCAN, 0, 0, NULL},
+	 "kind; figures; evidence pairs), the same findings as the text verdict", EFAB_OG_SCAN, 0,
+	 0, NULL},
 	{"nodes-json", 0, EFAB_OT_STR, OFF(nodes_json), SZ(nodes_json), "FILE",
 	 "write every node's hostname, libfabric (version, path), EFA installer, kernel and "
-	 "topology to FILE as JSON, with the differences between nodes",
-	 EFAB_OG_NODES, 0, 0, NULL},
+	 "topology to FILE as JSON, with the differences between nodes", EFAB_OG_NODES,
+	 0, 0, NULL},
 	{"strict-versions", 0, EFAB_OT_FLAG, OFF(strict_versions), SZ(strict_versions), NULL,
 	 "exit 2 when the ranks differ in libfabric (version or library), EFA installer, "
 	 "rdma-core, EFA driver or provider version (default: a warning and a header line)",
@@ -276,11 +251,9 @@ const efab_optdef_t efab_optdefs[] = {
 	{"csv", 0, EFAB_OT_STR, OFF(csv), SZ(csv), "FILE",
 	 "append result rows to FILE (header written once)", EFAB_OG_COMMON, 0, 0, NULL},
 	{"timeout", 't', EFAB_OT_DOUBLE, OFF(timeout_s), SZ(timeout_s), "SECONDS",
-	 "give up any completion wait after this long (default 30)", EFAB_OG_COMMON, 0.01, 86400,
-	 NULL},
+	 "give up any completion wait after this long (default 30)", EFAB_OG_COMMON, 0.01, 86400, NULL},
 	{"verbose", 'v', EFAB_OT_COUNT, OFF(verbose), SZ(verbose), NULL,
-	 "print the chosen fi_info and progress details (repeat for more)", EFAB_OG_COMMON, 0, 0,
-	 NULL},
+	 "print the chosen fi_info and progress details (repeat for more)", EFAB_OG_COMMON, 0, 0, NULL},
 };
 const size_t efab_n_optdefs = EFAB_ARRAY_SIZE(efab_optdefs);
 
@@ -363,8 +336,7 @@ int efab_size_parse(const char *s, uint64_t *out, char *err, size_t errlen)
 	uint64_t v;
 	int rc = parse_u64(num, &v);
 	if (rc == -1) {
-		snprintf(err, errlen,
-			 "invalid size '%s': expected a number with optional K/M/G suffix", s);
+		snprintf(err, errlen, "invalid size '%s': expected a number with optional K/M/G suffix", s);
 		return EFAB_EUSAGE;
 	}
 	if (rc == -2 || (shift && v > (EFAB_SIZE_LIMIT >> shift)) || v > EFAB_SIZE_LIMIT) {
@@ -418,8 +390,7 @@ int efab_sizes_parse(const char *s, efab_sizes_t *out, char *err, size_t errlen)
 			f++;
 		uint64_t fac;
 		if (parse_u64(f, &fac) || fac < 2 || fac > 1024) {
-			snprintf(err, errlen, "invalid factor '%s' in '%s': expected x2 .. x1024",
-				 parts[2], s);
+			snprintf(err, errlen, "invalid factor '%s' in '%s': expected x2 .. x1024", parts[2], s);
 			return EFAB_EUSAGE;
 		}
 		r.factor = fac;
@@ -534,9 +505,8 @@ const efab_bench_row_t *efab_bench_row_find(const efab_bench_row_t *rows, size_t
 	static const char prefix[] = "efab_";
 	for (size_t i = 0; name && i < n; i++) {
 		const char *full = rows[i].name;
-		const char *bare = strncmp(full, prefix, sizeof(prefix) - 1)
-					   ? full
-					   : full + sizeof(prefix) - 1;
+		const char *bare = strncmp(full, prefix, sizeof(prefix) - 1) ? full
+									     : full + sizeof(prefix) - 1;
 		if (!strcmp(name, full) || !strcmp(name, bare))
 			return &rows[i];
 	}
@@ -549,8 +519,8 @@ const efab_bench_row_t *efab_bench_row_find(const efab_bench_row_t *rows, size_t
 static int set_str(const efab_optdef_t *d, char *field, const char *v, char *err, size_t errlen)
 {
 	if (strlen(v) >= d->size) {
-		snprintf(err, errlen, "value for --%s is too long (%zu characters at most)",
-			 d->name, d->size - 1);
+		snprintf(err, errlen, "value for --%s is too long (%zu characters at most)", d->name,
+			 d->size - 1);
 		return EFAB_EUSAGE;
 	}
 	strcpy(field, v);
@@ -562,8 +532,7 @@ static int set_u64(const efab_optdef_t *d, char *field, const char *v, char *err
 	uint64_t x;
 	int rc = parse_u64(v, &x);
 	if (rc == -1) {
-		snprintf(err, errlen,
-			 "invalid value '%s' for --%s: expected a non-negative integer", v,
+		snprintf(err, errlen, "invalid value '%s' for --%s: expected a non-negative integer", v,
 			 d->name);
 		return EFAB_EUSAGE;
 	}
@@ -586,8 +555,8 @@ static int set_double(const efab_optdef_t *d, char *field, const char *v, char *
 		return EFAB_EUSAGE;
 	}
 	if (x < d->min || x > d->max) {
-		snprintf(err, errlen, "value '%s' for --%s out of range [%g, %g]", v, d->name,
-			 d->min, d->max);
+		snprintf(err, errlen, "value '%s' for --%s out of range [%g, %g]", v, d->name, d->min,
+			 d->max);
 		return EFAB_EUSAGE;
 	}
 	*(double *)field = x;
@@ -598,8 +567,7 @@ static int set_flag(const efab_optdef_t *d, char *field, const char *v, char *er
 {
 	int b;
 	if (parse_bool(v, &b)) {
-		snprintf(err, errlen, "invalid value '%s' for --%s: expected true or false", v,
-			 d->name);
+		snprintf(err, errlen, "invalid value '%s' for --%s: expected true or false", v, d->name);
 		return EFAB_EUSAGE;
 	}
 	*(int *)field = b;
@@ -643,9 +611,8 @@ static int set_sizes(efab_opts_t *o, const efab_optdef_t *d, char *field, const 
 		     size_t errlen)
 {
 	char e2[200];
-	int rc = d->type == EFAB_OT_SIZE
-			 ? efab_size_parse(v, (uint64_t *)field, e2, sizeof(e2))
-			 : efab_sizes_parse(v, (efab_sizes_t *)field, e2, sizeof(e2));
+	int rc = d->type == EFAB_OT_SIZE ? efab_size_parse(v, (uint64_t *)field, e2, sizeof(e2))
+					 : efab_sizes_parse(v, (efab_sizes_t *)field, e2, sizeof(e2));
 	if (rc) {
 		snprintf(err, errlen, "--%s: %s", d->name, e2);
 		return EFAB_EUSAGE;
@@ -677,8 +644,7 @@ static int set_mem(efab_opts_t *o, const char *v, char *err, size_t errlen)
 	if (parse_mem_pair(v, &l, &r)) {
 		snprintf(err, errlen,
 			 "invalid value '%s' for --mem: expected LOCAL[:REMOTE] with kinds host, "
-			 "host-huge, cuda, cuda-host, cuda-vmm",
-			 v);
+			 "host-huge, cuda, cuda-host, cuda-vmm", v);
 		return EFAB_EUSAGE;
 	}
 	o->mem_local = l;
@@ -752,9 +718,8 @@ int efab_opts_parse(efab_opts_t *o, unsigned options, int argc, char **argv, cha
 		const efab_optdef_t *d = &efab_optdefs[i];
 		if (!(d->group & options))
 			continue;
-		int has_arg = (d->type == EFAB_OT_FLAG || d->type == EFAB_OT_COUNT)
-				      ? no_argument
-				      : required_argument;
+		int has_arg = (d->type == EFAB_OT_FLAG || d->type == EFAB_OT_COUNT) ? no_argument
+										      : required_argument;
 		longopts[nl] = (struct option){d->name, has_arg, NULL, (int)(1000 + nl)};
 		defs[nl] = d;
 		if (d->short_name) {
@@ -784,13 +749,11 @@ int efab_opts_parse(efab_opts_t *o, unsigned options, int argc, char **argv, cha
 			if (optopt)
 				snprintf(err, errlen, "unknown option '-%c' (see --help)", optopt);
 			else
-				snprintf(err, errlen, "unknown option '%s' (see --help)",
-					 argv[optind - 1]);
+				snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
 			return EFAB_EUSAGE;
 		}
 		if (c == ':') {
-			snprintf(err, errlen, "option '%s' needs a value (see --help)",
-				 argv[optind - 1]);
+			snprintf(err, errlen, "option '%s' needs a value (see --help)", argv[optind - 1]);
 			return EFAB_EUSAGE;
 		}
 		if (c >= 1000)
@@ -834,9 +797,8 @@ void efab_opts_help(FILE *f, const char *prog, const char *summary, unsigned opt
 	}
 	fprintf(f, "  %-28s  %s\n  %-28s  %s\n", "-h, --help", "print this help and exit",
 		"-V, --version", "print the version and exit");
-	fprintf(f,
-		"\nExit status: 0 success, 1 runtime failure (fabric error, validation mismatch, "
-		"timeout),\n2 usage error, 77 not supported here (skipped).\n");
+	fprintf(f, "\nExit status: 0 success, 1 runtime failure (fabric error, validation mismatch, "
+		   "timeout),\n2 usage error, 77 not supported here (skipped).\n");
 }
 
 const char *efab_op_name(int op)
@@ -881,8 +843,7 @@ const char *efab_shmem_op_name(int op)
 
 const char *efab_shmem_initiator_name(int initiator)
 {
-	return (initiator >= 0 && initiator <= EFAB_SHMEM_BLOCK) ? shmem_initiator_names[initiator]
-								 : "?";
+	return (initiator >= 0 && initiator <= EFAB_SHMEM_BLOCK) ? shmem_initiator_names[initiator] : "?";
 }
 
 const char *efab_shmem_src_name(int src)
@@ -895,7 +856,9 @@ size_t efab_dtype_size(int dt)
 	switch (dt) {
 	case EFAB_DT_U32:
 	case EFAB_DT_I32:
-	case EFAB_DT_F32: return 4;
-	default: return 8;
+	case EFAB_DT_F32:
+		return 4;
+	default:
+		return 8;
 	}
 }

@@ -84,7 +84,7 @@ const char *efab_reglog_classify(const efab_reglog_t *l, int cuda, int efab_dmab
 		return EFAB_REGPATH_NONE;
 	if (!cuda) /* a dma-buf of host memory only where libfabric says so */
 		return l->captured && ATTEMPT(l) && !INCORRECT(l) ? EFAB_REGPATH_DMABUF
-								  : EFAB_REGPATH_HOST;
+								   : EFAB_REGPATH_HOST;
 	if (!l->captured)
 		return EFAB_REGPATH_UNKNOWN;
 	if (FD_FALLBACK(l)) /* never tried ibv_reg_dmabuf_mr: ibv_reg_mr */
@@ -116,7 +116,8 @@ static int reg_wants(void *arg, int level, int subsys)
 	return subsys == FI_LOG_MR && level <= FI_LOG_INFO;
 }
 
-static void reg_take(void *arg, int level, int subsys, const char *func, const char *msg)
+static void reg_take(void *arg, int level, int subsys, const char *func,
+		     const char *msg)
 {
 	(void)level, (void)subsys, (void)func;
 	efab_reglog_add((efab_reglog_t *)arg, msg);
@@ -172,8 +173,7 @@ void efab_gdrlog_add(efab_gdrlog_t *g, const char *msg)
 	if (strstr(msg, "Hmem iface"))
 		g->saw_hmem = 1;
 	if (!(strstr(msg, "gdrcopy") || strstr(msg, "GDRCopy") || strstr(msg, "gdrapi") ||
-	      strstr(msg, "gdr_") || strstr(msg, "FI_HMEM_CUDA")) ||
-	    g->n >= EFAB_GDRLOG_LINES)
+	      strstr(msg, "gdr_") || strstr(msg, "FI_HMEM_CUDA")) || g->n >= EFAB_GDRLOG_LINES)
 		return;
 	snprintf(g->line[g->n], sizeof(g->line[0]), "%s", msg);
 	g->line[g->n][strcspn(g->line[g->n], "\n")] = '\0';
@@ -213,14 +213,13 @@ void efab_gdrlog_end(efab_gdrlog_t *g)
 
 int efab_gdr_state(const efab_gdrlog_t *g, const char *env, int mapped, char *why, size_t len)
 {
-	static const char *const fails[] = {
-		"gdrcopy will not be used", "gdr_open failed", "gdrcopy_dl_hmem_init failed",
-		"Failed to find usable libgdrapi", "Failed to dlopen libgdrapi"};
+	static const char *const fails[] = {"gdrcopy will not be used", "gdr_open failed",
+					    "gdrcopy_dl_hmem_init failed",
+					    "Failed to find usable libgdrapi", "Failed to dlopen libgdrapi"};
 	const char *s;
 	if (env && (!strcmp(env, "0") || !strcasecmp(env, "false") || !strcasecmp(env, "no") ||
 		    !strcasecmp(env, "off"))) {
-		snprintf(why, len,
-			 "FI_HMEM_CUDA_USE_GDRCOPY=%s: cuda_hmem_init leaves GDRCopy unloaded",
+		snprintf(why, len, "FI_HMEM_CUDA_USE_GDRCOPY=%s: cuda_hmem_init leaves GDRCopy unloaded",
 			 env);
 		return EFAB_GDR_OFF;
 	}
@@ -238,17 +237,15 @@ int efab_gdr_state(const efab_gdrlog_t *g, const char *env, int mapped, char *wh
 		return EFAB_GDR_ON;
 	}
 	if (mapped == 0) {
-		snprintf(why, len,
-			 "no libgdrapi in this process after libfabric initialised: no "
-			 "gdr_pin_buffer can run");
+		snprintf(why, len, "no libgdrapi in this process after libfabric initialised: no "
+				   "gdr_pin_buffer can run");
 		return EFAB_GDR_OFF;
 	}
-	snprintf(why, len, "%s",
-		 !g->captured   ? "libfabric's log was not ours when it initialised"
-		 : !g->saw_hmem ? "libfabric initialised before its log was taken"
-				: "libfabric said nothing of GDRCopy (a build that links "
-				  "libgdrapi, or 2.1.0, is silent when it works) and "
-				  "libgdrapi is loaded");
+	snprintf(why, len, "%s", !g->captured ? "libfabric's log was not ours when it initialised"
+			       : !g->saw_hmem ? "libfabric initialised before its log was taken"
+					      : "libfabric said nothing of GDRCopy (a build that links "
+						"libgdrapi, or 2.1.0, is silent when it works) and "
+						"libgdrapi is loaded");
 	return EFAB_GDR_UNKNOWN;
 }
 

@@ -12,40 +12,13 @@
 #include "efab_result.h"
 
 static const char *const base_cols[] = {
-	"schema",
-	"run_id",
-	"timestamp",
-	"bench",
-	"op",
-	"provider",
-	"fabric",
-	"domain",
-	"libfabric_version",
-	"provider_version",
-	"mem_local",
-	"mem_remote",
-	"ranks",
-	"pairs",
-	"window",
-	"size_bytes",
-	"iters",
-	"lat_us_min",
-	"lat_us_p50",
-	"lat_us_mean",
-	"lat_us_p99",
-	"lat_us_p999",
-	"lat_us_max",
-	"lat_us_stdev",
-	"bw_MBps",
-	"msg_rate_Mops",
-	"errors",
+	"schema", "run_id", "timestamp", "bench", "op", "provider", "fabric", "domain",
+	"libfabric_version", "provider_version", "mem_local", "mem_remote", "ranks", "pairs",
+	"window", "size_bytes", "iters", "lat_us_min", "lat_us_p50", "lat_us_mean", "lat_us_p99",
+	"lat_us_p999", "lat_us_max", "lat_us_stdev", "bw_MBps", "msg_rate_Mops", "errors",
 	/* request and library identity (added after the first schema-1 files:
 	 * readers fall back to provider/fabric where these are missing) */
-	"provider_req",
-	"fabric_req",
-	"libfabric_built",
-	"libfabric_path",
-	"efa_installer",
+	"provider_req", "fabric_req", "libfabric_built", "libfabric_path", "efa_installer",
 };
 
 void efab_run_info_request(efab_run_info_t *ri, const char *provider, const char *fabric)
@@ -99,11 +72,11 @@ static size_t csv_cell(char *buf, size_t len, const char *s)
 {
 	size_t n = 0;
 	int quote = strpbrk(s, ",\"\n\r") != NULL;
-#define PUT(ch)                                                                                    \
-	do {                                                                                       \
-		if (n + 1 < len)                                                                   \
-			buf[n] = (ch);                                                             \
-		n++;                                                                               \
+#define PUT(ch)                           \
+	do {                              \
+		if (n + 1 < len)          \
+			buf[n] = (ch);    \
+		n++;                      \
 	} while (0)
 	if (quote)
 		PUT('"');
@@ -120,17 +93,17 @@ static size_t csv_cell(char *buf, size_t len, const char *s)
 	return n;
 }
 
-#define APPEND(...)                                                                                \
-	do {                                                                                       \
-		int k_ = snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__);                    \
-		if (k_ < 0)                                                                        \
-			return -1;                                                                 \
-		n += (size_t)k_;                                                                   \
+#define APPEND(...)                                                                  \
+	do {                                                                         \
+		int k_ = snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__);      \
+		if (k_ < 0)                                                          \
+			return -1;                                                   \
+		n += (size_t)k_;                                                     \
 	} while (0)
-#define APPEND_TEXT(s)                                                                             \
-	do {                                                                                       \
-		APPEND(",");                                                                       \
-		n += csv_cell(n < len ? buf + n : NULL, n < len ? len - n : 0, (s));               \
+#define APPEND_TEXT(s)                                                               \
+	do {                                                                         \
+		APPEND(",");                                                         \
+		n += csv_cell(n < len ? buf + n : NULL, n < len ? len - n : 0, (s)); \
 	} while (0)
 
 int efab_csv_format(const efab_run_info_t *ri, const efab_row_t *r, char *buf, size_t len)
@@ -214,10 +187,8 @@ int efab_csv_open_with_header(const char *path, const char *header, efab_csv_t *
 		if (nl)
 			*nl = '\0';
 		if (strcmp(existing, header) != 0) {
-			efab_log_error(
-				"CSV file '%s' already holds other columns (another benchmark or "
-				"schema); use a new file",
-				path);
+			efab_log_error("CSV file '%s' already holds other columns (another benchmark or "
+				       "schema); use a new file", path);
 			goto close_fd;
 		}
 	} else {
@@ -226,7 +197,7 @@ int efab_csv_open_with_header(const char *path, const char *header, efab_csv_t *
 		if (hl < 0 || (size_t)hl >= sizeof(line) || write(fd, line, (size_t)hl) != hl) {
 			efab_log_error("cannot write CSV header to '%s': %s", path,
 				       hl < 0 || (size_t)hl >= sizeof(line) ? "header too long"
-									    : strerror(errno));
+									   : strerror(errno));
 			goto close_fd;
 		}
 	}
@@ -313,10 +284,8 @@ void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *not
 	fprintf(f, "# libfabric %s, provider version %s\n", ri->libfabric_version,
 		ri->provider_version);
 	if (ri->libfabric_built[0])
-		fprintf(f,
-			"# libfabric running %s (%s%s%s), built against %s headers, API %s asked\n",
-			ri->libfabric_version,
-			ri->libfabric_path[0] ? ri->libfabric_path : "path unknown",
+		fprintf(f, "# libfabric running %s (%s%s%s), built against %s headers, API %s asked\n",
+			ri->libfabric_version, ri->libfabric_path[0] ? ri->libfabric_path : "path unknown",
 			ri->efa_installer[0] ? ", EFA installer " : "", ri->efa_installer,
 			ri->libfabric_built, ri->libfabric_api);
 	if (ri->provider_req[0] || ri->fabric_req[0])
@@ -336,12 +305,11 @@ void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *not
 		if (notes[i])
 			fprintf(f, "# %s\n", notes[i]);
 	if (has_col(ri, "pct_of_link"))
-		fprintf(f,
-			"# link_Gbps = the port speed libfabric reports (fi_info nic link_attr speed), "
-			"summed over the NICs in use; pct_of_link = bw_MBps*8/1000 / link_Gbps: above "
-			"100 %% it is printed as >100? (the CSV keeps the figure): the payload outran the "
-			"reported speed, so that speed is wrong (an EFA driver that reports 100 Gb/s for "
-			"a 200 Gb/s port), not a share of the link\n");
+		fprintf(f, "# link_Gbps = the port speed libfabric reports (fi_info nic link_attr speed), "
+			   "summed over the NICs in use; pct_of_link = bw_MBps*8/1000 / link_Gbps: above "
+			   "100 %% it is printed as >100? (the CSV keeps the figure): the payload outran the "
+			   "reported speed, so that speed is wrong (an EFA driver that reports 100 Gb/s for "
+			   "a 200 Gb/s port), not a share of the link\n");
 	fprintf(f, "%-10s %-10s %10s", "size", "op", "iters");
 	if (show_lat)
 		fprintf(f, " %9s %9s %9s %9s %9s %9s", "min_us", "p50_us", "mean_us", "p99_us",

@@ -135,9 +135,7 @@ static int relay_allreduce(efab_rt_t *rt, const double *in, double *out, size_t 
 		double v = all[k];
 		for (int q = 1; q < rt->size; q++) {
 			double x = all[(size_t)q * n + k];
-			v = op == EFAB_RT_SUM   ? v + x
-			    : op == EFAB_RT_MAX ? (x > v ? x : v)
-						: (x < v ? x : v);
+			v = op == EFAB_RT_SUM ? v + x : op == EFAB_RT_MAX ? (x > v ? x : v) : (x < v ? x : v);
 		}
 		out[k] = v;
 	}
@@ -188,16 +186,8 @@ efab_rt_t *efab_rt_relay(int fd, int rank, int size, int local_rank, int local_s
 	static efab_rt_t rt;
 	relay_state.fd = fd;
 	relay_state.pending = 0;
-	rt = (efab_rt_t){rank,
-			 size,
-			 local_rank,
-			 local_size,
-			 &relay_state,
-			 relay_barrier,
-			 relay_allgather,
-			 relay_allreduce,
-			 relay_ibarrier,
-			 relay_ibarrier_test,
-			 relay_abort};
+	rt = (efab_rt_t){rank,		  size,		   local_rank,	    local_size,
+			 &relay_state,	  relay_barrier,   relay_allgather, relay_allreduce,
+			 relay_ibarrier, relay_ibarrier_test, relay_abort};
 	return &rt;
 }

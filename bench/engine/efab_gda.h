@@ -21,16 +21,16 @@ extern "C" {
 #endif
 
 typedef struct efab_gda {
-	int device;        /* CUDA ordinal */
-	void *ops;         /* struct fi_efa_ops_gda * */
-	struct fid_ep *ep; /* the GPU's own endpoint: libfabric never posts on it */
+	int device;            /* CUDA ordinal */
+	void *ops;             /* struct fi_efa_ops_gda * */
+	struct fid_ep *ep;     /* the GPU's own endpoint: libfabric never posts on it */
 	struct fid_cq *tx_cq, *rx_cq;
 	/* GPU memory for the CQ rings, exported once as a dma-buf and registered
 	 * from that fd (the rings are carved from it) */
 	void *arena;
 	size_t arena_len;
 	int fd;
-	uint64_t fd_off; /* where arena starts in the dma-buf */
+	uint64_t fd_off;       /* where arena starts in the dma-buf */
 	struct fid_mr *arena_mr;
 	uint8_t *tx_ring, *rx_ring; /* device pointers */
 	uint32_t tx_n, rx_n, cqe_size;
@@ -38,21 +38,21 @@ typedef struct efab_gda {
 	uint8_t *sq_buf;
 	uint32_t *sq_db;
 	uint32_t sq_n, sq_entry, max_batch;
-	int req64;             /* 64-bit request ids (fi_efa_wq_attr.caps, libfabric >= 2.7) */
-	void *sq_reg, *db_reg; /* what was cuMemHostRegister'ed (page starts) */
+	int req64;                   /* 64-bit request ids (fi_efa_wq_attr.caps, libfabric >= 2.7) */
+	void *sq_reg, *db_reg;       /* what was cuMemHostRegister'ed (page starts) */
 	size_t sq_reg_len;
-	uint8_t *sq_dev; /* device addresses */
+	uint8_t *sq_dev;             /* device addresses */
 	uint32_t *db_dev;
-	int iomemory;       /* 1: mapped as I/O memory (what a real BAR needs) */
-	char map_note[256]; /* how the SQ reached the GPU, for the header */
-	uint32_t lkey;      /* of the data buffer */
+	int iomemory;                /* 1: mapped as I/O memory (what a real BAR needs) */
+	char map_note[256];          /* how the SQ reached the GPU, for the header */
+	uint32_t lkey;               /* of the data buffer */
 	fi_addr_t peer;
 	efab_gda_dest_t dest;
 	char name[EFAB_ADDR_MAX];
 	size_t namelen;
-	int depth_probe;      /* open_ext_cq: EINVAL is EFAB_AGAIN (the depth is probed) */
-	char depth_note[160]; /* the receive ring was cut to the device's CQ depth: what */
-	char why[512];        /* EFAB_SKIP: the reason */
+	int depth_probe;             /* open_ext_cq: EINVAL is EFAB_AGAIN (the depth is probed) */
+	char depth_note[160];        /* the receive ring was cut to the device's CQ depth: what */
+	char why[512];               /* EFAB_SKIP: the reason */
 } efab_gda_t;
 
 /* Is the GDA path compiled in (libfabric headers with FI_EFA_GDA_OPS and

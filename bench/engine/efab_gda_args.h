@@ -11,38 +11,28 @@
 #include "efab_gda_wqe.h"
 
 /* Kernel modes */
-enum {
-	EFAB_GDA_PINGPONG = 1, /* put: a kernel on each side, last byte or RX CQE */
-	EFAB_GDA_READ_LAT,     /* get: the initiator alone, read to its completion */
-	EFAB_GDA_STREAM,       /* put_bw: windows of writes */
-	EFAB_GDA_RX_DRAIN,     /* put_bw -o writedata, target: count the RX CQEs */
-	EFAB_GDA_CLOCK
-}; /* only the clock probe every launch makes */
+enum { EFAB_GDA_PINGPONG = 1, /* put: a kernel on each side, last byte or RX CQE */
+       EFAB_GDA_READ_LAT,     /* get: the initiator alone, read to its completion */
+       EFAB_GDA_STREAM,       /* put_bw: windows of writes */
+       EFAB_GDA_RX_DRAIN,     /* put_bw -o writedata, target: count the RX CQEs */
+       EFAB_GDA_CLOCK };      /* only the clock probe every launch makes */
 
 /* out[] slots */
-enum {
-	EFAB_GDA_OUT_STATUS = 0, /* 0 ok, else EFAB_GDA_E* */
-	EFAB_GDA_OUT_DETAIL,     /* the CQE status, the iteration, ... */
-	EFAB_GDA_OUT_ERRORS,     /* payload mismatches (-c) */
-	EFAB_GDA_OUT_LATE,       /* messages whose bytes landed after their last byte */
-	EFAB_GDA_OUT_FIRST_NS,   /* iteration / window 0 alone */
-	EFAB_GDA_OUT_ELAPSED_NS, /* stream: first post to last completion, measured windows */
-	EFAB_GDA_OUT_CLOCK_RES,  /* %globaltimer's smallest step seen (ns) */
-	EFAB_GDA_OUT_CLOCK64_HZ, /* clock64 ticks per globaltimer second, a cross-check (x1000) */
-	EFAB_GDA_OUT_POSTED,
-	EFAB_GDA_OUT_COMPLETED,
-	EFAB_GDA_OUT_WHERE, /* which wait timed out (EFAB_GDA_W*) */
-	EFAB_GDA_OUT_N = 16
-};
+enum { EFAB_GDA_OUT_STATUS = 0, /* 0 ok, else EFAB_GDA_E* */
+       EFAB_GDA_OUT_DETAIL,     /* the CQE status, the iteration, ... */
+       EFAB_GDA_OUT_ERRORS,     /* payload mismatches (-c) */
+       EFAB_GDA_OUT_LATE,       /* messages whose bytes landed after their last byte */
+       EFAB_GDA_OUT_FIRST_NS,   /* iteration / window 0 alone */
+       EFAB_GDA_OUT_ELAPSED_NS, /* stream: first post to last completion, measured windows */
+       EFAB_GDA_OUT_CLOCK_RES,  /* %globaltimer's smallest step seen (ns) */
+       EFAB_GDA_OUT_CLOCK64_HZ, /* clock64 ticks per globaltimer second, a cross-check (x1000) */
+       EFAB_GDA_OUT_POSTED,
+       EFAB_GDA_OUT_COMPLETED,
+       EFAB_GDA_OUT_WHERE,      /* which wait timed out (EFAB_GDA_W*) */
+       EFAB_GDA_OUT_N = 16 };
 
-enum {
-	EFAB_GDA_EOK = 0,
-	EFAB_GDA_ETIMEDOUT = 1,
-	EFAB_GDA_ECQE = 2,
-	EFAB_GDA_EIMM = 3,
-	EFAB_GDA_EARGS = 4,
-	EFAB_GDA_EREQID = 5 /* a send completion's request id was never posted */
-};
+enum { EFAB_GDA_EOK = 0, EFAB_GDA_ETIMEDOUT = 1, EFAB_GDA_ECQE = 2, EFAB_GDA_EIMM = 3,
+       EFAB_GDA_EARGS = 4, EFAB_GDA_EREQID = 5 /* a send completion's request id was never posted */ };
 enum { EFAB_GDA_WTXCQ = 1, EFAB_GDA_WRXCQ = 2, EFAB_GDA_WBYTE = 3 };
 
 typedef struct efab_gda_args {
@@ -67,21 +57,20 @@ typedef struct efab_gda_args {
 	uint64_t remote;
 	uint64_t max_size; /* pingpong region per rank: [rx0 | rx1 | tx0 | tx1] of max_size */
 	uint64_t size;
-	uint64_t seq0;      /* message sequence of iteration 0 */
-	uint64_t warm, n;   /* pingpong/read: warmup and measured iterations; stream: windows */
-	uint64_t window;    /* stream: operations per window */
+	uint64_t seq0;     /* message sequence of iteration 0 */
+	uint64_t warm, n;  /* pingpong/read: warmup and measured iterations; stream: windows */
+	uint64_t window;   /* stream: operations per window */
 	uint64_t slot_step; /* stream: bytes between the slots of a window (0: one buffer) */
-	uint64_t tx_off; /* stream: offset of the source slots in local (the rx slots come first) */
-	uint64_t
-		corrupt_every; /* EFAB_FAULT_CORRUPT=N: count every Nth checked message as damaged */
-	uint64_t expect;       /* rx drain: RX CQEs to count */
+	uint64_t tx_off;   /* stream: offset of the source slots in local (the rx slots come first) */
+	uint64_t corrupt_every; /* EFAB_FAULT_CORRUPT=N: count every Nth checked message as damaged */
+	uint64_t expect;   /* rx drain: RX CQEs to count */
 	uint64_t rx_slow_ns; /* rx drain: EFAB_FAULT_GDA_RX_SLOW_NS, a slow consumer (ns per CQE) */
 	uint64_t timeout_ns;
 	/* results, device memory */
-	uint64_t *samples; /* pingpong/read: n round trips (ns); stream: n window times */
-	uint64_t *post_ns; /* per sample: SM clock cycles (clock64) lane 0 spent writing WQEs +
+	uint64_t *samples;  /* pingpong/read: n round trips (ns); stream: n window times */
+	uint64_t *post_ns;  /* per sample: SM clock cycles (clock64) lane 0 spent writing WQEs +
 			     * ringing, per operation (the host converts to ns) */
-	uint64_t *out;     /* EFAB_GDA_OUT_N slots */
+	uint64_t *out;      /* EFAB_GDA_OUT_N slots */
 	/* queue state carried from one launch to the next (device memory, 4 words:
 	 * SQ producer, SQ completed, TX CQ consumer, RX CQ consumer) */
 	uint32_t *state;

@@ -53,8 +53,8 @@ enum { EFAB_GDA_WQE_BYTES = 64, EFAB_GDA_WQE_BYTES_WIDE = 128, EFAB_GDA_CQE_BYTE
 /* struct efa_io_tx_wqe for RDMA: 32 B meta + remote_mem (16 B) + local_mem[0] (16 B). */
 typedef struct efab_gda_wqe {
 	/* efa_io_tx_meta_desc */
-	uint16_t req_id; /* 0: echoed in the completion */
-	uint8_t ctrl1; /* 2: op_type 3:0, has_imm 4, inline 5, meta_ext 6, meta_desc 7 (must be 1) */
+	uint16_t req_id;         /* 0: echoed in the completion */
+	uint8_t ctrl1;           /* 2: op_type 3:0, has_imm 4, inline 5, meta_ext 6, meta_desc 7 (must be 1) */
 	uint8_t ctrl2;           /* 3: phase 0, first 2, last 3, comp_req 4 */
 	uint16_t dest_qp_num;    /* 4 */
 	uint16_t length;         /* 6: buffer descriptors (1 for RDMA) */
@@ -64,18 +64,18 @@ typedef struct efab_gda_wqe {
 	uint8_t reserved;        /* 15 */
 	uint32_t qkey;           /* 16 */
 	uint8_t reserved2[6];    /* 20 */
-	uint16_t req_id_ex[3]; /* 26: request id bits 63:16 on a send queue with 64-bit request ids
+	uint16_t req_id_ex[3];   /* 26: request id bits 63:16 on a send queue with 64-bit request ids
 	                          * (rdma-core >= 65, efa_io_req_id_ex); MBZ (reserved2) on others */
 	/* efa_io_remote_mem_addr */
-	uint32_t r_length;  /* 32 */
-	uint32_t rkey;      /* 36 */
-	uint32_t r_addr_lo; /* 40 */
-	uint32_t r_addr_hi; /* 44 */
+	uint32_t r_length;       /* 32 */
+	uint32_t rkey;           /* 36 */
+	uint32_t r_addr_lo;      /* 40 */
+	uint32_t r_addr_hi;      /* 44 */
 	/* efa_io_tx_buf_desc local_mem[0] */
-	uint32_t l_length;  /* 48 */
-	uint32_t lkey;      /* 52: 23:0 */
-	uint32_t l_addr_lo; /* 56 */
-	uint32_t l_addr_hi; /* 60 */
+	uint32_t l_length;       /* 48 */
+	uint32_t lkey;           /* 52: 23:0 */
+	uint32_t l_addr_lo;      /* 56 */
+	uint32_t l_addr_hi;      /* 60 */
 } efab_gda_wqe_t;
 
 /* struct efa_io_rx_cdesc_ex (the CQ entry of a CQ created with SGID: 32 B);
@@ -286,8 +286,7 @@ EFAB_HD uint64_t efab_gda_tx_req_id(const efab_gda_cqe_t *e, int req64)
 {
 	uint64_t id = e->req_id;
 	if (req64)
-		id |= (uint64_t)e->length << 16 | (uint64_t)e->ah << 32 |
-		      (uint64_t)e->src_qp_num << 48;
+		id |= (uint64_t)e->length << 16 | (uint64_t)e->ah << 32 | (uint64_t)e->src_qp_num << 48;
 	return id;
 }
 

@@ -98,8 +98,8 @@ static int skip(efab_gda_t *g, const char *fmt, const char *what, int ret)
 static int open_ext_cq(efab_gda_t *g, efab_fabric_t *fab, uint32_t entries, size_t ring_off,
 		       size_t ring_len, struct fid_cq **cq, uint32_t *got, const char *which)
 {
-	struct fi_cq_attr attr = {
-		.size = entries, .format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_NONE};
+	struct fi_cq_attr attr = {.size = entries, .format = FI_CQ_FORMAT_DATA,
+				  .wait_obj = FI_WAIT_NONE};
 	struct fi_efa_cq_init_attr ext = {.flags = FI_EFA_CQ_INIT_FLAGS_EXT_MEM_DMABUF};
 	ext.ext_mem_dmabuf.buffer = NULL; /* GPU memory: no CPU address, the CPU never polls it */
 	ext.ext_mem_dmabuf.length = ring_len;
@@ -109,22 +109,16 @@ static int open_ext_cq(efab_gda_t *g, efab_fabric_t *fab, uint32_t entries, size
 	if (ret == -FI_EINVAL && g->depth_probe)
 		return GDA_AGAIN; /* more entries than the device's max_cq_depth? (the caller halves) */
 	if (ret == -FI_ENOSYS)
-		return skip(g,
-			    "cq_open_ext (%s CQ): %s (%d): this libfabric's efa provider was built "
-			    "without rdma-core's external-memory CQ (rdma-core >= 59)",
-			    which, ret);
+		return skip(g, "cq_open_ext (%s CQ): %s (%d): this libfabric's efa provider was built "
+			       "without rdma-core's external-memory CQ (rdma-core >= 59)", which, ret);
 	if (ret == -FI_EOPNOTSUPP)
-		return skip(
-			g,
-			"cq_open_ext (%s CQ): %s (%d): the EFA device/driver does not offer CQs "
-			"in external memory (EFADV_DEVICE_ATTR_CAPS_CQ_WITH_EXT_MEM_DMABUF: EFA "
-			"driver >= 2.17)",
-			which, ret);
+		return skip(g, "cq_open_ext (%s CQ): %s (%d): the EFA device/driver does not offer CQs "
+			       "in external memory (EFADV_DEVICE_ATTR_CAPS_CQ_WITH_EXT_MEM_DMABUF: EFA "
+			       "driver >= 2.17)", which, ret);
 	if (ret) {
-		efab_log_error(
-			"cq_open_ext (%s CQ, %u entries, dma-buf offset %llu, %zu bytes): %s (%d)",
-			which, entries, (unsigned long long)ext.ext_mem_dmabuf.offset, ring_len,
-			fi_strerror(-ret), ret);
+		efab_log_error("cq_open_ext (%s CQ, %u entries, dma-buf offset %llu, %zu bytes): %s (%d)",
+			       which, entries, (unsigned long long)ext.ext_mem_dmabuf.offset, ring_len,
+			       fi_strerror(-ret), ret);
 		return EFAB_ERR;
 	}
 	struct fi_efa_cq_attr qa;
@@ -135,10 +129,9 @@ static int open_ext_cq(efab_gda_t *g, efab_fabric_t *fab, uint32_t entries, size
 	}
 	if (qa.entry_size != EFAB_GDA_CQE_BYTES || efab_gda_log2(qa.num_entries) > 31 ||
 	    (size_t)qa.num_entries * qa.entry_size > ring_len) {
-		efab_log_error(
-			"query_cq (%s CQ): %u entries of %u B do not fit the %zu-byte ring or "
-			"are not 32-byte entries in a power of two",
-			which, qa.num_entries, qa.entry_size, ring_len);
+		efab_log_error("query_cq (%s CQ): %u entries of %u B do not fit the %zu-byte ring or "
+			       "are not 32-byte entries in a power of two", which, qa.num_entries,
+			       qa.entry_size, ring_len);
 		return EFAB_ERR;
 	}
 	*got = qa.num_entries;
@@ -167,11 +160,9 @@ static int map_pages(efab_gda_t *g, void *p, size_t len, int simulated, void **r
 			efab_log_error("mapping the %s into the GPU: %s; %s", what, err, err2);
 			return EFAB_ERR;
 		}
-		snprintf(
-			g->map_note, sizeof(g->map_note),
-			"SQ and doorbell mapped with cuMemHostRegister(DEVICEMAP) without IOMEMORY: the "
-			"simulated device's queues are process memory (%s)",
-			err);
+		snprintf(g->map_note, sizeof(g->map_note),
+			 "SQ and doorbell mapped with cuMemHostRegister(DEVICEMAP) without IOMEMORY: the "
+			 "simulated device's queues are process memory (%s)", err);
 	} else if (rc == EFAB_ERR) {
 		/* CUDA's documentation of CU_MEMHOSTREGISTER_IOMEMORY: "It may return
 		 * CUDA_ERROR_NOT_PERMITTED if run as an unprivileged user,
@@ -192,8 +183,8 @@ static int map_pages(efab_gda_t *g, void *p, size_t len, int simulated, void **r
 			       "of PCIe BARs)";
 		else
 			hint = "the NVIDIA driver refuses the I/O mapping (see CUDA's error above)";
-		snprintf(g->why, sizeof(g->why), "mapping the NIC's %s into the GPU: %s: %s", what,
-			 err, hint);
+		snprintf(g->why, sizeof(g->why), "mapping the NIC's %s into the GPU: %s: %s", what, err,
+			 hint);
 		return EFAB_SKIP;
 	} else {
 		snprintf(g->why, sizeof(g->why), "mapping the %s into the GPU: %s", what, err);
@@ -222,13 +213,10 @@ static struct fi_info *wide_wqe_info(efab_gda_t *g, efab_fabric_t *fab)
 	int ret = fi_getinfo(efab_fi_api_version(), NULL, NULL, 0, hints, &info);
 	fi_freeinfo(hints);
 	if (ret || !info || info->tx_attr->inject_size < 80) {
-		snprintf(
-			g->why, sizeof(g->why),
-			"--gpu-wqe 128: fi_getinfo with an inject size of 80 B "
-			"on %s: %s: 128-byte WQEs need libfabric >= 2.7 (efa-direct's inject size from "
-			"the device) and a device whose inline_buf_size_ex is 80",
-			fab->info->domain_attr->name,
-			ret ? fi_strerror(-ret) : "a smaller inject size");
+		snprintf(g->why, sizeof(g->why), "--gpu-wqe 128: fi_getinfo with an inject size of 80 B "
+			 "on %s: %s: 128-byte WQEs need libfabric >= 2.7 (efa-direct's inject size from "
+			 "the device) and a device whose inline_buf_size_ex is 80",
+			 fab->info->domain_attr->name, ret ? fi_strerror(-ret) : "a smaller inject size");
 		fi_freeinfo(info);
 		return NULL;
 	}
@@ -243,23 +231,19 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 	g->device = device;
 	uint32_t v = fi_version();
 	if (FI_VERSION_LT(v, FI_VERSION(2, 3))) {
-		snprintf(g->why, sizeof(g->why),
-			 "the running libfabric %u.%u has no GDA ops "
-			 "(FI_EFA_GDA_OPS: libfabric >= 2.3)",
-			 FI_MAJOR(v), FI_MINOR(v));
+		snprintf(g->why, sizeof(g->why), "the running libfabric %u.%u has no GDA ops "
+			 "(FI_EFA_GDA_OPS: libfabric >= 2.3)", FI_MAJOR(v), FI_MINOR(v));
 		return EFAB_SKIP;
 	}
 	int ret = fi_open_ops(&fab->domain->fid, FI_EFA_GDA_OPS, 0, &g->ops, NULL);
 	if (ret) {
-		snprintf(g->why, sizeof(g->why),
-			 "fi_open_ops(\"%s\") on fabric %s: %s (%d): GPU-initiated "
-			 "operations need the efa provider's efa-direct fabric",
-			 FI_EFA_GDA_OPS, fab->info->fabric_attr->name, fi_strerror(-ret), ret);
+		snprintf(g->why, sizeof(g->why), "fi_open_ops(\"%s\") on fabric %s: %s (%d): GPU-initiated "
+			 "operations need the efa provider's efa-direct fabric", FI_EFA_GDA_OPS,
+			 fab->info->fabric_attr->name, fi_strerror(-ret), ret);
 		return EFAB_SKIP;
 	}
 	if (!(fab->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR)) {
-		snprintf(g->why, sizeof(g->why),
-			 "the domain's mr_mode lacks FI_MR_VIRT_ADDR: the WQE's "
+		snprintf(g->why, sizeof(g->why), "the domain's mr_mode lacks FI_MR_VIRT_ADDR: the WQE's "
 			 "remote address would not be a virtual address");
 		return EFAB_SKIP;
 	}
@@ -276,8 +260,7 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 	size_t tx_len = PAGE_ALIGN((size_t)tx_want * EFAB_GDA_CQE_BYTES),
 	       rx_len = PAGE_ALIGN((size_t)rx_want * EFAB_GDA_CQE_BYTES);
 	if (tx_len > EFAB_GDA_GPU_PAGE || rx_len > EFAB_GDA_GPU_PAGE) {
-		snprintf(g->why, sizeof(g->why),
-			 "a CQ ring of %zu bytes (%u send, %u receive entries x "
+		snprintf(g->why, sizeof(g->why), "a CQ ring of %zu bytes (%u send, %u receive entries x "
 			 "32 B) is larger than one 2 MiB GPU page: the EFA driver takes only "
 			 "DMA-contiguous CQ memory (\"Non contiguous CQ unsupported\")",
 			 tx_len > rx_len ? tx_len : rx_len, tx_want, rx_want);
@@ -291,19 +274,16 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 		return rc;
 	}
 	uint64_t tx_off = 0, rx_off = 0, used = 0;
-	if (efab_gda_place_rings((uint64_t)(uintptr_t)g->arena, tx_len, rx_len, &tx_off, &rx_off,
-				 &used) ||
+	if (efab_gda_place_rings((uint64_t)(uintptr_t)g->arena, tx_len, rx_len, &tx_off, &rx_off, &used) ||
 	    used > g->arena_len) {
-		efab_log_error("placing the CQ rings in the GPU arena failed (%zu + %zu bytes)",
-			       tx_len, rx_len);
+		efab_log_error("placing the CQ rings in the GPU arena failed (%zu + %zu bytes)", tx_len, rx_len);
 		return EFAB_ERR;
 	}
 	if (efab_cuda_memset(g->arena, 0, g->arena_len))
 		return EFAB_ERR;
 	rc = efab_cuda_dmabuf(g->arena, g->arena_len, &g->fd, &g->fd_off);
 	if (rc) {
-		snprintf(g->why, sizeof(g->why),
-			 "cannot export the CQ rings' GPU memory as a dma-buf "
+		snprintf(g->why, sizeof(g->why), "cannot export the CQ rings' GPU memory as a dma-buf "
 			 "(see above): cq_open_ext takes a dma-buf");
 		return rc;
 	}
@@ -312,23 +292,16 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 	 * covers only from an MR of it (tests/efasim/memkind.c): there, one MR
 	 * with local access only. */
 	if (simulated) {
-		efab_mr_dmabuf_t dmabuf = {.fd = g->fd,
-					   .offset = g->fd_off,
-					   .len = g->arena_len,
+		efab_mr_dmabuf_t dmabuf = {.fd = g->fd, .offset = g->fd_off, .len = g->arena_len,
 					   .base_addr = (void *)((uintptr_t)g->arena - g->fd_off)};
-		efab_mr_attr_t attr = {.dmabuf = &dmabuf,
-				       .iov_count = 1,
-				       .access = FI_READ | FI_WRITE,
-				       .requested_key = fab->next_key++,
-				       .iface = FI_HMEM_CUDA};
+		efab_mr_attr_t attr = {.dmabuf = &dmabuf, .iov_count = 1, .access = FI_READ | FI_WRITE,
+				       .requested_key = fab->next_key++, .iface = FI_HMEM_CUDA};
 		attr.device.cuda = device;
-		ret = fi_mr_regattr(fab->domain, (const struct fi_mr_attr *)&attr,
-				    EFAB_FI_MR_DMABUF, &g->arena_mr);
+		ret = fi_mr_regattr(fab->domain, (const struct fi_mr_attr *)&attr, EFAB_FI_MR_DMABUF,
+				    &g->arena_mr);
 		if (ret) {
-			efab_log_error(
-				"fi_mr_regattr(FI_MR_DMABUF) of the CQ rings' GPU memory (%zu bytes, "
-				"for the simulated device): %s (%d)",
-				g->arena_len, fi_strerror(-ret), ret);
+			efab_log_error("fi_mr_regattr(FI_MR_DMABUF) of the CQ rings' GPU memory (%zu bytes, "
+				       "for the simulated device): %s (%d)", g->arena_len, fi_strerror(-ret), ret);
 			g->arena_mr = NULL;
 			return EFAB_ERR;
 		}
@@ -338,25 +311,21 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 	 * smaller refuses it with EINVAL (efa_create_cq: entries > max_cq_depth):
 	 * halve down to 256, and say so (writedata launches are cut to the ring) */
 	for (g->depth_probe = 1; !rc;) {
-		int r = open_ext_cq(g, fab, rx_want, rx_off,
-				    PAGE_ALIGN((size_t)rx_want * EFAB_GDA_CQE_BYTES), &g->rx_cq,
-				    &g->rx_n, "receive");
+		int r = open_ext_cq(g, fab, rx_want, rx_off, PAGE_ALIGN((size_t)rx_want * EFAB_GDA_CQE_BYTES),
+				    &g->rx_cq, &g->rx_n, "receive");
 		if (r != GDA_AGAIN) {
 			rc = r;
 			break;
 		}
 		if (rx_want <= 256) {
 			g->depth_probe = 0;
-			rc = open_ext_cq(g, fab, rx_want, rx_off,
-					 PAGE_ALIGN((size_t)rx_want * EFAB_GDA_CQE_BYTES),
+			rc = open_ext_cq(g, fab, rx_want, rx_off, PAGE_ALIGN((size_t)rx_want * EFAB_GDA_CQE_BYTES),
 					 &g->rx_cq, &g->rx_n, "receive");
 			break;
 		}
 		rx_want /= 2;
-		snprintf(g->depth_note, sizeof(g->depth_note),
-			 "the receive CQ ring has %u entries: the "
-			 "device refused %u (EINVAL: its max_cq_depth)",
-			 rx_want, rx_want * 2);
+		snprintf(g->depth_note, sizeof(g->depth_note), "the receive CQ ring has %u entries: the "
+			 "device refused %u (EINVAL: its max_cq_depth)", rx_want, rx_want * 2);
 	}
 	g->depth_probe = 0;
 	if (rc)
@@ -372,7 +341,8 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 	ret = fi_endpoint(fab->domain, ep_info, &g->ep, NULL);
 	if (ep_info != fab->info)
 		fi_freeinfo(ep_info);
-	if (ret || (ret = fi_ep_bind(g->ep, &fab->av->fid, 0)) ||
+	if (ret ||
+	    (ret = fi_ep_bind(g->ep, &fab->av->fid, 0)) ||
 	    (ret = fi_ep_bind(g->ep, &g->tx_cq->fid, FI_TRANSMIT)) ||
 	    (ret = fi_ep_bind(g->ep, &g->rx_cq->fid, FI_RECV)) || (ret = fi_enable(g->ep))) {
 		efab_log_error("the GPU's endpoint (fi_endpoint/fi_ep_bind/fi_enable): %s (%d)",
@@ -386,17 +356,14 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 	}
 	/* zeroed: libfabric < 2.7 leaves the bytes where 2.7 puts caps alone */
 	struct fi_efa_wq_attr sq, rq;
-	_Static_assert(offsetof(struct fi_efa_wq_attr, max_batch) == 24 &&
-			       sizeof(struct fi_efa_wq_attr) == 32,
+	_Static_assert(offsetof(struct fi_efa_wq_attr, max_batch) == 24 && sizeof(struct fi_efa_wq_attr) == 32,
 		       "fi_efa_wq_attr: caps (libfabric >= 2.7) is read at byte 28");
 	memset(&sq, 0, sizeof(sq));
 	memset(&rq, 0, sizeof(rq));
 	ret = OPS(g)->query_qp_wqs(g->ep, &sq, &rq);
 	if (ret == -FI_ENOSYS || ret == -FI_EOPNOTSUPP)
-		return skip(g,
-			    "query_qp_wqs%s: %s (%d): this libfabric/rdma-core cannot hand out the "
-			    "send queue (efadv_query_qp_wqs: rdma-core >= 59)",
-			    "", ret);
+		return skip(g, "query_qp_wqs%s: %s (%d): this libfabric/rdma-core cannot hand out the "
+			       "send queue (efadv_query_qp_wqs: rdma-core >= 59)", "", ret);
 	if (ret) {
 		efab_log_error("query_qp_wqs: %s (%d)", fi_strerror(-ret), ret);
 		return EFAB_ERR;
@@ -406,17 +373,13 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 	 * theirs by producer count and check the whole id that comes back */
 	g->req64 = !!(efab_gda_wq_caps(&sq, sizeof(sq)) & EFAB_GDA_WQ_CAPS_64_BIT_REQ_ID);
 	if (sq.entry_size != EFAB_GDA_WQE_BYTES && sq.entry_size != EFAB_GDA_WQE_BYTES_WIDE) {
-		snprintf(g->why, sizeof(g->why),
-			 "the send queue's entries are %u bytes (the kernels "
-			 "write efa_io_tx_wqe, 64 bytes, or efa_io_tx_wqe_128)",
-			 sq.entry_size);
+		snprintf(g->why, sizeof(g->why), "the send queue's entries are %u bytes (the kernels "
+			 "write efa_io_tx_wqe, 64 bytes, or efa_io_tx_wqe_128)", sq.entry_size);
 		return EFAB_SKIP;
 	}
 	if (efab_gda_log2(sq.num_entries) > 16 || !sq.max_batch || !sq.doorbell || !sq.buffer) {
-		efab_log_error(
-			"query_qp_wqs: send queue of %u entries, max_batch %u, doorbell %p: not "
-			"usable",
-			sq.num_entries, sq.max_batch, (void *)sq.doorbell);
+		efab_log_error("query_qp_wqs: send queue of %u entries, max_batch %u, doorbell %p: not "
+			       "usable", sq.num_entries, sq.max_batch, (void *)sq.doorbell);
 		return EFAB_ERR;
 	}
 	g->sq_buf = sq.buffer;
@@ -432,10 +395,8 @@ int efab_gda_open(efab_gda_t *g, efab_fabric_t *fab, int device, struct fid_mr *
 		return rc;
 	g->sq_dev = dev;
 	uintptr_t db = (uintptr_t)g->sq_db, s0 = (uintptr_t)g->sq_reg;
-	if (db >= s0 &&
-	    db + sizeof(uint32_t) <= s0 + g->sq_reg_len) { /* on a page mapped already */
-		g->db_dev =
-			(uint32_t *)(void *)(g->sq_dev - ((uintptr_t)g->sq_buf - s0) + (db - s0));
+	if (db >= s0 && db + sizeof(uint32_t) <= s0 + g->sq_reg_len) { /* on a page mapped already */
+		g->db_dev = (uint32_t *)(void *)(g->sq_dev - ((uintptr_t)g->sq_buf - s0) + (db - s0));
 		return EFAB_OK;
 	}
 	rc = map_pages(g, g->sq_db, sizeof(uint32_t), simulated, &g->db_reg, &dummy, &dev,
@@ -468,8 +429,8 @@ int efab_gda_connect(efab_gda_t *g, efab_fabric_t *fab, const void *name, size_t
 			       (unsigned long long)rkey);
 		return EFAB_ERR;
 	}
-	g->dest = (efab_gda_dest_t){
-		.ahn = ahn, .qpn = qpn, .qkey = qkey, .rkey = (uint32_t)rkey, .lkey = g->lkey};
+	g->dest = (efab_gda_dest_t){.ahn = ahn, .qpn = qpn, .qkey = qkey, .rkey = (uint32_t)rkey,
+				    .lkey = g->lkey};
 	return EFAB_OK;
 }
 

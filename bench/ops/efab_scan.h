@@ -32,8 +32,8 @@ typedef struct efab_scan_data {
 	int nodes, nics;
 	const char *const *node_names; /* nodes */
 	const char *const *nic_names;  /* nodes * nics: node a's NIC i at [a * nics + i] */
-	const double *bw;              /* 10^6 B/s written from a's NIC i to b's NIC i (directed) */
-	const double *lat;             /* half round trip p50, microseconds (symmetric) */
+	const double *bw;  /* 10^6 B/s written from a's NIC i to b's NIC i (directed) */
+	const double *lat; /* half round trip p50, microseconds (symmetric) */
 	/* pairs that failed (no progress within the timeout, or an error
 	 * completion), symmetric, and why (a phase and the error, "" if unknown);
 	 * NULL: none failed */
@@ -60,7 +60,7 @@ typedef struct efab_scan_data {
 #define EFAB_SCAN_SIGMAS 3.0
 
 typedef struct efab_scan_limits {
-	double rel; /* flag below rel x the cluster median (bandwidth), above median / rel (latency) */
+	double rel;     /* flag below rel x the cluster median (bandwidth), above median / rel (latency) */
 	double min_bw;  /* 0 = off */
 	double max_lat; /* 0 = off */
 } efab_scan_limits_t;
@@ -71,12 +71,8 @@ typedef struct efab_scan_limits {
  * their NICs, or the NICs' PCIe paths; no node to drain). */
 enum { EFAB_SCAN_SUBJ_NODE = 0, EFAB_SCAN_SUBJ_NIC, EFAB_SCAN_SUBJ_PAIR, EFAB_SCAN_SUBJ_INDEX };
 /* What was found. */
-enum {
-	EFAB_SCAN_KIND_FAILED = 0,
-	EFAB_SCAN_KIND_SLOW_BW,
-	EFAB_SCAN_KIND_SLOW_LAT,
-	EFAB_SCAN_KIND_COUNTERS
-};
+enum { EFAB_SCAN_KIND_FAILED = 0, EFAB_SCAN_KIND_SLOW_BW, EFAB_SCAN_KIND_SLOW_LAT,
+       EFAB_SCAN_KIND_COUNTERS };
 
 /* One pair a finding rests on: node a's NIC nic with node b's NIC nic, met in
  * round (1-based, of a pass: efab_scan_round_of + 1). */

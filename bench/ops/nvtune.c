@@ -18,13 +18,11 @@ static const struct knob {
 	const char *where;  /* which NVSHMEM reads it (its libraries' tables, 3.4.5 to 3.8.0) */
 } knobs[EFAB_NV_N_KNOBS] = {
 	[EFAB_NV_DISABLE_BATCH_RMA] = {"NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA", "--nv-batch-rma",
-				       "nv_disable_batch_rma",
-				       "NVSHMEM >= 3.7's libfabric transport"},
+				       "nv_disable_batch_rma", "NVSHMEM >= 3.7's libfabric transport"},
 	[EFAB_NV_TRANSPORT_BATCH_MAX_OPS] = {"NVSHMEM_TRANSPORT_BATCH_MAX_OPS", "--nv-batch-ops",
 					     "nv_batch_max_ops", "NVSHMEM >= 3.7's host library"},
 	[EFAB_NV_PROXY_REQUEST_BATCH_MAX] = {"NVSHMEM_PROXY_REQUEST_BATCH_MAX", "--nv-proxy-batch",
-					     "nv_proxy_batch_max",
-					     "NVSHMEM's host library (3.4.5 and later)"},
+					     "nv_proxy_batch_max", "NVSHMEM's host library (3.4.5 and later)"},
 	[EFAB_NV_LF_PROXY_REQUEST_BATCH_MAX] = {"NVSHMEM_LIBFABRIC_PROXY_REQUEST_BATCH_MAX",
 						"--nv-lf-proxy-batch", "nv_lf_proxy_batch_max",
 						"NVSHMEM >= 3.7's libfabric transport"},
@@ -78,10 +76,8 @@ int efab_nv_tune_apply(const efab_opts_t *o, char *err, size_t len)
 			continue;
 		const char *had = getenv(knobs[k].env);
 		if (had && strcmp(had, v)) {
-			snprintf(err, len,
-				 "%s asks %s=%s, but the environment already has %s=%s: "
-				 "unset one of them",
-				 knobs[k].option, knobs[k].env, v, knobs[k].env, had);
+			snprintf(err, len, "%s asks %s=%s, but the environment already has %s=%s: "
+				 "unset one of them", knobs[k].option, knobs[k].env, v, knobs[k].env, had);
 			return EFAB_EUSAGE;
 		}
 		if (setenv(knobs[k].env, v, 1)) {
@@ -107,8 +103,7 @@ int efab_nv_libs(const char *maps, char paths[][EFAB_NV_PATH], int max)
 		if (!path)
 			continue;
 		const char *base = strrchr(path, '/') + 1;
-		if (strncmp(base, "libnvshmem_host.so", 18) &&
-		    strncmp(base, transport_tag, sizeof(transport_tag) - 1))
+		if (strncmp(base, "libnvshmem_host.so", 18) && strncmp(base, transport_tag, sizeof(transport_tag) - 1))
 			continue;
 		int dup = 0;
 		for (int i = 0; i < n; i++)
@@ -138,8 +133,7 @@ void efab_nv_transports(const char *maps, char *out, size_t len)
 		for (const char *t = out; *t; t += strcspn(t, "+"), t += *t == '+')
 			dup |= strcspn(t, "+") == strlen(name) && !strncmp(t, name, strlen(name));
 		if (name[0] && !dup && used < len)
-			used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "+" : "",
-						 name);
+			used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "+" : "", name);
 	}
 	if (!out[0])
 		snprintf(out, len, "none");
@@ -199,12 +193,10 @@ int efab_nv_tune_check(const efab_opts_t *o, const int known[EFAB_NV_N_KNOBS], c
 		efab_nv_knob_asked(o, k, v, sizeof(v));
 		if (!v[0] || known[k])
 			continue;
-		snprintf(err, len,
-			 "%s: NVSHMEM %s does not read %s (not in %s), so it would change "
+		snprintf(err, len, "%s: NVSHMEM %s does not read %s (not in %s), so it would change "
 			 "nothing (%s reads it)",
-			 knobs[k].option, nv_version && *nv_version ? nv_version : "?",
-			 knobs[k].env, libs && *libs ? libs : "any NVSHMEM library mapped here",
-			 knobs[k].where);
+			 knobs[k].option, nv_version && *nv_version ? nv_version : "?", knobs[k].env,
+			 libs && *libs ? libs : "any NVSHMEM library mapped here", knobs[k].where);
 		return EFAB_SKIP;
 	}
 	return EFAB_OK;

@@ -35,8 +35,7 @@ static size_t relative(const efab_hwc_snap_t *d, int count, int per, const int *
 	for (int k = 0; k < nn && n + 1 < len; k++)
 		if (have(d, names[k]) && d->v[names[k]])
 			n += (size_t)snprintf(buf + n, len - n, "%s%s=%llu", n ? ";" : "",
-					      efab_hwc_names[names[k]],
-					      (unsigned long long)d->v[names[k]]);
+					      efab_hwc_names[names[k]], (unsigned long long)d->v[names[k]]);
 	if (n + 1 >= len)
 		return n;
 	if (!have(d, per))
@@ -66,8 +65,7 @@ void efab_scan_nic_trouble(const efab_hwc_snap_t *d, const char *note, double ma
 		return;
 	buf[0] = 0;
 	n = relative(d, EFAB_HWC_rx_drops, EFAB_HWC_rx_pkts, drops, 1, max_retrans, buf, len, n);
-	n = relative(d, EFAB_HWC_retrans_pkts, EFAB_HWC_tx_pkts, retrans, 2, max_retrans, buf, len,
-		     n);
+	n = relative(d, EFAB_HWC_retrans_pkts, EFAB_HWC_tx_pkts, retrans, 2, max_retrans, buf, len, n);
 	for (int k = 0; k < EFAB_HWC_N && n + 1 < len; k++)
 		if (always_trouble(k) && have(d, k) && d->v[k])
 			n += (size_t)snprintf(buf + n, len - n, "%s%s=%llu", n ? ";" : "",
@@ -334,8 +332,7 @@ static double pair_noise_n(const efab_scan_data_t *d, const unsigned char *flagg
 		size_t n0 = n;
 		for (int x = 0; x < d->nodes; x++)
 			for (int y = 0; y < d->nodes; y++) {
-				if (x == y || (x == a && y == b) ||
-				    (m == EFAB_SCAN_LAT && x == b && y == a))
+				if (x == y || (x == a && y == b) || (m == EFAB_SCAN_LAT && x == b && y == a))
 					continue;
 				int fx = flagged[(x * d->nics + i) * EFAB_SCAN_NMETRIC + m];
 				if (fx || excluded_peer(flagged, d->nics, m, y, i))
@@ -475,15 +472,8 @@ static efab_scan_flag_t *flag_new(flag_list_t *l, int subject, int kind, int nod
 	}
 	efab_scan_flag_t *f = &l->f[l->n++];
 	memset(f, 0, sizeof(*f));
-	*f = (efab_scan_flag_t){.subject = subject,
-				.kind = kind,
-				.node = node,
-				.nic = nic,
-				.peer = peer,
-				.metric = metric,
-				.value = NAN,
-				.ref = NAN,
-				.ratio = NAN};
+	*f = (efab_scan_flag_t){.subject = subject, .kind = kind, .node = node, .nic = nic,
+				.peer = peer, .metric = metric, .value = NAN, .ref = NAN, .ratio = NAN};
 	return f;
 }
 
@@ -496,8 +486,8 @@ static void ev_add(const efab_scan_data_t *d, flag_list_t *l, efab_scan_flag_t *
 		return;
 	}
 	f->ev = g;
-	f->ev[f->nev++] =
-		(efab_scan_evidence_t){a, b, i, round1(d, a, b), failed, metric, value, off};
+	f->ev[f->nev++] = (efab_scan_evidence_t){a, b, i, round1(d, a, b), failed,
+						 metric, value, off};
 }
 
 /* Unit (b, i) passed with some node other than a. */
@@ -511,8 +501,8 @@ static int passed_elsewhere(const efab_scan_data_t *d, int b, int i, int a)
 
 /* The evidence of unit (a, i) as a common end of failures: its pairs in
  * round order, failed or passed; the failures' first round. */
-static void unit_failure_ev(const efab_scan_data_t *d, flag_list_t *l, efab_scan_flag_t *f, int a,
-			    int i, int *first, int *fails, int *tried)
+static void unit_failure_ev(const efab_scan_data_t *d, flag_list_t *l, efab_scan_flag_t *f,
+			    int a, int i, int *first, int *fails, int *tried)
 {
 	for (int r = 0; r < efab_scan_rounds(d->nodes); r++) {
 		int b = efab_scan_partner(d->nodes, r, a);
@@ -533,8 +523,8 @@ static void unit_failure_ev(const efab_scan_data_t *d, flag_list_t *l, efab_scan
 }
 
 /* Text of a common end's pairs: "[NIC x ]with nodeB NIC y in round R (why)". */
-static void failure_text(const efab_scan_data_t *d, efab_scan_flag_t *f, int first, int fails,
-			 int tried, int nics_hit)
+static void failure_text(const efab_scan_data_t *d, efab_scan_flag_t *f, int first,
+			 int fails, int tried, int nics_hit)
 {
 	char *buf = f->evidence;
 	size_t len = sizeof(f->evidence), n = 0;
@@ -543,8 +533,8 @@ static void failure_text(const efab_scan_data_t *d, efab_scan_flag_t *f, int fir
 		put(buf, len, &n, "all %d of its %spairs failed (no progress with any peer)", tried,
 		    node ? "NIC " : "");
 	else
-		put(buf, len, &n, "%d of its %d %spairs failed, each failure involves it", fails,
-		    tried, node ? "NIC " : "");
+		put(buf, len, &n, "%d of its %d %spairs failed, each failure involves it", fails, tried,
+		    node ? "NIC " : "");
 	if (node)
 		put(buf, len, &n, " (%d of %d NICs)", nics_hit, d->nics);
 	put(buf, len, &n, "; the failures began in round %d: ", first);
@@ -555,23 +545,19 @@ static void failure_text(const efab_scan_data_t *d, efab_scan_flag_t *f, int fir
 			continue;
 		put(buf, len, &n, "%s%s%s%swith %s NIC %s in round %d (%s)", k++ ? "; " : "",
 		    node ? "NIC " : "", node ? nic_name(d, g->a, g->nic) : "", node ? " " : "",
-		    d->node_names[g->b], nic_name(d, g->b, g->nic), g->round,
-		    why_of(d, g->a, g->b, g->nic));
+		    d->node_names[g->b], nic_name(d, g->b, g->nic), g->round, why_of(d, g->a, g->b, g->nic));
 	}
 	if (d->nodes > 2)
 		put(buf, len, &n, "; each of those peers passed with another node%s",
-		    f->subject == EFAB_SCAN_SUBJ_NIC || d->nics == 1
-			    ? ""
-			    : " (or failed as a common end too)");
+		    f->subject == EFAB_SCAN_SUBJ_NIC || d->nics == 1 ? "" : " (or failed as a common end too)");
 	int passed = tried - fails, before = 0;
 	for (size_t e = 0; e < f->nev; e++)
 		before += !f->ev[e].failed && f->ev[e].round < first;
 	if (!passed)
 		return;
 	if (passed > 3) {
-		put(buf, len, &n,
-		    "; its %d other pairs passed (%d before the failures began, %d after)", passed,
-		    before, passed - before);
+		put(buf, len, &n, "; its %d other pairs passed (%d before the failures began, %d after)",
+		    passed, before, passed - before);
 		return;
 	}
 	put(buf, len, &n, "; passed: ");
@@ -609,8 +595,8 @@ static void failure_flags(const efab_scan_data_t *d, flag_list_t *l, unsigned ch
 		for (int u = 0; u < units; u++) {
 			int a = u / d->nics, i = u % d->nics;
 			for (int b = 0; end[u] && b < d->nodes; b++)
-				if (b != a && cell_failed(d, a, b, i) &&
-				    !passed_elsewhere(d, b, i, a) && !end[b * d->nics + i])
+				if (b != a && cell_failed(d, a, b, i) && !passed_elsewhere(d, b, i, a) &&
+				    !end[b * d->nics + i])
 					end[u] = 0, changed = 1;
 		}
 	}
@@ -624,10 +610,9 @@ static void failure_flags(const efab_scan_data_t *d, flag_list_t *l, unsigned ch
 		for (int i = 0; i < (as_node ? 1 : d->nics) && !l->oom; i++) {
 			if (!as_node && !end[a * d->nics + i])
 				continue;
-			efab_scan_flag_t *f =
-				flag_new(l, as_node ? EFAB_SCAN_SUBJ_NODE : EFAB_SCAN_SUBJ_NIC,
-					 EFAB_SCAN_KIND_FAILED, a, as_node ? -1 : i, -1,
-					 EFAB_SCAN_UNREACHABLE);
+			efab_scan_flag_t *f = flag_new(l, as_node ? EFAB_SCAN_SUBJ_NODE : EFAB_SCAN_SUBJ_NIC,
+						       EFAB_SCAN_KIND_FAILED, a, as_node ? -1 : i, -1,
+						       EFAB_SCAN_UNREACHABLE);
 			if (!f)
 				return;
 			int first = 0, fails = 0, tried = 0;
@@ -643,29 +628,22 @@ static void failure_flags(const efab_scan_data_t *d, flag_list_t *l, unsigned ch
 	for (int a = 0; a < d->nodes; a++)
 		for (int b = a + 1; b < d->nodes; b++)
 			for (int i = 0; i < d->nics && !l->oom; i++) {
-				if (!cell_failed(d, a, b, i) || end[a * d->nics + i] ||
-				    end[b * d->nics + i])
+				if (!cell_failed(d, a, b, i) || end[a * d->nics + i] || end[b * d->nics + i])
 					continue;
-				efab_scan_flag_t *f =
-					flag_new(l, EFAB_SCAN_SUBJ_PAIR, EFAB_SCAN_KIND_FAILED, a,
-						 i, b, EFAB_SCAN_PAIR_FAILED);
+				efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_PAIR, EFAB_SCAN_KIND_FAILED, a,
+							       i, b, EFAB_SCAN_PAIR_FAILED);
 				if (!f)
 					return;
 				ev_add(d, l, f, a, b, i, 1, -1, NAN, 1);
 				f->first_round = round1(d, a, b);
 				f->peers = 1;
-				int ea = passed_elsewhere(d, a, i, b),
-				    eb = passed_elsewhere(d, b, i, a);
-				snprintf(
-					f->evidence, sizeof(f->evidence),
-					"the pair failed in round %d (%s); %s", f->first_round,
-					why_of(d, a, b, i),
-					d->nodes == 2 ? "2 nodes: nothing tells its ends apart"
-					: ea && eb
-						? "both ends passed with other nodes: no common end"
-					: ea || eb
-						? "one end passed with other nodes, the other failed with fewer than 2 peers that passed elsewhere: no common end"
-						: "neither end passed with another node: no end can be told");
+				int ea = passed_elsewhere(d, a, i, b), eb = passed_elsewhere(d, b, i, a);
+				snprintf(f->evidence, sizeof(f->evidence), "the pair failed in round %d (%s); %s",
+					 f->first_round, why_of(d, a, b, i),
+					 d->nodes == 2 ? "2 nodes: nothing tells its ends apart"
+					 : ea && eb ? "both ends passed with other nodes: no common end"
+					 : ea || eb ? "one end passed with other nodes, the other failed with fewer than 2 peers that passed elsewhere: no common end"
+						    : "neither end passed with another node: no end can be told");
 			}
 }
 
@@ -693,34 +671,29 @@ static void unit_flag(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 	f->peers = k;
 	f->vs_index = vs_index;
 	size_t n = 0, len = sizeof(f->evidence);
-	put(f->evidence, len, &n, "%s %.4g %s, median over its %d peer%s (",
-	    efab_scan_metric_name(m), value, unit_of(m), k, k == 1 ? "" : "s");
+	put(f->evidence, len, &n, "%s %.4g %s, median over its %d peer%s (", efab_scan_metric_name(m),
+	    value, unit_of(m), k, k == 1 ? "" : "s");
 	for (int j = 0; j < k; j++) {
 		int off = violates(lim, m, vals[j], ref, noise);
 		if (m == EFAB_SCAN_RECV)
 			ev_add(d, l, f, peers[j], a, i, 0, EFAB_SCAN_SEND, vals[j], off);
 		else
 			ev_add(d, l, f, a, peers[j], i, 0, m, vals[j], off);
-		put(f->evidence, len, &n, "%s%s %.4g", j ? ", " : "", d->node_names[peers[j]],
-		    vals[j]);
+		put(f->evidence, len, &n, "%s%s %.4g", j ? ", " : "", d->node_names[peers[j]], vals[j]);
 	}
 	if (vs_index)
-		put(f->evidence, len, &n,
-		    ") = %.2fx the median of NIC index %d on the other nodes %.4g %s%s "
-		    "(index %d is itself a NIC-index effect; this NIC is %.2fx the "
-		    "cluster median %.4g %s)",
+		put(f->evidence, len, &n, ") = %.2fx the median of NIC index %d on the other nodes %.4g %s%s "
+					  "(index %d is itself a NIC-index effect; this NIC is %.2fx the "
+					  "cluster median %.4g %s)",
 		    shown_ratio(m, f->ratio), i, ref, unit_of(m),
 		    m == EFAB_SCAN_LAT ? " (higher is worse)" : "", i,
 		    shown_ratio(m, ratio_of(m, value, cluster)), cluster, unit_of(m));
 	else
 		put(f->evidence, len, &n, ") = %.2fx the cluster median %.4g %s%s",
-		    shown_ratio(m, f->ratio), ref, unit_of(m),
-		    m == EFAB_SCAN_LAT ? " (higher is worse)" : "");
+		    shown_ratio(m, f->ratio), ref, unit_of(m), m == EFAB_SCAN_LAT ? " (higher is worse)" : "");
 	if (k < d->nodes - 1)
-		put(f->evidence, len, &n,
-		    "; %d peer%s left out (failed pairs, or ends flagged for the "
-		    "opposite figure)",
-		    d->nodes - 1 - k, d->nodes - 1 - k == 1 ? "" : "s");
+		put(f->evidence, len, &n, "; %d peer%s left out (failed pairs, or ends flagged for the "
+					  "opposite figure)", d->nodes - 1 - k, d->nodes - 1 - k == 1 ? "" : "s");
 }
 
 /* Unit (a, i)'s figure m judged against ref: the median over its peers
@@ -747,8 +720,7 @@ static int unit_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 	 * they too are beyond it */
 	for (int b = 0; k < 2 && off < 2 && b < d->nodes; b++) {
 		double pv = pair_value(d, m, a, b, i);
-		off += b != a && excluded_peer(flagged, d->nics, m, b, i) &&
-		       violates(lim, m, pv, ref, *noise);
+		off += b != a && excluded_peer(flagged, d->nics, m, b, i) && violates(lim, m, pv, ref, *noise);
 	}
 	if (off < 2)
 		return 0; /* one outlier pair: the pairs' step names it */
@@ -805,13 +777,11 @@ static void index_flags(const efab_scan_data_t *d, const efab_scan_limits_t *lim
 		for (int m = 0; m < F; m++)
 			for (int a = 0; a < d->nodes; a++) {
 				double val, noise;
-				count[m] += unit_off(d, &rel, flagged, m, a, i, out->ref[m], vals,
-						     tmp, cache, &val, &noise);
+				count[m] += unit_off(d, &rel, flagged, m, a, i, out->ref[m], vals, tmp, cache,
+						     &val, &noise);
 			}
-		int bw = count[EFAB_SCAN_SEND] * 2 > d->nodes ||
-			 count[EFAB_SCAN_RECV] * 2 > d->nodes;
-		idx_eff[i * F + EFAB_SCAN_SEND] = idx_eff[i * F + EFAB_SCAN_RECV] =
-			(unsigned char)bw;
+		int bw = count[EFAB_SCAN_SEND] * 2 > d->nodes || count[EFAB_SCAN_RECV] * 2 > d->nodes;
+		idx_eff[i * F + EFAB_SCAN_SEND] = idx_eff[i * F + EFAB_SCAN_RECV] = (unsigned char)bw;
 		idx_eff[i * F + EFAB_SCAN_LAT] = count[EFAB_SCAN_LAT] * 2 > d->nodes;
 		for (int m = 0; m < F; m++) {
 			if (!idx_eff[i * F + m])
@@ -822,8 +792,7 @@ static void index_flags(const efab_scan_data_t *d, const efab_scan_limits_t *lim
 			for (int a = 0; a < d->nodes; a++) { /* leave-one-out: the others' */
 				double own = col[a];
 				col[a] = NAN;
-				iref[(a * d->nics + i) * F + m] =
-					efab_scan_median(col, (size_t)d->nodes);
+				iref[(a * d->nics + i) * F + m] = efab_scan_median(col, (size_t)d->nodes);
 				col[a] = own;
 			}
 		}
@@ -831,8 +800,7 @@ static void index_flags(const efab_scan_data_t *d, const efab_scan_limits_t *lim
 		for (int m = 0; m < F && !l->oom; m++) {
 			if (!idx_eff[i * F + m] || m == EFAB_SCAN_RECV)
 				continue;
-			efab_scan_flag_t *f =
-				flag_new(l, EFAB_SCAN_SUBJ_INDEX, kind_of_metric(m), 0, i, -1, m);
+			efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_INDEX, kind_of_metric(m), 0, i, -1, m);
 			if (!f)
 				break;
 			int shown = 0;
@@ -840,8 +808,7 @@ static void index_flags(const efab_scan_data_t *d, const efab_scan_limits_t *lim
 			f->ref = out->ref[m];
 			f->ratio = ratio_of(m, f->value, f->ref);
 			size_t n = 0, len = sizeof(f->evidence);
-			put(f->evidence, len, &n,
-			    "%s %.4g %s, the median of NIC %d over the %d nodes (",
+			put(f->evidence, len, &n, "%s %.4g %s, the median of NIC %d over the %d nodes (",
 			    efab_scan_metric_name(m), f->value, unit_of(m), i, d->nodes);
 			for (int a = 0; a < d->nodes; a++) {
 				double v = out->unit[(a * d->nics + i) * F + m];
@@ -861,27 +828,22 @@ static void index_flags(const efab_scan_data_t *d, const efab_scan_limits_t *lim
 						       violates(lim, m, pv, out->ref[m], NAN));
 				}
 			}
-			put(f->evidence, len, &n, ") = %.2fx the cluster median %.4g %s%s",
-			    shown_ratio(m, f->ratio), f->ref, unit_of(m),
-			    m == EFAB_SCAN_LAT ? " (higher is worse)" : "");
+			put(f->evidence, len, &n, ") = %.2fx the cluster median %.4g %s%s", shown_ratio(m, f->ratio),
+			    f->ref, unit_of(m), m == EFAB_SCAN_LAT ? " (higher is worse)" : "");
 			if (m == EFAB_SCAN_SEND)
-				put(f->evidence, len, &n,
-				    ", receive %.4g MB/s = %.2fx (within one index the "
-				    "same pairs: sending and receiving are not told apart)",
+				put(f->evidence, len, &n, ", receive %.4g MB/s = %.2fx (within one index the "
+							  "same pairs: sending and receiving are not told apart)",
 				    pref[i * F + EFAB_SCAN_RECV],
-				    ratio_of(EFAB_SCAN_RECV, pref[i * F + EFAB_SCAN_RECV],
-					     out->ref[EFAB_SCAN_RECV]));
+				    ratio_of(EFAB_SCAN_RECV, pref[i * F + EFAB_SCAN_RECV], out->ref[EFAB_SCAN_RECV]));
 			int c = m == EFAB_SCAN_LAT ? count[m]
-				: count[EFAB_SCAN_SEND] > count[EFAB_SCAN_RECV]
-					? count[EFAB_SCAN_SEND]
-					: count[EFAB_SCAN_RECV];
+				: count[EFAB_SCAN_SEND] > count[EFAB_SCAN_RECV] ? count[EFAB_SCAN_SEND]
+										 : count[EFAB_SCAN_RECV];
 			f->peers = c;
-			put(f->evidence, len, &n,
-			    "; NIC %d is beyond the limits on %d of the %d nodes%s: a "
-			    "NIC-index effect (where a rank sits against its NIC, e.g. a "
-			    "cross-socket DMA, or the NIC's PCIe path), not %d slow NICs; each "
-			    "node's NIC %d is judged against NIC %d of the other nodes, and "
-			    "only one off against those is named",
+			put(f->evidence, len, &n, "; NIC %d is beyond the limits on %d of the %d nodes%s: a "
+						  "NIC-index effect (where a rank sits against its NIC, e.g. a "
+						  "cross-socket DMA, or the NIC's PCIe path), not %d slow NICs; each "
+						  "node's NIC %d is judged against NIC %d of the other nodes, and "
+						  "only one off against those is named",
 			    i, c, d->nodes, c == d->nodes ? " (every node)" : "", c, i, i);
 		}
 	}
@@ -909,12 +871,11 @@ static void fold_nodes(const efab_scan_data_t *d, flag_list_t *l, size_t from)
 		for (int m = 0; m < EFAB_SCAN_NMETRIC && !l->oom; m++) {
 			int count = 0;
 			for (size_t f = from; f < end; f++)
-				count += l->f[f].subject == EFAB_SCAN_SUBJ_NIC &&
-					 l->f[f].node == a && l->f[f].metric == m;
+				count += l->f[f].subject == EFAB_SCAN_SUBJ_NIC && l->f[f].node == a &&
+					 l->f[f].metric == m;
 			if (count * 2 <= d->nics)
 				continue;
-			efab_scan_flag_t *nf =
-				flag_new(l, EFAB_SCAN_SUBJ_NODE, kind_of_metric(m), a, -1, -1, m);
+			efab_scan_flag_t *nf = flag_new(l, EFAB_SCAN_SUBJ_NODE, kind_of_metric(m), a, -1, -1, m);
 			if (!nf)
 				return;
 			double vals[1024];
@@ -923,18 +884,16 @@ static void fold_nodes(const efab_scan_data_t *d, flag_list_t *l, size_t from)
 			put(nf->evidence, len, &n, "%d of %d NICs: ", count, d->nics);
 			for (size_t f = from; f < end; f++) {
 				efab_scan_flag_t *g = &l->f[f];
-				if (g->subject != EFAB_SCAN_SUBJ_NIC || g->node != a ||
-				    g->metric != m)
+				if (g->subject != EFAB_SCAN_SUBJ_NIC || g->node != a || g->metric != m)
 					continue;
 				if (nv < (int)EFAB_ARRAY_SIZE(vals))
 					vals[nv++] = g->value;
 				most = g->peers > most ? g->peers : most;
-				put(nf->evidence, len, &n, "%s%s %.4g %s over %d peer%s",
-				    nv > 1 ? ", " : "", nic_name(d, a, g->nic), g->value,
-				    unit_of(m), g->peers, g->peers == 1 ? "" : "s");
+				put(nf->evidence, len, &n, "%s%s %.4g %s over %d peer%s", nv > 1 ? ", " : "",
+				    nic_name(d, a, g->nic), g->value, unit_of(m), g->peers, g->peers == 1 ? "" : "s");
 				for (size_t e = 0; e < g->nev; e++)
-					ev_add(d, l, nf, g->ev[e].a, g->ev[e].b, g->ev[e].nic, 0,
-					       g->ev[e].metric, g->ev[e].value, g->ev[e].off);
+					ev_add(d, l, nf, g->ev[e].a, g->ev[e].b, g->ev[e].nic, 0, g->ev[e].metric,
+					       g->ev[e].value, g->ev[e].off);
 				g->subject = -1; /* folded into the node's finding */
 			}
 			nf->value = efab_scan_median(vals, (size_t)nv);
@@ -944,10 +903,9 @@ static void fold_nodes(const efab_scan_data_t *d, flag_list_t *l, size_t from)
 					nf->ref = l->f[f].ref;
 			nf->ratio = ratio_of(m, nf->value, nf->ref);
 			nf->peers = most;
-			put(nf->evidence, len, &n,
-			    "; %s median %.4g %s = %.2fx the cluster median %.4g %s",
-			    efab_scan_metric_name(m), nf->value, unit_of(m),
-			    shown_ratio(m, nf->ratio), nf->ref, unit_of(m));
+			put(nf->evidence, len, &n, "; %s median %.4g %s = %.2fx the cluster median %.4g %s",
+			    efab_scan_metric_name(m), nf->value, unit_of(m), shown_ratio(m, nf->ratio),
+			    nf->ref, unit_of(m));
 		}
 	size_t w = from;
 	for (size_t f = from; f < l->n; f++) {
@@ -988,9 +946,8 @@ static void pair_context(const efab_scan_data_t *d, const unsigned char *flagged
 	double va = others_median(d, flagged, ma, a, i, b, tmp, &ka);
 	double vb = others_median(d, flagged, mb, b, i, a, tmp, &kb);
 	if (!ka && !kb) {
-		put(buf, len, n, "; %s",
-		    d->nodes == 2 ? "2 nodes: nothing tells its ends apart"
-				  : "neither end has other peers measured: no end can be told");
+		put(buf, len, n, "; %s", d->nodes == 2 ? "2 nodes: nothing tells its ends apart"
+						       : "neither end has other peers measured: no end can be told");
 		return;
 	}
 	put(buf, len, n, "; with their other peers %s %s", d->node_names[a], metric_verb(ma));
@@ -1021,15 +978,13 @@ static const char *ref_what(const efab_scan_data_t *d, int i, int m, const unsig
 
 /* Latency pair (a, b) of NIC index i beyond the pair limits lim (the best
  * pass's figure too), its ends not flagged: 1, 0; -1 when not measured. */
-static int lat_pair_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
-			const unsigned char *flagged, const double *ref, int a, int b, int i,
-			double *tmp, double *pn)
+static int lat_pair_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim, const unsigned char *flagged,
+			const double *ref, int a, int b, int i, double *tmp, double *pn)
 {
 	const int F = EFAB_SCAN_NMETRIC; /* ref: per NIC index, [i * F + m] (pair_flags) */
 	double v = d->lat[at(d, a, b, i)];
 	double best = d->lat_best ? d->lat_best[at(d, a, b, i)] : v;
-	if (!isfinite(v) || cell_failed(d, a, b, i) ||
-	    flagged[(a * d->nics + i) * F + EFAB_SCAN_LAT] ||
+	if (!isfinite(v) || cell_failed(d, a, b, i) || flagged[(a * d->nics + i) * F + EFAB_SCAN_LAT] ||
 	    flagged[(b * d->nics + i) * F + EFAB_SCAN_LAT])
 		return -1;
 	double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp, pn);
@@ -1039,9 +994,8 @@ static int lat_pair_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim
 
 /* Every measured latency pair of round r and NIC index i off, at least 2
  * of them: the round is off, not a pair (efab_scan.h, 2., last). */
-static int round_all_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
-			 const unsigned char *flagged, const double *ref, int r, int i, double *tmp,
-			 double *pn)
+static int round_all_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim, const unsigned char *flagged,
+			 const double *ref, int r, int i, double *tmp, double *pn)
 {
 	int measured = 0;
 	for (int x = 0; x < d->nodes; x++) {
@@ -1060,9 +1014,8 @@ static int round_all_off(const efab_scan_data_t *d, const efab_scan_limits_t *li
  * 2., last): the pair is the subject; a round whose every pair is off goes
  * into round_note instead. */
 static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit_lim,
-		       const unsigned char *flagged, const double *ref,
-		       const unsigned char *idx_eff, flag_list_t *l, double *tmp, char *round_note,
-		       size_t note_len, unsigned char *said)
+		       const unsigned char *flagged, const double *ref, const unsigned char *idx_eff,
+		       flag_list_t *l, double *tmp, char *round_note, size_t note_len, unsigned char *said)
 {
 	/* ref: per NIC index [i * F + m], the cluster median, or the index's own
 	 * where it is a NIC-index effect (idx_eff): one pair of such an index is
@@ -1086,41 +1039,30 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 				/* latency, symmetric; the best pass's must be off too */
 				double v = d->lat[at(d, a, b, i)];
 				double best = d->lat_best ? d->lat_best[at(d, a, b, i)] : v;
-				if (isfinite(v) && !cell_failed(d, a, b, i) &&
-				    !flagged[ua * F + EFAB_SCAN_LAT] &&
+				if (isfinite(v) && !cell_failed(d, a, b, i) && !flagged[ua * F + EFAB_SCAN_LAT] &&
 				    !flagged[ub * F + EFAB_SCAN_LAT]) {
-					double r = ratio_of(EFAB_SCAN_LAT, v,
-							    ref[i * F + EFAB_SCAN_LAT]);
-					double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b,
-								  tmp, pn);
-					int off = violates(lim, EFAB_SCAN_LAT, v,
-							   ref[i * F + EFAB_SCAN_LAT], noise) &&
-						  violates(lim, EFAB_SCAN_LAT, best,
-							   ref[i * F + EFAB_SCAN_LAT], noise);
+					double r = ratio_of(EFAB_SCAN_LAT, v, ref[i * F + EFAB_SCAN_LAT]);
+					double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp, pn);
+					int off = violates(lim, EFAB_SCAN_LAT, v, ref[i * F + EFAB_SCAN_LAT], noise) &&
+						  violates(lim, EFAB_SCAN_LAT, best, ref[i * F + EFAB_SCAN_LAT], noise);
 					int rd = efab_scan_round_of(d->nodes, a, b);
-					if (off &&
-					    round_all_off(d, lim, flagged, ref, rd, i, tmp, pn)) {
-						if (!said[rd * d->nics +
-							  i]++) /* once per round and NIC index */
+					if (off && round_all_off(d, lim, flagged, ref, rd, i, tmp, pn)) {
+						if (!said[rd * d->nics + i]++) /* once per round and NIC index */
 							put(round_note, note_len, &nn,
 							    "%sround %d%s%s: every pair's latency beyond the limits "
 							    "(e.g. %s-%s %.4g us, %.2fx %s): the "
 							    "machine or the fabric at that time, no node, NIC or "
 							    "pair named",
-							    nn ? "; " : "", rd + 1,
-							    d->nics > 1 ? " NIC " : "",
-							    d->nics > 1 ? nic_name(d, a, i) : "",
-							    d->node_names[a], d->node_names[b], v,
-							    shown_ratio(EFAB_SCAN_LAT, r),
-							    ref_what(d, i, EFAB_SCAN_LAT, idx_eff,
-								     what, sizeof(what)));
+							    nn ? "; " : "", rd + 1, d->nics > 1 ? " NIC " : "",
+							    d->nics > 1 ? nic_name(d, a, i) : "", d->node_names[a],
+							    d->node_names[b], v, shown_ratio(EFAB_SCAN_LAT, r),
+							    ref_what(d, i, EFAB_SCAN_LAT, idx_eff, what, sizeof(what)));
 						off = 0;
 					}
 					if (off) {
-						efab_scan_flag_t *f =
-							flag_new(l, EFAB_SCAN_SUBJ_PAIR,
-								 EFAB_SCAN_KIND_SLOW_LAT, a, i, b,
-								 EFAB_SCAN_LAT);
+						efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_PAIR,
+									       EFAB_SCAN_KIND_SLOW_LAT, a, i, b,
+									       EFAB_SCAN_LAT);
 						if (!f)
 							return;
 						f->value = v;
@@ -1131,13 +1073,10 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 						size_t n = 0;
 						put(f->evidence, sizeof(f->evidence), &n,
 						    "latency %.4g us = %.2fx %s %.4g us (higher is "
-						    "worse) in round %d",
-						    v, shown_ratio(EFAB_SCAN_LAT, r),
-						    ref_what(d, i, EFAB_SCAN_LAT, idx_eff, what,
-							     sizeof(what)),
-						    f->ref, round1(d, a, b));
-						pair_context(d, flagged, EFAB_SCAN_LAT,
-							     EFAB_SCAN_LAT, a, b, i, tmp,
+						    "worse) in round %d", v, shown_ratio(EFAB_SCAN_LAT, r),
+						    ref_what(d, i, EFAB_SCAN_LAT, idx_eff, what, sizeof(what)), f->ref,
+						    round1(d, a, b));
+						pair_context(d, flagged, EFAB_SCAN_LAT, EFAB_SCAN_LAT, a, b, i, tmp,
 							     f->evidence, sizeof(f->evidence), &n);
 					}
 				}
@@ -1147,27 +1086,21 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 				for (int dir = 0; dir < 2; dir++) {
 					int x = dir ? b : a, y = dir ? a : b;
 					bv[dir] = d->bw[at(d, x, y, i)];
-					br[dir] = ratio_of(EFAB_SCAN_SEND, bv[dir],
-							   ref[i * F + EFAB_SCAN_SEND]);
+					br[dir] = ratio_of(EFAB_SCAN_SEND, bv[dir], ref[i * F + EFAB_SCAN_SEND]);
 					if (!isfinite(bv[dir]) || cell_failed(d, a, b, i) ||
 					    flagged[(x * d->nics + i) * F + EFAB_SCAN_SEND] ||
 					    flagged[(y * d->nics + i) * F + EFAB_SCAN_RECV])
 						continue;
-					double noise = pair_noise(d, flagged, EFAB_SCAN_SEND, x, y,
-								  tmp, pn);
-					double best =
-						d->bw_best ? d->bw_best[at(d, x, y, i)] : bv[dir];
-					off[dir] = violates(lim, EFAB_SCAN_SEND, bv[dir],
-							    ref[i * F + EFAB_SCAN_SEND], noise) &&
-						   violates(lim, EFAB_SCAN_SEND, best,
-							    ref[i * F + EFAB_SCAN_SEND], noise);
+					double noise = pair_noise(d, flagged, EFAB_SCAN_SEND, x, y, tmp, pn);
+					double best = d->bw_best ? d->bw_best[at(d, x, y, i)] : bv[dir];
+					off[dir] = violates(lim, EFAB_SCAN_SEND, bv[dir], ref[i * F + EFAB_SCAN_SEND], noise) &&
+						   violates(lim, EFAB_SCAN_SEND, best, ref[i * F + EFAB_SCAN_SEND], noise);
 				}
 				if (!off[0] && !off[1])
 					continue;
 				int w = off[0] ? 0 : 1, x = w ? b : a, y = w ? a : b;
-				efab_scan_flag_t *f =
-					flag_new(l, EFAB_SCAN_SUBJ_PAIR, EFAB_SCAN_KIND_SLOW_BW, x,
-						 i, y, EFAB_SCAN_SEND);
+				efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_PAIR, EFAB_SCAN_KIND_SLOW_BW, x, i,
+							       y, EFAB_SCAN_SEND);
 				if (!f)
 					return;
 				f->both = off[0] && off[1];
@@ -1181,23 +1114,19 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 				if (f->both)
 					put(f->evidence, len, &n,
 					    "both ways in round %d: %s -> %s %.4g MB/s (%.2fx), %s -> %s %.4g MB/s "
-					    "(%.2fx) of %s %.4g MB/s",
-					    round1(d, a, b), d->node_names[a], d->node_names[b],
-					    bv[0], br[0], d->node_names[b], d->node_names[a], bv[1],
-					    br[1],
-					    ref_what(d, i, EFAB_SCAN_SEND, idx_eff, what,
-						     sizeof(what)),
-					    f->ref);
+					    "(%.2fx) of %s %.4g MB/s", round1(d, a, b),
+					    d->node_names[a], d->node_names[b], bv[0], br[0], d->node_names[b],
+					    d->node_names[a], bv[1], br[1],
+					    ref_what(d, i, EFAB_SCAN_SEND, idx_eff, what, sizeof(what)), f->ref);
 				else
 					put(f->evidence, len, &n,
 					    "%s writes to %s at %.4g MB/s = %.2fx %s %.4g MB/s in "
-					    "round %d (the other way %.4g MB/s)",
-					    d->node_names[x], d->node_names[y], bv[w], br[w],
-					    ref_what(d, i, EFAB_SCAN_SEND, idx_eff, what,
-						     sizeof(what)),
-					    f->ref, round1(d, a, b), bv[!w]);
-				pair_context(d, flagged, EFAB_SCAN_SEND, EFAB_SCAN_RECV, x, y, i,
-					     tmp, f->evidence, len, &n);
+					    "round %d (the other way %.4g MB/s)", d->node_names[x],
+					    d->node_names[y], bv[w], br[w],
+					    ref_what(d, i, EFAB_SCAN_SEND, idx_eff, what, sizeof(what)), f->ref,
+					    round1(d, a, b), bv[!w]);
+				pair_context(d, flagged, EFAB_SCAN_SEND, EFAB_SCAN_RECV, x, y, i, tmp,
+					     f->evidence, len, &n);
 			}
 }
 
@@ -1228,22 +1157,20 @@ static void nic_counter_flags(const efab_scan_data_t *d, const unsigned char *fl
 			figs |= flagged[u * EFAB_SCAN_NMETRIC + m];
 		if (!common[u])
 			continue;
-		efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_NIC, EFAB_SCAN_KIND_COUNTERS, a, i,
-					       -1, EFAB_SCAN_NIC_COUNTERS);
+		efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_NIC, EFAB_SCAN_KIND_COUNTERS, a, i, -1,
+					       EFAB_SCAN_NIC_COUNTERS);
 		if (!f)
 			break;
 		size_t n = 0, len = sizeof(f->evidence);
 		put(f->evidence, len, &n, "NIC counters rose in its round with every peer%s:",
-		    figs ? " (its figures are flagged too)"
-			 : " (its bandwidth and latency passed)");
+		    figs ? " (its figures are flagged too)" : " (its bandwidth and latency passed)");
 		for (int b = 0; b < d->nodes; b++) {
 			const char *here = b == a ? NULL : trouble(d, a, b, i);
 			const char *there = b == a ? NULL : trouble(d, b, a, i);
 			if (!here && !there)
 				continue;
 			f->peers++;
-			ev_add(d, l, f, a, b, i, cell_failed(d, a, b, i), EFAB_SCAN_NIC_COUNTERS,
-			       NAN, 1);
+			ev_add(d, l, f, a, b, i, cell_failed(d, a, b, i), EFAB_SCAN_NIC_COUNTERS, NAN, 1);
 			put(f->evidence, len, &n, " with %s: %s%s%s%s%s;", d->node_names[b],
 			    here ? "here " : "", here ? here : "", here && there ? ", " : "",
 			    there ? "at the peer " : "", there ? there : "");
@@ -1254,30 +1181,27 @@ static void nic_counter_flags(const efab_scan_data_t *d, const unsigned char *fl
 		for (int b = a + 1; b < d->nodes; b++)
 			for (int i = 0; i < d->nics && !l->oom; i++) {
 				const char *ta = trouble(d, a, b, i), *tb = trouble(d, b, a, i);
-				if ((!ta && !tb) || common[a * d->nics + i] ||
-				    common[b * d->nics + i])
+				if ((!ta && !tb) || common[a * d->nics + i] || common[b * d->nics + i])
 					continue;
-				efab_scan_flag_t *f =
-					flag_new(l, EFAB_SCAN_SUBJ_PAIR, EFAB_SCAN_KIND_COUNTERS,
-						 ta ? a : b, i, ta ? b : a, EFAB_SCAN_NIC_COUNTERS);
+				efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_PAIR, EFAB_SCAN_KIND_COUNTERS,
+							       ta ? a : b, i, ta ? b : a,
+							       EFAB_SCAN_NIC_COUNTERS);
 				if (!f)
 					break;
 				f->peers = 1;
 				ev_add(d, l, f, f->node, f->peer, i, cell_failed(d, a, b, i),
 				       EFAB_SCAN_NIC_COUNTERS, NAN, 1);
 				size_t n = 0, len = sizeof(f->evidence);
-				put(f->evidence, len, &n,
-				    "NIC counters rose in their round (round %d) only:",
+				put(f->evidence, len, &n, "NIC counters rose in their round (round %d) only:",
 				    round1(d, a, b));
 				if (ta)
-					put(f->evidence, len, &n, " at %s NIC %s %s;",
-					    d->node_names[a], nic_name(d, a, i), ta);
+					put(f->evidence, len, &n, " at %s NIC %s %s;", d->node_names[a],
+					    nic_name(d, a, i), ta);
 				if (tb)
-					put(f->evidence, len, &n, " at %s NIC %s %s;",
-					    d->node_names[b], nic_name(d, b, i), tb);
-				put(f->evidence, len, &n,
-				    " neither end's rounds with other peers had trouble "
-				    "in all: no common end");
+					put(f->evidence, len, &n, " at %s NIC %s %s;", d->node_names[b],
+					    nic_name(d, b, i), tb);
+				put(f->evidence, len, &n, " neither end's rounds with other peers had trouble "
+							  "in all: no common end");
 			}
 	free(common);
 }
@@ -1300,8 +1224,8 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 	double *iref = malloc(((size_t)units + 1) * EFAB_SCAN_NMETRIC * sizeof(double));
 	double *pref = malloc(((size_t)d->nics + 1) * EFAB_SCAN_NMETRIC * sizeof(double));
 	double *ncache = malloc(((size_t)d->nodes + 1) * EFAB_SCAN_NMETRIC * sizeof(double));
-	if (!out->unit || !flagged || !end || !tmp || !vals || !peers || !idx_eff || !iref ||
-	    !pref || !ncache) {
+	if (!out->unit || !flagged || !end || !tmp || !vals || !peers || !idx_eff || !iref || !pref ||
+	    !ncache) {
 		l.oom = 1;
 		goto out;
 	}
@@ -1339,8 +1263,7 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 				if (flagged[u * EFAB_SCAN_NMETRIC + m])
 					continue;
 				double r0 = iref[u * EFAB_SCAN_NMETRIC + m], val, noise;
-				int off = unit_off(d, lim, flagged, m, a, i, r0, vals, tmp, ncache,
-						   &val, &noise);
+				int off = unit_off(d, lim, flagged, m, a, i, r0, vals, tmp, ncache, &val, &noise);
 				out->unit[u * EFAB_SCAN_NMETRIC + m] = val;
 				if (!off)
 					continue;
@@ -1359,8 +1282,7 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 		unit_flag(d, lim, flagged, &l, worst_m, worst_u / d->nics, wi,
 			  out->unit[worst_u * EFAB_SCAN_NMETRIC + worst_m],
 			  iref[worst_u * EFAB_SCAN_NMETRIC + worst_m], worst_noise,
-			  idx_eff[wi * EFAB_SCAN_NMETRIC + worst_m], out->ref[worst_m], vals,
-			  peers);
+			  idx_eff[wi * EFAB_SCAN_NMETRIC + worst_m], out->ref[worst_m], vals, peers);
 		flagged[worst_u * EFAB_SCAN_NMETRIC + worst_m] = 1;
 		if (l.oom)
 			goto out;
@@ -1416,15 +1338,14 @@ void efab_scan_flag_line(const efab_scan_data_t *d, const efab_scan_flag_t *f, c
 	switch (f->subject) {
 	case EFAB_SCAN_SUBJ_NODE: put(buf, len, &n, "node %s", d->node_names[f->node]); break;
 	case EFAB_SCAN_SUBJ_NIC:
-		put(buf, len, &n, "node %s NIC %s", d->node_names[f->node],
-		    nic_name(d, f->node, f->nic));
+		put(buf, len, &n, "node %s NIC %s", d->node_names[f->node], nic_name(d, f->node, f->nic));
 		break;
 	case EFAB_SCAN_SUBJ_INDEX: put(buf, len, &n, "NIC index %d", f->nic); break;
 	default:
 		put(buf, len, &n, "pair %s NIC %s %s %s NIC %s", d->node_names[f->node],
 		    nic_name(d, f->node, f->nic),
-		    f->kind == EFAB_SCAN_KIND_SLOW_BW && !f->both ? "->" : "-",
-		    d->node_names[f->peer], nic_name(d, f->peer, f->nic));
+		    f->kind == EFAB_SCAN_KIND_SLOW_BW && !f->both ? "->" : "-", d->node_names[f->peer],
+		    nic_name(d, f->peer, f->nic));
 	}
 	put(buf, len, &n, ": %s: %s", efab_scan_kind_name(f->kind), f->evidence);
 }
@@ -1455,9 +1376,8 @@ static void json_num(FILE *fp, double v)
 int efab_scan_verdict_json(FILE *fp, const efab_scan_data_t *d, const efab_scan_verdict_t *v)
 {
 	char line[sizeof(v->flags->evidence) + 512];
-	fprintf(fp,
-		"{\n  \"schema\": 1,\n  \"verdict\": \"%s\",\n  \"nodes\": %d,\n  \"nics\": %d,\n"
-		"  \"rounds\": %d,\n  \"cluster_median\": {\"send_MBps\": ",
+	fprintf(fp, "{\n  \"schema\": 1,\n  \"verdict\": \"%s\",\n  \"nodes\": %d,\n  \"nics\": %d,\n"
+		    "  \"rounds\": %d,\n  \"cluster_median\": {\"send_MBps\": ",
 		v->nflags ? "flagged" : "clean", d->nodes, d->nics, efab_scan_rounds(d->nodes));
 	json_num(fp, v->ref[EFAB_SCAN_SEND]);
 	fputs(", \"recv_MBps\": ", fp);
@@ -1506,22 +1426,18 @@ int efab_scan_verdict_json(FILE *fp, const efab_scan_data_t *d, const efab_scan_
 			fputs("null", fp);
 		fprintf(fp, ", \"direction\": %s, \"value\": ",
 			f->subject == EFAB_SCAN_SUBJ_PAIR && f->kind == EFAB_SCAN_KIND_SLOW_BW
-				? f->both ? "\"both\"" : "\"node->peer\""
-				: "null");
+				? f->both ? "\"both\"" : "\"node->peer\"" : "null");
 		json_num(fp, f->value);
 		fprintf(fp, ", \"unit\": %s, \"cluster_median\": ",
-			f->metric < EFAB_SCAN_NMETRIC
-				? f->metric == EFAB_SCAN_LAT ? "\"us\"" : "\"MB/s\""
-				: "null");
+			f->metric < EFAB_SCAN_NMETRIC ? f->metric == EFAB_SCAN_LAT ? "\"us\"" : "\"MB/s\""
+						       : "null");
 		/* a NIC of a NIC-index effect was judged against its index (ratio);
 		 * the cluster median stays the cluster's */
 		json_num(fp, f->vs_index ? v->ref[f->metric] : f->ref);
-		fprintf(fp, ", \"reference\": \"%s\", \"index_median\": ",
-			f->vs_index ? "index" : "cluster");
+		fprintf(fp, ", \"reference\": \"%s\", \"index_median\": ", f->vs_index ? "index" : "cluster");
 		json_num(fp, f->vs_index ? f->ref : NAN);
 		fputs(", \"ratio\": ", fp);
-		json_num(fp,
-			 f->metric < EFAB_SCAN_NMETRIC ? shown_ratio(f->metric, f->ratio) : NAN);
+		json_num(fp, f->metric < EFAB_SCAN_NMETRIC ? shown_ratio(f->metric, f->ratio) : NAN);
 		fprintf(fp, ", \"peers\": %d, \"first_failed_round\": ", f->peers);
 		if (f->first_round)
 			fprintf(fp, "%d", f->first_round);
@@ -1544,9 +1460,8 @@ int efab_scan_verdict_json(FILE *fp, const efab_scan_data_t *d, const efab_scan_
 			fprintf(fp, ", \"round\": %d, \"status\": \"%s\", \"metric\": ", g->round,
 				g->failed ? "failed" : "ok");
 			if (g->metric >= 0 && g->metric < EFAB_SCAN_NMETRIC)
-				json_str(fp, g->metric == EFAB_SCAN_SEND
-						     ? "bandwidth a->b"
-						     : efab_scan_metric_name(g->metric));
+				json_str(fp, g->metric == EFAB_SCAN_SEND ? "bandwidth a->b"
+								: efab_scan_metric_name(g->metric));
 			else if (g->metric == EFAB_SCAN_NIC_COUNTERS)
 				json_str(fp, "NIC counters");
 			else

@@ -1,1 +1,0 @@
--: lib/efab_topo.h

@@ -1,3 +1,6 @@
+/* The scan's verdict (efab_scan.h): which nodes, NICs, pairs and NIC indexes
+ * a scan's figures flag, and why (the figures: scan_figures.c; the
+ * schedule and names: scan_schedule.c; the report: scan_report.c). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -6,369 +9,11 @@
 
 #include "efab.h"
 #include "efab_scan.h"
-
-/* Counters that are trouble at any count: errors and events (lib/efab_hwc.h
- * names them as the efa driver does). */
-static int always_trouble(int k)
-{
-	/* efab_hwc_is_trouble's counters, less the three judged against the
-	 * NIC's traffic (retransmissions, drops) */
-	return efab_hwc_is_trouble(k) && k != EFAB_HWC_rx_drops && k != EFAB_HWC_retrans_bytes &&
-	       k != EFAB_HWC_retrans_pkts;
-}
-
-static int have(const efab_hwc_snap_t *d, int k)
-{
-	return (d->have & (1u << k)) != 0;
-}
-
-/* count (with the counters named by names, "a;b") against its traffic
- * counter per: trouble when count > max x per, or per is 0 or unread. */
-static size_t relative(const efab_hwc_snap_t *d, int count, int per, const int *names, int nn,
-		       double max, char *buf, size_t len, size_t n)
-{
-	if (!have(d, count) || !d->v[count])
-		return n;
-	double c = (double)d->v[count], p = have(d, per) ? (double)d->v[per] : 0;
-	if (have(d, per) && p > 0 && c <= max * p)
-		return n;
-	for (int k = 0; k < nn && n + 1 < len; k++)
-		if (have(d, names[k]) && d->v[names[k]])
-			n += (size_t)snprintf(buf + n, len - n, "%s%s=%llu", n ? ";" : "",
-					      efab_hwc_names[names[k]], (unsigned long long)d->v[names[k]]);
-	if (n + 1 >= len)
-		return n;
-	if (!have(d, per))
-		n += (size_t)snprintf(buf + n, len - n, " (%s not read)", efab_hwc_names[per]);
-	else if (p <= 0)
-		n += (size_t)snprintf(buf + n, len - n, " (0 %s)", efab_hwc_names[per]);
-	else
-		n += (size_t)snprintf(buf + n, len - n, " (%.2f%% of %llu %s)", 100.0 * c / p,
-				      (unsigned long long)d->v[per], efab_hwc_names[per]);
-	return n < len ? n : len - 1;
-}
-
-/* The rule (docs/scan.md, "NIC counters"): SRD resends what was lost below
- * the provider and counts it at the sender, at some background rate on a
- * healthy fabric under load; a NIC's retransmissions are trouble when
- * retrans_pkts > max_retrans x tx_pkts of the round, its rx_drops (packets
- * the NIC discarded on receive, which SRD's sender then resends) when
- * rx_drops > max_retrans x rx_pkts. Errors and events are trouble at any
- * count; so is a counter that went backwards or became unreadable. */
-void efab_scan_nic_trouble(const efab_hwc_snap_t *d, const char *note, double max_retrans,
-			   char *buf, size_t len)
-{
-	static const int drops[] = {EFAB_HWC_rx_drops};
-	static const int retrans[] = {EFAB_HWC_retrans_bytes, EFAB_HWC_retrans_pkts};
-	size_t n = 0;
-	if (!len)
-		return;
-	buf[0] = 0;
-	n = relative(d, EFAB_HWC_rx_drops, EFAB_HWC_rx_pkts, drops, 1, max_retrans, buf, len, n);
-	n = relative(d, EFAB_HWC_retrans_pkts, EFAB_HWC_tx_pkts, retrans, 2, max_retrans, buf, len, n);
-	for (int k = 0; k < EFAB_HWC_N && n + 1 < len; k++)
-		if (always_trouble(k) && have(d, k) && d->v[k])
-			n += (size_t)snprintf(buf + n, len - n, "%s%s=%llu", n ? ";" : "",
-					      efab_hwc_names[k], (unsigned long long)d->v[k]);
-	if (note && note[0] && n + 1 < len)
-		snprintf(buf + n, len - n, "%s%s", n ? ";" : "", note);
-}
-
-int efab_scan_rounds(int nodes)
-{
-	if (nodes < 2)
-		return 0;
-	return nodes % 2 ? nodes : nodes - 1;
-}
-
-/* Circle method over M = nodes rounded up to even (the extra one is "sits
- * out"): node 0 stays at position 0, the others rotate by one position per
- * round, position k meets position M-1-k. */
-int efab_scan_partner(int nodes, int round, int node)
-{
-	if (nodes < 2 || node < 0 || node >= nodes)
-		return -1;
-	int m = nodes + nodes % 2, ring = m - 1;
-	round %= ring;
-	int pos = node == 0 ? 0 : 1 + ((node - 1 - round) % ring + ring) % ring;
-	int ppos = m - 1 - pos;
-	int partner = ppos == 0 ? 0 : 1 + (ppos - 1 + round) % ring;
-	return partner < nodes ? partner : -1;
-}
-
-const char *efab_scan_metric_name(int metric)
-{
-	switch (metric) {
-	case EFAB_SCAN_SEND: return "send bandwidth";
-	case EFAB_SCAN_RECV: return "receive bandwidth";
-	case EFAB_SCAN_LAT: return "latency";
-	case EFAB_SCAN_UNREACHABLE: return "reachability";
-	case EFAB_SCAN_PAIR_FAILED: return "failed pair";
-	case EFAB_SCAN_NIC_COUNTERS: return "NIC counters";
-	default: return "?";
-	}
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-double efab_scan_median(const double *v, size_t n)
-{
-	double *t = malloc((n ? n : 1) * sizeof(*t));
-	size_t k = 0;
-	if (!t)
-		return NAN;
-	for (size_t i = 0; i < n; i++)
-		if (isfinite(v[i]))
-			t[k++] = v[i];
-	double med = NAN;
-	if (k) {
-		qsort(t, k, sizeof(*t), cmp_double);
-		med = k % 2 ? t[k / 2] : (t[k / 2 - 1] + t[k / 2]) / 2;
-	}
-	free(t);
-	return med;
-}
-
-static size_t at(const efab_scan_data_t *d, int a, int b, int i)
-{
-	return ((size_t)a * (size_t)d->nodes + (size_t)b) * (size_t)d->nics + (size_t)i;
-}
-
-/* The figure of metric m between unit (a, i) and peer b. */
-static double pair_value(const efab_scan_data_t *d, int m, int a, int b, int i)
-{
-	switch (m) {
-	case EFAB_SCAN_SEND: return d->bw[at(d, a, b, i)];
-	case EFAB_SCAN_RECV: return d->bw[at(d, b, a, i)];
-	default: return d->lat[at(d, a, b, i)];
-	}
-}
-
-/* A flagged unit's figures no longer count for its peers: a slow sender
- * explains its receivers' low receive figures, and the reverse. */
-static int excluded_peer(const unsigned char *flagged, int nics, int m, int b, int i)
-{
-	int u = b * nics + i;
-	switch (m) {
-	case EFAB_SCAN_SEND: return flagged[u * EFAB_SCAN_NMETRIC + EFAB_SCAN_RECV];
-	case EFAB_SCAN_RECV: return flagged[u * EFAB_SCAN_NMETRIC + EFAB_SCAN_SEND];
-	default: return flagged[u * EFAB_SCAN_NMETRIC + EFAB_SCAN_LAT];
-	}
-}
-
-int efab_scan_round_of(int nodes, int a, int b)
-{
-	for (int r = 0; a != b && r < efab_scan_rounds(nodes); r++)
-		if (efab_scan_partner(nodes, r, a) == b)
-			return r;
-	return -1;
-}
-
-const char *efab_scan_subject_name(int subject)
-{
-	switch (subject) {
-	case EFAB_SCAN_SUBJ_NODE: return "node";
-	case EFAB_SCAN_SUBJ_NIC: return "nic";
-	case EFAB_SCAN_SUBJ_PAIR: return "pair";
-	case EFAB_SCAN_SUBJ_INDEX: return "index";
-	default: return "?";
-	}
-}
-
-const char *efab_scan_kind_name(int kind)
-{
-	switch (kind) {
-	case EFAB_SCAN_KIND_FAILED: return "failed";
-	case EFAB_SCAN_KIND_SLOW_BW: return "slow bandwidth";
-	case EFAB_SCAN_KIND_SLOW_LAT: return "slow latency";
-	case EFAB_SCAN_KIND_COUNTERS: return "counters";
-	default: return "?";
-	}
-}
+#include "scan_internal.h"
 
 static int kind_of_metric(int m)
 {
 	return m == EFAB_SCAN_LAT ? EFAB_SCAN_KIND_SLOW_LAT : EFAB_SCAN_KIND_SLOW_BW;
-}
-
-/* The peer figures unit (a, i)'s median for metric m is over: the finite
- * ones of peers not flagged for the opposite figure; when every peer is
- * (2 nodes, or a limit every unit misses) all of its own, as either end may
- * be at fault. vals[k] and peers[k] (may be NULL); returns k. */
-static int peer_figures(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
-			int i, double *vals, int *peers)
-{
-	int k = 0;
-	for (int pass = 0; pass < 2 && !k; pass++)
-		for (int b = 0; b < d->nodes; b++) {
-			if (b == a || (!pass && excluded_peer(flagged, d->nics, m, b, i)))
-				continue;
-			double v = pair_value(d, m, a, b, i);
-			if (!isfinite(v))
-				continue;
-			if (peers)
-				peers[k] = b;
-			vals[k++] = v;
-		}
-	return k;
-}
-
-static double unit_value(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
-			 int i, double *tmp)
-{
-	int k = peer_figures(d, flagged, m, a, i, tmp, NULL);
-	return k ? efab_scan_median(tmp, (size_t)k) : NAN;
-}
-
-static double ratio_of(int m, double value, double ref)
-{
-	if (!isfinite(value) || !isfinite(ref) || ref <= 0 || value <= 0)
-		return NAN;
-	return m == EFAB_SCAN_LAT ? ref / value : value / ref;
-}
-
-static double robust_sd(double *v, size_t n)
-{
-	if (n < 3)
-		return NAN;
-	double med = efab_scan_median(v, n);
-	for (size_t j = 0; j < n; j++)
-		v[j] = fabs(v[j] - med);
-	return 1.4826 * efab_scan_median(v, n);
-}
-
-/* Logarithms tmp[n0..*n) of one NIC index's figures as residuals from their
- * median, scaled by sqrt(k / (k - 1)) for the degree of freedom the centring
- * takes (k distinct figures: latency's are stored both ways, counted once);
- * fewer than 2 distinct figures say nothing about noise and are dropped. */
-static void center_index(double *tmp, size_t n0, size_t *n, int m)
-{
-	size_t cnt = *n - n0, k = m == EFAB_SCAN_LAT ? cnt / 2 : cnt;
-	if (k < 2) {
-		*n = n0;
-		return;
-	}
-	double med = efab_scan_median(tmp + n0, cnt), c = sqrt((double)k / (double)(k - 1));
-	for (size_t j = n0; j < *n; j++)
-		tmp[j] = (tmp[j] - med) * c;
-}
-
-/* Measurement noise for unit (a, i)'s figure, on a log scale: the robust
- * standard deviation (1.4826 x MAD) of the logarithms of the pair figures
- * of metric m that involve neither node a nor a flagged end (leave-one-out:
- * a slow node must not widen its own yardstick), each NIC index's centred on
- * its own median (a NIC-index effect -- every node's NIC 1 at 0.5x -- is a
- * difference between indices, not noise: pooled, it would hide itself and
- * every slow NIC, as with 2 NICs per node), scaled to a median of k of them
- * (1.2533 / sqrt(k)). A ratio, as pair_noise's: bandwidth is bounded by 0,
- * and an additive spread above a third of the median (tcp between nodes
- * sharing 2 cores: 478 to 1039 MB/s) could never be passed, not even by a
- * sender at 0.03x (CI, 2026-12-02). NAN when fewer than 3 such figures exist
- * (2 nodes): then the ratio alone decides. */
-static double unit_noise_sd(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
-			    double *tmp)
-{
-	size_t n = 0;
-	for (int i = 0; i < d->nics; i++) {
-		size_t n0 = n;
-		for (int x = 0; x < d->nodes; x++) {
-			if (x == a || flagged[(x * d->nics + i) * EFAB_SCAN_NMETRIC + m])
-				continue;
-			for (int b = 0; b < d->nodes; b++) {
-				if (b == x || b == a || excluded_peer(flagged, d->nics, m, b, i))
-					continue;
-				double v = pair_value(d, m, x, b, i);
-				if (isfinite(v) && v > 0)
-					tmp[n++] = log(v);
-			}
-		}
-		center_index(tmp, n0, &n, m);
-	}
-	return robust_sd(tmp, n);
-}
-
-/* unit_noise_sd scaled to a median of k figures. cache (NULL: none): per
- * (node, metric) [a * F + m] the unscaled spread, which depends on neither
- * the NIC nor k, so that a verdict over 64 nodes x 16 NICs computes it 64
- * times per metric and step instead of 1024 (NAN: not yet; the caller
- * clears it whenever a unit is flagged). */
-static double unit_noise_c(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
-			   int k, double *tmp, double *cache)
-{
-	if (k < 1)
-		return NAN;
-	double sd;
-	if (cache && a >= 0 && !isnan(cache[a * EFAB_SCAN_NMETRIC + m]))
-		sd = cache[a * EFAB_SCAN_NMETRIC + m];
-	else {
-		sd = unit_noise_sd(d, flagged, m, a, tmp);
-		if (cache && a >= 0)
-			cache[a * EFAB_SCAN_NMETRIC + m] = isnan(sd) ? INFINITY : sd;
-	}
-	if (isinf(sd))
-		sd = NAN;
-	return sd * 1.2533 / sqrt((double)k);
-}
-
-static double unit_noise(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
-			 int k, double *tmp)
-{
-	return unit_noise_c(d, flagged, m, a, k, tmp, NULL);
-}
-
-/* The noise of one pair figure (a, b, i) of metric m (SEND: a writes to b;
- * LAT): the robust spread of the logarithms of every other pair figure of m
- * (the pair's own left out, as a unit's node is for units) that no flagged
- * end explains, each NIC index's centred on its own median (unit_noise). */
-static double pair_noise_n(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
-			   int b, double *tmp, size_t *count)
-{
-	size_t n = 0;
-	for (int i = 0; i < d->nics; i++) {
-		size_t n0 = n;
-		for (int x = 0; x < d->nodes; x++)
-			for (int y = 0; y < d->nodes; y++) {
-				if (x == y || (x == a && y == b) || (m == EFAB_SCAN_LAT && x == b && y == a))
-					continue;
-				int fx = flagged[(x * d->nics + i) * EFAB_SCAN_NMETRIC + m];
-				if (fx || excluded_peer(flagged, d->nics, m, y, i))
-					continue;
-				double v = pair_value(d, m, x, y, i);
-				if (isfinite(v) && v > 0)
-					tmp[n++] = log(v);
-			}
-		center_index(tmp, n0, &n, m);
-	}
-	*count = n;
-	return robust_sd(tmp, n);
-}
-
-/* pair_noise over many figures: leaving one pair out of more than
- * PAIR_NOISE_ALL of them moves the spread by well under 1 %, and computing
- * it once per pair made the pairs' step O(pairs^2) (minutes at 64 nodes x
- * 16 NICs); there the spread of all of them is used, computed once per
- * metric and verdict (flagged no longer changes then). */
-#define PAIR_NOISE_ALL 256
-
-/* cache: per metric, NAN not yet, -1 too few figures (leave-one-out), else
- * the spread of all; valid while flagged does not change (pair_flags) */
-static double pair_noise(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
-			 int b, double *tmp, double *cache)
-{
-	size_t n;
-	if (cache && !isnan(cache[m]) && cache[m] >= 0)
-		return cache[m];
-	if (cache && isnan(cache[m])) {
-		double all = pair_noise_n(d, flagged, m, -1, -1, tmp, &n);
-		cache[m] = n > PAIR_NOISE_ALL && isfinite(all) ? all : -1;
-		if (cache[m] >= 0)
-			return cache[m];
-	}
-	return pair_noise_n(d, flagged, m, a, b, tmp, &n);
 }
 
 /* A figure beyond the limits: below rel of the cluster median ref (a
@@ -380,7 +25,7 @@ static int violates(const efab_scan_limits_t *lim, int m, double value, double r
 {
 	if (!isfinite(value))
 		return 0;
-	double ratio = ratio_of(m, value, ref);
+	double ratio = scan_ratio_of(m, value, ref);
 	if (isfinite(ratio) && ratio > 0 && ratio < lim->rel &&
 	    (!isfinite(log_noise) || -log(ratio) > EFAB_SCAN_SIGMAS * log_noise))
 		return 1;
@@ -395,13 +40,13 @@ static const char *unit_of(int m)
 }
 
 /* "x-fold" of a ratio as printed: latency's is inverted (higher is worse). */
-static double shown_ratio(int m, double ratio)
+double scan_shown_ratio(int m, double ratio)
 {
 	return m == EFAB_SCAN_LAT && isfinite(ratio) && ratio > 0 ? 1 / ratio : ratio;
 }
 
 /* snprintf that appends at *n and never runs past len. */
-static void EFAB_PRINTF(4, 5) put(char *buf, size_t len, size_t *n, const char *fmt, ...)
+void EFAB_PRINTF(4, 5) scan_put(char *buf, size_t len, size_t *n, const char *fmt, ...)
 {
 	if (*n + 1 >= len)
 		return;
@@ -415,31 +60,31 @@ static void EFAB_PRINTF(4, 5) put(char *buf, size_t len, size_t *n, const char *
 
 static int cell_failed(const efab_scan_data_t *d, int a, int b, int i)
 {
-	return d->failed && (d->failed[at(d, a, b, i)] || d->failed[at(d, b, a, i)]);
+	return d->failed && (d->failed[scan_at(d, a, b, i)] || d->failed[scan_at(d, b, a, i)]);
 }
 
 static int cell_measured(const efab_scan_data_t *d, int a, int b, int i)
 {
 	return !cell_failed(d, a, b, i) &&
-	       (isfinite(d->bw[at(d, a, b, i)]) || isfinite(d->bw[at(d, b, a, i)]) ||
-		isfinite(d->lat[at(d, a, b, i)]));
+	       (isfinite(d->bw[scan_at(d, a, b, i)]) || isfinite(d->bw[scan_at(d, b, a, i)]) ||
+		isfinite(d->lat[scan_at(d, a, b, i)]));
 }
 
-static const char *why_of(const efab_scan_data_t *d, int a, int b, int i)
+const char *scan_why_of(const efab_scan_data_t *d, int a, int b, int i)
 {
-	const char *w = d->why ? d->why[at(d, a, b, i)] : NULL;
+	const char *w = d->why ? d->why[scan_at(d, a, b, i)] : NULL;
 	if ((!w || !*w) && d->why)
-		w = d->why[at(d, b, a, i)];
+		w = d->why[scan_at(d, b, a, i)];
 	return w && *w ? w : "no detail";
 }
 
-static const char *trouble(const efab_scan_data_t *d, int a, int b, int i)
+const char *scan_trouble(const efab_scan_data_t *d, int a, int b, int i)
 {
-	const char *t = d->hw_trouble ? d->hw_trouble[at(d, a, b, i)] : NULL;
+	const char *t = d->hw_trouble ? d->hw_trouble[scan_at(d, a, b, i)] : NULL;
 	return t && *t ? t : NULL;
 }
 
-static const char *nic_name(const efab_scan_data_t *d, int a, int i)
+const char *scan_nic_name(const efab_scan_data_t *d, int a, int i)
 {
 	return d->nic_names[a * d->nics + i];
 }
@@ -518,7 +163,7 @@ static void unit_failure_ev(const efab_scan_data_t *d, flag_list_t *l, efab_scan
 				*first = r + 1;
 		}
 		ev_add(d, l, f, a, b, i, failed, failed ? -1 : EFAB_SCAN_LAT,
-		       failed ? NAN : d->lat[at(d, a, b, i)], failed);
+		       failed ? NAN : d->lat[scan_at(d, a, b, i)], failed);
 	}
 }
 
@@ -530,25 +175,25 @@ static void failure_text(const efab_scan_data_t *d, efab_scan_flag_t *f, int fir
 	size_t len = sizeof(f->evidence), n = 0;
 	int node = f->subject == EFAB_SCAN_SUBJ_NODE && d->nics > 1;
 	if (fails == tried)
-		put(buf, len, &n, "all %d of its %spairs failed (no progress with any peer)", tried,
+		scan_put(buf, len, &n, "all %d of its %spairs failed (no progress with any peer)", tried,
 		    node ? "NIC " : "");
 	else
-		put(buf, len, &n, "%d of its %d %spairs failed, each failure involves it", fails, tried,
+		scan_put(buf, len, &n, "%d of its %d %spairs failed, each failure involves it", fails, tried,
 		    node ? "NIC " : "");
 	if (node)
-		put(buf, len, &n, " (%d of %d NICs)", nics_hit, d->nics);
-	put(buf, len, &n, "; the failures began in round %d: ", first);
+		scan_put(buf, len, &n, " (%d of %d NICs)", nics_hit, d->nics);
+	scan_put(buf, len, &n, "; the failures began in round %d: ", first);
 	int k = 0;
 	for (size_t e = 0; e < f->nev; e++) {
 		const efab_scan_evidence_t *g = &f->ev[e];
 		if (!g->failed)
 			continue;
-		put(buf, len, &n, "%s%s%s%swith %s NIC %s in round %d (%s)", k++ ? "; " : "",
-		    node ? "NIC " : "", node ? nic_name(d, g->a, g->nic) : "", node ? " " : "",
-		    d->node_names[g->b], nic_name(d, g->b, g->nic), g->round, why_of(d, g->a, g->b, g->nic));
+		scan_put(buf, len, &n, "%s%s%s%swith %s NIC %s in round %d (%s)", k++ ? "; " : "",
+		    node ? "NIC " : "", node ? scan_nic_name(d, g->a, g->nic) : "", node ? " " : "",
+		    d->node_names[g->b], scan_nic_name(d, g->b, g->nic), g->round, scan_why_of(d, g->a, g->b, g->nic));
 	}
 	if (d->nodes > 2)
-		put(buf, len, &n, "; each of those peers passed with another node%s",
+		scan_put(buf, len, &n, "; each of those peers passed with another node%s",
 		    f->subject == EFAB_SCAN_SUBJ_NIC || d->nics == 1 ? "" : " (or failed as a common end too)");
 	int passed = tried - fails, before = 0;
 	for (size_t e = 0; e < f->nev; e++)
@@ -556,19 +201,19 @@ static void failure_text(const efab_scan_data_t *d, efab_scan_flag_t *f, int fir
 	if (!passed)
 		return;
 	if (passed > 3) {
-		put(buf, len, &n, "; its %d other pairs passed (%d before the failures began, %d after)",
+		scan_put(buf, len, &n, "; its %d other pairs passed (%d before the failures began, %d after)",
 		    passed, before, passed - before);
 		return;
 	}
-	put(buf, len, &n, "; passed: ");
+	scan_put(buf, len, &n, "; passed: ");
 	k = 0;
 	for (size_t e = 0; e < f->nev; e++) {
 		const efab_scan_evidence_t *g = &f->ev[e];
 		if (g->failed)
 			continue;
-		put(buf, len, &n, "%s%s%s%swith %s NIC %s in round %d (%s)", k++ ? "; " : "",
-		    node ? "NIC " : "", node ? nic_name(d, g->a, g->nic) : "", node ? " " : "",
-		    d->node_names[g->b], nic_name(d, g->b, g->nic), g->round,
+		scan_put(buf, len, &n, "%s%s%s%swith %s NIC %s in round %d (%s)", k++ ? "; " : "",
+		    node ? "NIC " : "", node ? scan_nic_name(d, g->a, g->nic) : "", node ? " " : "",
+		    d->node_names[g->b], scan_nic_name(d, g->b, g->nic), g->round,
 		    g->round < first ? "before the failures" : "after the failures began");
 	}
 }
@@ -639,7 +284,7 @@ static void failure_flags(const efab_scan_data_t *d, flag_list_t *l, unsigned ch
 				f->peers = 1;
 				int ea = passed_elsewhere(d, a, i, b), eb = passed_elsewhere(d, b, i, a);
 				snprintf(f->evidence, sizeof(f->evidence), "the pair failed in round %d (%s); %s",
-					 f->first_round, why_of(d, a, b, i),
+					 f->first_round, scan_why_of(d, a, b, i),
 					 d->nodes == 2 ? "2 nodes: nothing tells its ends apart"
 					 : ea && eb ? "both ends passed with other nodes: no common end"
 					 : ea || eb ? "one end passed with other nodes, the other failed with fewer than 2 peers that passed elsewhere: no common end"
@@ -664,14 +309,14 @@ static void unit_flag(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 	efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_NIC, kind_of_metric(m), a, i, -1, m);
 	if (!f)
 		return;
-	int k = peer_figures(d, flagged, m, a, i, vals, peers);
+	int k = scan_peer_figures(d, flagged, m, a, i, vals, peers);
 	f->value = value;
 	f->ref = ref;
-	f->ratio = ratio_of(m, value, ref);
+	f->ratio = scan_ratio_of(m, value, ref);
 	f->peers = k;
 	f->vs_index = vs_index;
 	size_t n = 0, len = sizeof(f->evidence);
-	put(f->evidence, len, &n, "%s %.4g %s, median over its %d peer%s (", efab_scan_metric_name(m),
+	scan_put(f->evidence, len, &n, "%s %.4g %s, median over its %d peer%s (", efab_scan_metric_name(m),
 	    value, unit_of(m), k, k == 1 ? "" : "s");
 	for (int j = 0; j < k; j++) {
 		int off = violates(lim, m, vals[j], ref, noise);
@@ -679,20 +324,20 @@ static void unit_flag(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 			ev_add(d, l, f, peers[j], a, i, 0, EFAB_SCAN_SEND, vals[j], off);
 		else
 			ev_add(d, l, f, a, peers[j], i, 0, m, vals[j], off);
-		put(f->evidence, len, &n, "%s%s %.4g", j ? ", " : "", d->node_names[peers[j]], vals[j]);
+		scan_put(f->evidence, len, &n, "%s%s %.4g", j ? ", " : "", d->node_names[peers[j]], vals[j]);
 	}
 	if (vs_index)
-		put(f->evidence, len, &n, ") = %.2fx the median of NIC index %d on the other nodes %.4g %s%s "
+		scan_put(f->evidence, len, &n, ") = %.2fx the median of NIC index %d on the other nodes %.4g %s%s "
 					  "(index %d is itself a NIC-index effect; this NIC is %.2fx the "
 					  "cluster median %.4g %s)",
-		    shown_ratio(m, f->ratio), i, ref, unit_of(m),
+		    scan_shown_ratio(m, f->ratio), i, ref, unit_of(m),
 		    m == EFAB_SCAN_LAT ? " (higher is worse)" : "", i,
-		    shown_ratio(m, ratio_of(m, value, cluster)), cluster, unit_of(m));
+		    scan_shown_ratio(m, scan_ratio_of(m, value, cluster)), cluster, unit_of(m));
 	else
-		put(f->evidence, len, &n, ") = %.2fx the cluster median %.4g %s%s",
-		    shown_ratio(m, f->ratio), ref, unit_of(m), m == EFAB_SCAN_LAT ? " (higher is worse)" : "");
+		scan_put(f->evidence, len, &n, ") = %.2fx the cluster median %.4g %s%s",
+		    scan_shown_ratio(m, f->ratio), ref, unit_of(m), m == EFAB_SCAN_LAT ? " (higher is worse)" : "");
 	if (k < d->nodes - 1)
-		put(f->evidence, len, &n, "; %d peer%s left out (failed pairs, or ends flagged for the "
+		scan_put(f->evidence, len, &n, "; %d peer%s left out (failed pairs, or ends flagged for the "
 					  "opposite figure)", d->nodes - 1 - k, d->nodes - 1 - k == 1 ? "" : "s");
 }
 
@@ -707,9 +352,9 @@ static int unit_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 		    const unsigned char *flagged, int m, int a, int i, double ref, double *vals,
 		    double *tmp, double *cache, double *val, double *noise)
 {
-	int k = peer_figures(d, flagged, m, a, i, vals, NULL);
+	int k = scan_peer_figures(d, flagged, m, a, i, vals, NULL);
 	*val = k ? efab_scan_median(vals, (size_t)k) : NAN;
-	*noise = unit_noise_c(d, flagged, m, a, k ? k : d->nodes - 1, tmp, cache);
+	*noise = scan_unit_noise_c(d, flagged, m, a, k ? k : d->nodes - 1, tmp, cache);
 	if (!violates(lim, m, *val, ref, *noise))
 		return 0;
 	int off = 0;
@@ -719,8 +364,8 @@ static int unit_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 	 * every unit misses): its pairs with those ends count as agreeing when
 	 * they too are beyond it */
 	for (int b = 0; k < 2 && off < 2 && b < d->nodes; b++) {
-		double pv = pair_value(d, m, a, b, i);
-		off += b != a && excluded_peer(flagged, d->nics, m, b, i) && violates(lim, m, pv, ref, *noise);
+		double pv = scan_pair_value(d, m, a, b, i);
+		off += b != a && scan_excluded_peer(flagged, d->nics, m, b, i) && violates(lim, m, pv, ref, *noise);
 	}
 	if (off < 2)
 		return 0; /* one outlier pair: the pairs' step names it */
@@ -730,7 +375,7 @@ static int unit_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 	efab_scan_data_t bd = *d;
 	bd.bw = d->bw_best ? d->bw_best : d->bw;
 	bd.lat = d->lat_best ? d->lat_best : d->lat;
-	int kb = peer_figures(&bd, flagged, m, a, i, vals, NULL);
+	int kb = scan_peer_figures(&bd, flagged, m, a, i, vals, NULL);
 	return kb && violates(lim, m, efab_scan_median(vals, (size_t)kb), ref, *noise);
 }
 
@@ -806,40 +451,40 @@ static void index_flags(const efab_scan_data_t *d, const efab_scan_limits_t *lim
 			int shown = 0;
 			f->value = pref[i * F + m];
 			f->ref = out->ref[m];
-			f->ratio = ratio_of(m, f->value, f->ref);
+			f->ratio = scan_ratio_of(m, f->value, f->ref);
 			size_t n = 0, len = sizeof(f->evidence);
-			put(f->evidence, len, &n, "%s %.4g %s, the median of NIC %d over the %d nodes (",
+			scan_put(f->evidence, len, &n, "%s %.4g %s, the median of NIC %d over the %d nodes (",
 			    efab_scan_metric_name(m), f->value, unit_of(m), i, d->nodes);
 			for (int a = 0; a < d->nodes; a++) {
 				double v = out->unit[(a * d->nics + i) * F + m];
 				if (shown < 8 || a == d->nodes - 1)
-					put(f->evidence, len, &n, "%s%s %s %.4g", shown ? ", " : "",
-					    d->node_names[a], nic_name(d, a, i), v);
+					scan_put(f->evidence, len, &n, "%s%s %s %.4g", shown ? ", " : "",
+					    d->node_names[a], scan_nic_name(d, a, i), v);
 				else if (shown == 8)
-					put(f->evidence, len, &n, ", ...");
+					scan_put(f->evidence, len, &n, ", ...");
 				shown++;
 				/* the evidence: every pair figure of the index, once */
 				for (int b = 0; b < d->nodes; b++) {
 					if (b == a || (m == EFAB_SCAN_LAT && b < a))
 						continue;
-					double pv = pair_value(d, m, a, b, i);
+					double pv = scan_pair_value(d, m, a, b, i);
 					if (isfinite(pv))
 						ev_add(d, l, f, a, b, i, 0, m, pv,
 						       violates(lim, m, pv, out->ref[m], NAN));
 				}
 			}
-			put(f->evidence, len, &n, ") = %.2fx the cluster median %.4g %s%s", shown_ratio(m, f->ratio),
+			scan_put(f->evidence, len, &n, ") = %.2fx the cluster median %.4g %s%s", scan_shown_ratio(m, f->ratio),
 			    f->ref, unit_of(m), m == EFAB_SCAN_LAT ? " (higher is worse)" : "");
 			if (m == EFAB_SCAN_SEND)
-				put(f->evidence, len, &n, ", receive %.4g MB/s = %.2fx (within one index the "
+				scan_put(f->evidence, len, &n, ", receive %.4g MB/s = %.2fx (within one index the "
 							  "same pairs: sending and receiving are not told apart)",
 				    pref[i * F + EFAB_SCAN_RECV],
-				    ratio_of(EFAB_SCAN_RECV, pref[i * F + EFAB_SCAN_RECV], out->ref[EFAB_SCAN_RECV]));
+				    scan_ratio_of(EFAB_SCAN_RECV, pref[i * F + EFAB_SCAN_RECV], out->ref[EFAB_SCAN_RECV]));
 			int c = m == EFAB_SCAN_LAT ? count[m]
 				: count[EFAB_SCAN_SEND] > count[EFAB_SCAN_RECV] ? count[EFAB_SCAN_SEND]
 										 : count[EFAB_SCAN_RECV];
 			f->peers = c;
-			put(f->evidence, len, &n, "; NIC %d is beyond the limits on %d of the %d nodes%s: a "
+			scan_put(f->evidence, len, &n, "; NIC %d is beyond the limits on %d of the %d nodes%s: a "
 						  "NIC-index effect (where a rank sits against its NIC, e.g. a "
 						  "cross-socket DMA, or the NIC's PCIe path), not %d slow NICs; each "
 						  "node's NIC %d is judged against NIC %d of the other nodes, and "
@@ -881,7 +526,7 @@ static void fold_nodes(const efab_scan_data_t *d, flag_list_t *l, size_t from)
 			double vals[1024];
 			int nv = 0, most = 0;
 			size_t n = 0, len = sizeof(nf->evidence);
-			put(nf->evidence, len, &n, "%d of %d NICs: ", count, d->nics);
+			scan_put(nf->evidence, len, &n, "%d of %d NICs: ", count, d->nics);
 			for (size_t f = from; f < end; f++) {
 				efab_scan_flag_t *g = &l->f[f];
 				if (g->subject != EFAB_SCAN_SUBJ_NIC || g->node != a || g->metric != m)
@@ -889,8 +534,8 @@ static void fold_nodes(const efab_scan_data_t *d, flag_list_t *l, size_t from)
 				if (nv < (int)EFAB_ARRAY_SIZE(vals))
 					vals[nv++] = g->value;
 				most = g->peers > most ? g->peers : most;
-				put(nf->evidence, len, &n, "%s%s %.4g %s over %d peer%s", nv > 1 ? ", " : "",
-				    nic_name(d, a, g->nic), g->value, unit_of(m), g->peers, g->peers == 1 ? "" : "s");
+				scan_put(nf->evidence, len, &n, "%s%s %.4g %s over %d peer%s", nv > 1 ? ", " : "",
+				    scan_nic_name(d, a, g->nic), g->value, unit_of(m), g->peers, g->peers == 1 ? "" : "s");
 				for (size_t e = 0; e < g->nev; e++)
 					ev_add(d, l, nf, g->ev[e].a, g->ev[e].b, g->ev[e].nic, 0, g->ev[e].metric,
 					       g->ev[e].value, g->ev[e].off);
@@ -901,10 +546,10 @@ static void fold_nodes(const efab_scan_data_t *d, flag_list_t *l, size_t from)
 			for (size_t f = from; f < end; f++)
 				if (l->f[f].metric == m)
 					nf->ref = l->f[f].ref;
-			nf->ratio = ratio_of(m, nf->value, nf->ref);
+			nf->ratio = scan_ratio_of(m, nf->value, nf->ref);
 			nf->peers = most;
-			put(nf->evidence, len, &n, "; %s median %.4g %s = %.2fx the cluster median %.4g %s",
-			    efab_scan_metric_name(m), nf->value, unit_of(m), shown_ratio(m, nf->ratio),
+			scan_put(nf->evidence, len, &n, "; %s median %.4g %s = %.2fx the cluster median %.4g %s",
+			    efab_scan_metric_name(m), nf->value, unit_of(m), scan_shown_ratio(m, nf->ratio),
 			    nf->ref, unit_of(m));
 		}
 	size_t w = from;
@@ -927,9 +572,9 @@ static double others_median(const efab_scan_data_t *d, const unsigned char *flag
 {
 	int n = 0;
 	for (int x = 0; x < d->nodes; x++) {
-		if (x == a || x == b || excluded_peer(flagged, d->nics, m, x, i))
+		if (x == a || x == b || scan_excluded_peer(flagged, d->nics, m, x, i))
 			continue;
-		double v = pair_value(d, m, a, x, i);
+		double v = scan_pair_value(d, m, a, x, i);
 		if (isfinite(v))
 			tmp[n++] = v;
 	}
@@ -946,21 +591,21 @@ static void pair_context(const efab_scan_data_t *d, const unsigned char *flagged
 	double va = others_median(d, flagged, ma, a, i, b, tmp, &ka);
 	double vb = others_median(d, flagged, mb, b, i, a, tmp, &kb);
 	if (!ka && !kb) {
-		put(buf, len, n, "; %s", d->nodes == 2 ? "2 nodes: nothing tells its ends apart"
+		scan_put(buf, len, n, "; %s", d->nodes == 2 ? "2 nodes: nothing tells its ends apart"
 						       : "neither end has other peers measured: no end can be told");
 		return;
 	}
-	put(buf, len, n, "; with their other peers %s %s", d->node_names[a], metric_verb(ma));
+	scan_put(buf, len, n, "; with their other peers %s %s", d->node_names[a], metric_verb(ma));
 	if (ka)
-		put(buf, len, n, " %.4g %s (median over %d)", va, unit_of(ma), ka);
+		scan_put(buf, len, n, " %.4g %s (median over %d)", va, unit_of(ma), ka);
 	else
-		put(buf, len, n, " nothing measured");
-	put(buf, len, n, ", %s %s", d->node_names[b], metric_verb(mb));
+		scan_put(buf, len, n, " nothing measured");
+	scan_put(buf, len, n, ", %s %s", d->node_names[b], metric_verb(mb));
 	if (kb)
-		put(buf, len, n, " %.4g %s (median over %d)", vb, unit_of(mb), kb);
+		scan_put(buf, len, n, " %.4g %s (median over %d)", vb, unit_of(mb), kb);
 	else
-		put(buf, len, n, " nothing measured");
-	put(buf, len, n, ": one pair, not an end");
+		scan_put(buf, len, n, " nothing measured");
+	scan_put(buf, len, n, ": one pair, not an end");
 }
 
 /* What a figure of NIC index i, metric m, is compared with: "the cluster
@@ -982,12 +627,12 @@ static int lat_pair_off(const efab_scan_data_t *d, const efab_scan_limits_t *lim
 			const double *ref, int a, int b, int i, double *tmp, double *pn)
 {
 	const int F = EFAB_SCAN_NMETRIC; /* ref: per NIC index, [i * F + m] (pair_flags) */
-	double v = d->lat[at(d, a, b, i)];
-	double best = d->lat_best ? d->lat_best[at(d, a, b, i)] : v;
+	double v = d->lat[scan_at(d, a, b, i)];
+	double best = d->lat_best ? d->lat_best[scan_at(d, a, b, i)] : v;
 	if (!isfinite(v) || cell_failed(d, a, b, i) || flagged[(a * d->nics + i) * F + EFAB_SCAN_LAT] ||
 	    flagged[(b * d->nics + i) * F + EFAB_SCAN_LAT])
 		return -1;
-	double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp, pn);
+	double noise = scan_pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp, pn);
 	return violates(lim, EFAB_SCAN_LAT, v, ref[i * F + EFAB_SCAN_LAT], noise) &&
 	       violates(lim, EFAB_SCAN_LAT, best, ref[i * F + EFAB_SCAN_LAT], noise);
 }
@@ -1037,25 +682,25 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 			for (int i = 0; i < d->nics && !l->oom; i++) {
 				int ua = a * d->nics + i, ub = b * d->nics + i;
 				/* latency, symmetric; the best pass's must be off too */
-				double v = d->lat[at(d, a, b, i)];
-				double best = d->lat_best ? d->lat_best[at(d, a, b, i)] : v;
+				double v = d->lat[scan_at(d, a, b, i)];
+				double best = d->lat_best ? d->lat_best[scan_at(d, a, b, i)] : v;
 				if (isfinite(v) && !cell_failed(d, a, b, i) && !flagged[ua * F + EFAB_SCAN_LAT] &&
 				    !flagged[ub * F + EFAB_SCAN_LAT]) {
-					double r = ratio_of(EFAB_SCAN_LAT, v, ref[i * F + EFAB_SCAN_LAT]);
-					double noise = pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp, pn);
+					double r = scan_ratio_of(EFAB_SCAN_LAT, v, ref[i * F + EFAB_SCAN_LAT]);
+					double noise = scan_pair_noise(d, flagged, EFAB_SCAN_LAT, a, b, tmp, pn);
 					int off = violates(lim, EFAB_SCAN_LAT, v, ref[i * F + EFAB_SCAN_LAT], noise) &&
 						  violates(lim, EFAB_SCAN_LAT, best, ref[i * F + EFAB_SCAN_LAT], noise);
 					int rd = efab_scan_round_of(d->nodes, a, b);
 					if (off && round_all_off(d, lim, flagged, ref, rd, i, tmp, pn)) {
 						if (!said[rd * d->nics + i]++) /* once per round and NIC index */
-							put(round_note, note_len, &nn,
+							scan_put(round_note, note_len, &nn,
 							    "%sround %d%s%s: every pair's latency beyond the limits "
 							    "(e.g. %s-%s %.4g us, %.2fx %s): the "
 							    "machine or the fabric at that time, no node, NIC or "
 							    "pair named",
 							    nn ? "; " : "", rd + 1, d->nics > 1 ? " NIC " : "",
-							    d->nics > 1 ? nic_name(d, a, i) : "", d->node_names[a],
-							    d->node_names[b], v, shown_ratio(EFAB_SCAN_LAT, r),
+							    d->nics > 1 ? scan_nic_name(d, a, i) : "", d->node_names[a],
+							    d->node_names[b], v, scan_shown_ratio(EFAB_SCAN_LAT, r),
 							    ref_what(d, i, EFAB_SCAN_LAT, idx_eff, what, sizeof(what)));
 						off = 0;
 					}
@@ -1071,9 +716,9 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 						f->peers = 1;
 						ev_add(d, l, f, a, b, i, 0, EFAB_SCAN_LAT, v, 1);
 						size_t n = 0;
-						put(f->evidence, sizeof(f->evidence), &n,
+						scan_put(f->evidence, sizeof(f->evidence), &n,
 						    "latency %.4g us = %.2fx %s %.4g us (higher is "
-						    "worse) in round %d", v, shown_ratio(EFAB_SCAN_LAT, r),
+						    "worse) in round %d", v, scan_shown_ratio(EFAB_SCAN_LAT, r),
 						    ref_what(d, i, EFAB_SCAN_LAT, idx_eff, what, sizeof(what)), f->ref,
 						    round1(d, a, b));
 						pair_context(d, flagged, EFAB_SCAN_LAT, EFAB_SCAN_LAT, a, b, i, tmp,
@@ -1085,14 +730,14 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 				double bv[2], br[2];
 				for (int dir = 0; dir < 2; dir++) {
 					int x = dir ? b : a, y = dir ? a : b;
-					bv[dir] = d->bw[at(d, x, y, i)];
-					br[dir] = ratio_of(EFAB_SCAN_SEND, bv[dir], ref[i * F + EFAB_SCAN_SEND]);
+					bv[dir] = d->bw[scan_at(d, x, y, i)];
+					br[dir] = scan_ratio_of(EFAB_SCAN_SEND, bv[dir], ref[i * F + EFAB_SCAN_SEND]);
 					if (!isfinite(bv[dir]) || cell_failed(d, a, b, i) ||
 					    flagged[(x * d->nics + i) * F + EFAB_SCAN_SEND] ||
 					    flagged[(y * d->nics + i) * F + EFAB_SCAN_RECV])
 						continue;
-					double noise = pair_noise(d, flagged, EFAB_SCAN_SEND, x, y, tmp, pn);
-					double best = d->bw_best ? d->bw_best[at(d, x, y, i)] : bv[dir];
+					double noise = scan_pair_noise(d, flagged, EFAB_SCAN_SEND, x, y, tmp, pn);
+					double best = d->bw_best ? d->bw_best[scan_at(d, x, y, i)] : bv[dir];
 					off[dir] = violates(lim, EFAB_SCAN_SEND, bv[dir], ref[i * F + EFAB_SCAN_SEND], noise) &&
 						   violates(lim, EFAB_SCAN_SEND, best, ref[i * F + EFAB_SCAN_SEND], noise);
 				}
@@ -1106,20 +751,20 @@ static void pair_flags(const efab_scan_data_t *d, const efab_scan_limits_t *unit
 				f->both = off[0] && off[1];
 				f->value = f->both ? fmin(bv[0], bv[1]) : bv[w];
 				f->ref = ref[i * F + EFAB_SCAN_SEND];
-				f->ratio = ratio_of(EFAB_SCAN_SEND, f->value, f->ref);
+				f->ratio = scan_ratio_of(EFAB_SCAN_SEND, f->value, f->ref);
 				f->peers = 1;
 				ev_add(d, l, f, x, y, i, 0, EFAB_SCAN_SEND, bv[w], 1);
 				ev_add(d, l, f, y, x, i, 0, EFAB_SCAN_SEND, bv[!w], off[!w]);
 				size_t n = 0, len = sizeof(f->evidence);
 				if (f->both)
-					put(f->evidence, len, &n,
+					scan_put(f->evidence, len, &n,
 					    "both ways in round %d: %s -> %s %.4g MB/s (%.2fx), %s -> %s %.4g MB/s "
 					    "(%.2fx) of %s %.4g MB/s", round1(d, a, b),
 					    d->node_names[a], d->node_names[b], bv[0], br[0], d->node_names[b],
 					    d->node_names[a], bv[1], br[1],
 					    ref_what(d, i, EFAB_SCAN_SEND, idx_eff, what, sizeof(what)), f->ref);
 				else
-					put(f->evidence, len, &n,
+					scan_put(f->evidence, len, &n,
 					    "%s writes to %s at %.4g MB/s = %.2fx %s %.4g MB/s in "
 					    "round %d (the other way %.4g MB/s)", d->node_names[x],
 					    d->node_names[y], bv[w], br[w],
@@ -1144,10 +789,10 @@ static void nic_counter_flags(const efab_scan_data_t *d, const unsigned char *fl
 		int a = u / d->nics, i = u % d->nics, met = 0, bad = 0;
 		for (int b = 0; b < d->nodes; b++) {
 			if (b == a || !(cell_measured(d, a, b, i) || cell_failed(d, a, b, i) ||
-					trouble(d, a, b, i) || trouble(d, b, a, i)))
+					scan_trouble(d, a, b, i) || scan_trouble(d, b, a, i)))
 				continue;
 			met++;
-			bad += trouble(d, a, b, i) || trouble(d, b, a, i);
+			bad += scan_trouble(d, a, b, i) || scan_trouble(d, b, a, i);
 		}
 		common[u] = met >= 2 && bad == met;
 	}
@@ -1162,16 +807,16 @@ static void nic_counter_flags(const efab_scan_data_t *d, const unsigned char *fl
 		if (!f)
 			break;
 		size_t n = 0, len = sizeof(f->evidence);
-		put(f->evidence, len, &n, "NIC counters rose in its round with every peer%s:",
+		scan_put(f->evidence, len, &n, "NIC counters rose in its round with every peer%s:",
 		    figs ? " (its figures are flagged too)" : " (its bandwidth and latency passed)");
 		for (int b = 0; b < d->nodes; b++) {
-			const char *here = b == a ? NULL : trouble(d, a, b, i);
-			const char *there = b == a ? NULL : trouble(d, b, a, i);
+			const char *here = b == a ? NULL : scan_trouble(d, a, b, i);
+			const char *there = b == a ? NULL : scan_trouble(d, b, a, i);
 			if (!here && !there)
 				continue;
 			f->peers++;
 			ev_add(d, l, f, a, b, i, cell_failed(d, a, b, i), EFAB_SCAN_NIC_COUNTERS, NAN, 1);
-			put(f->evidence, len, &n, " with %s: %s%s%s%s%s;", d->node_names[b],
+			scan_put(f->evidence, len, &n, " with %s: %s%s%s%s%s;", d->node_names[b],
 			    here ? "here " : "", here ? here : "", here && there ? ", " : "",
 			    there ? "at the peer " : "", there ? there : "");
 		}
@@ -1180,7 +825,7 @@ static void nic_counter_flags(const efab_scan_data_t *d, const unsigned char *fl
 	for (int a = 0; a < d->nodes; a++)
 		for (int b = a + 1; b < d->nodes; b++)
 			for (int i = 0; i < d->nics && !l->oom; i++) {
-				const char *ta = trouble(d, a, b, i), *tb = trouble(d, b, a, i);
+				const char *ta = scan_trouble(d, a, b, i), *tb = scan_trouble(d, b, a, i);
 				if ((!ta && !tb) || common[a * d->nics + i] || common[b * d->nics + i])
 					continue;
 				efab_scan_flag_t *f = flag_new(l, EFAB_SCAN_SUBJ_PAIR, EFAB_SCAN_KIND_COUNTERS,
@@ -1192,15 +837,15 @@ static void nic_counter_flags(const efab_scan_data_t *d, const unsigned char *fl
 				ev_add(d, l, f, f->node, f->peer, i, cell_failed(d, a, b, i),
 				       EFAB_SCAN_NIC_COUNTERS, NAN, 1);
 				size_t n = 0, len = sizeof(f->evidence);
-				put(f->evidence, len, &n, "NIC counters rose in their round (round %d) only:",
+				scan_put(f->evidence, len, &n, "NIC counters rose in their round (round %d) only:",
 				    round1(d, a, b));
 				if (ta)
-					put(f->evidence, len, &n, " at %s NIC %s %s;", d->node_names[a],
-					    nic_name(d, a, i), ta);
+					scan_put(f->evidence, len, &n, " at %s NIC %s %s;", d->node_names[a],
+					    scan_nic_name(d, a, i), ta);
 				if (tb)
-					put(f->evidence, len, &n, " at %s NIC %s %s;", d->node_names[b],
-					    nic_name(d, b, i), tb);
-				put(f->evidence, len, &n, " neither end's rounds with other peers had trouble "
+					scan_put(f->evidence, len, &n, " at %s NIC %s %s;", d->node_names[b],
+					    scan_nic_name(d, b, i), tb);
+				scan_put(f->evidence, len, &n, " neither end's rounds with other peers had trouble "
 							  "in all: no common end");
 			}
 	free(common);
@@ -1234,11 +879,11 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 	for (int m = 0; m < EFAB_SCAN_NMETRIC; m++) {
 		for (int u = 0; u < units; u++)
 			out->unit[u * EFAB_SCAN_NMETRIC + m] =
-				unit_value(d, flagged, m, u / d->nics, u % d->nics, tmp);
+				scan_unit_value(d, flagged, m, u / d->nics, u % d->nics, tmp);
 		for (int u = 0; u < units; u++)
 			tmp[u] = out->unit[u * EFAB_SCAN_NMETRIC + m];
 		out->ref[m] = efab_scan_median(tmp, (size_t)units);
-		out->spread[m] = unit_noise(d, flagged, m, -1, 1, tmp);
+		out->spread[m] = scan_unit_noise(d, flagged, m, -1, 1, tmp);
 	}
 	/* 2. figures. First the NIC-index effects: an index beyond the limits on
 	 * most nodes is one finding, and its NICs are judged against the same
@@ -1267,7 +912,7 @@ int efab_scan_verdict(const efab_scan_data_t *d, const efab_scan_limits_t *lim,
 				out->unit[u * EFAB_SCAN_NMETRIC + m] = val;
 				if (!off)
 					continue;
-				double r = ratio_of(m, val, r0);
+				double r = scan_ratio_of(m, val, r0);
 				double key = isfinite(r) ? r : 0;
 				if (key < worst_r) {
 					worst_r = key;
@@ -1326,163 +971,4 @@ void efab_scan_verdict_free(efab_scan_verdict_t *v)
 	free(v->unit);
 	free(v->flags);
 	memset(v, 0, sizeof(*v));
-}
-
-void efab_scan_flag_line(const efab_scan_data_t *d, const efab_scan_flag_t *f, char *buf,
-			 size_t len)
-{
-	size_t n = 0;
-	if (!len)
-		return;
-	buf[0] = 0;
-	switch (f->subject) {
-	case EFAB_SCAN_SUBJ_NODE: put(buf, len, &n, "node %s", d->node_names[f->node]); break;
-	case EFAB_SCAN_SUBJ_NIC:
-		put(buf, len, &n, "node %s NIC %s", d->node_names[f->node], nic_name(d, f->node, f->nic));
-		break;
-	case EFAB_SCAN_SUBJ_INDEX: put(buf, len, &n, "NIC index %d", f->nic); break;
-	default:
-		put(buf, len, &n, "pair %s NIC %s %s %s NIC %s", d->node_names[f->node],
-		    nic_name(d, f->node, f->nic),
-		    f->kind == EFAB_SCAN_KIND_SLOW_BW && !f->both ? "->" : "-", d->node_names[f->peer],
-		    nic_name(d, f->peer, f->nic));
-	}
-	put(buf, len, &n, ": %s: %s", efab_scan_kind_name(f->kind), f->evidence);
-}
-
-static void json_str(FILE *fp, const char *s)
-{
-	fputc('"', fp);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(fp, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(fp, "\\u%04x", c);
-		else
-			fputc(c, fp);
-	}
-	fputc('"', fp);
-}
-
-static void json_num(FILE *fp, double v)
-{
-	if (isfinite(v))
-		fprintf(fp, "%.6g", v);
-	else
-		fputs("null", fp);
-}
-
-int efab_scan_verdict_json(FILE *fp, const efab_scan_data_t *d, const efab_scan_verdict_t *v)
-{
-	char line[sizeof(v->flags->evidence) + 512];
-	fprintf(fp, "{\n  \"schema\": 1,\n  \"verdict\": \"%s\",\n  \"nodes\": %d,\n  \"nics\": %d,\n"
-		    "  \"rounds\": %d,\n  \"cluster_median\": {\"send_MBps\": ",
-		v->nflags ? "flagged" : "clean", d->nodes, d->nics, efab_scan_rounds(d->nodes));
-	json_num(fp, v->ref[EFAB_SCAN_SEND]);
-	fputs(", \"recv_MBps\": ", fp);
-	json_num(fp, v->ref[EFAB_SCAN_RECV]);
-	fputs(", \"lat_us\": ", fp);
-	json_num(fp, v->ref[EFAB_SCAN_LAT]);
-	fputs("},\n  \"round_note\": ", fp);
-	if (v->round_note[0])
-		json_str(fp, v->round_note);
-	else
-		fputs("null", fp);
-	fputs(",\n  \"findings\": [", fp);
-	for (size_t k = 0; k < v->nflags; k++) {
-		const efab_scan_flag_t *f = &v->flags[k];
-		int index = f->subject == EFAB_SCAN_SUBJ_INDEX;
-		fprintf(fp, "%s\n    {\"subject\": \"%s\", \"node\": ", k ? "," : "",
-			efab_scan_subject_name(f->subject));
-		if (index)
-			fputs("null", fp);
-		else
-			json_str(fp, d->node_names[f->node]);
-		fputs(", \"nic\": ", fp);
-		if (f->nic >= 0 && !index)
-			json_str(fp, nic_name(d, f->node, f->nic));
-		else
-			fputs("null", fp);
-		fputs(", \"nic_index\": ", fp);
-		if (f->nic >= 0)
-			fprintf(fp, "%d", f->nic);
-		else
-			fputs("null", fp);
-		fputs(", \"peer_node\": ", fp);
-		if (f->peer >= 0)
-			json_str(fp, d->node_names[f->peer]);
-		else
-			fputs("null", fp);
-		fputs(", \"peer_nic\": ", fp);
-		if (f->peer >= 0)
-			json_str(fp, nic_name(d, f->peer, f->nic));
-		else
-			fputs("null", fp);
-		fprintf(fp, ",\n     \"kind\": \"%s\", \"metric\": ", efab_scan_kind_name(f->kind));
-		if (f->metric < EFAB_SCAN_NMETRIC)
-			json_str(fp, efab_scan_metric_name(f->metric));
-		else
-			fputs("null", fp);
-		fprintf(fp, ", \"direction\": %s, \"value\": ",
-			f->subject == EFAB_SCAN_SUBJ_PAIR && f->kind == EFAB_SCAN_KIND_SLOW_BW
-				? f->both ? "\"both\"" : "\"node->peer\"" : "null");
-		json_num(fp, f->value);
-		fprintf(fp, ", \"unit\": %s, \"cluster_median\": ",
-			f->metric < EFAB_SCAN_NMETRIC ? f->metric == EFAB_SCAN_LAT ? "\"us\"" : "\"MB/s\""
-						       : "null");
-		/* a NIC of a NIC-index effect was judged against its index (ratio);
-		 * the cluster median stays the cluster's */
-		json_num(fp, f->vs_index ? v->ref[f->metric] : f->ref);
-		fprintf(fp, ", \"reference\": \"%s\", \"index_median\": ", f->vs_index ? "index" : "cluster");
-		json_num(fp, f->vs_index ? f->ref : NAN);
-		fputs(", \"ratio\": ", fp);
-		json_num(fp, f->metric < EFAB_SCAN_NMETRIC ? shown_ratio(f->metric, f->ratio) : NAN);
-		fprintf(fp, ", \"peers\": %d, \"first_failed_round\": ", f->peers);
-		if (f->first_round)
-			fprintf(fp, "%d", f->first_round);
-		else
-			fputs("null", fp);
-		fputs(",\n     \"text\": ", fp);
-		efab_scan_flag_line(d, f, line, sizeof(line));
-		json_str(fp, line);
-		fputs(",\n     \"evidence\": [", fp);
-		for (size_t e = 0; e < f->nev; e++) {
-			const efab_scan_evidence_t *g = &f->ev[e];
-			fprintf(fp, "%s\n       {\"node_a\": ", e ? "," : "");
-			json_str(fp, d->node_names[g->a]);
-			fputs(", \"nic_a\": ", fp);
-			json_str(fp, nic_name(d, g->a, g->nic));
-			fputs(", \"node_b\": ", fp);
-			json_str(fp, d->node_names[g->b]);
-			fputs(", \"nic_b\": ", fp);
-			json_str(fp, nic_name(d, g->b, g->nic));
-			fprintf(fp, ", \"round\": %d, \"status\": \"%s\", \"metric\": ", g->round,
-				g->failed ? "failed" : "ok");
-			if (g->metric >= 0 && g->metric < EFAB_SCAN_NMETRIC)
-				json_str(fp, g->metric == EFAB_SCAN_SEND ? "bandwidth a->b"
-								: efab_scan_metric_name(g->metric));
-			else if (g->metric == EFAB_SCAN_NIC_COUNTERS)
-				json_str(fp, "NIC counters");
-			else
-				fputs("null", fp);
-			fputs(", \"value\": ", fp);
-			json_num(fp, g->value);
-			fprintf(fp, ", \"beyond_limits\": %s", g->off ? "true" : "false");
-			if (g->failed) {
-				fputs(", \"error\": ", fp);
-				json_str(fp, why_of(d, g->a, g->b, g->nic));
-			}
-			if (g->metric == EFAB_SCAN_NIC_COUNTERS) {
-				fputs(", \"counters_a\": ", fp);
-				json_str(fp, trouble(d, g->a, g->b, g->nic));
-				fputs(", \"counters_b\": ", fp);
-				json_str(fp, trouble(d, g->b, g->a, g->nic));
-			}
-			fputc('}', fp);
-		}
-		fputs(f->nev ? "\n     ]}" : "]}", fp);
-	}
-	fputs(v->nflags ? "\n  ]\n}\n" : "]\n}\n", fp);
-	return ferror(fp) ? EFAB_ERR : EFAB_OK;
 }

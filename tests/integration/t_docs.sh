@@ -103,14 +103,18 @@ def rule(files, ok, what):
 lib = glob.glob("lib/*.[ch]")
 rule(lib, lambda f, h, r: h != "mpi.h" and (r == "lib" or r == "<system>"), "lib/ includes no MPI, bench/ or tests/")
 eng = glob.glob("bench/engine/*.[ch]")
-rule([f for f in eng if not f.endswith("families.c")], lambda f, h, r: r != "bench/ops",
-     "only families.c reaches the operation families")
+rule(eng, lambda f, h, r: r != "bench/ops",
+     "the engine reaches a family only through the efab_family_t its main hands it")
+cli = glob.glob("bench/cli/*.[ch]")
+rule(cli, lambda f, h, r: h != "mpi.h" and r in ("lib", "bench/cli", "<system>"),
+     "bench/cli/ includes lib/ only, no MPI")
 rule(["bench/engine/rows.c"], lambda f, h, r: h == "rows.h" or r == "<system>", "rows.c is pure data")
 ops = glob.glob("bench/ops/*")
 rule(ops, lambda f, h, r: r != "bench/tools", "bench/ops/ does not call bench/tools/")
-rule(["bench/tools/sweep.c", "bench/tools/hostfacts.c", "bench/efab_sweep.c", "bench/efab_topo.c"],
-     lambda f, h, r: h != "mpi.h" and (r in ("lib", "<system>") or h in ("rows.h", "hostfacts.h")),
-     "no MPI, lib/ (and rows.h, hostfacts.h)")
+rule(glob.glob("bench/tools/sweep*.[ch]") + ["bench/tools/hostfacts.c", "bench/efab_sweep.c"],
+     lambda f, h, r: h != "mpi.h" and (r in ("lib", "bench/cli", "<system>") or h in ("rows.h", "hostfacts.h") or (r == "bench/tools" and os.path.basename(h).startswith("sweep"))),
+     "no MPI, lib/ and bench/cli/ (and rows.h, hostfacts.h)")
+rule(["bench/efab_topo.c"], lambda f, h, r: h != "mpi.h" and r in ("lib", "<system>"), "efab_topo: lib/ only, no MPI")
 rule(["bench/tools/fitrace.c"], lambda f, h, r: r == "<system>" or h == "efab_fitrace.h", "fitrace.c: efab_fitrace.h only")
 everything = lib + glob.glob("bench/*.c") + glob.glob("bench/*/*.[ch]") + glob.glob("bench/*/*.cc")
 rule(everything, lambda f, h, r: not r.startswith("tests"), "nothing in lib/ or bench/ includes tests/")

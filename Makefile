@@ -151,7 +151,7 @@ UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .SECONDARY:
 .PHONY: all example deps check check-run check-rebuild-units demo install clean format format-check format-base tests fuzz valgrind
-all: $(ARCHIVES) $(BINS) $(SHMEM_BIN) $(BUILD)/lib/libefab_fitrace.so $(BUILD)/tests/fitrace_check
+all: $(ARCHIVES) $(BINS) $(SHMEM_BIN) $(BUILD)/lib/libefab_fitrace.so $(BUILD)/lib/libefab_fipost.so $(BUILD)/tests/fitrace_check
 ifeq ($(SHMEM_BIN),)
 	@echo "  efab_shmem_reg skipped (and efab_shmem_seed, efab_shmem_lat, efab_shmem_bw): $(SHMEM_HINT)"
 endif
@@ -252,6 +252,14 @@ $(BUILD)/lib/libefab_fitrace.so: bench/tools/fitrace.c bench/tools/fitrace.map l
 	$(Q)$(CC) $(CFLAGS_BASE) $(FABRIC_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -shared \
 	  -Wl,--version-script=bench/tools/fitrace.map -o $@ $< -ldl $(LDFLAGS_SAN) $(LDFLAGS)
 
+# The post and CQ-read counting interposer (LD_PRELOAD; bench/tools/fipost.c):
+# doorbells per batch and CQ reads per operation of any libfabric program.
+$(BUILD)/lib/libefab_fipost.so: bench/tools/fipost.c bench/tools/fipost.map
+	@mkdir -p $(@D)
+	$(call say,CCLD,$@)
+	$(Q)$(CC) $(CFLAGS_BASE) $(FABRIC_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -shared \
+	  -Wl,--version-script=bench/tools/fipost.map -o $@ $< -ldl $(LDFLAGS_SAN) $(LDFLAGS)
+
 $(BUILD)/tests/fitrace_check: tests/fitrace/fitrace_check.c $(BUILD)/tests/libfitrace_user.so | $(FITRACE_GI)
 	@mkdir -p $(@D)
 	$(call say,CCLD,$@)
@@ -311,7 +319,7 @@ $(BUILD)/bin/efab_topo: $(BUILD)/bench/efab_topo.o $(BUILD)/lib/libefab.a
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ $(LIBS)
 
-PROBE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(filter-out bench/tools/sweep%.c bench/tools/fitrace.c,$(wildcard bench/tools/*.c)))
+PROBE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/tools/probe*.c) bench/tools/hostfacts.c)
 $(BUILD)/bin/efab_probe: $(BUILD)/bench/efab_probe.o $(PROBE_OBJ) $(ARCHIVES)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)

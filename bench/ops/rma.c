@@ -855,11 +855,13 @@ static int high_pps_offered(efab_ctx_t *c)
 static void peak_notes(efab_ctx_t *c)
 {
 	if (c->o.post_list > 1)
-		efab_note(c, "--post-list %llu: operations posted with fi_%smsg, FI_MORE on all but "
-			     "every %llu-th and on none that a wait follows (the window's last, or "
-			     "--pipeline's before it polls): one doorbell per %llu work requests at "
-			     "most; inject off",
-			  (unsigned long long)c->o.post_list, c->op == EFAB_OP_READ ? "read" : "write",
+		efab_note(c,
+			  "--post-list %llu: operations posted with fi_%smsg, FI_MORE on all but "
+			  "every %llu-th and on none that a wait follows (the window's last; "
+			  "--pipeline posts whole lists only, once that many slots are free): one "
+			  "doorbell per %llu work requests; inject off",
+			  (unsigned long long)c->o.post_list,
+			  c->op == EFAB_OP_READ ? "read" : "write",
 			  (unsigned long long)c->o.post_list, (unsigned long long)c->o.post_list);
 	if (c->o.pipeline)
 		efab_note(c, "--pipeline: operations posted while completions are read, at most %llu "

@@ -683,6 +683,49 @@ PY
 		-c --pipeline --post-list 4 --footprint window
 }
 
+# --pipeline --post-list N: every doorbell closes a whole list of N work
+# requests (issue 62). The provider rings the SQ doorbell once per post
+# without FI_MORE; bench/tools/fipost.c (LD_PRELOAD) counts those posts and
+# the WQEs each closes. EFASIM_SLOW gives every operation 400 us on the
+# simulated wire, so completions come back one or two at a time: a loop that
+# posts each freed slot at once (efabench before issue 62, fi_efa_rma_bw)
+# closes lists of 1-2 there (1x3 2x23 4x12 in 97 posts when this test was
+# written); whole lists only: 4 x 24 and the end flag alone.
+efa_post_list_doorbells() { # V
+	efasim_need "$1"
+	local v=$1 pre=$EBIN/../lib/libefab_fipost.so op
+	[ -e "$pre" ] || die "$pre not built (make efasim V=$v builds it with efabench)"
+	for op in write writedata read; do
+		local bin=efab_put_bw
+		[ $op = read ] && bin=efab_get_bw
+		EFASIM_SLOW=0:0:200 expect_rc 0 efa_mpi "$v" 2 -x EFASIM_SLOW -x LD_PRELOAD="$pre" \
+			"$EBIN/$bin" -p efa -f efa-direct -o $op -m 8 -W 16 -n 4 -w 2 --footprint window \
+			--pipeline --post-list 4 -c
+		grep "^fipost\[" "$WORK/last.err" >"$WORK/fipost.txt"
+		python3 - "$WORK/fipost.txt" "$op" <<'PY' || die "$v $op: a doorbell closed a partial post list"
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 2, lines
+runs = []
+for l in lines:
+    m = re.search(r"rma posts (\d+) .*batches \(WQEs x doorbells\):(.*)", l)
+    assert m, l
+    runs.append((int(m.group(1)), dict(tuple(int(x) for x in b.split("x"))
+                                       for b in m.group(2).split() if b != "none")))
+posts, hist = max(runs)
+# window 0, a warmup window and 4 measured: 6 x 16 operations, lists of 4
+ops = 6 * 16
+assert hist.get(4, 0) == ops // 4, (sys.argv[2], "lists of 4", hist)
+# the end flag (write, writedata: a write of its own) rings alone
+assert posts - ops == hist.get(1, 0) and hist.get(1, 0) <= 1, (sys.argv[2], posts, hist)
+assert set(hist) <= {1, 4}, (sys.argv[2], hist)
+print("%s: initiator %d posts, doorbells by list size %s" % (sys.argv[2], posts, hist))
+PY
+	done
+}
+t_efa260_post_list_doorbells() { efa_post_list_doorbells 2.6.0; }
+t_efa270_post_list_doorbells() { efa_post_list_doorbells 2.7.0a1; }
+
 for _v in $EFASIM_VERSIONS; do
 	_n=${_v//./}
 	_n=${_n%%a*} # 2.7.0a1 -> 270

@@ -94,25 +94,6 @@ struct efab_ctx {
 	 * where a stream's confirm exchanges its end flags and its target
 	 * returns credits (rma.c) */
 	size_t confirm_off;
-	uint64_t rx_data_confirmed; /* remote CQ data counted up to the last confirmed end */
-	int answered; /* this size's peer end flag was acknowledged (rma.c bw_answer) */
-	struct { /* the RMA stream's per-size constants (rma.c bw_begin) */
-		uint64_t wflags; /* a write's flags: FI_REMOTE_CQ_DATA, FI_EFA_WR_HIGH_PPS */
-		int msg;         /* post through fi_writemsg/fi_readmsg (--post-list, --high-pps) */
-		/* writedata's credits (rma.c): the remote CQ data this rank
-		 * posted (ever), the most its peer said it read (ever), how many
-		 * may be unread at once (0: no credits), and as a target the
-		 * count it last returned and how many returns it made */
-		uint64_t wd_posted, credit_seen, credit_limit, credit_chunk;
-		uint64_t credit_sent_at, credit_returns;
-		int paused; /* EFAB_FAULT_RX_PAUSE_MS taken in this size */
-		int credit_said; /* -v: the credit figures printed (once) */
-	} bw;
-	struct { /* the put ping-pong's per-size constants (rma.c put_begin) */
-		uint64_t flags;   /* FI_REMOTE_CQ_DATA, FI_INJECT */
-		int host;         /* the tag byte can be written by the CPU */
-		efab_waitfor_t w; /* what an iteration waits for */
-	} put;
 	/* rank 0: the nodes of the job and what differs between them ("" if nothing) */
 	int nnodes;
 	char nodes_summary[512];

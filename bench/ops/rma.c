@@ -34,6 +34,9 @@
 #include "efab_ops.h"
 #include "rma.h"
 
+/* The family's state (rma.h), behind c->priv. */
+#define RMA(c) ((efab_rma_state_t *)(c)->priv)
+
 /* ---- ping-pong ---- */
 
 #define RX(c, p) ((size_t)(p) * (c)->o.sizes.max)
@@ -64,7 +67,7 @@ static int put_send(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_wait
 {
 	return efab_post_write(&c->fab, c->peer, efab_local(c, TX(c, p)), size, c->ldesc,
 			       efab_raddr(c, c->peer, RX(c, p)), c->rkeys[c->peer].key,
-			       seq & 0xffffffffu, c->put.flags, w);
+			       seq & 0xffffffffu, RMA(c)->put.flags, w);
 }
 
 static int put_arrival(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_waitfor_t *w)
@@ -92,10 +95,10 @@ static int put_begin(efab_ctx_t *c, uint64_t size)
 	c->use_inject = !c->o.no_inject && !c->o.src_unregistered &&
 			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value);
 	/* what every iteration would otherwise work out again */
-	c->put.flags = (c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0) |
+	RMA(c)->put.flags = (c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0) |
 		       (c->use_inject ? FI_INJECT : 0);
-	c->put.host = efab_mem_host_accessible(c->mem.kind);
-	put_waitfor(c, &c->put.w, "", size, 0);
+	RMA(c)->put.host = efab_mem_host_accessible(c->mem.kind);
+	put_waitfor(c, &RMA(c)->put.w, "", size, 0);
 	return EFAB_OK;
 }
 
@@ -105,14 +108,14 @@ static int put_prepare(efab_ctx_t *c, uint64_t size, uint64_t i)
 {
 	uint64_t seq = seq_of(c, i);
 	int p = (int)(seq & 1);
-	efab_waitfor_t *w = &c->put.w;
+	efab_waitfor_t *w = &RMA(c)->put.w;
 	w->what = c->initiator ? "pong" : "ping";
 	w->iter = i;
 	if (src_free(c, w))
 		return EFAB_ERR;
 	if (c->o.check)
 		return efab_fill(c, TX(c, p), size, seq);
-	if (c->put.host)
+	if (RMA(c)->put.host)
 		efab_local(c, TX(c, p))[size - 1] = efab_tag(seq);
 	return EFAB_OK;
 }
@@ -123,7 +126,7 @@ static int put_leg(efab_ctx_t *c, uint64_t size, uint64_t i, int sends_first)
 {
 	uint64_t seq = seq_of(c, i);
 	int p = (int)(seq & 1), rc;
-	efab_waitfor_t *w = &c->put.w; /* put_prepare named it for this iteration */
+	efab_waitfor_t *w = &RMA(c)->put.w; /* put_prepare named it for this iteration */
 	if (sends_first)
 		rc = put_send(c, size, p, seq, w) || put_arrival(c, size, p, seq, w);
 	else
@@ -238,23 +241,23 @@ static int credit_wait(efab_ctx_t *c, uint64_t n, efab_waitfor_t *w);
  * the fast path a compare, the wait only where the peer's reads lag. */
 static inline int credit_room(efab_ctx_t *c, uint64_t n, efab_waitfor_t *w)
 {
-	if (!c->bw.credit_limit || c->bw.wd_posted + n <= c->bw.credit_seen + c->bw.credit_limit)
+	if (!RMA(c)->bw.credit_limit || RMA(c)->bw.wd_posted + n <= RMA(c)->bw.credit_seen + RMA(c)->bw.credit_limit)
 		return EFAB_OK;
 	return credit_wait(c, n, w);
 }
 
 static int bw_begin(efab_ctx_t *c, uint64_t size)
 {
-	c->answered = 0;
+	RMA(c)->answered = 0;
 	credit_begin(c);
 	/* --post-list and --high-pps post through fi_writemsg/fi_readmsg; with
 	 * them and with --pipeline every operation has a completion (no inject:
 	 * fi_inject_write takes no flags, and the pipeline counts completions) */
-	c->bw.msg = c->o.post_list > 1 || c->o.high_pps;
-	c->bw.wflags = (c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0) |
+	RMA(c)->bw.msg = c->o.post_list > 1 || c->o.high_pps;
+	RMA(c)->bw.wflags = (c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0) |
 		       (c->o.high_pps ? efab_high_pps_flag() : 0);
 	c->use_inject = c->op != EFAB_OP_READ && !c->o.no_inject && !c->o.src_unregistered &&
-			!c->bw.msg && !c->o.pipeline &&
+			!RMA(c)->bw.msg && !c->o.pipeline &&
 			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value) && c->o.window > 1;
 	return EFAB_OK;
 }
@@ -315,9 +318,9 @@ static int bw_post_msg(efab_ctx_t *c, uint64_t size, uint64_t k, int last, efab_
 		return EFAB_ERR;
 	if (efab_post_rma_msg(ep_of(c, k), c->peer, read, local, size, c->ldesc, remote,
 			      c->rkeys[c->peer].key, c->seq & 0xffffffffu,
-			      (read ? 0 : c->bw.wflags) | more, w))
+			      (read ? 0 : RMA(c)->bw.wflags) | more, w))
 		return EFAB_ERR;
-	c->bw.wd_posted += c->op == EFAB_OP_WRITEDATA;
+	RMA(c)->bw.wd_posted += c->op == EFAB_OP_WRITEDATA;
 	return EFAB_OK;
 }
 
@@ -326,7 +329,7 @@ static int bw_post_one(efab_ctx_t *c, uint64_t size, uint64_t k, int last)
 {
 	efab_waitfor_t w = {"pipelined completions", efab_op_name(c->op), size, c->peer,
 			    k / c->o.window};
-	if (c->bw.msg)
+	if (RMA(c)->bw.msg)
 		return bw_post_msg(c, size, k, last, &w);
 	size_t tx = rx_bytes(c), slot = (size_t)(k % slots(c)) * size;
 	if (c->op == EFAB_OP_READ)
@@ -335,9 +338,9 @@ static int bw_post_one(efab_ctx_t *c, uint64_t size, uint64_t k, int last)
 	if (credit_room(c, 1, &w) ||
 	    efab_post_write(ep_of(c, k), c->peer, efab_local(c, tx + slot), size, c->ldesc,
 			    efab_raddr(c, c->peer, slot), c->rkeys[c->peer].key, c->seq & 0xffffffffu,
-			    c->bw.wflags, &w))
+			    RMA(c)->bw.wflags, &w))
 		return EFAB_ERR;
-	c->bw.wd_posted += c->op == EFAB_OP_WRITEDATA;
+	RMA(c)->bw.wd_posted += c->op == EFAB_OP_WRITEDATA;
 	return EFAB_OK;
 }
 
@@ -351,7 +354,7 @@ static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 	uint64_t remote = efab_raddr(c, c->peer, 0);
 	efab_waitfor_t w = {"window completions", efab_op_name(c->op), size, c->peer, i};
 	size_t slot = 0;
-	if (c->bw.msg) {
+	if (RMA(c)->bw.msg) {
 		for (; k < window; k++)
 			if (bw_post_msg(c, size, i * window + k, k + 1 == window, &w))
 				return EFAB_ERR;
@@ -373,14 +376,14 @@ static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 		    efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size, c->ldesc,
 				    remote + slot, key, data, flags | FI_INJECT, &w))
 			return EFAB_ERR;
-		c->bw.wd_posted += credited;
+		RMA(c)->bw.wd_posted += credited;
 	}
 	for (; k < window; k++, slot += step) {
 		if (credit_room(c, 1, &w) ||
 		    efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size, c->ldesc,
 				    remote + slot, key, data, flags, &w))
 			return EFAB_ERR;
-		c->bw.wd_posted += credited;
+		RMA(c)->bw.wd_posted += credited;
 	}
 	return EFAB_OK;
 }
@@ -541,17 +544,17 @@ static int credit_return(efab_fabric_t *fab, void *arg)
 	efab_ctx_t *c = arg;
 	/* a test's descheduled reader: once, halfway through the size's
 	 * operations (in the timed phase) */
-	if (c->faults.rx_pause_ms && !c->bw.paused &&
-	    fab->rx_data_count - c->rx_data_confirmed >= c->planned * c->o.window / 2) {
-		c->bw.paused = 1;
+	if (c->faults.rx_pause_ms && !RMA(c)->bw.paused &&
+	    fab->rx_data_count - RMA(c)->rx_data_confirmed >= c->planned * c->o.window / 2) {
+		RMA(c)->bw.paused = 1;
 		usleep(c->faults.rx_pause_ms * 1000u);
 	}
 	uint64_t n = fab->rx_data_count;
-	if (!c->bw.credit_chunk || n - c->bw.credit_sent_at < c->bw.credit_chunk)
+	if (!RMA(c)->bw.credit_chunk || n - RMA(c)->bw.credit_sent_at < RMA(c)->bw.credit_chunk)
 		return 0;
-	unsigned k = (unsigned)(c->bw.credit_returns++ % CREDIT_WORDS);
+	unsigned k = (unsigned)(RMA(c)->bw.credit_returns++ % CREDIT_WORDS);
 	efab_waitfor_t w = {"a credit return to be posted", efab_op_name(c->op), 0, c->peer, 0};
-	c->bw.credit_sent_at = n;
+	RMA(c)->bw.credit_sent_at = n;
 	/* a source word is rewritten 8 returns later, by a larger count: should
 	 * its write still be in flight then, the device reads a newer credit,
 	 * which is as true (an aligned 8-byte store is never read torn) */
@@ -576,8 +579,8 @@ static int credits_apply(const efab_ctx_t *c)
 static void credit_begin(efab_ctx_t *c)
 {
 	int on = credits_apply(c);
-	c->bw.paused = 0;
-	c->bw.credit_limit = c->bw.credit_chunk = 0;
+	RMA(c)->bw.paused = 0;
+	RMA(c)->bw.credit_limit = RMA(c)->bw.credit_chunk = 0;
 	c->fab.rx_hook = on ? credit_return : NULL;
 	c->fab.rx_hook_arg = c;
 	if (!on || c->faults.no_credits)
@@ -589,20 +592,20 @@ static void credit_begin(efab_ctx_t *c)
 	 * -v shows the CQ can be passed) */
 	uint64_t room = cq > own + 16 ? cq - own : 16;
 	uint64_t pl = c->o.post_list > 1 ? c->o.post_list : 1;
-	c->bw.credit_chunk = room / CREDIT_WORDS ? room / CREDIT_WORDS : 1;
-	c->bw.credit_limit = room - c->bw.credit_chunk;
+	RMA(c)->bw.credit_chunk = room / CREDIT_WORDS ? room / CREDIT_WORDS : 1;
+	RMA(c)->bw.credit_limit = room - RMA(c)->bw.credit_chunk;
 	/* never stuck: with every op read but fewer than a chunk returned, a
 	 * post list still fits (where the CQ asked for is smaller than that,
 	 * the limit can pass it: -v shows both) */
-	if (c->bw.credit_limit < c->bw.credit_chunk + pl)
-		c->bw.credit_limit = c->bw.credit_chunk + pl;
-	if (c->o.verbose && c->rt->rank == 0 && !c->bw.credit_said++)
+	if (RMA(c)->bw.credit_limit < RMA(c)->bw.credit_chunk + pl)
+		RMA(c)->bw.credit_limit = RMA(c)->bw.credit_chunk + pl;
+	if (c->o.verbose && c->rt->rank == 0 && !RMA(c)->bw.credit_said++)
 		fprintf(stderr, "# credits: CQ %llu entries asked, %llu kept for the target's own "
 			"completions: at most %llu remote CQ data unread, returned every %llu%s\n",
 			(unsigned long long)cq, (unsigned long long)own,
-			(unsigned long long)c->bw.credit_limit,
-			(unsigned long long)c->bw.credit_chunk,
-			own + c->bw.credit_limit > cq ? " (MORE than the CQ asked can hold: it may be "
+			(unsigned long long)RMA(c)->bw.credit_limit,
+			(unsigned long long)RMA(c)->bw.credit_chunk,
+			own + RMA(c)->bw.credit_limit > cq ? " (MORE than the CQ asked can hold: it may be "
 							  "lapped where the device's is no larger)"
 						      : "");
 }
@@ -613,12 +616,12 @@ static int credit_wait(efab_ctx_t *c, uint64_t n, efab_waitfor_t *w)
 	volatile const uint64_t *words = (volatile const uint64_t *)(void *)efab_local(c, SLOT_CREDIT(c, 0));
 	efab_waitfor_t cw = *w;
 	cw.what = "credits from the peer (its count of this rank's remote CQ data read)";
-	if (efab_wait_credit(&c->fab, words, CREDIT_WORDS, &c->bw.credit_seen,
-			     c->bw.wd_posted + n - c->bw.credit_limit, &cw))
+	if (efab_wait_credit(&c->fab, words, CREDIT_WORDS, &RMA(c)->bw.credit_seen,
+			     RMA(c)->bw.wd_posted + n - RMA(c)->bw.credit_limit, &cw))
 		return EFAB_ERR;
-	if (c->bw.credit_seen > c->bw.wd_posted) {
+	if (RMA(c)->bw.credit_seen > RMA(c)->bw.wd_posted) {
 		efab_log_error("the peer returned credits for %llu remote CQ data, this rank posted %llu",
-			       (unsigned long long)c->bw.credit_seen, (unsigned long long)c->bw.wd_posted);
+			       (unsigned long long)RMA(c)->bw.credit_seen, (unsigned long long)RMA(c)->bw.wd_posted);
 		return EFAB_ERR;
 	}
 	return EFAB_OK;
@@ -633,7 +636,7 @@ static int acknowledge(efab_ctx_t *c, enum confirm_kind kind, int wait, efab_wai
 {
 	uint64_t v = *(volatile uint64_t *)(void *)efab_local(c, SLOT_FLAG(c));
 	if (kind == CONFIRM_CQ_DATA) {
-		uint64_t want = c->rx_data_confirmed + (v & CONFIRM_COUNT);
+		uint64_t want = RMA(c)->rx_data_confirmed + (v & CONFIRM_COUNT);
 		w->what = "the remote CQ data of every operation of the size";
 		if (!wait && c->fab.rx_data_count < want)
 			return 0;
@@ -642,17 +645,17 @@ static int acknowledge(efab_ctx_t *c, enum confirm_kind kind, int wait, efab_wai
 		if (c->fab.rx_data_count != want) {
 			efab_log_error("%llu remote CQ data completions counted, %llu written",
 				       (unsigned long long)(c->fab.rx_data_count -
-							    c->rx_data_confirmed),
+							    RMA(c)->rx_data_confirmed),
 				       (unsigned long long)(v & CONFIRM_COUNT));
 			return EFAB_ERR;
 		}
-		c->rx_data_confirmed = want;
+		RMA(c)->rx_data_confirmed = want;
 	}
 	*(volatile uint64_t *)(void *)efab_local(c, SLOT_FLAG(c)) = 0;
 	w->what = "the acknowledgement to be posted";
 	if (confirm_send(c, SLOT_ACK_SRC(c), SLOT_ACK(c), v, w))
 		return EFAB_ERR;
-	c->answered = 1;
+	RMA(c)->answered = 1;
 	return 1;
 }
 
@@ -664,7 +667,7 @@ static int acknowledge(efab_ctx_t *c, enum confirm_kind kind, int wait, efab_wai
 static int bw_answer(efab_ctx_t *c, uint64_t size)
 {
 	enum confirm_kind kind;
-	if (!c->o.bidir || c->answered || (kind = confirm_kind(c)) == CONFIRM_NONE ||
+	if (!c->o.bidir || RMA(c)->answered || (kind = confirm_kind(c)) == CONFIRM_NONE ||
 	    *(volatile uint8_t *)efab_local(c, SLOT_FLAG(c) + 7) != (uint8_t)(CONFIRM_MARK >> 56))
 		return EFAB_OK; /* (GPU memory: CONFIRM_NONE, the slot is never read) */
 	efab_waitfor_t w = {"", efab_op_name(c->op), size, c->peer, 0};
@@ -691,7 +694,7 @@ static int bw_confirm(efab_ctx_t *c, uint64_t size, uint64_t windows)
 	if (sends &&
 	    confirm_send(c, SLOT_FLAG_SRC(c), SLOT_FLAG(c), CONFIRM_MARK | (posted & CONFIRM_COUNT), &w))
 		return EFAB_ERR;
-	while (receives && !c->answered) {
+	while (receives && !RMA(c)->answered) {
 		w.what = sends ? "the peer's end flag or the acknowledgement of this rank's"
 			       : "the peer's end flag after its last window";
 		if (efab_wait_byte2(&c->fab, flag, sends ? ack : flag, mark, &w))
@@ -715,12 +718,12 @@ static int bw_finish(efab_ctx_t *c, uint64_t size, uint64_t windows)
 	efab_waitfor_t w = {"the peer's end flag after its last window", efab_op_name(c->op), size,
 			    c->peer, windows};
 	int rc = EFAB_OK;
-	if (kind != CONFIRM_NONE && receives && !c->answered &&
+	if (kind != CONFIRM_NONE && receives && !RMA(c)->answered &&
 	    (efab_wait_byte(&c->fab, efab_local(c, SLOT_FLAG(c) + 7), (uint8_t)(CONFIRM_MARK >> 56),
 			    &w) ||
 	     acknowledge(c, kind, 1, &w) < 0))
 		rc = EFAB_ERR;
-	c->answered = 0; /* the next size's flag is a new one */
+	RMA(c)->answered = 0; /* the next size's flag is a new one */
 	return rc;
 }
 
@@ -776,6 +779,10 @@ static int peak_check_opts(efab_ctx_t *c)
 
 static int rma_check_opts(efab_ctx_t *c)
 {
+	if (!c->priv && !(c->priv = calloc(1, sizeof(efab_rma_state_t)))) {
+		efab_log_error("out of memory");
+		return EFAB_ERR;
+	}
 	if (c->row->pattern == EFAB_PATTERN_STREAM && peak_check_opts(c))
 		return EFAB_EUSAGE;
 	if (c->row->pattern == EFAB_PATTERN_PINGPONG && c->op == EFAB_OP_WRITE && !last_byte_polled(c)) {
@@ -1019,7 +1026,13 @@ static const efab_stream_ops_t *rma_stream(const efab_ctx_t *c)
 	return &efab_rma_stream;
 }
 
+static void rma_teardown(efab_ctx_t *c)
+{
+	free(c->priv);
+	c->priv = NULL;
+}
+
 const efab_family_t efab_family_rma = {
 	.check_opts = rma_check_opts, .region = rma_region, .setup = rma_setup,
-	.pingpong = rma_pingpong, .stream = rma_stream,
+	.pingpong = rma_pingpong, .stream = rma_stream, .teardown = rma_teardown,
 };

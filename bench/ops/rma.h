@@ -4,6 +4,31 @@
 
 #include "family.h"
 
+/* The RMA family's own state, behind c->priv (rma_check_opts allocates it,
+ * rma_teardown frees it). A family that measures with the RMA callbacks
+ * (efab_scan) puts an efab_rma_state_t first in its own priv. */
+typedef struct efab_rma_state {
+	uint64_t rx_data_confirmed; /* remote CQ data counted up to the last confirmed end */
+	int answered; /* this size's peer end flag was acknowledged (rma.c bw_answer) */
+	struct { /* the stream's per-size constants (bw_begin) */
+		uint64_t wflags; /* a write's flags: FI_REMOTE_CQ_DATA, FI_EFA_WR_HIGH_PPS */
+		int msg;         /* post through fi_writemsg/fi_readmsg (--post-list, --high-pps) */
+		/* writedata's credits (rma.c): the remote CQ data this rank
+		 * posted (ever), the most its peer said it read (ever), how many
+		 * may be unread at once (0: no credits), and as a target the
+		 * count it last returned and how many returns it made */
+		uint64_t wd_posted, credit_seen, credit_limit, credit_chunk;
+		uint64_t credit_sent_at, credit_returns;
+		int paused; /* EFAB_FAULT_RX_PAUSE_MS taken in this size */
+		int credit_said; /* -v: the credit figures printed (once) */
+	} bw;
+	struct { /* the put ping-pong's per-size constants (put_begin) */
+		uint64_t flags;   /* FI_REMOTE_CQ_DATA, FI_INJECT */
+		int host;         /* the tag byte can be written by the CPU */
+		efab_waitfor_t w; /* what an iteration waits for */
+	} put;
+} efab_rma_state_t;
+
 /* The write ping-pong and the RMA stream, for efab_scan's own schedule. */
 extern const efab_pingpong_ops_t efab_put_pingpong;
 extern const efab_stream_ops_t efab_rma_stream;

@@ -71,6 +71,7 @@ typedef struct scan_report {
 } scan_report_t;
 
 typedef struct scan_state {
+	efab_rma_state_t rma; /* first: the RMA callbacks the scan measures with read it (rma.h) */
 	int nodes, nics;
 	int node, nic;       /* this rank's */
 	char bind[BIND_LEN]; /* this rank's placement (bind_near_nic) */

@@ -79,18 +79,54 @@ static void posted(const void *ep, ssize_t rc, uint64_t flags)
 }
 
 /* ---- endpoint RMA tables ---- */
-struct rma_table {
-	const struct fi_ops_rma *orig;
-	struct fi_ops_rma mine;
+/* ---- the wrapped ops tables ----
+ * A provider's ops table (RMA, CQ, domain, fabric) is shared by its objects:
+ * the first object seen with a table gets a copy of it with the counting
+ * wrappers in, kept in a slot beside the original, and every object with
+ * that table is pointed at the copy. One slot type for the four kinds. */
+struct ops_slot {
+	const void *orig;
+	union {
+		struct fi_ops_rma rma;
+		struct fi_ops_cq cq;
+		struct fi_ops_domain dom;
+		struct fi_ops_fabric fab;
+	} mine;
 };
-static struct rma_table rmas[MAX_TABLES];
+static struct ops_slot rmas[MAX_TABLES], cqs[MAX_TABLES], doms[MAX_TABLES], fabs[MAX_TABLES];
+
+/* The original table behind ops (ops itself where it is not a copy). */
+static const void *orig_of(const struct ops_slot *slots, const void *ops)
+{
+	for (int i = 0; i < MAX_TABLES; i++)
+		if (slots[i].orig && ops == &slots[i].mine)
+			return slots[i].orig;
+	return ops;
+}
+
+/* The slot of table o: its copy (*fresh = 0) or a new one holding the first
+ * size bytes of o (*fresh = 1: the caller puts its wrappers in); NULL when
+ * every slot is taken (the object then goes uncounted). */
+static struct ops_slot *slot_of(struct ops_slot *slots, const void *o, size_t size, int *fresh)
+{
+	for (int i = 0; o && i < MAX_TABLES; i++) {
+		if (slots[i].orig == o) {
+			*fresh = 0;
+			return &slots[i];
+		}
+		if (!slots[i].orig) {
+			memcpy(&slots[i].mine, o, size < sizeof(slots[i].mine) ? size : sizeof(slots[i].mine));
+			slots[i].orig = o;
+			*fresh = 1;
+			return &slots[i];
+		}
+	}
+	return NULL;
+}
 
 static const struct fi_ops_rma *orig_rma(const struct fid_ep *ep)
 {
-	for (int i = 0; i < MAX_TABLES; i++)
-		if (rmas[i].orig && ep->rma == &rmas[i].mine)
-			return rmas[i].orig;
-	return ep->rma;
+	return orig_of(rmas, ep->rma);
 }
 
 static ssize_t w_read(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src,
@@ -150,44 +186,28 @@ static ssize_t w_injectdata(struct fid_ep *ep, const void *buf, size_t len, uint
 
 static void seen_ep(struct fid_ep *ep)
 {
-	const struct fi_ops_rma *o = ep->rma;
-	struct rma_table *t = NULL;
-	if (!o)
-		return;
-	for (int i = 0; i < MAX_TABLES && !t; i++)
-		if (rmas[i].orig == o || !rmas[i].orig)
-			t = &rmas[i];
+	int fresh;
+	struct ops_slot *t = ep->rma ? slot_of(rmas, ep->rma, ep->rma->size, &fresh) : NULL;
 	if (!t)
 		return;
-	if (!t->orig) {
-		size_t n = o->size < sizeof(t->mine) ? o->size : sizeof(t->mine);
-		memcpy(&t->mine, o, n);
-		t->mine.size = n;
-		t->mine.read = w_read;
-		t->mine.readmsg = w_readmsg;
-		t->mine.write = w_write;
-		t->mine.writemsg = w_writemsg;
-		t->mine.inject = w_inject;
-		t->mine.writedata = w_writedata;
-		t->mine.injectdata = w_injectdata;
-		t->orig = o;
+	if (fresh) {
+		struct fi_ops_rma *m = &t->mine.rma;
+		m->size = ep->rma->size < sizeof(*m) ? ep->rma->size : sizeof(*m);
+		m->read = w_read;
+		m->readmsg = w_readmsg;
+		m->write = w_write;
+		m->writemsg = w_writemsg;
+		m->inject = w_inject;
+		m->writedata = w_writedata;
+		m->injectdata = w_injectdata;
 	}
-	ep->rma = &t->mine;
+	ep->rma = &t->mine.rma;
 }
 
 /* ---- CQ tables ---- */
-struct cq_table {
-	const struct fi_ops_cq *orig;
-	struct fi_ops_cq mine;
-};
-static struct cq_table cqs[MAX_TABLES];
-
 static const struct fi_ops_cq *orig_cq(const struct fid_cq *cq)
 {
-	for (int i = 0; i < MAX_TABLES; i++)
-		if (cqs[i].orig && cq->ops == &cqs[i].mine)
-			return cqs[i].orig;
-	return cq->ops;
+	return orig_of(cqs, cq->ops);
 }
 
 static void read_done(ssize_t rc)
@@ -226,35 +246,21 @@ static ssize_t w_cq_readfrom(struct fid_cq *cq, void *buf, size_t count, fi_addr
 
 static void seen_cq(struct fid_cq *cq)
 {
-	const struct fi_ops_cq *o = cq->ops;
-	struct cq_table *t = NULL;
-	for (int i = 0; o && i < MAX_TABLES && !t; i++)
-		if (cqs[i].orig == o || !cqs[i].orig)
-			t = &cqs[i];
+	int fresh;
+	struct ops_slot *t = cq->ops ? slot_of(cqs, cq->ops, cq->ops->size, &fresh) : NULL;
 	if (!t)
 		return;
-	if (!t->orig) {
-		memcpy(&t->mine, o, sizeof(t->mine) < o->size ? sizeof(t->mine) : o->size);
-		t->mine.read = w_cq_read;
-		t->mine.readfrom = w_cq_readfrom;
-		t->orig = o;
+	if (fresh) {
+		t->mine.cq.read = w_cq_read;
+		t->mine.cq.readfrom = w_cq_readfrom;
 	}
-	cq->ops = &t->mine;
+	cq->ops = &t->mine.cq;
 }
 
 /* ---- domain and fabric tables ---- */
-struct dom_table {
-	const struct fi_ops_domain *orig;
-	struct fi_ops_domain mine;
-};
-static struct dom_table doms[MAX_TABLES];
-
 static const struct fi_ops_domain *orig_dom(const struct fid_domain *d)
 {
-	for (int i = 0; i < MAX_TABLES; i++)
-		if (doms[i].orig && d->ops == &doms[i].mine)
-			return doms[i].orig;
-	return d->ops;
+	return orig_of(doms, d->ops);
 }
 
 static int w_endpoint(struct fid_domain *d, struct fi_info *info, struct fid_ep **ep, void *context)
@@ -276,36 +282,22 @@ static int w_cq_open(struct fid_domain *d, struct fi_cq_attr *attr, struct fid_c
 
 static void seen_domain(struct fid_domain *d)
 {
-	const struct fi_ops_domain *o = d->ops;
-	struct dom_table *t = NULL;
-	for (int i = 0; o && i < MAX_TABLES && !t; i++)
-		if (doms[i].orig == o || !doms[i].orig)
-			t = &doms[i];
+	int fresh;
+	struct ops_slot *t = d->ops ? slot_of(doms, d->ops, d->ops->size, &fresh) : NULL;
 	if (!t)
 		return;
-	if (!t->orig) {
-		size_t n = o->size < sizeof(t->mine) ? o->size : sizeof(t->mine);
-		memcpy(&t->mine, o, n);
-		t->mine.size = n;
-		t->mine.endpoint = w_endpoint;
-		t->mine.cq_open = w_cq_open;
-		t->orig = o;
+	if (fresh) {
+		struct fi_ops_domain *m = &t->mine.dom;
+		m->size = d->ops->size < sizeof(*m) ? d->ops->size : sizeof(*m);
+		m->endpoint = w_endpoint;
+		m->cq_open = w_cq_open;
 	}
-	d->ops = &t->mine;
+	d->ops = &t->mine.dom;
 }
-
-struct fab_table {
-	const struct fi_ops_fabric *orig;
-	struct fi_ops_fabric mine;
-};
-static struct fab_table fabs[MAX_TABLES];
 
 static const struct fi_ops_fabric *orig_fab(const struct fid_fabric *f)
 {
-	for (int i = 0; i < MAX_TABLES; i++)
-		if (fabs[i].orig && f->ops == &fabs[i].mine)
-			return fabs[i].orig;
-	return f->ops;
+	return orig_of(fabs, f->ops);
 }
 
 static int w_domain(struct fid_fabric *f, struct fi_info *info, struct fid_domain **d,
@@ -328,23 +320,18 @@ static int w_domain2(struct fid_fabric *f, struct fi_info *info, struct fid_doma
 
 static void seen_fabric(struct fid_fabric *f)
 {
-	const struct fi_ops_fabric *o = f->ops;
-	struct fab_table *t = NULL;
-	for (int i = 0; o && i < MAX_TABLES && !t; i++)
-		if (fabs[i].orig == o || !fabs[i].orig)
-			t = &fabs[i];
+	int fresh;
+	struct ops_slot *t = f->ops ? slot_of(fabs, f->ops, f->ops->size, &fresh) : NULL;
 	if (!t)
 		return;
-	if (!t->orig) {
-		size_t n = o->size < sizeof(t->mine) ? o->size : sizeof(t->mine);
-		memcpy(&t->mine, o, n);
-		t->mine.size = n;
-		t->mine.domain = w_domain;
-		if (n > offsetof(struct fi_ops_fabric, domain2) && t->mine.domain2)
-			t->mine.domain2 = w_domain2;
-		t->orig = o;
+	if (fresh) {
+		struct fi_ops_fabric *m = &t->mine.fab;
+		m->size = f->ops->size < sizeof(*m) ? f->ops->size : sizeof(*m);
+		m->domain = w_domain;
+		if (m->size > offsetof(struct fi_ops_fabric, domain2) && m->domain2)
+			m->domain2 = w_domain2;
 	}
-	f->ops = &t->mine;
+	f->ops = &t->mine.fab;
 }
 
 typedef int (*fabric_fn)(struct fi_fabric_attr *, struct fid_fabric **, void *);

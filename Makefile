@@ -294,7 +294,9 @@ $(BUILD)/bin/efab_topo: $(BUILD)/bench/efab_topo.o $(BUILD)/lib/libefab.a
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ $(LIBS)
 
-$(BUILD)/bin/efab_probe: $(BUILD)/bench/efab_probe.o $(BUILD)/bench/tools/probe.o $(BUILD)/bench/tools/probe_put.o $(BUILD)/bench/tools/hostfacts.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+# efab_probe: bench/tools/probe.c and its parts (probe_int.h names them)
+PROBE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/tools/probe*.c))
+$(BUILD)/bin/efab_probe: $(BUILD)/bench/efab_probe.o $(PROBE_OBJ) $(BUILD)/bench/tools/hostfacts.o $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(MPICC) -o $@ $^ $(LIBS)

@@ -279,12 +279,14 @@ $(BUILD)/bench/%.o: bench/%.c
 
 # The sweep and topo need no MPI: compiled with cc; the sweep reads the
 # benchmark rows (bench/engine/rows.c, pure data), which it links with cc too.
-$(BUILD)/bench/tools/sweep.o $(BUILD)/bench/tools/hostfacts.o $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/efab_topo.o: $(BUILD)/bench/%.o: bench/%.c
+# bench/tools/sweep.c and its parts (sweep_int.h names them)
+SWEEP_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/tools/sweep*.c))
+$(SWEEP_OBJ) $(BUILD)/bench/tools/hostfacts.o $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/efab_topo.o: $(BUILD)/bench/%.o: bench/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(LIB_CFLAGS) -Ibench/engine -c $< -o $@
 
-$(BUILD)/bin/efab_sweep: $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/tools/sweep.o $(BUILD)/bench/tools/hostfacts.o $(BUILD)/bench/engine/rows.o $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_sweep: $(BUILD)/bench/efab_sweep.o $(SWEEP_OBJ) $(BUILD)/bench/tools/hostfacts.o $(BUILD)/bench/engine/rows.o $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ $(LIBS)

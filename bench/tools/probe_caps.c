@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "efab_atomic.h"
+#include "efab_endpoint.h"
 #include "efab_ops.h"
 #include "efab_hwc.h"
 #include "efab_select.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "efab_select.h"
+#include "rows.h"
 #include "probe_diff.h"
 
 #define DIFF_MAX_BYTES (64u << 20)

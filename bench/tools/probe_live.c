@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "efab_endpoint.h"
 #include "efab_ops.h"
+#include "efab_registration.h"
 #include "efab_select.h"
 #include "probe_int.h"
 

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "efab_json.h"
-#include "efab_select.h"
 #include "probe_put.h"
 #include "hostfacts.h"
+#include "rows.h"
 #include "probe_int.h"
 
 #define LABEL_W 22

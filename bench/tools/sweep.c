@@ -31,7 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "efab.h"
 #include "efab_clock.h"
+#include "efab_config.h"
 #include "efab_rt.h"
 #include "rows.h"
 #include "sweep_int.h"

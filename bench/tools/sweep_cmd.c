@@ -14,9 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "efab.h"
 #include "efab_abi.h"
 #include "efab_clock.h"
+#include "efab_config.h"
 #include "efab_json.h"
+#include "efab_opts.h"
 #include "sweep_int.h"
 
 volatile sig_atomic_t got_signal;

@@ -15,7 +15,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "efab.h"
 #include "hostfacts.h"
+#include "efab_config.h"
 #include "efab_json.h"
 #include "sweep_int.h"
 

@@ -108,9 +108,9 @@ rule([f for f in eng if not f.endswith("families.c")], lambda f, h, r: r != "ben
 rule(["bench/engine/rows.c"], lambda f, h, r: h == "rows.h" or r == "<system>", "rows.c is pure data")
 ops = glob.glob("bench/ops/*")
 rule(ops, lambda f, h, r: r != "bench/tools", "bench/ops/ does not call bench/tools/")
-rule(["bench/tools/sweep.c", "bench/tools/hostfacts.c", "bench/efab_sweep.c", "bench/efab_topo.c"],
-     lambda f, h, r: h != "mpi.h" and (r in ("lib", "<system>") or h in ("rows.h", "hostfacts.h")),
-     "no MPI, lib/ (and rows.h, hostfacts.h)")
+rule(glob.glob("bench/tools/sweep*.[ch]") + ["bench/tools/hostfacts.c", "bench/efab_sweep.c", "bench/efab_topo.c"],
+     lambda f, h, r: h != "mpi.h" and (r in ("lib", "<system>") or h in ("rows.h", "hostfacts.h", "sweep_int.h")),
+     "no MPI, lib/ (and rows.h, hostfacts.h, sweep_int.h)")
 rule(["bench/tools/fitrace.c"], lambda f, h, r: r == "<system>" or h == "efab_fitrace.h", "fitrace.c: efab_fitrace.h only")
 everything = lib + glob.glob("bench/*.c") + glob.glob("bench/*/*.[ch]") + glob.glob("bench/*/*.cc")
 rule(everything, lambda f, h, r: not r.startswith("tests"), "nothing in lib/ or bench/ includes tests/")

@@ -180,18 +180,19 @@ $(BUILD)/bin/efab_shmem_seed: $(BUILD)/bench/ops/shmem_seed.o $(BUILD)/lib/libef
 	$(Q)$(MPICXX) -o $@ $^ $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
 	  -Wl,-rpath,$(NVSHMEM_HOME)/lib -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart $(LIBS)
 
-# NVSHMEM's own RMA (bench/ops/shmem_put.cc, a one-line main each): the
-# host library, and the CUDA runtime for the stream initiator's stream and
-# events; the kernel initiators' objects and libnvshmem_device.a where built
-# (SHK_OBJ above).
+# NVSHMEM's own RMA (bench/ops/shmem_put.cc and shmem_put_time.cc, a one-line
+# main each): the host library, and the CUDA runtime for the stream
+# initiator's stream and events; the kernel initiators' objects and
+# libnvshmem_device.a where built (SHK_OBJ above).
+SHMEM_PUT_OBJ = $(BUILD)/bench/ops/shmem_put.o $(BUILD)/bench/ops/shmem_put_time.o
 SHMEM_RT_LIBS = $(SHK_LIBS) $(SHK_DEVRT) $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
   -Wl,-rpath,$(NVSHMEM_HOME)/lib -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart $(LIBS)
-$(BUILD)/bin/efab_shmem_lat: $(BUILD)/bench/ops/shmem_lat.o $(BUILD)/bench/ops/shmem_put.o $(SHK_OBJ) $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_shmem_lat: $(BUILD)/bench/ops/shmem_lat.o $(SHMEM_PUT_OBJ) $(SHK_OBJ) $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(MPICXX) -o $@ $^ $(SHMEM_RT_LIBS)
 
-$(BUILD)/bin/efab_shmem_bw: $(BUILD)/bench/ops/shmem_bw.o $(BUILD)/bench/ops/shmem_put.o $(SHK_OBJ) $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_shmem_bw: $(BUILD)/bench/ops/shmem_bw.o $(SHMEM_PUT_OBJ) $(SHK_OBJ) $(ENGINE_OBJ) $(OPS_OBJ) $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(MPICXX) -o $@ $^ $(SHMEM_RT_LIBS)

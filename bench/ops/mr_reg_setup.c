@@ -82,11 +82,12 @@ static int near_domains(reg_ctx_t *r, const char *d, char names[][128], size_t m
 	int idx[16], n;
 	*want = 1;
 	if (!have_topo || pairing.gpu < 0 ||
-	    (n = efab_topo_gpu_nics(&topo, pairing.gpu, !strcmp(d, "local") ? EFAB_NICS_LOCAL
-									   : EFAB_NICS_PAIR,
-				    idx, 16)) < 1) {
-		snprintf(why, len, "%s: %s = the domain in use", !have_topo ? "no topology"
-				   : "no GPU with NICs near it in the topology", d);
+	    (n = efab_topo_gpu_nics(&topo, pairing.gpu,
+				    !strcmp(d, "local") ? EFAB_NICS_LOCAL : EFAB_NICS_PAIR, idx,
+				    16)) < 1) {
+		snprintf(why, len, "%s: %s = the domain in use",
+			 !have_topo ? "no topology" : "no GPU with NICs near it in the topology",
+			 d);
 		return EFAB_OK;
 	}
 	const struct fi_info *use = r->fab.info;
@@ -108,9 +109,11 @@ static int near_domains(reg_ctx_t *r, const char *d, char names[][128], size_t m
 			    efab_info_is_nic(i, nic->busid, nic->name))
 				break;
 		if (!i) {
-			efab_log_error("--domains %s: GPU %s's NIC %s (%s) has no %s domain of fabric %s "
-				       "here", d, pairing.gpu_busid, nic->name, nic->busid,
-				       use->fabric_attr->prov_name, use->fabric_attr->name);
+			efab_log_error(
+				"--domains %s: GPU %s's NIC %s (%s) has no %s domain of fabric %s "
+				"here",
+				d, pairing.gpu_busid, nic->name, nic->busid,
+				use->fabric_attr->prov_name, use->fabric_attr->name);
 			rc = EFAB_EUSAGE;
 		} else if (!strcmp(i->domain_attr->name, use->domain_attr->name)) {
 			in_set = 1;
@@ -120,14 +123,16 @@ static int near_domains(reg_ctx_t *r, const char *d, char names[][128], size_t m
 	}
 	fi_freeinfo(all);
 	if (!rc && !in_set) {
-		efab_log_error("--domains %s: the domain in use, %s, is not one of GPU %s's NICs (%s): "
-			       "use --domain auto (the default with --domains %s) or name one of them",
-			       d, use->domain_attr->name, pairing.gpu_busid, list, d);
+		efab_log_error(
+			"--domains %s: the domain in use, %s, is not one of GPU %s's NICs (%s): "
+			"use --domain auto (the default with --domains %s) or name one of them",
+			d, use->domain_attr->name, pairing.gpu_busid, list, d);
 		rc = EFAB_EUSAGE;
 	}
 	if (!rc) {
 		*want = k + 1;
-		snprintf(why, len, "%s = GPU %s's NICs by topology: %s", d, pairing.gpu_busid, list);
+		snprintf(why, len, "%s = GPU %s's NICs by topology: %s", d, pairing.gpu_busid,
+			 list);
 	}
 	return rc;
 }
@@ -163,19 +168,21 @@ static int open_domains(reg_ctx_t *r, const efab_fabric_req_t *req, char *note, 
 		char *end;
 		unsigned long v = strtoul(d, &end, 10);
 		if (!*d || *end || v < 1 || v > EFAB_MAX_DOMAINS) {
-			efab_log_error("--domains '%s': expected local, gpu-pair, all or a count 1..%d",
-				       d, EFAB_MAX_DOMAINS);
+			efab_log_error(
+				"--domains '%s': expected local, gpu-pair, all or a count 1..%d", d,
+				EFAB_MAX_DOMAINS);
 			return EFAB_EUSAGE;
 		}
 		want = v;
 	}
 	if (want > nsib + 1) {
 		char list[1024] = "";
-		size_t o = (size_t)snprintf(list, sizeof(list), "%s", r->fab.info->domain_attr->name);
+		size_t o =
+			(size_t)snprintf(list, sizeof(list), "%s", r->fab.info->domain_attr->name);
 		for (size_t i = 0; i < nsib && o < sizeof(list); i++)
 			o += (size_t)snprintf(list + o, sizeof(list) - o, ", %s", names[i]);
-		efab_log_error("--domains %s: %zu domains asked, provider %s has %zu here: %s", d, want,
-			       r->fab.info->fabric_attr->prov_name, nsib + 1, list);
+		efab_log_error("--domains %s: %zu domains asked, provider %s has %zu here: %s", d,
+			       want, r->fab.info->fabric_attr->prov_name, nsib + 1, list);
 		return EFAB_EUSAGE;
 	}
 	for (size_t i = 1; i < want; i++) {
@@ -198,9 +205,10 @@ static int open_domains(reg_ctx_t *r, const efab_fabric_req_t *req, char *note, 
 		f->rt = r->rt;
 		f->timeout_s = r->o.timeout_s;
 		if (info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
-			efab_log_error("--domains: %s requires FI_MR_ENDPOINT (MRs bound to an endpoint); "
-				       "fan-out registers on domains without endpoints",
-				       info->domain_attr->name);
+			efab_log_error(
+				"--domains: %s requires FI_MR_ENDPOINT (MRs bound to an endpoint); "
+				"fan-out registers on domains without endpoints",
+				info->domain_attr->name);
 			fi_freeinfo(info);
 			return EFAB_SKIP;
 		}
@@ -230,7 +238,8 @@ static int open_domains(reg_ctx_t *r, const efab_fabric_req_t *req, char *note, 
 		o += (size_t)snprintf(note + o, len - o, "; all on fabric %s", fab0);
 	snprintf(note + (o < len ? o : len - 1), o < len ? len - o : 1,
 		 "); rows for k = 1, 2, 4, ... and K: each buffer registered on k of them in turn, "
-		 "lat_us_* the time of all k%s%s", why[0] ? "; " : "", why);
+		 "lat_us_* the time of all k%s%s",
+		 why[0] ? "; " : "", why);
 	return EFAB_OK;
 }
 
@@ -273,8 +282,8 @@ static uint64_t pinned_now(void) /* VmPin: this process's mm->pinned_vm */
 static int check_memlock(const reg_ctx_t *r)
 {
 	struct rlimit rl;
-	if (r->nic_work[0] != 'y' || efab_mem_is_device(r->kind) || getrlimit(RLIMIT_MEMLOCK, &rl) ||
-	    rl.rlim_cur == RLIM_INFINITY || cap_ipc_lock())
+	if (r->nic_work[0] != 'y' || efab_mem_is_device(r->kind) ||
+	    getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY || cap_ipc_lock())
 		return EFAB_OK;
 	uint64_t most = 0, at = 0;
 	const char *what = "";
@@ -282,23 +291,25 @@ static int check_memlock(const reg_ctx_t *r)
 		uint64_t size = efab_sizes_at(&r->o.sizes, i), n = r->o.iters ? r->o.iters : 64;
 		if (n > r->o.max_total / size)
 			n = r->o.max_total / size;
-		if ((r->o.regime == EFAB_REGIME_ALL || r->o.regime == EFAB_REGIME_ACCUMULATE) && n >= 2 &&
-		    n * size > most) {
+		if ((r->o.regime == EFAB_REGIME_ALL || r->o.regime == EFAB_REGIME_ACCUMULATE) &&
+		    n >= 2 && n * size > most) {
 			most = n * size, at = size, what = "accumulate";
 		}
 		if (r->o.regime != EFAB_REGIME_ACCUMULATE && size > most)
-			most = size, at = size, what = r->o.regime == EFAB_REGIME_SAME ? "same" : "fresh";
+			most = size, at = size,
+			what = r->o.regime == EFAB_REGIME_SAME ? "same" : "fresh";
 	}
 	most *= r->ndoms;
 	uint64_t pinned = pinned_now();
 	if (pinned + most <= rl.rlim_cur)
 		return EFAB_OK;
-	efab_log_error("RLIMIT_MEMLOCK %.1f MiB (%.1f MiB pinned already) is below the %.1f MiB of %s "
-		       "memory this run pins at once (%s at %llu B%s, --max-total %.1f MiB): raise it "
-		       "(ulimit -l unlimited; limits.conf memlock) or lower --max-total / -m",
-		       (double)rl.rlim_cur / 1048576.0, (double)pinned / 1048576.0,
-		       (double)most / 1048576.0, efab_mem_name(r->kind), what, (unsigned long long)at,
-		       r->ndoms > 1 ? " on every domain" : "", (double)r->o.max_total / 1048576.0);
+	efab_log_error(
+		"RLIMIT_MEMLOCK %.1f MiB (%.1f MiB pinned already) is below the %.1f MiB of %s "
+		"memory this run pins at once (%s at %llu B%s, --max-total %.1f MiB): raise it "
+		"(ulimit -l unlimited; limits.conf memlock) or lower --max-total / -m",
+		(double)rl.rlim_cur / 1048576.0, (double)pinned / 1048576.0,
+		(double)most / 1048576.0, efab_mem_name(r->kind), what, (unsigned long long)at,
+		r->ndoms > 1 ? " on every domain" : "", (double)r->o.max_total / 1048576.0);
 	return EFAB_EUSAGE;
 }
 
@@ -333,14 +344,15 @@ static int place(reg_ctx_t *r, efab_fabric_req_t *req)
 	}
 	have_topo = 1;
 	if (efab_topo_pair(&topo, r->rt->local_rank, r->o.gpu, busid, &pairing)) {
-		snprintf(place_note, sizeof(place_note), "placement: no GPU and no NIC in the topology%s",
+		snprintf(place_note, sizeof(place_note),
+			 "placement: no GPU and no NIC in the topology%s",
 			 want_auto ? "; --domain auto: the first matching domain" : "");
 		return EFAB_OK;
 	}
 	int bound = efab_topo_bind(&topo, &pairing) == EFAB_OK;
 	snprintf(place_note, sizeof(place_note),
-		 "placement (rank %d): GPU %s, NIC %s (%s), NUMA node %d, %s cpuset %s%s", r->rt->rank,
-		 pairing.gpu_busid[0] ? pairing.gpu_busid : "-",
+		 "placement (rank %d): GPU %s, NIC %s (%s), NUMA node %d, %s cpuset %s%s",
+		 r->rt->rank, pairing.gpu_busid[0] ? pairing.gpu_busid : "-",
 		 pairing.nic_name[0] ? pairing.nic_name : "-",
 		 pairing.nic_busid[0] ? pairing.nic_busid : "-", pairing.numa,
 		 bound ? "bound to" : "NOT bound to", pairing.cpuset,
@@ -357,12 +369,14 @@ static int place(reg_ctx_t *r, efab_fabric_req_t *req)
 }
 
 /* Fabric selected and opened (and --domains' further ones), the GPU. */
-static int bring_up(reg_ctx_t *r, const efab_bench_row_t *row, struct fi_info **info,
-		    char *note3, size_t len)
+static int bring_up(reg_ctx_t *r, const efab_bench_row_t *row, struct fi_info **info, char *note3,
+		    size_t len)
 {
-	efab_fabric_req_t req = {.provider = r->o.provider, .fabric = r->o.fabric,
+	efab_fabric_req_t req = {.provider = r->o.provider,
+				 .fabric = r->o.fabric,
 				 .domain = r->o.domain,
-				 .caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
+				 .caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
+					 FI_REMOTE_WRITE,
 				 .hmem = efab_mem_is_gpu(r->kind)};
 	int rc = place(r, &req);
 	if (!rc)
@@ -370,8 +384,9 @@ static int bring_up(reg_ctx_t *r, const efab_bench_row_t *row, struct fi_info **
 	if (rc)
 		return rc;
 	efab_run_info_fabric(&r->ri, *info, &r->o);
-	efab_mr_gdr_applies = efab_gdr_applies((*info)->fabric_attr->prov_name, (*info)->fabric_attr->name,
-				       efab_mem_iface(r->kind) == FI_HMEM_CUDA, r->o.dmabuf);
+	efab_mr_gdr_applies =
+		efab_gdr_applies((*info)->fabric_attr->prov_name, (*info)->fabric_attr->name,
+				 efab_mem_iface(r->kind) == FI_HMEM_CUDA, r->o.dmabuf);
 	r->cache_na = efab_mr_cache_scope(*info);
 	snprintf(r->ri.mem_local, sizeof(r->ri.mem_local), "%s", efab_mem_name(r->kind));
 	snprintf(r->ri.mem_remote, sizeof(r->ri.mem_remote), "-");
@@ -432,46 +447,54 @@ static void print_header(const reg_ctx_t *r, const struct fi_info *info, const c
 	efab_mr_mode_str(info->domain_attr->mr_mode, mrm, sizeof(mrm));
 	snprintf(note1, sizeof(note1),
 		 "mr_mode %s; access %s; mr cache %s (FI_MR_CACHE_MAX_COUNT=%s "
-		 "FI_EFA_MR_CACHE_ENABLE=%s)%s%s%s", mrm, r->o.access ? "local" : "remote",
-		 r->o.mr_cache == EFAB_ON ? "on" : r->o.mr_cache == EFAB_OFF ? "off" : "default",
+		 "FI_EFA_MR_CACHE_ENABLE=%s)%s%s%s",
+		 mrm, r->o.access ? "local" : "remote",
+		 r->o.mr_cache == EFAB_ON    ? "on"
+		 : r->o.mr_cache == EFAB_OFF ? "off"
+					     : "default",
 		 getenv("FI_MR_CACHE_MAX_COUNT") ? getenv("FI_MR_CACHE_MAX_COUNT") : "unset",
 		 getenv("FI_EFA_MR_CACHE_ENABLE") ? getenv("FI_EFA_MR_CACHE_ENABLE") : "unset",
 		 r->o.dmabuf ? "; registered through dmabuf (FI_MR_DMABUF)" : "",
 		 r->cache_na ? "; mr_cache column n/a: " : "", r->cache_na ? r->cache_na : "");
-	snprintf(note2, sizeof(note2),
-		 "lat_us_* = fi_mr_regattr time, dereg_us_* = fi_close time, microseconds, over n "
-		 "calls after the first; first_us = the first call of the size and regime, alone; %s",
-		 r->nic_work[0] == 'y' ? "this provider's registration includes NIC driver work"
-				       : "no NIC here: registration is software bookkeeping");
-	const char *note4 = "reg_path = how libfabric registered a buffer of the size, from its own MR "
-			    "log (fi_import_log; FI_LOG_MR at info) around one untimed registration made "
-			    "before the timed ones, given back before them (-v: its lines): dmabuf "
-			    "(\"Registering dmabuf MR\": ibv_reg_dmabuf_mr), peermem (ibv_reg_mr on the "
-			    "GPU address: nvidia-peermem or the EFA driver's efa-nv-peermem; libfabric "
-			    "said \"Registered memory\" and no dma-buf), dmabuf->peermem (dma-buf refused, "
-			    "then ibv_reg_mr), efabench-dmabuf (efabench's own FI_MR_DMABUF, --dmabuf), "
-			    "unknown (nothing said, or the log not taken), host (host memory), - (no NIC "
-			    "registration); +gdrcopy: the efa fabric also pinned the CUDA buffer through "
-			    "GDRCopy (+gdrcopy-failed: it tried and warned, +gdrcopy-unknown: libfabric's "
-			    "GDRCopy state unknown)";
+	snprintf(
+		note2, sizeof(note2),
+		"lat_us_* = fi_mr_regattr time, dereg_us_* = fi_close time, microseconds, over n "
+		"calls after the first; first_us = the first call of the size and regime, alone; %s",
+		r->nic_work[0] == 'y' ? "this provider's registration includes NIC driver work"
+				      : "no NIC here: registration is software bookkeeping");
+	const char *note4 =
+		"reg_path = how libfabric registered a buffer of the size, from its own MR "
+		"log (fi_import_log; FI_LOG_MR at info) around one untimed registration made "
+		"before the timed ones, given back before them (-v: its lines): dmabuf "
+		"(\"Registering dmabuf MR\": ibv_reg_dmabuf_mr), peermem (ibv_reg_mr on the "
+		"GPU address: nvidia-peermem or the EFA driver's efa-nv-peermem; libfabric "
+		"said \"Registered memory\" and no dma-buf), dmabuf->peermem (dma-buf refused, "
+		"then ibv_reg_mr), efabench-dmabuf (efabench's own FI_MR_DMABUF, --dmabuf), "
+		"unknown (nothing said, or the log not taken), host (host memory), - (no NIC "
+		"registration); +gdrcopy: the efa fabric also pinned the CUDA buffer through "
+		"GDRCopy (+gdrcopy-failed: it tried and warned, +gdrcopy-unknown: libfabric's "
+		"GDRCopy state unknown)";
 	/* GDRCopy: libfabric's statement, with the rows it concerns */
 	char note5[640] = "";
 	if (efab_reglog_nic_provider(info->fabric_attr->prov_name) &&
 	    efab_mem_iface(r->kind) == FI_HMEM_CUDA)
-		snprintf(note5, sizeof(note5),
-			 "GDRCopy %s (%s): %s", efab_mr_gdr_state == EFAB_GDR_ON ? "on"
-					       : efab_mr_gdr_state == EFAB_GDR_OFF ? "off" : "unknown",
-			 efab_mr_gdr_why,
-			 !efab_mr_gdr_applies
-				 ? (r->o.dmabuf ? "FI_MR_DMABUF registrations skip it (efa_rdm_mr_hmem_setup)"
-						: "this fabric's registration has no GDRCopy step")
-			 : efab_mr_gdr_state == EFAB_GDR_OFF
-				 ? "these registrations make no GDRCopy pin"
-				 : "on the efa fabric every fi_mr_regattr of CUDA memory without FI_MR_DMABUF "
-				   "also pins and maps the buffer through GDRCopy (gdr_pin_buffer + gdr_map; "
-				   "fi_close: gdr_unmap + gdr_unpin_buffer; libfabric efa_rdm_mr_hmem_setup), "
-				   "so these rows carry it and --dmabuf's do not: reg_path +gdrcopy; control "
-				   "run FI_HMEM_CUDA_USE_GDRCOPY=0");
+		snprintf(
+			note5, sizeof(note5), "GDRCopy %s (%s): %s",
+			efab_mr_gdr_state == EFAB_GDR_ON    ? "on"
+			: efab_mr_gdr_state == EFAB_GDR_OFF ? "off"
+							    : "unknown",
+			efab_mr_gdr_why,
+			!efab_mr_gdr_applies
+				? (r->o.dmabuf
+					   ? "FI_MR_DMABUF registrations skip it (efa_rdm_mr_hmem_setup)"
+					   : "this fabric's registration has no GDRCopy step")
+			: efab_mr_gdr_state == EFAB_GDR_OFF
+				? "these registrations make no GDRCopy pin"
+				: "on the efa fabric every fi_mr_regattr of CUDA memory without FI_MR_DMABUF "
+				  "also pins and maps the buffer through GDRCopy (gdr_pin_buffer + gdr_map; "
+				  "fi_close: gdr_unmap + gdr_unpin_buffer; libfabric efa_rdm_mr_hmem_setup), "
+				  "so these rows carry it and --dmabuf's do not: reg_path +gdrcopy; control "
+				  "run FI_HMEM_CUDA_USE_GDRCOPY=0");
 	const char *notes[6];
 	size_t nn = 0;
 	notes[nn++] = note1;
@@ -493,12 +516,13 @@ static int run_regimes(reg_ctx_t *r)
 {
 	static const char *const regimes[] = {"fresh", "same", "accumulate"};
 	int rc = EFAB_OK;
-	for (size_t k = 1; k <= r->ndoms && !rc; k = k * 2 > r->ndoms && k < r->ndoms ? r->ndoms : k * 2) {
+	for (size_t k = 1; k <= r->ndoms && !rc;
+	     k = k * 2 > r->ndoms && k < r->ndoms ? r->ndoms : k * 2) {
 		r->k = k;
 		for (int g = 1; g <= 3 && !rc; g++)
 			if (r->o.regime == EFAB_REGIME_ALL || r->o.regime == g)
 				rc = efab_reg_run_regime(r, g == 1 && r->o.dmabuf ? "fresh_dmabuf"
-									  : regimes[g - 1]);
+										  : regimes[g - 1]);
 	}
 	r->k = 1;
 	if (!rc && r->o.components) {
@@ -533,12 +557,14 @@ int efab_mr_reg_main(int argc, char **argv)
 		return EFAB_ERR;
 	}
 	/* nic_work follows the provider (bring_up) */
-	efab_reg_init(r, r->run.rt, efab_mr_ops, EFAB_ARRAY_SIZE(efab_mr_ops), "no", "CUDA only, no NIC");
+	efab_reg_init(r, r->run.rt, efab_mr_ops, EFAB_ARRAY_SIZE(efab_mr_ops), "no",
+		      "CUDA only, no NIC");
 	r->access = FI_READ | FI_WRITE | (r->o.access ? 0 : FI_REMOTE_READ | FI_REMOTE_WRITE);
 	rc = bring_up(r, r->row, &info, note3, sizeof(note3));
 	efab_gdrlog_end(&gl);
-	efab_mr_gdr_state = efab_gdr_state(&gl, getenv("FI_HMEM_CUDA_USE_GDRCOPY"), efab_libgdrapi_mapped(),
-				   efab_mr_gdr_why, sizeof(efab_mr_gdr_why));
+	efab_mr_gdr_state =
+		efab_gdr_state(&gl, getenv("FI_HMEM_CUDA_USE_GDRCOPY"), efab_libgdrapi_mapped(),
+			       efab_mr_gdr_why, sizeof(efab_mr_gdr_why));
 	if (r->o.verbose)
 		for (size_t i = 0; i < gl.n; i++)
 			fprintf(stderr, "# libfabric gdrcopy: %s\n", gl.line[i]);

@@ -14,9 +14,9 @@
 #include "rma.h"
 #include "scan_int.h"
 
-#define CSV_HEADER                                                                         \
-	"schema,run_id,timestamp,bench,provider,fabric,libfabric_version,provider_version,pass," \
-	"round,node_a,node_b,nic_index,nic_a,nic_b,lat_size_bytes,lat_iters,lat_us_p50,"        \
+#define CSV_HEADER                                                                                 \
+	"schema,run_id,timestamp,bench,provider,fabric,libfabric_version,provider_version,pass,"   \
+	"round,node_a,node_b,nic_index,nic_a,nic_b,lat_size_bytes,lat_iters,lat_us_p50,"           \
 	"lat_us_p99,bw_size_bytes,window,bw_MBps,bw_rev_MBps,errors,status,error,nic_a_counters,"  \
 	"nic_b_counters"
 
@@ -30,8 +30,8 @@ static void fmt_num(char *buf, size_t len, double v, const char *fmt)
 
 /* One row per pair and NIC, from the lower node (lib/result.c quotes a
  * name that holds a comma or quote). */
-static int csv_rows(efab_ctx_t *c, efab_csv_t *csv, int pass, int round,
-		    const scan_report_t *all, const double *lat99)
+static int csv_rows(efab_ctx_t *c, efab_csv_t *csv, int pass, int round, const scan_report_t *all,
+		    const double *lat99)
 {
 	scan_state_t *scan = c->priv;
 	for (int a = 0; a < scan->nodes; a++)
@@ -59,13 +59,36 @@ static int csv_rows(efab_ctx_t *c, efab_csv_t *csv, int pass, int round,
 			snprintf(errors, sizeof(errors), "%.0f", ra->errors + rb->errors);
 			int failed = ra->failed || rb->failed;
 			const char *why = !failed ? "" : ra->why[0] ? ra->why : rb->why;
-			const char *cells[] = { /* the order of CSV_HEADER */
-				"1", c->ri.run_id, c->ri.timestamp, "scan", c->ri.provider,
-				c->ri.fabric, c->ri.libfabric_version, c->ri.provider_version, pass_s,
-				round_s, scan->node_names[a], scan->node_names[bn], nic_s,
-				scan->nic_names[a * scan->nics + i], scan->nic_names[bn * scan->nics + i],
-				lsize, liters, l50, l99, bsize, window, bw, bwr, errors,
-				failed ? "failed" : "ok", why, ra->hw, rb->hw,
+			const char *cells[] = {
+				/* the order of CSV_HEADER */
+				"1",
+				c->ri.run_id,
+				c->ri.timestamp,
+				"scan",
+				c->ri.provider,
+				c->ri.fabric,
+				c->ri.libfabric_version,
+				c->ri.provider_version,
+				pass_s,
+				round_s,
+				scan->node_names[a],
+				scan->node_names[bn],
+				nic_s,
+				scan->nic_names[a * scan->nics + i],
+				scan->nic_names[bn * scan->nics + i],
+				lsize,
+				liters,
+				l50,
+				l99,
+				bsize,
+				window,
+				bw,
+				bwr,
+				errors,
+				failed ? "failed" : "ok",
+				why,
+				ra->hw,
+				rb->hw,
 			};
 			if (efab_csv_write_cells(csv, cells, EFAB_ARRAY_SIZE(cells)))
 				return EFAB_ERR;
@@ -86,10 +109,11 @@ static void print_placement(const efab_ctx_t *c)
 			first = r;
 	}
 	printf("# placement: each rank bound near its NIC (hwloc: the cores of the NIC's NUMA node, "
-	       "buffers placed there by first touch): %d of %d ranks bound", bound, scan->world_size);
+	       "buffers placed there by first touch): %d of %d ranks bound",
+	       bound, scan->world_size);
 	if (first >= 0)
-		printf("; %d not (e.g. %s NIC %s: %s)", scan->world_size - bound, scan->ranks[first].host,
-		       scan->ranks[first].nic, scan->ranks[first].bind);
+		printf("; %d not (e.g. %s NIC %s: %s)", scan->world_size - bound,
+		       scan->ranks[first].host, scan->ranks[first].nic, scan->ranks[first].bind);
 	printf("\n");
 	for (int r = 0; c->o.verbose && r < scan->world_size; r++)
 		printf("#   rank %d: %s NIC %s: %s\n", r, scan->ranks[r].host, scan->ranks[r].nic,
@@ -119,8 +143,10 @@ static void print_header(efab_ctx_t *c, int rounds)
 	       "time of the timed loop (efab_put_bw's bw_MBps), 10^6 B/s, every NIC at once, each direction in turn%s\n",
 	       (unsigned long long)c->o.lat_size, (unsigned long long)c->o.bw_size,
 	       (unsigned long long)c->o.window,
-	       c->o.time_s > 0 ? ", for --time per direction (a deadline: what a slow NIC moves in it "
-				 "is its figure)" : "");
+	       c->o.time_s > 0
+		       ? ", for --time per direction (a deadline: what a slow NIC moves in it "
+			 "is its figure)"
+		       : "");
 	if (c->ev.have)
 		printf("# NIC counters: every rank's NIC hw_counters are read (settled) before and after "
 		       "each round; a NIC whose error, retransmit-timeout or unresponsive/impaired-remote "
@@ -168,8 +194,8 @@ static void print_header(efab_ctx_t *c, int rounds)
 		       "each bandwidth direction)\n",
 		       (unsigned long long)c->o.passes, rounds, groups, groups == 1 ? "" : "s", pp,
 		       c->o.time_s, steps * (pp * 20e-6 + 2 * c->o.time_s * 1.1 + 0.1),
-		       steps * (pp * 1e-3 + 2 * c->o.time_s * 1.5 + 1.0), window_MB, c->o.time_s / 4,
-		       window_MB / (c->o.time_s / 4));
+		       steps * (pp * 1e-3 + 2 * c->o.time_s * 1.5 + 1.0), window_MB,
+		       c->o.time_s / 4, window_MB / (c->o.time_s / 4));
 	else
 		printf("# estimate: %llu x %d rounds x %d group%s x (%llu ping-pongs + 2 x %llu "
 		       "windows); the first round's time gives the rest\n",
@@ -213,20 +239,25 @@ static void print_report(const efab_ctx_t *c, const efab_scan_data_t *d, const d
 	       "recv_MBps", "x", "lat_us", "x");
 	for (int a = 0; a < scan->nodes; a++)
 		for (int i = 0; i < scan->nics; i++) {
-			const double *u = &v->unit[(size_t)(a * scan->nics + i) * EFAB_SCAN_NMETRIC];
+			const double *u =
+				&v->unit[(size_t)(a * scan->nics + i) * EFAB_SCAN_NMETRIC];
 			char cell[6][24];
-			const double vals[6] = {u[EFAB_SCAN_SEND], u[EFAB_SCAN_SEND] / v->ref[EFAB_SCAN_SEND],
-						u[EFAB_SCAN_RECV], u[EFAB_SCAN_RECV] / v->ref[EFAB_SCAN_RECV],
-						u[EFAB_SCAN_LAT], u[EFAB_SCAN_LAT] / v->ref[EFAB_SCAN_LAT]};
+			const double vals[6] = {
+				u[EFAB_SCAN_SEND], u[EFAB_SCAN_SEND] / v->ref[EFAB_SCAN_SEND],
+				u[EFAB_SCAN_RECV], u[EFAB_SCAN_RECV] / v->ref[EFAB_SCAN_RECV],
+				u[EFAB_SCAN_LAT],  u[EFAB_SCAN_LAT] / v->ref[EFAB_SCAN_LAT]};
 			for (int k = 0; k < 6; k++) /* nothing measured (failed pairs): "-" */
 				if (isfinite(vals[k]))
-					snprintf(cell[k], sizeof(cell[k]), k == 4 ? "%.2f" : k % 2 ? "%.2f" : "%.1f",
+					snprintf(cell[k], sizeof(cell[k]),
+						 k == 4  ? "%.2f"
+						 : k % 2 ? "%.2f"
+							 : "%.1f",
 						 vals[k]);
 				else
 					snprintf(cell[k], sizeof(cell[k]), "-");
-			printf("%-14.14s %-16.16s %12s %6s %12s %6s %10s %6s\n", scan->node_names[a],
-			       scan->nic_names[a * scan->nics + i], cell[0], cell[1], cell[2], cell[3],
-			       cell[4], cell[5]);
+			printf("%-14.14s %-16.16s %12s %6s %12s %6s %10s %6s\n",
+			       scan->node_names[a], scan->nic_names[a * scan->nics + i], cell[0],
+			       cell[1], cell[2], cell[3], cell[4], cell[5]);
 		}
 	printf("cluster median: send %.1f MB/s, receive %.1f MB/s, latency %.2f us\n",
 	       v->ref[EFAB_SCAN_SEND], v->ref[EFAB_SCAN_RECV], v->ref[EFAB_SCAN_LAT]);
@@ -254,15 +285,17 @@ typedef struct figures {
 	size_t cells, pcells;
 	int passes;
 	double *block, *bw_p, *lat_p, *lat99, *bw, *lat;
-	double *bw_best, *lat_best; /* [cell]: the best pass's (pair findings need every pass off) */
+	double *bw_best,
+		*lat_best; /* [cell]: the best pass's (pair findings need every pass off) */
 	double errors;
 	unsigned char *failed; /* [cell]: the pair failed in some pass (symmetric) */
 	char (*why)[WHY_LEN];  /* [cell]: the first failure's phase and error */
 	const char **whyp;     /* [cell] -> why, for the verdict */
 	size_t nfailed;        /* failed pairs and NICs over all passes */
-	char (*hw)[HW_LEN];    /* [cell]: a's NIC's trouble counters in its round with b (first pass seen) */
-	const char **hwp;      /* [cell] -> hw, for the verdict */
-	int any_hw;            /* some NIC had counters */
+	char (*hw)
+		[HW_LEN]; /* [cell]: a's NIC's trouble counters in its round with b (first pass seen) */
+	const char **hwp; /* [cell] -> hw, for the verdict */
+	int any_hw;       /* some NIC had counters */
 } figures_t;
 
 static int figures_alloc(const scan_state_t *scan, int passes, figures_t *f)
@@ -335,9 +368,10 @@ static void record_round(const scan_state_t *scan, figures_t *f, int p, int roun
 		}
 		bwp[at(scan, a, s->partner, i)] = s->bw_sent;
 		if (isfinite(s->lat_p50)) {
-			latp[at(scan, a, s->partner, i)] = latp[at(scan, s->partner, a, i)] = s->lat_p50;
-			f->lat99[at(scan, a, s->partner, i)] = f->lat99[at(scan, s->partner, a, i)] =
-				s->lat_p99;
+			latp[at(scan, a, s->partner, i)] = latp[at(scan, s->partner, a, i)] =
+				s->lat_p50;
+			f->lat99[at(scan, a, s->partner, i)] =
+				f->lat99[at(scan, s->partner, a, i)] = s->lat_p99;
 		}
 	}
 }
@@ -346,13 +380,16 @@ static void progress(int p, int passes, int r, int rounds, double secs, double l
 {
 	char failed[64] = "";
 	if (nfail)
-		snprintf(failed, sizeof(failed), ", %d NIC pair%s failed", nfail, nfail == 1 ? "" : "s");
+		snprintf(failed, sizeof(failed), ", %d NIC pair%s failed", nfail,
+			 nfail == 1 ? "" : "s");
 	if (passes > 1)
-		fprintf(stderr, "efab_scan: pass %d/%d round %d/%d done in %.1f s (about %.0f s "
-				"left%s)\n", p + 1, passes, r + 1, rounds, secs, left, failed);
+		fprintf(stderr,
+			"efab_scan: pass %d/%d round %d/%d done in %.1f s (about %.0f s "
+			"left%s)\n",
+			p + 1, passes, r + 1, rounds, secs, left, failed);
 	else
-		fprintf(stderr, "efab_scan: round %d/%d done in %.1f s (about %.0f s left%s)\n", r + 1,
-			rounds, secs, left, failed);
+		fprintf(stderr, "efab_scan: round %d/%d done in %.1f s (about %.0f s left%s)\n",
+			r + 1, rounds, secs, left, failed);
 }
 
 /* --verdict-json: the verdict's findings, the same list the text prints. */
@@ -394,10 +431,17 @@ static int conclude(efab_ctx_t *c, figures_t *f, efab_stopwatch_t sw)
 				f->lat_best[k] = vl[p];
 		}
 	}
-	efab_scan_data_t d = {scan->nodes, scan->nics, (const char *const *)scan->node_names,
-			      (const char *const *)scan->nic_names, f->bw, f->lat, f->failed,
-			      (const char *const *)f->whyp, f->any_hw ? (const char *const *)f->hwp : NULL,
-			      f->bw_best, f->lat_best};
+	efab_scan_data_t d = {scan->nodes,
+			      scan->nics,
+			      (const char *const *)scan->node_names,
+			      (const char *const *)scan->nic_names,
+			      f->bw,
+			      f->lat,
+			      f->failed,
+			      (const char *const *)f->whyp,
+			      f->any_hw ? (const char *const *)f->hwp : NULL,
+			      f->bw_best,
+			      f->lat_best};
 	efab_scan_limits_t lim = {c->o.threshold, c->o.min_bw, c->o.max_lat};
 	efab_scan_verdict_t v;
 	if (efab_scan_verdict(&d, &lim, &v)) {
@@ -454,9 +498,10 @@ static int scan_drive(efab_ctx_t *c)
 		/* every rank has listed its NICs and opened its CSV (the agreement
 		 * above): the moment a harness times a fault from (tests/cluster/scan
 		 * --down-after nodeI:0+SECS) */
-		fprintf(stderr, "efab_scan: started: %d nodes x %d NIC%s, %d pass%s of %d round%s\n",
-			scan->nodes, scan->nics, scan->nics == 1 ? "" : "s", passes, passes == 1 ? "" : "es",
-			rounds, rounds == 1 ? "" : "s");
+		fprintf(stderr,
+			"efab_scan: started: %d nodes x %d NIC%s, %d pass%s of %d round%s\n",
+			scan->nodes, scan->nics, scan->nics == 1 ? "" : "s", passes,
+			passes == 1 ? "" : "es", rounds, rounds == 1 ? "" : "s");
 	}
 	efab_stopwatch_t scan_sw = efab_stopwatch_start();
 	for (int step = 0; step < passes * rounds; step++) {
@@ -482,7 +527,8 @@ static int scan_drive(efab_ctx_t *c)
 		if (csv.fd >= 0 && csv_rows(c, &csv, p, r, all, f.lat99))
 			efab_csv_close(&csv); /* said why; the scan goes on without its CSV */
 		progress(p, passes, r, rounds, efab_stopwatch_elapsed_s(round_sw),
-			 efab_stopwatch_elapsed_s(scan_sw) / (step + 1) * (passes * rounds - step - 1),
+			 efab_stopwatch_elapsed_s(scan_sw) / (step + 1) *
+				 (passes * rounds - step - 1),
 			 nfail);
 	}
 	if (me)
@@ -496,6 +542,9 @@ out:
 }
 
 const efab_family_t efab_family_scan = {
-	.check_opts = scan_check_opts, .plan = scan_plan, .setup = scan_setup, .drive = scan_drive,
+	.check_opts = scan_check_opts,
+	.plan = scan_plan,
+	.setup = scan_setup,
+	.drive = scan_drive,
 	.teardown = scan_teardown,
 };

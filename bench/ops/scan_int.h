@@ -28,9 +28,9 @@ typedef struct scan_rank {
 
 /* What a rank reports after a round. */
 typedef struct scan_report {
-	int partner;   /* node, -1: sat out */
+	int partner;             /* node, -1: sat out */
 	double lat_p50, lat_p99; /* as the ping-pong's initiator (the lower node), else NAN */
-	double bw_sent;           /* its own bandwidth as the writer, 10^6 B/s, NAN if none */
+	double bw_sent;          /* its own bandwidth as the writer, 10^6 B/s, NAN if none */
 	double errors;
 	int failed;        /* this rank's NIC pair failed (either end) */
 	char why[WHY_LEN]; /* "phase: error" of the first failure this rank saw, "" */
@@ -44,11 +44,11 @@ typedef struct scan_state {
 	int node, nic;       /* this rank's */
 	char bind[BIND_LEN]; /* this rank's placement (bind_near_nic) */
 	int bound;
-	int *rank_of;        /* [node * nics + nic] */
-	scan_rank_t *ranks;  /* by rank */
+	int *rank_of;       /* [node * nics + nic] */
+	scan_rank_t *ranks; /* by rank */
 	char domain[NIC_LEN];
-	char **node_names;   /* nodes */
-	char **nic_names;    /* nodes * nics */
+	char **node_names; /* nodes */
+	char **nic_names;  /* nodes * nics */
 	int world_size;
 } scan_state_t;
 

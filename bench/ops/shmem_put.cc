@@ -68,7 +68,8 @@ cudaError_t efab_shk_launch(const struct efab_shk_args *, cudaStream_t) { return
 double efab_shk_tick_ns(void) { return -1; }
 #endif
 
-namespace efab_shput {
+namespace efab_shput
+{
 
 /* the most bytes of each side (W x the largest size for bandwidth) */
 const uint64_t SPAN_LIMIT = 1ull << 34;

@@ -21,7 +21,8 @@
 #include "shmem_kernels.h"
 #include "shmem_put_int.h"
 
-namespace efab_shput {
+namespace efab_shput
+{
 
 /* ---- the watchdog (-t): NVSHMEM's calls cannot time out ----
  * PE's loops beat after every iteration or window; a beat missing for
@@ -59,9 +60,11 @@ void *watchdog(void *)
 		}
 		idle += 0.1;
 		if (idle >= wd_timeout) {
-			efab_log_error("timeout: %s (size %llu, iteration %llu): nothing returned for %.0f s "
-				       "(-t %g)", what, (unsigned long long)wd_size.load(),
-				       (unsigned long long)wd_iter.load(), idle, wd_timeout);
+			efab_log_error(
+				"timeout: %s (size %llu, iteration %llu): nothing returned for %.0f s "
+				"(-t %g)",
+				what, (unsigned long long)wd_size.load(),
+				(unsigned long long)wd_iter.load(), idle, wd_timeout);
 			fflush(stderr);
 			_exit(EFAB_ERR);
 		}
@@ -135,8 +138,9 @@ int stream_sync(shput *s)
 {
 	cudaError_t e = cudaStreamSynchronize(s->st);
 	if (e != cudaSuccess) {
-		efab_log_error("cudaStreamSynchronize: %s (an NVSHMEM operation on the stream failed)",
-			       cudaGetErrorString(e));
+		efab_log_error(
+			"cudaStreamSynchronize: %s (an NVSHMEM operation on the stream failed)",
+			cudaGetErrorString(e));
 		return EFAB_ERR;
 	}
 	return EFAB_OK;
@@ -176,7 +180,8 @@ int checked_end(shput *s, uint64_t iter)
 			if (!s->init && !rc)
 				rc = check(s, s->heap, s->heap_host, s->window, &s->errors);
 		} else if (s->init && !rc) {
-			rc = check(s, s->local, s->o.shmem_src == EFAB_SHMEM_SRC_HOST, s->window, &s->errors);
+			rc = check(s, s->local, s->o.shmem_src == EFAB_SHMEM_SRC_HOST, s->window,
+				   &s->errors);
 		}
 		nvshmem_barrier_all();
 	}
@@ -218,9 +223,11 @@ void issue(shput *s)
 		for (uint64_t k = 0; k < s->window; k++) {
 			size_t off = (size_t)(k * s->size);
 			if (s->on_stream && s->put)
-				nvshmemx_putmem_nbi_on_stream(s->heap + off, s->local + off, n, pe, s->st);
+				nvshmemx_putmem_nbi_on_stream(s->heap + off, s->local + off, n, pe,
+							      s->st);
 			else if (s->on_stream)
-				nvshmemx_getmem_nbi_on_stream(s->local + off, s->heap + off, n, pe, s->st);
+				nvshmemx_getmem_nbi_on_stream(s->local + off, s->heap + off, n, pe,
+							      s->st);
 			else if (s->put)
 				nvshmem_putmem_nbi(s->heap + off, s->local + off, n, pe);
 			else
@@ -256,8 +263,10 @@ int harvest(shput *s, uint64_t upto)
 		size_t k = (size_t)(s->harvested % RING);
 		cudaError_t e = cudaEventSynchronize(s->we[k]);
 		if (e != cudaSuccess) {
-			efab_log_error("cudaEventSynchronize (window %llu): %s (an NVSHMEM operation on the "
-				       "stream failed)", (unsigned long long)s->harvested, cudaGetErrorString(e));
+			efab_log_error(
+				"cudaEventSynchronize (window %llu): %s (an NVSHMEM operation on the "
+				"stream failed)",
+				(unsigned long long)s->harvested, cudaGetErrorString(e));
 			return EFAB_ERR;
 		}
 		float ms = 0;
@@ -323,7 +332,9 @@ int timed_iters(shput *s, uint64_t n, double *us, double *ev)
 
 /* ---- latency ---- */
 
-struct batch_arg {
+/* What efab_time_once hands batch() (latency) and loop() (bandwidth): the
+ * run and how many iterations (windows) to issue. */
+struct iters_arg {
 	shput *s;
 	uint64_t n;
 };
@@ -332,7 +343,7 @@ struct batch_arg {
  * synchronize at the end; -c's lockstep work included, as put_lat's batch) */
 int batch(void *arg)
 {
-	batch_arg *b = (batch_arg *)arg;
+	iters_arg *b = (iters_arg *)arg;
 	shput *s = b->s;
 	if (s->on_stream)
 		cudaEventRecord(s->e0, s->st);
@@ -349,27 +360,6 @@ int batch(void *arg)
 	return stream_sync(s);
 }
 
-uint64_t lat_warmup(const shput *s, uint64_t size)
-{
-	uint64_t w = s->o.warmup; /* as the ping-pong: scaled down above 64 KiB unless -n was given */
-	if (!s->o.iters && size > 65536) {
-		w = s->o.warmup * 65536 / size;
-		if (w < 2 && s->o.warmup >= 2)
-			w = 2;
-	}
-	return w ? w : 1;
-}
-
-uint64_t bw_warmup(const shput *s, uint64_t size)
-{
-	uint64_t cap = s->row->counts.warmup_cap, w = s->o.warmup;
-	if (cap && w > cap)
-		w = cap;
-	if (size > (1u << 20) && w > 2)
-		w = 2;
-	return w ? w : 1;
-}
-
 uint64_t iters_of(const shput *s, uint64_t size)
 {
 	const efab_counts_t *k = &s->row->counts;
@@ -378,14 +368,10 @@ uint64_t iters_of(const shput *s, uint64_t size)
 
 void row_set(const shput *s, efab_row_t *row, const char *name, const char *fmt, ...)
 {
-	for (size_t i = 0; i < s->ri.n_extra; i++)
-		if (!strcmp(s->ri.extra_cols[i], name)) {
-			va_list ap;
-			va_start(ap, fmt);
-			vsnprintf(row->extra[i], sizeof(row->extra[0]), fmt, ap);
-			va_end(ap);
-			return;
-		}
+	va_list ap;
+	va_start(ap, fmt);
+	efab_row_vset(&s->ri, row, name, fmt, ap);
+	va_end(ap);
 }
 
 int room(shput *s, uint64_t n)
@@ -446,7 +432,8 @@ int kern_launch(shput *s, uint64_t iters, unsigned long long *t)
 	a.t = t;
 	cudaError_t e = efab_shk_launch(&a, s->st);
 	if (e != cudaSuccess) {
-		efab_log_error("launching the %s kernel: %s", efab_shmem_initiator_name(s->o.shmem_initiator),
+		efab_log_error("launching the %s kernel: %s",
+			       efab_shmem_initiator_name(s->o.shmem_initiator),
 			       cudaGetErrorString(e));
 		return EFAB_ERR;
 	}
@@ -470,7 +457,8 @@ int kern_iters(shput *s, uint64_t n, double *us)
 			return EFAB_ERR;
 	} else {
 		for (uint64_t i = 0; i < n; i++)
-			if (checked_begin(s) || kern_launch(s, 1, t ? t + i : nullptr) || checked_end(s, i))
+			if (checked_begin(s) || kern_launch(s, 1, t ? t + i : nullptr) ||
+			    checked_end(s, i))
 				return EFAB_ERR;
 	}
 	cudaEventRecord(s->e1, s->st);
@@ -497,13 +485,29 @@ double kern_elapsed_us(shput *s)
 	return ms * 1e3;
 }
 
+/* A size's three kernel phases, latency and bandwidth alike: the first
+ * iteration (window) alone into *first, the warmup (one launch, no timer
+ * reads), the n measured into s->samples; phase[] names each for the
+ * watchdog. */
+int kern_phases(shput *s, uint64_t warm, uint64_t n, double *first, const char *const phase[3])
+{
+	stage(phase[0], s->size);
+	if (kern_iters(s, 1, first))
+		return EFAB_ERR;
+	stage(phase[1], s->size);
+	if (kern_iters(s, warm - 1, nullptr))
+		return EFAB_ERR;
+	stage(phase[2], s->size);
+	return kern_iters(s, n, s->samples) ? EFAB_ERR : EFAB_OK;
+}
+
 /* efab_shmem_lat's size for a kernel initiator: iteration 0 alone
  * (first_us, its device time), warmup (one launch, no timer reads), n
  * samples (device times), the batch (a launch of n without timer reads,
  * cudaEvents around it / n) */
 int kern_lat_size(shput *s, efab_row_t *row)
 {
-	uint64_t n = iters_of(s, s->size), warm = lat_warmup(s, s->size);
+	uint64_t n = iters_of(s, s->size), warm = efab_pingpong_warmup_of(&s->o, s->size);
 	double first = 0;
 	if (room(s, n > warm ? n : warm))
 		return EFAB_ERR;
@@ -512,14 +516,9 @@ int kern_lat_size(shput *s, efab_row_t *row)
 			stage("PE 1's share of the checked iterations", s->size);
 		return target_iters(s, warm + 2 * n);
 	}
-	stage("the first operation (a kernel)", s->size);
-	if (kern_iters(s, 1, &first))
-		return EFAB_ERR;
-	stage("warmup (a kernel)", s->size);
-	if (kern_iters(s, warm - 1, nullptr))
-		return EFAB_ERR;
-	stage("the timed iterations (a kernel)", s->size);
-	if (kern_iters(s, n, s->samples))
+	static const char *const phases[3] = {"the first operation (a kernel)", "warmup (a kernel)",
+					      "the timed iterations (a kernel)"};
+	if (kern_phases(s, warm, n, &first, phases))
 		return EFAB_ERR;
 	efab_stats_t st = {};
 	efab_stats_compute(s->samples, (size_t)n, &st);
@@ -540,7 +539,7 @@ int kern_lat_size(shput *s, efab_row_t *row)
  * samples, a batch of n. PE 0's figures fill row. */
 int lat_size(shput *s, efab_row_t *row)
 {
-	uint64_t n = iters_of(s, s->size), warm = lat_warmup(s, s->size);
+	uint64_t n = iters_of(s, s->size), warm = efab_pingpong_warmup_of(&s->o, s->size);
 	double first_host = 0, first_ev = 0, batch_us = 0;
 	if (s->kern)
 		return kern_lat_size(s, row);
@@ -566,7 +565,7 @@ int lat_size(shput *s, efab_row_t *row)
 		efab_stats_compute(s->host_us, (size_t)n, &host);
 	efab_stats_compute(lat, (size_t)n, &st);
 	stage("the batch", s->size);
-	batch_arg b = {s, n};
+	iters_arg b = {s, n};
 	if (efab_time_once(batch, &b, &batch_us))
 		return EFAB_ERR;
 	if (s->on_stream) {
@@ -590,18 +589,13 @@ int lat_size(shput *s, efab_row_t *row)
 
 /* ---- bandwidth ---- */
 
-struct loop_arg {
-	shput *s;
-	uint64_t n;
-};
-
 /* The measured windows (efab_time_once times them as the loop). Host: each
  * window timed by the pattern; stream: enqueued between ring events after
  * loop0, then every one waited for (the loop ends at the last window's
  * quiet on the stream). */
 int loop(void *arg)
 {
-	loop_arg *l = (loop_arg *)arg;
+	iters_arg *l = (iters_arg *)arg;
 	shput *s = l->s;
 	size_t done;
 	if (!s->on_stream)
@@ -617,7 +611,7 @@ int loop(void *arg)
  * of window times. */
 int bw_size(shput *s, efab_row_t *row)
 {
-	uint64_t n = iters_of(s, s->size), warm = bw_warmup(s, s->size);
+	uint64_t n = iters_of(s, s->size), warm = efab_stream_warmup_of(s->row, &s->o, s->size);
 	double first_host = 0, first_ev = 0, loop_us = 0;
 	if (room(s, n > warm ? n : warm))
 		return EFAB_ERR;
@@ -630,14 +624,10 @@ int bw_size(shput *s, efab_row_t *row)
 		/* window 0 alone (its device time), warmup (one launch, no timer
 		 * reads), the measured windows: device times per window, the loop
 		 * = cudaEvents around their launch (with -c: their launches) */
-		stage("the first window (a kernel)", s->size);
-		if (kern_iters(s, 1, &first_ev))
-			return EFAB_ERR;
-		stage("warmup windows (a kernel)", s->size);
-		if (kern_iters(s, warm - 1, nullptr))
-			return EFAB_ERR;
-		stage("the measured windows (a kernel)", s->size);
-		if (kern_iters(s, n, s->samples))
+		static const char *const phases[3] = {"the first window (a kernel)",
+						      "warmup windows (a kernel)",
+						      "the measured windows (a kernel)"};
+		if (kern_phases(s, warm, n, &first_ev, phases))
 			return EFAB_ERR;
 		loop_us = kern_elapsed_us(s);
 	} else {
@@ -648,7 +638,7 @@ int bw_size(shput *s, efab_row_t *row)
 		if (warm > 1 && timed_iters(s, warm - 1, s->host_us, nullptr))
 			return EFAB_ERR;
 		stage("the measured windows", s->size);
-		loop_arg l = {s, n};
+		iters_arg l = {s, n};
 		if (efab_time_once(loop, &l, &loop_us))
 			return EFAB_ERR;
 	}
@@ -677,7 +667,8 @@ int bw_size(shput *s, efab_row_t *row)
 		row_set(s, row, "bw_MBps_windows", "%.3f", bytes / sum);
 		row_set(s, row, "msg_rate_Mops_windows", "%.6f", ops / sum);
 	}
-	row_set(s, row, "end_confirm", "%s", s->on_stream && !s->kern ? "nvshmemx_quiet_on_stream" : "nvshmem_quiet");
+	row_set(s, row, "end_confirm", "%s",
+		s->on_stream && !s->kern ? "nvshmemx_quiet_on_stream" : "nvshmem_quiet");
 	return EFAB_OK;
 }
 

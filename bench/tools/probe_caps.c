@@ -28,9 +28,9 @@ static const char *yesno(int b)
 }
 
 static const char *const aops[] = {"add", "fadd", "cswap", "swap", "min",
-				   "max", "bor", "band", "bxor"};
-static const int dtypes[] = {EFAB_DT_U64, EFAB_DT_U32, EFAB_DT_I64, EFAB_DT_I32, EFAB_DT_F64,
-			     EFAB_DT_F32};
+				   "max", "bor",  "band",  "bxor"};
+static const int dtypes[] = {EFAB_DT_U64, EFAB_DT_U32, EFAB_DT_I64,
+			     EFAB_DT_I32, EFAB_DT_F64, EFAB_DT_F32};
 
 /* Atomics supported per op: the datatypes fi_query_atomic accepts. Needs a
  * domain; returns the number of ops with at least one datatype. */
@@ -69,9 +69,10 @@ static int probe_atomics(column_t *col, const struct fi_info *info)
 		efab_aop_map((int)a, &kind, &op);
 		for (size_t d = 0; d < EFAB_ARRAY_SIZE(dtypes); d++) {
 			size_t count;
-			if (efab_atomic_query(domain, kind, efab_fi_dtype(dtypes[d]), op, &count) == 0)
-				len += (size_t)snprintf(v + len, sizeof(v) - len, "%s%s", len ? " " : "",
-							efab_dtype_name(dtypes[d]));
+			if (efab_atomic_query(domain, kind, efab_fi_dtype(dtypes[d]), op, &count) ==
+			    0)
+				len += (size_t)snprintf(v + len, sizeof(v) - len, "%s%s",
+							len ? " " : "", efab_dtype_name(dtypes[d]));
 		}
 		snprintf(n, sizeof(n), "atomic_%s", aops[a]);
 		add(col, n, "%s", len ? v : "-");
@@ -168,9 +169,12 @@ static int describe_requirements(column_t *col, const struct fi_info *rma)
 	static const struct {
 		uint64_t bit;
 		const char *row;
-	} mr_rows[] = {{FI_MR_LOCAL, "mr_FI_MR_LOCAL"},		{FI_MR_PROV_KEY, "mr_FI_MR_PROV_KEY"},
-		       {FI_MR_VIRT_ADDR, "mr_FI_MR_VIRT_ADDR"}, {FI_MR_ALLOCATED, "mr_FI_MR_ALLOCATED"},
-		       {FI_MR_ENDPOINT, "mr_FI_MR_ENDPOINT"},   {FI_MR_HMEM, "mr_FI_MR_HMEM"},
+	} mr_rows[] = {{FI_MR_LOCAL, "mr_FI_MR_LOCAL"},
+		       {FI_MR_PROV_KEY, "mr_FI_MR_PROV_KEY"},
+		       {FI_MR_VIRT_ADDR, "mr_FI_MR_VIRT_ADDR"},
+		       {FI_MR_ALLOCATED, "mr_FI_MR_ALLOCATED"},
+		       {FI_MR_ENDPOINT, "mr_FI_MR_ENDPOINT"},
+		       {FI_MR_HMEM, "mr_FI_MR_HMEM"},
 		       {FI_MR_RAW, "mr_FI_MR_RAW"}};
 	int need_mr_local = 0;
 	add(col, "mode_FI_CONTEXT", "%s", required(col->info, rma, RMA_CAPS, FI_CONTEXT, 0));
@@ -245,11 +249,12 @@ static void describe_counters(column_t *col, const struct fi_info *i)
 	efab_hwc_list(&h, names, sizeof(names));
 	add(col, "hw_counters", "%d, lifespan %u ms, %s", h.nfiles, h.lifespan_ms, h.dir);
 	add(col, "hw_counter_names", "%s", names);
-	static const int need[] = {EFAB_HWC_rdma_write_bytes, EFAB_HWC_rdma_read_bytes, EFAB_HWC_send_bytes};
+	static const int need[] = {EFAB_HWC_rdma_write_bytes, EFAB_HWC_rdma_read_bytes,
+				   EFAB_HWC_send_bytes};
 	for (size_t k = 0; k < EFAB_ARRAY_SIZE(need); k++)
 		if (!(h.present & (1u << need[k])))
-			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
-				 missing[0] ? " " : "", efab_hwc_names[need[k]]);
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
+				 "%s%s", missing[0] ? " " : "", efab_hwc_names[need[k]]);
 	if (missing[0])
 		add(col, "hw_path_counters", "missing %s", missing);
 	else
@@ -308,7 +313,8 @@ static int elf_imports(const char *path, const char *sym)
 		r = 0;
 		for (size_t j = 0; j < n && !r; j++)
 			if (sy[j].st_shndx == SHN_UNDEF && sy[j].st_name < str->sh_size &&
-			    !strncmp((const char *)m + str->sh_offset + sy[j].st_name, sym, str->sh_size - sy[j].st_name))
+			    !strncmp((const char *)m + str->sh_offset + sy[j].st_name, sym,
+				     str->sh_size - sy[j].st_name))
 				r = 1;
 	}
 out:
@@ -380,14 +386,17 @@ static void comp_cntr_caps(void *ibv, void *ctx, void *arg, char *out, size_t le
 	struct probe_cc_caps c;
 	int err = caps ? caps(ctx, &c, sizeof(c)) : 0;
 	if (!caps)
-		snprintf(out, len, "no (rdma-core cannot ask: no ibv_query_comp_cntr_caps, rdma-core <= 64.0)");
+		snprintf(
+			out, len,
+			"no (rdma-core cannot ask: no ibv_query_comp_cntr_caps, rdma-core <= 64.0)");
 	else if (err)
 		snprintf(out, len, "no (ibv_query_comp_cntr_caps: %s)", strerror(err));
 	else if (!c.max_counters)
 		snprintf(out, len, "no (0 counters)");
 	else {
-		snprintf(out, len, "yes (%u counters, max value %llu, attach ops 0x%x)", c.max_counters,
-			 (unsigned long long)c.max_value, c.supported_qp_attach_ops);
+		snprintf(out, len, "yes (%u counters, max value %llu, attach ops 0x%x)",
+			 c.max_counters, (unsigned long long)c.max_value,
+			 c.supported_qp_attach_ops);
 		*(uint64_t *)arg = c.max_value;
 	}
 }
@@ -443,20 +452,24 @@ static void describe_wide_wqe(column_t *col, const struct fi_info *i, unsigned m
 	if (!ok)
 		add(col, "wqe_128", "%s", d);
 	else if (!a.inline_buf_size_ex || a.inline_buf_size_ex <= a.inline_buf_size)
-		add(col, "wqe_128", "no (the device's inline_buf_size_ex %u is its inline_buf_size: 64-byte WQEs only)",
+		add(col, "wqe_128",
+		    "no (the device's inline_buf_size_ex %u is its inline_buf_size: 64-byte WQEs only)",
 		    a.inline_buf_size_ex);
 	else if (maj < 2 || (maj == 2 && min < 7))
-		add(col, "wqe_128", "device only (inline_buf_size_ex %u; libfabric %u.%u does not read it: inject size %u, "
+		add(col, "wqe_128",
+		    "device only (inline_buf_size_ex %u; libfabric %u.%u does not read it: inject size %u, "
 		    "64-byte WQEs; 2.7 offers efa-direct up to %u B inline with 128-byte WQEs)",
 		    a.inline_buf_size_ex, maj, min, a.inline_buf_size, a.inline_buf_size_ex);
 	else if (strcmp(i->fabric_attr->name, "efa-direct"))
-		add(col, "wqe_128", "device only (inline_buf_size_ex %u; the %s fabric's QPs keep 64-byte WQEs: "
+		add(col, "wqe_128",
+		    "device only (inline_buf_size_ex %u; the %s fabric's QPs keep 64-byte WQEs: "
 		    "max_inline_data is inline_buf_size, efa_base_ep.c; efa-direct's can have 128)",
 		    a.inline_buf_size_ex, i->fabric_attr->name);
 	else
-		add(col, "wqe_128", "yes (inline_buf_size_ex %u: efa-direct asked an inject size above %u B gets "
-		    "128-byte WQEs, half the queue depth, inline RDMA writes)", a.inline_buf_size_ex,
-		    a.inline_buf_size);
+		add(col, "wqe_128",
+		    "yes (inline_buf_size_ex %u: efa-direct asked an inject size above %u B gets "
+		    "128-byte WQEs, half the queue depth, inline RDMA writes)",
+		    a.inline_buf_size_ex, a.inline_buf_size);
 }
 
 static void describe_comp_counters(column_t *col, const struct fi_info *i)
@@ -476,7 +489,8 @@ static void describe_comp_counters(column_t *col, const struct fi_info *i)
 		dlclose(efa);
 	add(col, "comp_cntr_rdma_core", "%s",
 	    rc_has ? "yes (efadv_create_comp_cntr)"
-		   : efa ? "no (libefa without efadv_create_comp_cntr: rdma-core <= 64.0)" : "- (libefa not loaded)");
+	    : efa  ? "no (libefa without efadv_create_comp_cntr: rdma-core <= 64.0)"
+		   : "- (libefa not loaded)");
 	char d[200];
 	uint64_t dev_max;
 	comp_cntr_device(dev, d, sizeof(d), &dev_max);
@@ -499,25 +513,33 @@ static void describe_comp_counters(column_t *col, const struct fi_info *i)
 	int on = env ? atoi(env) != 0 : dflt;
 	int built = found ? elf_imports(dl.dli_fname, "efadv_create_comp_cntr") : -1;
 	if (strcmp(fab, "efa-direct"))
-		add(col, "comp_cntr_libfabric", "no (the %s fabric's fi_cntr is software: rdm/efa_rdm_cntr.c)", fab);
+		add(col, "comp_cntr_libfabric",
+		    "no (the %s fabric's fi_cntr is software: rdm/efa_rdm_cntr.c)", fab);
 	else if (maj < 2 || (maj == 2 && min < 6))
-		add(col, "comp_cntr_libfabric", "no (libfabric %u.%u: hardware counters from 2.6)", maj, min);
+		add(col, "comp_cntr_libfabric", "no (libfabric %u.%u: hardware counters from 2.6)",
+		    maj, min);
 	else if (built == 0)
-		add(col, "comp_cntr_libfabric", "no (libfabric %u.%u built without efadv_create_comp_cntr)", maj, min);
+		add(col, "comp_cntr_libfabric",
+		    "no (libfabric %u.%u built without efadv_create_comp_cntr)", maj, min);
 	else if (!on)
 		add(col, "comp_cntr_libfabric", "no (FI_EFA_USE_HW_CNTR=0%s)",
 		    env ? " in the environment" : ", the default before libfabric 2.7");
 	else if (strncmp(d, "yes", 3))
-		add(col, "comp_cntr_libfabric", "no (FI_EFA_USE_HW_CNTR=1, but the device offers none: software fi_cntr)");
-#if FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION) >= FI_VERSION(2, 5) /* fi_domain_attr's max_cntr_value */
+		add(col, "comp_cntr_libfabric",
+		    "no (FI_EFA_USE_HW_CNTR=1, but the device offers none: software fi_cntr)");
+#if FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION) >=                                              \
+	FI_VERSION(2, 5) /* fi_domain_attr's max_cntr_value */
 	else if (fi_version() >= FI_VERSION(2, 5) && i->domain_attr->max_cntr_value > dev_max)
 		/* efa_hw_cntr_check_attr: the domain's max_cntr_value, the device's
 		 * limit only for API >= 2.5 (efa_user_info_set_max_cntr_value) */
-		add(col, "comp_cntr_libfabric", "no (max_cntr_value %llu above the device's %llu: API < 2.5, software fi_cntr)",
-		    (unsigned long long)i->domain_attr->max_cntr_value, (unsigned long long)dev_max);
+		add(col, "comp_cntr_libfabric",
+		    "no (max_cntr_value %llu above the device's %llu: API < 2.5, software fi_cntr)",
+		    (unsigned long long)i->domain_attr->max_cntr_value,
+		    (unsigned long long)dev_max);
 #endif
 	else
-		add(col, "comp_cntr_libfabric", "yes (efa-direct's fi_cntr is a device counter: FI_EFA_USE_HW_CNTR=1%s)",
+		add(col, "comp_cntr_libfabric",
+		    "yes (efa-direct's fi_cntr is a device counter: FI_EFA_USE_HW_CNTR=1%s)",
 		    env ? " in the environment" : ", libfabric 2.7's default");
 	describe_wide_wqe(col, i, maj, min);
 }
@@ -528,14 +550,13 @@ static void describe_verdict(column_t *col, const struct fi_info *i, const struc
 {
 	int rma_ok = rma && (rma->caps & FI_READ) && (rma->caps & FI_WRITE);
 	size_t n = (size_t)snprintf(col->verdict, sizeof(col->verdict), "%s: RMA %s, atomics %s",
-				    i->fabric_attr->name, yesno(rma_ok),
-				    nops > 0 ? "yes" : "no");
+				    i->fabric_attr->name, yesno(rma_ok), nops > 0 ? "yes" : "no");
 	if (nops > 0)
-		n += (size_t)snprintf(col->verdict + n, sizeof(col->verdict) - n, " (%d ops)", nops);
+		n += (size_t)snprintf(col->verdict + n, sizeof(col->verdict) - n, " (%d ops)",
+				      nops);
 	n += (size_t)snprintf(col->verdict + n, sizeof(col->verdict) - n, ", %s",
-			      need_mr_local
-				      ? "every local buffer must be registered (FI_MR_LOCAL)"
-				      : "unregistered local buffers accepted");
+			      need_mr_local ? "every local buffer must be registered (FI_MR_LOCAL)"
+					    : "unregistered local buffers accepted");
 	n += (size_t)snprintf(col->verdict + n, sizeof(col->verdict) - n,
 			      ", remote CQ data %s, GPU memory %s, %s progress",
 			      yesno(i->domain_attr->cq_data_size >= 4), yesno(hmem),
@@ -550,12 +571,10 @@ static const char *gpu_p2p(const struct fi_info *i)
 	if (!i->fabric_attr->prov_name || strcmp(i->fabric_attr->prov_name, "efa"))
 		return "-";
 	switch (efab_efa_p2p(i)) {
-	case 1:
-		return "yes (efa-direct offers FI_HMEM on this NIC)";
+	case 1: return "yes (efa-direct offers FI_HMEM on this NIC)";
 	case 0:
 		return "no (efa-direct offers no FI_HMEM: efa bounces GPU memory, host<->CUDA RDMA refused)";
-	default:
-		return "unknown (no GPU memory on efa here, or no efa-direct: libfabric < 2.1)";
+	default: return "unknown (no GPU memory on efa here, or no efa-direct: libfabric < 2.1)";
 	}
 }
 
@@ -570,7 +589,8 @@ static void describe_stack(column_t *col, const struct fi_info *i)
 	add(col, "rdma_core", "%s", v[0] ? v : "- (no release in the libibverbs file name)");
 	add(col, "rdma_core_libs", "%s", files);
 	efab_efa_driver_version(drv, sizeof(drv));
-	add(col, "efa_driver", "%s", drv[0] ? drv : "- (no module/efa/version under SYSFS_PATH or /sys)");
+	add(col, "efa_driver", "%s",
+	    drv[0] ? drv : "- (no module/efa/version under SYSFS_PATH or /sys)");
 	if (i->nic && i->nic->device_attr && i->nic->device_attr->firmware)
 		snprintf(fw, sizeof(fw), "%s", i->nic->device_attr->firmware);
 	else
@@ -597,8 +617,10 @@ void probe_describe(column_t *col)
 	Dl_info dl;
 	if (dladdr((void *)fi_getinfo, &dl) && dl.dli_fname)
 		libfabric_pc_version(dl.dli_fname, rel, sizeof(rel));
-	add(col, "libfabric_release", "%s", rel[0] ? rel : "- (no pkgconfig/libfabric.pc beside libfabric.so)");
-	add(col, "simulated", "%s", efab_info_simulated(i) ? "yes (efasim: not EFA hardware)" : "no");
+	add(col, "libfabric_release", "%s",
+	    rel[0] ? rel : "- (no pkgconfig/libfabric.pc beside libfabric.so)");
+	add(col, "simulated", "%s",
+	    efab_info_simulated(i) ? "yes (efasim: not EFA hardware)" : "no");
 	describe_stack(col, i);
 	int need_mr_local = describe_requirements(col, rma);
 	add(col, "rma_read", "%s", yesno(rma && (rma->caps & FI_READ)));
@@ -610,7 +632,8 @@ void probe_describe(column_t *col)
 	add(col, "atomic", "%s", yesno(atom != NULL));
 	add(col, "hmem", "%s", yesno(hmem != NULL));
 	/* mr_mode as it stands when GPU memory is asked (efa adds FI_MR_HMEM then) */
-	add(col, "hmem_mr_FI_MR_HMEM", "%s", hmem ? yesno(hmem->domain_attr->mr_mode & FI_MR_HMEM) : "-");
+	add(col, "hmem_mr_FI_MR_HMEM", "%s",
+	    hmem ? yesno(hmem->domain_attr->mr_mode & FI_MR_HMEM) : "-");
 	add(col, "gpu_p2p", "%s", gpu_p2p(i));
 	add(col, "msg", "%s", yesno((col->info->caps | i->caps) & FI_MSG));
 	add(col, "tagged", "%s", yesno((col->info->caps | i->caps) & FI_TAGGED));

@@ -60,7 +60,8 @@ static void diff_match(dside_t *A, dside_t *B)
 	for (size_t i = 0; i < A->n; i++)
 		for (size_t j = 0; j < B->n; j++)
 			if (B->c[j].peer < 0 && !strcmp(A->c[i].key[0], B->c[j].key[0]) &&
-			    !strcmp(A->c[i].key[1], B->c[j].key[1]) && !strcmp(A->c[i].key[2], B->c[j].key[2])) {
+			    !strcmp(A->c[i].key[1], B->c[j].key[1]) &&
+			    !strcmp(A->c[i].key[2], B->c[j].key[2])) {
 				A->c[i].peer = (long)j;
 				B->c[j].peer = (long)i;
 				break;
@@ -72,9 +73,11 @@ static void diff_match(dside_t *A, dside_t *B)
 		char *ta = A->c[i].peer < 0 ? domain_template(&A->c[i]) : NULL;
 		size_t pos = 0, posb = 0;
 		for (size_t k = 0; ta && k < i; k++)
-			pos += !strcmp(A->c[k].key[0], A->c[i].key[0]) && !strcmp(A->c[k].key[1], A->c[i].key[1]);
+			pos += !strcmp(A->c[k].key[0], A->c[i].key[0]) &&
+			       !strcmp(A->c[k].key[1], A->c[i].key[1]);
 		for (size_t j = 0; ta && j < B->n; j++) {
-			if (strcmp(A->c[i].key[0], B->c[j].key[0]) || strcmp(A->c[i].key[1], B->c[j].key[1]))
+			if (strcmp(A->c[i].key[0], B->c[j].key[0]) ||
+			    strcmp(A->c[i].key[1], B->c[j].key[1]))
 				continue;
 			if (posb++ != pos)
 				continue;
@@ -135,11 +138,11 @@ static void dt_minus(const char *x, const char *y, char *out, size_t len)
 }
 
 typedef struct dchange {
-	const dcol_t *a, *b;   /* NULL: the column is absent on that side */
-	const char *prop;      /* NULL: the column itself vanished or appeared */
-	const char *va, *vb;   /* NULL: the property is absent on that side */
+	const dcol_t *a, *b;               /* NULL: the column is absent on that side */
+	const char *prop;                  /* NULL: the column itself vanished or appeared */
+	const char *va, *vb;               /* NULL: the property is absent on that side */
 	char appeared[160], vanished[160]; /* atomic_<op>: the datatypes */
-	int dt;		       /* both values are datatype lists */
+	int dt;                            /* both values are datatype lists */
 } dchange_t;
 
 static int diff_ignored_prop(const char *name)
@@ -184,7 +187,8 @@ static int diff_compare(const dside_t *A, const dside_t *B, dchange_t **ch, size
 			continue;
 		}
 		for (size_t k = 0; k < a->n; k++) {
-			const char *name = a->p[k].name, *va = a->p[k].value, *vb = dcol_get(b, name);
+			const char *name = a->p[k].name, *va = a->p[k].value,
+				   *vb = dcol_get(b, name);
 			if (diff_ignored_prop(name) || (vb && !strcmp(va, vb)))
 				continue;
 			char app[160] = "", van[160] = "";
@@ -280,9 +284,9 @@ static void diff_print_json(const dside_t *A, const dside_t *B, const dchange_t 
 		const dchange_t *c = &ch[i];
 		const dcol_t *any = c->a ? c->a : c->b;
 		const char *kind = !c->prop ? (c->a ? "column_vanished" : "column_appeared")
-				   : !c->vb  ? "property_vanished"
-				   : !c->va  ? "property_appeared"
-					     : "changed";
+				   : !c->vb ? "property_vanished"
+				   : !c->va ? "property_appeared"
+					    : "changed";
 		printf("%s\n  {", i ? "," : "");
 		json_col_ids(any, c->a, c->b);
 		efab_json_kv(stdout, ", ", "kind", kind);
@@ -311,8 +315,8 @@ static void diff_print_table(const dside_t *A, const dside_t *B, const dchange_t
 		const dcol_t *b = &B->c[a->peer];
 		const char *na = dcol_get(a, "nic_name"), *nb = dcol_get(b, "nic_name");
 		printf("note: %s/%s: domain %s of A matched to %s of B by position (the domain names "
-		       "differ only in the NIC name, %s -> %s)\n", a->key[0], a->key[1], a->key[2],
-		       b->key[2], na ? na : "?", nb ? nb : "?");
+		       "differ only in the NIC name, %s -> %s)\n",
+		       a->key[0], a->key[1], a->key[2], b->key[2], na ? na : "?", nb ? nb : "?");
 	}
 	int kw = 8, pw = 8;
 	for (size_t i = 0; i < n; i++) {
@@ -324,9 +328,11 @@ static void diff_print_table(const dside_t *A, const dside_t *B, const dchange_t
 	size_t gone = 0, came = 0;
 	for (size_t i = 0; i < n; i++) {
 		const dchange_t *c = &ch[i];
-		printf("%-*s  %-*s  ", kw, dcol_key(c->a ? c->a : c->b), pw, c->prop ? c->prop : "(column)");
+		printf("%-*s  %-*s  ", kw, dcol_key(c->a ? c->a : c->b), pw,
+		       c->prop ? c->prop : "(column)");
 		if (!c->prop) {
-			printf(c->a ? "present -> absent (vanished in B)\n" : "absent -> present (appeared in B)\n");
+			printf(c->a ? "present -> absent (vanished in B)\n"
+				    : "absent -> present (appeared in B)\n");
 			gone += c->a != NULL;
 			came += c->a == NULL;
 			continue;
@@ -341,8 +347,8 @@ static void diff_print_table(const dside_t *A, const dside_t *B, const dchange_t
 	if (!n)
 		printf("no differences\n");
 	else
-		printf("%zu difference%s: %zu column%s vanished, %zu appeared, %zu propert%s changed\n", n,
-		       n == 1 ? "" : "s", gone, gone == 1 ? "" : "s", came, n - gone - came,
+		printf("%zu difference%s: %zu column%s vanished, %zu appeared, %zu propert%s changed\n",
+		       n, n == 1 ? "" : "s", gone, gone == 1 ? "" : "s", came, n - gone - came,
 		       n - gone - came == 1 ? "y" : "ies");
 }
 
@@ -362,8 +368,10 @@ int probe_diff_main(int argc, char **argv)
 		if (!strcmp(a, "--json")) {
 			json = 1;
 		} else if (a[0] == '-' && a[1]) {
-			efab_log_error("--diff: '%s' is not an option of --diff (usage: efab_probe --diff A B "
-				       "[--json])", a);
+			efab_log_error(
+				"--diff: '%s' is not an option of --diff (usage: efab_probe --diff A B "
+				"[--json])",
+				a);
 			return EFAB_EUSAGE;
 		} else if (nfiles < 2) {
 			files[nfiles++] = a;
@@ -372,8 +380,9 @@ int probe_diff_main(int argc, char **argv)
 		}
 	}
 	if (nfiles != 2) {
-		efab_log_error("--diff needs two files, got %d (usage: efab_probe --diff A B [--json])",
-			       nfiles);
+		efab_log_error(
+			"--diff needs two files, got %d (usage: efab_probe --diff A B [--json])",
+			nfiles);
 		return EFAB_EUSAGE;
 	}
 	static dside_t A, B;

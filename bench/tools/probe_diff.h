@@ -14,7 +14,7 @@ typedef struct dcol {
 	char *key[3]; /* provider, fabric, domain */
 	dprop_t *p;
 	size_t n, cap;
-	long peer;	 /* the matched column on the other side, -1 none */
+	long peer;       /* the matched column on the other side, -1 none */
 	int by_position; /* matched by position: the domains differ in the NIC name only */
 } dcol_t;
 

@@ -118,7 +118,8 @@ static int col_put(dside_t *s, dcol_t *c, char *name, char *value)
 	if (dcol_get(c, name)) {
 		rc = 1;
 	} else if (c->n >= DIFF_MAX_PROPS) {
-		rc = diff_fail(s, 0, "a column with more than %d properties: not an efab_probe output",
+		rc = diff_fail(s, 0,
+			       "a column with more than %d properties: not an efab_probe output",
 			       DIFF_MAX_PROPS);
 	} else if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 64;
@@ -168,7 +169,8 @@ static int jpeek(jcur_t *j)
 static int jfail(jcur_t *j, const char *what)
 {
 	if (jpeek(j) < 0)
-		return diff_fail(j->side, j->line, "not valid JSON: the file ends early (truncated?)");
+		return diff_fail(j->side, j->line,
+				 "not valid JSON: the file ends early (truncated?)");
 	return diff_fail(j->side, j->line, "not valid JSON: %s", what);
 }
 
@@ -195,7 +197,10 @@ static int hex4(const char *p, unsigned *out)
 {
 	*out = 0;
 	for (int k = 0; k < 4; k++) {
-		int c = (unsigned char)p[k], d = isdigit(c) ? c - '0' : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : -1;
+		int c = (unsigned char)p[k], d = isdigit(c) ? c - '0'
+						 : (c | 32) >= 'a' && (c | 32) <= 'f'
+							 ? (c | 32) - 'a' + 10
+							 : -1;
 		if (d < 0)
 			return -1;
 		*out = *out * 16 + (unsigned)d;
@@ -362,8 +367,9 @@ static int jskip(jcur_t *j, int depth)
 		while (!end) {
 			if ((ch == '{' && jkey(j, NULL)) || jskip(j, depth + 1))
 				return -1;
-			end = jnext(j, close, ch == '{' ? "expected ',' or '}' in an object"
-						     : "expected ',' or ']' in an array");
+			end = jnext(j, close,
+				    ch == '{' ? "expected ',' or '}' in an object"
+					      : "expected ',' or ']' in an array");
 		}
 		return end < 0 ? -1 : 0;
 	}
@@ -388,7 +394,8 @@ static int json_fabric(jcur_t *j, size_t idx)
 	long line = (jpeek(j), j->line);
 	if (jpeek(j) != '{')
 		return jpeek(j) < 0 ? jfail(j, "")
-				    : diff_fail(j->side, line, "entry %zu of \"fabrics\" is not an object", idx);
+				    : diff_fail(j->side, line,
+						"entry %zu of \"fabrics\" is not an object", idx);
 	j->s++;
 	dcol_t *c = col_new(j->side);
 	if (!c)
@@ -409,9 +416,10 @@ static int json_fabric(jcur_t *j, size_t idx)
 			else if (ch < 0)
 				rc = jfail(j, "");
 			else
-				rc = diff_fail(j->side, j->line,
-					       "entry %zu of \"fabrics\": the value of \"%s\" is not a string",
-					       idx, name);
+				rc = diff_fail(
+					j->side, j->line,
+					"entry %zu of \"fabrics\": the value of \"%s\" is not a string",
+					idx, name);
 			if (rc) {
 				free(name);
 				return -1;
@@ -421,7 +429,8 @@ static int json_fabric(jcur_t *j, size_t idx)
 			rc = col_put(j->side, c, name, value);
 			if (rc > 0)
 				return diff_fail(j->side, j->line,
-						 "entry %zu of \"fabrics\" has \"%s\" twice", idx, dup);
+						 "entry %zu of \"fabrics\" has \"%s\" twice", idx,
+						 dup);
 			if (rc)
 				return -1;
 			end = jnext(j, '}', "expected ',' or '}' in an object");
@@ -432,8 +441,8 @@ static int json_fabric(jcur_t *j, size_t idx)
 	for (int k = 0; k < 3; k++) {
 		const char *v = dcol_get(c, diff_keys[k]);
 		if (!v)
-			return diff_fail(j->side, line, "entry %zu of \"fabrics\" has no \"%s\"", idx,
-					 diff_keys[k]);
+			return diff_fail(j->side, line, "entry %zu of \"fabrics\" has no \"%s\"",
+					 idx, diff_keys[k]);
 		if (!(c->key[k] = strdup(v)))
 			return diff_fail(j->side, 0, "out of memory");
 	}
@@ -489,7 +498,8 @@ static int parse_json(dside_t *s, const char *buf, size_t len)
 	if (jpeek(&j) != -1)
 		return jfail(&j, "text after the JSON object");
 	if (!have)
-		return diff_fail(s, 0, "JSON without a \"fabrics\" array: not efab_probe --json output");
+		return diff_fail(s, 0,
+				 "JSON without a \"fabrics\" array: not efab_probe --json output");
 	return 0;
 }
 
@@ -611,7 +621,8 @@ static int parse_csv(dside_t *s, const char *buf, size_t len)
 	ccur_t c = {buf, buf + len, 2, s};
 	size_t hl = strlen(csv_header);
 	long last = -1;
-	if (len < hl || memcmp(buf, csv_header, hl) || (len > hl && buf[hl] != '\n' && buf[hl] != '\r'))
+	if (len < hl || memcmp(buf, csv_header, hl) ||
+	    (len > hl && buf[hl] != '\n' && buf[hl] != '\r'))
 		return diff_fail(s, 1, "expected the header '%s'", csv_header);
 	c.p += hl;
 	c.p += c.p < c.end && *c.p == '\r';
@@ -662,7 +673,8 @@ int probe_diff_load(dside_t *s)
 	fclose(f);
 	const char *p = b.s ? b.s : "", *end = p + b.n;
 	if (!rc && memchr(p, '\0', b.n))
-		rc = diff_fail(s, 0, "contains NUL bytes: not an efab_probe output (JSON or CSV text)");
+		rc = diff_fail(s, 0,
+			       "contains NUL bytes: not an efab_probe output (JSON or CSV text)");
 	if (!rc) {
 		if (end - p >= 3 && !memcmp(p, "\xef\xbb\xbf", 3)) /* a UTF-8 byte order mark */
 			p += 3;
@@ -670,7 +682,8 @@ int probe_diff_load(dside_t *s)
 		while (q < end && isspace((unsigned char)*q))
 			q++;
 		if (q == end) {
-			rc = diff_fail(s, 0, "empty: expected efab_probe --json output or its --csv file");
+			rc = diff_fail(
+				s, 0, "empty: expected efab_probe --json output or its --csv file");
 		} else if (*q == '{') {
 			s->format = "JSON";
 			rc = parse_json(s, p, (size_t)(end - p));
@@ -678,25 +691,30 @@ int probe_diff_load(dside_t *s)
 			s->format = "CSV";
 			rc = parse_csv(s, p, (size_t)(end - p));
 		} else if (!strncmp(q, "provider ", 9)) {
-			rc = diff_fail(s, 0, "efab_probe's table, not its --json output or --csv file");
+			rc = diff_fail(s, 0,
+				       "efab_probe's table, not its --json output or --csv file");
 		} else {
 			char head[41];
 			size_t n = 0;
 			for (; q < end && *q != '\n' && n < sizeof(head) - 1; q++)
 				head[n++] = isprint((unsigned char)*q) ? *q : '?';
 			head[n] = '\0';
-			rc = diff_fail(s, 0, "neither efab_probe --json output nor its --csv long format "
-					     "(it begins '%s')", head);
+			rc = diff_fail(s, 0,
+				       "neither efab_probe --json output nor its --csv long format "
+				       "(it begins '%s')",
+				       head);
 		}
 	}
 	free(b.s);
 	for (size_t i = 0; !rc && i < s->n; i++)
 		for (size_t j = 0; j < i; j++)
-			if (!strcmp(s->c[i].key[0], s->c[j].key[0]) && !strcmp(s->c[i].key[1], s->c[j].key[1]) &&
+			if (!strcmp(s->c[i].key[0], s->c[j].key[0]) &&
+			    !strcmp(s->c[i].key[1], s->c[j].key[1]) &&
 			    !strcmp(s->c[i].key[2], s->c[j].key[2])) {
-				rc = diff_fail(s, 0, "column %s appears twice (%s entries %zu and %zu)",
-					       dcol_key(&s->c[i]), s->format[0] == 'J' ? "fabrics" : "column",
-					       j + 1, i + 1);
+				rc = diff_fail(
+					s, 0, "column %s appears twice (%s entries %zu and %zu)",
+					dcol_key(&s->c[i]),
+					s->format[0] == 'J' ? "fabrics" : "column", j + 1, i + 1);
 				break;
 			}
 	return rc;

@@ -13,7 +13,8 @@
 #include "probe_int.h"
 
 const char *const probe_live_names[LIVE_N] = {"live_put_registered", "live_put_unregistered",
-					 "live_writedata", "live_read", "live_atomic_fadd_u64"};
+					      "live_writedata", "live_read",
+					      "live_atomic_fadd_u64"};
 
 /* One live test's state, shared by its steps and its teardown. stage counts
  * the steps passed: 1 fabric open, 2 memory registered, 3 keys exchanged,
@@ -97,7 +98,8 @@ static int live_register(live_t *lv)
  * compiled out in release builds, efa_rma.c) instead of refusing it. */
 static int live_unsafe(live_t *lv)
 {
-	if (lv->which != LIVE_PUT_UNREG || !efab_prov_matches("efa", lv->col->fabric_attr->prov_name) ||
+	if (lv->which != LIVE_PUT_UNREG ||
+	    !efab_prov_matches("efa", lv->col->fabric_attr->prov_name) ||
 	    !(lv->fab.info->domain_attr->mr_mode & FI_MR_LOCAL) || fi_version() >= FI_VERSION(2, 4))
 		return 0;
 	snprintf(lv->skipped, sizeof(lv->skipped),
@@ -115,17 +117,19 @@ static int live_post_op(live_t *lv)
 	case LIVE_PUT:
 	case LIVE_PUT_UNREG:
 	case LIVE_WRITEDATA:
-		return efab_post_write(&lv->fab, 1, b, 64, lv->which == LIVE_PUT_UNREG ? NULL : lv->mr.desc,
+		return efab_post_write(&lv->fab, 1, b, 64,
+				       lv->which == LIVE_PUT_UNREG ? NULL : lv->mr.desc,
 				       peer->base + 64, peer->key, 7,
 				       lv->which == LIVE_WRITEDATA ? FI_REMOTE_CQ_DATA : 0, &lv->w);
 	case LIVE_READ:
-		return efab_post_read(&lv->fab, 1, b + 64, 64, lv->mr.desc, peer->base, peer->key, &lv->w);
+		return efab_post_read(&lv->fab, 1, b + 64, 64, lv->mr.desc, peer->base, peer->key,
+				      &lv->w);
 	default: {
 		uint64_t one = 1;
 		memcpy(b, &one, 8);
-		return efab_post_atomic(&lv->fab, 1, EFAB_ATOMIC_FETCH, b, 1, lv->mr.desc, NULL, NULL,
-					b + 256, lv->mr.desc, peer->base + 128, peer->key, FI_UINT64,
-					FI_SUM, &lv->w);
+		return efab_post_atomic(&lv->fab, 1, EFAB_ATOMIC_FETCH, b, 1, lv->mr.desc, NULL,
+					NULL, b + 256, lv->mr.desc, peer->base + 128, peer->key,
+					FI_UINT64, FI_SUM, &lv->w);
 	}
 	}
 }
@@ -219,11 +223,13 @@ static void live_result(live_t *lv, char *result, size_t rlen)
 		char err[400];
 	} mine, both[2];
 	mine.ok = lv->ok;
-	snprintf(mine.err, sizeof(mine.err), "%s", lv->err[0] ? lv->err : "failed without a message");
+	snprintf(mine.err, sizeof(mine.err), "%s",
+		 lv->err[0] ? lv->err : "failed without a message");
 	lv->rt->allgather(lv->rt, &mine, both, sizeof(mine));
 	if (lv->skipped[0])
 		snprintf(result, rlen, "%s", lv->skipped);
-	else if (lv->refused[0]) /* rank 0's post was refused: rank 1 only timed out waiting for it */
+	else if (lv->refused
+			 [0]) /* rank 0's post was refused: rank 1 only timed out waiting for it */
 		snprintf(result, rlen, "%s", lv->refused);
 	else if (both[0].ok && both[1].ok && (lv->stage < 4 || lv->all_ok))
 		snprintf(result, rlen, lv->stage == 4 ? "OK" : "failed during setup");
@@ -247,7 +253,7 @@ static void live_close(live_t *lv)
  * "OK" or the first error, word for word. Every rank reaches the same
  * verdict before the next step, so a failure never leaves a rank waiting. */
 void probe_live_one(efab_rt_t *rt, const struct fi_info *col, int which, double timeout,
-		     char *result, size_t rlen)
+		    char *result, size_t rlen)
 {
 	live_t lv;
 	memset(&lv, 0, sizeof(lv));
@@ -261,7 +267,8 @@ void probe_live_one(efab_rt_t *rt, const struct fi_info *col, int which, double 
 	int go_on = live_agree(&lv, live_open(&lv, timeout));
 	if (go_on) {
 		lv.stage = 2;
-		go_on = live_agree(&lv, live_register(&lv)) && !efab_mr_exchange(&lv.fab, &lv.mr, lv.rk);
+		go_on = live_agree(&lv, live_register(&lv)) &&
+			!efab_mr_exchange(&lv.fab, &lv.mr, lv.rk);
 	}
 	if (go_on) {
 		lv.stage = 3;

@@ -38,11 +38,13 @@ static void print_put_matrix(const column_t *cols, size_t n)
 			       "byte checked at rank 1; hints name the provider,\nfabric and domain, with or "
 			       "without FI_MR_LOCAL; each case in its own pair of processes (a crash\nor a "
 			       "hang is its verdict). Value: the fabric fi_getinfo returned (FI_MR_LOCAL: in "
-			       "force), the outcome.\n", PROBE_PUT_BYTES);
+			       "force), the outcome.\n",
+			       PROBE_PUT_BYTES);
 		printf("\n%s/%s/%s (hints naming no fabric get: with FI_MR_LOCAL %s, without %s)\n",
 		       i->fabric_attr->prov_name, i->fabric_attr->name, i->domain_attr->name, first,
 		       first_no);
-		printf("  %-5s %-12s %-13s %s\n", "mem", "FI_MR_LOCAL", "source", "fabric: outcome");
+		printf("  %-5s %-12s %-13s %s\n", "mem", "FI_MR_LOCAL", "source",
+		       "fabric: outcome");
 		for (size_t k = 0; k < probe_put_nrows; k++) {
 			const probe_put_row_t *r = &probe_put_rows[k];
 			const char *v = col_prop(&cols[c], r->name);
@@ -76,19 +78,22 @@ void probe_print_table(column_t *cols, size_t n)
 		printf("\n");
 	}
 	for (size_t c = 0; c < n; c++)
-		printf("verdict (provider %s, domain %s) %s\n", cols[c].info->fabric_attr->prov_name,
-		       cols[c].info->domain_attr->name, cols[c].verdict);
+		printf("verdict (provider %s, domain %s) %s\n",
+		       cols[c].info->fabric_attr->prov_name, cols[c].info->domain_attr->name,
+		       cols[c].verdict);
 	/* each NIC's counters once (its fabrics share them) */
 	for (size_t c = 0; c < n; c++) {
 		const char *dev = cols[c].info->nic && cols[c].info->nic->device_attr
-					  ? cols[c].info->nic->device_attr->name : NULL;
+					  ? cols[c].info->nic->device_attr->name
+					  : NULL;
 		int seen = 0;
 		for (size_t q = 0; q < c && dev && !seen; q++)
 			seen = cols[q].info->nic && cols[q].info->nic->device_attr &&
 			       cols[q].info->nic->device_attr->name &&
 			       !strcmp(cols[q].info->nic->device_attr->name, dev);
 		for (size_t p = 0; dev && !seen && p < cols[c].nprops; p++)
-			if (!strcmp(cols[c].props[p].name, "hw_counters") && strcmp(cols[c].props[p].value, "-"))
+			if (!strcmp(cols[c].props[p].name, "hw_counters") &&
+			    strcmp(cols[c].props[p].value, "-"))
 				printf("hw_counters of %s: %s\n", dev, cols[c].props[p].value);
 		for (size_t p = 0; dev && !seen && p < cols[c].nprops; p++)
 			if (!strcmp(cols[c].props[p].name, "hw_counter_names") &&
@@ -98,7 +103,8 @@ void probe_print_table(column_t *cols, size_t n)
 	for (size_t c = 0; c < n; c++)
 		for (size_t p = 0; p < cols[c].nprops; p++)
 			if (!strncmp(cols[c].props[p].name, "live_", 5) &&
-			    !probe_put_is_row(cols[c].props[p].name) && strcmp(cols[c].props[p].value, "OK"))
+			    !probe_put_is_row(cols[c].props[p].name) &&
+			    strcmp(cols[c].props[p].value, "OK"))
 				printf("%s %s/%s: %s\n", cols[c].props[p].name,
 				       cols[c].info->fabric_attr->prov_name,
 				       cols[c].info->fabric_attr->name, cols[c].props[p].value);
@@ -113,7 +119,8 @@ void probe_print_json(FILE *f, column_t *cols, size_t n)
 	for (size_t c = 0; c < n; c++) {
 		fprintf(f, "%s\n  {", c ? "," : "");
 		for (size_t p = 0; p < cols[c].nprops; p++)
-			efab_json_kv(f, p ? ", " : "", cols[c].props[p].name, cols[c].props[p].value);
+			efab_json_kv(f, p ? ", " : "", cols[c].props[p].name,
+				     cols[c].props[p].value);
 		fprintf(f, "}");
 	}
 	fprintf(f, "\n]}\n");

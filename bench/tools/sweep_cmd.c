@@ -135,23 +135,29 @@ int resolve_installs(runner_t *r, char *err, size_t errlen)
 		snprintf(in->given, sizeof(in->given), "%s", j->libfabric);
 		in->line = j->libfabric_line;
 		char libdir[PATH_MAX];
-		if (install_libdir(j->libfabric, libdir, sizeof(libdir)) && (r->dry_run || r->site >= 0)) {
+		if (install_libdir(j->libfabric, libdir, sizeof(libdir)) &&
+		    (r->dry_run || r->site >= 0)) {
 			/* an install staged on the job nodes only (/opt/amazon/efa on
 			 * p5en nodes, the sweep on a head node): every candidate
 			 * directory; the probe on the first job node says whether it
 			 * loads there */
-			snprintf(libdir, sizeof(libdir), "%s/lib64:%s/lib:%s/lib/x86_64-linux-gnu:%s/lib/aarch64-linux-gnu:%s",
-				 j->libfabric, j->libfabric, j->libfabric, j->libfabric, j->libfabric);
+			snprintf(
+				libdir, sizeof(libdir),
+				"%s/lib64:%s/lib:%s/lib/x86_64-linux-gnu:%s/lib/aarch64-linux-gnu:%s",
+				j->libfabric, j->libfabric, j->libfabric, j->libfabric,
+				j->libfabric);
 			snprintf(in->version, sizeof(in->version), "not on this host");
 		} else if (install_libdir(j->libfabric, libdir, sizeof(libdir))) {
-			snprintf(err, errlen,
-				 "%s:%d: key 'libfabric': '%s' holds no libfabric.so.1 (looked in its lib64/, "
-				 "lib/, lib/<triplet>/ and the directory itself)", r->config_path, in->line,
-				 in->given);
+			snprintf(
+				err, errlen,
+				"%s:%d: key 'libfabric': '%s' holds no libfabric.so.1 (looked in its lib64/, "
+				"lib/, lib/<triplet>/ and the directory itself)",
+				r->config_path, in->line, in->given);
 			return EFAB_EUSAGE;
 		}
 		char real[PATH_MAX];
-		if (!strchr(libdir, ':') && realpath(libdir, real)) /* absolute: ranks may start elsewhere */
+		if (!strchr(libdir, ':') &&
+		    realpath(libdir, real)) /* absolute: ranks may start elsewhere */
 			memcpy(libdir, real, sizeof(real));
 		memcpy(in->libdir, libdir, sizeof(libdir));
 		char so[PATH_MAX + 32];
@@ -254,7 +260,8 @@ static int fill_placeholders(words_t *w, const char *word, char *out, size_t out
 		if (placeholder_value(w->j, p + 1, kl, &val)) {
 			snprintf(w->err, w->errlen,
 				 "launcher of [%s]: unknown placeholder '%.*s' (known: {np} "
-				 "{ppn} {nodes} {env_flags})", w->j->section, (int)kl + 2, p);
+				 "{ppn} {nodes} {env_flags})",
+				 w->j->section, (int)kl + 2, p);
 			return -1;
 		}
 		o += (size_t)snprintf(out + o, outlen - o, "%d", val);
@@ -322,7 +329,8 @@ static int insert_ld_path_forward(words_t *w, const install_t *in)
 		snprintf(w->err, w->errlen,
 			 "launcher of [%s]: key 'libfabric' needs LD_LIBRARY_PATH on every "
 			 "rank, and '%s' is neither mpirun nor srun: forward it in the "
-			 "launcher (a word naming LD_LIBRARY_PATH)", w->j->section, w->argv[0]);
+			 "launcher (a word naming LD_LIBRARY_PATH)",
+			 w->j->section, w->argv[0]);
 		return -1;
 	}
 	if (!x || w->argc + 2 >= w->max) {

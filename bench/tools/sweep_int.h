@@ -24,9 +24,9 @@
 typedef struct install {
 	char given[EFAB_CFG_VAL]; /* as in the config */
 	int line;
-	char libdir[PATH_MAX];    /* holds libfabric.so.1 */
-	char library[PATH_MAX];   /* its real path */
-	char version[32];         /* pkgconfig/libfabric.pc Version, "" if none */
+	char libdir[PATH_MAX];  /* holds libfabric.so.1 */
+	char library[PATH_MAX]; /* its real path */
+	char version[32];       /* pkgconfig/libfabric.pc Version, "" if none */
 	char efa_installer[32];
 	char ld_path[PATH_MAX * 2]; /* LD_LIBRARY_PATH for its jobs */
 	char probe_file[32];

@@ -95,12 +95,14 @@ static void write_meta_host(FILE *f, const runner_t *r)
 	free(text);
 	if (remote) {
 		fprintf(f, ",\n  %s", members);
-		json_field(f, "facts_from", "the first job node (efab_probe --json through the launcher)");
+		json_field(f, "facts_from",
+			   "the first job node (efab_probe --json through the launcher)");
 	} else {
 		efab_host_facts_json(f, ",\n  ", ",\n  ");
-		json_field(f, "facts_from", r->site >= 0 ? "the sweep's own host (the probe on the first job "
-							  "node gave none)"
-							: "the sweep's own host (no job has an MPI launcher)");
+		json_field(f, "facts_from",
+			   r->site >= 0 ? "the sweep's own host (the probe on the first job "
+					  "node gave none)"
+					: "the sweep's own host (no job has an MPI launcher)");
 	}
 	json_field(f, "sweep_host", u.nodename);
 }
@@ -112,12 +114,17 @@ static void write_meta_probes(FILE *f, const runner_t *r)
 	efab_json_kv(f, ",\n  \"probe\": {", "status", r->probe_status);
 	efab_json_kv(f, ", ", "file",
 		     !strcmp(r->probe_status, "ok") || !strcmp(r->probe_status, "kept")
-			 ? (r->ninst ? r->inst[0].probe_file : "probe.json") : "");
+			     ? (r->ninst ? r->inst[0].probe_file : "probe.json")
+			     : "");
 	efab_json_kv(f, ", ", "command", r->probe_cmd);
 	fprintf(f, ", \"seconds\": %.2f, \"timeout_s\": %g", r->probe_secs, r->probe_limit);
 	efab_json_kv(f, ", ", "message", r->probe_msg);
 	fprintf(f, "}");
 	fprintf(f, ",\n  \"libfabric_installs\": [");
+	/* (A run of efab_json_kv like provenance.c's write_nodes_json: the same
+	 * shape, not the same logic -- each writes its own record's members
+	 * under the names meta.json's readers know; nothing to share but the
+	 * call.) */
 	for (size_t k = 0; k < r->ninst; k++) {
 		const install_t *in = &r->inst[k];
 		fprintf(f, "%s\n    {\"index\": %zu", k ? "," : "", k + 1);
@@ -130,7 +137,8 @@ static void write_meta_probes(FILE *f, const runner_t *r)
 		efab_json_kv(f, ",\n     \"probe\": {", "status", in->probe_status);
 		efab_json_kv(f, ", ", "file",
 			     !strcmp(in->probe_status, "ok") || !strcmp(in->probe_status, "kept")
-				 ? in->probe_file : "");
+				     ? in->probe_file
+				     : "");
 		fprintf(f, ", \"seconds\": %.2f", in->probe_secs);
 		efab_json_kv(f, ", ", "message", in->probe_msg);
 		fprintf(f, "}}");
@@ -145,8 +153,9 @@ static void write_meta_environment(FILE *f)
 	int first = 1;
 	fprintf(f, ",\n  \"environment\": {");
 	for (char **e = environ; *e; e++) {
-		if (strncmp(*e, "FI_", 3) && strncmp(*e, "NCCL_", 5) && strncmp(*e, "NVSHMEM_", 8) &&
-		    strncmp(*e, "OMPI_MCA_", 9) && strncmp(*e, "CUDA_VISIBLE", 12))
+		if (strncmp(*e, "FI_", 3) && strncmp(*e, "NCCL_", 5) &&
+		    strncmp(*e, "NVSHMEM_", 8) && strncmp(*e, "OMPI_MCA_", 9) &&
+		    strncmp(*e, "CUDA_VISIBLE", 12))
 			continue;
 		char name[256];
 		snprintf(name, sizeof(name), "%.*s", (int)strcspn(*e, "="), *e);
@@ -211,8 +220,8 @@ void write_jobs_tsv(runner_t *r)
 		return;
 	fprintf(f, "index\tjob\tstatus\trc\tseconds\tcommand\n");
 	for (size_t i = 0; i < r->njobs; i++)
-		fprintf(f, "%zu\t%s\t%s\t%d\t%.2f\t%s\n", i + 1, r->jobs[i].name, r->status[i], r->rcs[i],
-			r->secs[i], r->cmdlines[i] ? r->cmdlines[i] : "");
+		fprintf(f, "%zu\t%s\t%s\t%d\t%.2f\t%s\n", i + 1, r->jobs[i].name, r->status[i],
+			r->rcs[i], r->secs[i], r->cmdlines[i] ? r->cmdlines[i] : "");
 	close_atomic(f, tmp, path);
 }
 
@@ -265,8 +274,8 @@ int merge_csv(runner_t *r, size_t i)
 		rc = write(fd, text, len) == (ssize_t)len ? 0 : -1;
 	} else if (!read_file(bpath, &old, &olen)) {
 		if (olen < hlen || memcmp(old, text, hlen)) {
-			efab_log_error("job %zu: its CSV columns differ from %s; rows kept in %s", i + 1,
-				       bpath, jpath);
+			efab_log_error("job %zu: its CSV columns differ from %s; rows kept in %s",
+				       i + 1, bpath, jpath);
 			rc = -1;
 		} else if (len > hlen) {
 			rc = write(fd, text + hlen, len - hlen) == (ssize_t)(len - hlen) ? 0 : -1;
@@ -327,9 +336,10 @@ static void probe_message(const runner_t *r, const child_end_t *end, int ok, con
 	if (ok)
 		snprintf(message, mlen, "%s", last);
 	else if (end->timed_out)
-		snprintf(message, mlen,
-			 "efab_probe --json ran over %g s (EFAB_SWEEP_PROBE_TIMEOUT) and was stopped%s%s",
-			 r->probe_limit, last[0] ? "; it said: " : "", last);
+		snprintf(
+			message, mlen,
+			"efab_probe --json ran over %g s (EFAB_SWEEP_PROBE_TIMEOUT) and was stopped%s%s",
+			r->probe_limit, last[0] ? "; it said: " : "", last);
 	else if (end->killed)
 		snprintf(message, mlen, "stopped by signal %d", (int)got_signal);
 	else
@@ -402,9 +412,11 @@ static void probe_loaded_install(runner_t *r, const install_t *in, const char *p
 	while (gl > 1 && in->given[gl - 1] == '/')
 		gl--;
 	if (strncmp(loaded, in->given, gl) || (loaded[gl] && loaded[gl] != '/'))
-		snprintf(r->refusal, sizeof(r->refusal),
-			 "libfabric '%s' does not load on the first job node: no libfabric.so.1 under it "
-			 "there (the probe loaded %s)", in->given, loaded[0] ? loaded : "an unknown library");
+		snprintf(
+			r->refusal, sizeof(r->refusal),
+			"libfabric '%s' does not load on the first job node: no libfabric.so.1 under it "
+			"there (the probe loaded %s)",
+			in->given, loaded[0] ? loaded : "an unknown library");
 	free(text);
 }
 
@@ -450,9 +462,8 @@ static void record_probe_one(runner_t *r, const install_t *in, const char *file,
 	*secs = end.secs;
 	char last[400], ld[1024];
 	if (in && !end.timed_out && !end.killed && end.rc && loader_refusal(logp, ld, sizeof(ld)))
-		snprintf(r->refusal, sizeof(r->refusal),
-			 "libfabric '%s' does not load %s: %s", in->given,
-			 r->site >= 0 ? "on the first job node" : "here", ld);
+		snprintf(r->refusal, sizeof(r->refusal), "libfabric '%s' does not load %s: %s",
+			 in->given, r->site >= 0 ? "on the first job node" : "here", ld);
 	last_log_line(logp, last, sizeof(last));
 	struct stat st;
 	int ok = !killed && rc == 0 && !stat(tmp, &st) && st.st_size > 0;
@@ -465,9 +476,13 @@ static void record_probe_one(runner_t *r, const install_t *in, const char *file,
 	if (!ok)
 		unlink(tmp);
 	snprintf(pstatus, slen, "%s",
-		 ok ? "ok" : timed_out ? "timeout" : killed ? "interrupted" : "fail");
+		 ok          ? "ok"
+		 : timed_out ? "timeout"
+		 : killed    ? "interrupted"
+			     : "fail");
 	probe_message(r, &end, ok, last, message, mlen);
-	if (!ok && (timed_out || !killed) && !r->refusal[0]) /* a refusal is said once, at the end */
+	if (!ok && (timed_out || !killed) &&
+	    !r->refusal[0]) /* a refusal is said once, at the end */
 		efab_log_error("no %s (%s); the sweep goes on", file, message);
 }
 
@@ -483,9 +498,8 @@ void record_probe(runner_t *r)
 	}
 	for (size_t k = 0; k < r->ninst && !got_signal; k++) {
 		install_t *in = &r->inst[k];
-		record_probe_one(r, in, in->probe_file, in->probe_status,
-				 sizeof(in->probe_status), in->probe_msg, sizeof(in->probe_msg),
-				 &in->probe_secs);
+		record_probe_one(r, in, in->probe_file, in->probe_status, sizeof(in->probe_status),
+				 in->probe_msg, sizeof(in->probe_msg), &in->probe_secs);
 	}
 	/* meta.json's "probe" (one object, older readers) describes the first */
 	snprintf(r->probe_status, sizeof(r->probe_status), "%s", r->inst[0].probe_status);

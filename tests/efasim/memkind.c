@@ -148,7 +148,7 @@ void mk_dmabuf_note(int fd, uint64_t offset, uint64_t len, uint64_t iova, int mr
  * registered range covers [offset, offset + len). Its record's start, slot
  * and memory; records of deregistered MRs are dropped on the way. */
 int dmabuf_find(const struct stat *st, uint64_t offset, uint64_t len, uint64_t *start, int *slot,
-		       struct efasim_mem_info *mr_mem)
+		struct efasim_mem_info *mr_mem)
 {
 	int found = 0;
 	pthread_mutex_lock(&dmabuf_lock);

@@ -62,23 +62,27 @@ struct mk_cuda {
 	CUresult (*GetErrorString)(CUresult, const char **);
 	/* VMM, optional (CUDA >= 10.2; IS_GPU_DIRECT_RDMA_CAPABLE >= 11.x) */
 	CUresult (*MemRetainAllocationHandle)(CUmemGenericAllocationHandle *, void *);
-	CUresult (*MemExportToShareableHandle)(void *, CUmemGenericAllocationHandle, CUmemAllocationHandleType,
-					       unsigned long long);
+	CUresult (*MemExportToShareableHandle)(void *, CUmemGenericAllocationHandle,
+					       CUmemAllocationHandleType, unsigned long long);
 	CUresult (*MemImportFromShareableHandle)(CUmemGenericAllocationHandle *, void *,
 						 CUmemAllocationHandleType);
 	CUresult (*MemRelease)(CUmemGenericAllocationHandle);
-	CUresult (*MemAddressReserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+	CUresult (*MemAddressReserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr,
+				      unsigned long long);
 	CUresult (*MemAddressFree)(CUdeviceptr, size_t);
-	CUresult (*MemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
+	CUresult (*MemMap)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+			   unsigned long long);
 	CUresult (*MemUnmap)(CUdeviceptr, size_t);
 	CUresult (*MemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
-	int vmm; /* all of the above found */
+	int vmm;                           /* all of the above found */
 	CUresult (*StreamQuery)(CUstream); /* optional: EFASIM_CUDA_WAIT=query */
 	int wait_query;                    /* EFASIM_CUDA_WAIT=query (and cuStreamQuery found) */
-	CUresult (*CtxCreate)(CUcontext *, unsigned, CUdevice); /* optional: EFASIM_CUDA_COPY=ownctx */
-	int own_mode;          /* EFASIM_CUDA_COPY=ownctx (and cuCtxCreate_v2 found) */
-	CUcontext own[16];     /* efasim's own context per device ordinal (own_mode) */
-	char own_failed[16];   /* its cuCtxCreate failed (said once): copies stay in the memory's context */
+	CUresult (*CtxCreate)(CUcontext *, unsigned,
+			      CUdevice); /* optional: EFASIM_CUDA_COPY=ownctx */
+	int own_mode;                    /* EFASIM_CUDA_COPY=ownctx (and cuCtxCreate_v2 found) */
+	CUcontext own[16];               /* efasim's own context per device ordinal (own_mode) */
+	char own_failed
+		[16]; /* its cuCtxCreate failed (said once): copies stay in the memory's context */
 	struct {
 		CUcontext ctx;
 		CUstream stream;

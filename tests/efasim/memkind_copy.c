@@ -40,8 +40,8 @@ static int import_vmm(pid_t pid, const struct efasim_mem_info *m, CUcontext ctx,
 		errno = e;
 	}
 	if (fd < 0) {
-		slog("GPU memory: pidfd_%s(pid %d, fd %d) for its VMM allocation: %s", pfd < 0 ? "open" : "getfd",
-		     (int)pid, ref.fd, strerror(errno));
+		slog("GPU memory: pidfd_%s(pid %d, fd %d) for its VMM allocation: %s",
+		     pfd < 0 ? "open" : "getfd", (int)pid, ref.fd, strerror(errno));
 		return -1;
 	}
 	CUmemGenericAllocationHandle h = 0;
@@ -51,7 +51,8 @@ static int import_vmm(pid_t pid, const struct efasim_mem_info *m, CUcontext ctx,
 	CUresult r = cu.CtxPushCurrent(ctx);
 	if (r == CUDA_SUCCESS) {
 		what = "cuMemImportFromShareableHandle";
-		r = cu.MemImportFromShareableHandle(&h, (void *)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+		r = cu.MemImportFromShareableHandle(&h, (void *)(uintptr_t)fd,
+						    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
 		if (r == CUDA_SUCCESS) {
 			what = "cuMemAddressReserve";
 			if ((r = cu.MemAddressReserve(&d, size, 0, 0, 0)) == CUDA_SUCCESS) {
@@ -103,7 +104,8 @@ static int resolve_remote(const struct mk_ref *r, CUdeviceptr *p, CUcontext *ctx
 		ok = m.kind == MK_CUDA;
 	} else {
 		robust_lock(&sim.reg->lock);
-		const struct efasim_mr_ent *e = r->mr >= 0 && r->mr < EFASIM_MAX_MRS ? &sim.reg->mrs[r->mr] : NULL;
+		const struct efasim_mr_ent *e =
+			r->mr >= 0 && r->mr < EFASIM_MAX_MRS ? &sim.reg->mrs[r->mr] : NULL;
 		ok = e && e->used && e->pid == r->pid && e->mk.kind == MK_CUDA;
 		if (ok)
 			m = e->mk;
@@ -117,13 +119,14 @@ static int resolve_remote(const struct mk_ref *r, CUdeviceptr *p, CUcontext *ctx
 	struct ipc_open *o;
 	for (o = ipc_cache; o; o = o->next)
 		if (o->pid == r->pid && o->vmm == m.vmm &&
-		    (m.vmm ? !memcmp(o->h + 8, m.ipc + 8, 8) /* the buffer id */ : !memcmp(o->h, m.ipc, sizeof(o->h))))
+		    (m.vmm ? !memcmp(o->h + 8, m.ipc + 8, 8) /* the buffer id */
+			   : !memcmp(o->h, m.ipc, sizeof(o->h))))
 			break;
 	if (o && (o->alloc_base != m.alloc_base || o->alloc_size != m.alloc_size))
 		slog("GPU memory: pid %d's %s %#llx (%zu bytes) found opened as %#llx (%zu bytes) at %#llx here",
-		     (int)r->pid, m.vmm ? "VMM allocation" : "allocation", (unsigned long long)m.alloc_base,
-		     (size_t)m.alloc_size, (unsigned long long)o->alloc_base, o->alloc_size,
-		     (unsigned long long)o->base);
+		     (int)r->pid, m.vmm ? "VMM allocation" : "allocation",
+		     (unsigned long long)m.alloc_base, (size_t)m.alloc_size,
+		     (unsigned long long)o->alloc_base, o->alloc_size, (unsigned long long)o->base);
 	if (!o && m.vmm) {
 		CUdeviceptr base = 0;
 		if (import_vmm(r->pid, &m, *ctx, &base))
@@ -154,7 +157,8 @@ static int resolve_remote(const struct mk_ref *r, CUdeviceptr *p, CUcontext *ctx
 			cu.CtxPopCurrent(&dummy);
 		}
 		if (res != CUDA_SUCCESS) {
-			slog("GPU memory: cuIpcOpenMemHandle (pid %d): %s", (int)r->pid, cu_str(res));
+			slog("GPU memory: cuIpcOpenMemHandle (pid %d): %s", (int)r->pid,
+			     cu_str(res));
 			return -1;
 		}
 		o = calloc(1, sizeof(*o));
@@ -206,7 +210,8 @@ static CUresult copy_wait(CUstream s, size_t n)
 		if (waited >= 5 && waited / 5 > said) {
 			said = waited / 5;
 			slog("GPU memory: a %zu-byte copy on efasim's stream %p is not done after %ld s "
-			     "(cuStreamQuery: not ready)", n, (void *)s, waited);
+			     "(cuStreamQuery: not ready)",
+			     n, (void *)s, waited);
 		}
 	}
 	return r;
@@ -245,8 +250,10 @@ int mk_copy(struct mk_ref dst, struct mk_ref src, size_t n)
 	int ret = -1;
 	if (rd < 0 || rs < 0) {
 		slog("GPU memory: cannot reach the %s of a %zu-byte copy (%s pid %d at %#llx)",
-		     rd < 0 ? "destination" : "source", n, (rd < 0 ? dst.kind : src.kind) == MK_HOST ? "host" : "CUDA",
-		     (int)(rd < 0 ? dst.pid : src.pid), (unsigned long long)(rd < 0 ? dst.addr : src.addr));
+		     rd < 0 ? "destination" : "source", n,
+		     (rd < 0 ? dst.kind : src.kind) == MK_HOST ? "host" : "CUDA",
+		     (int)(rd < 0 ? dst.pid : src.pid),
+		     (unsigned long long)(rd < 0 ? dst.addr : src.addr));
 		goto out;
 	}
 	CUcontext ctx = copy_ctx_locked(dctx ? dctx : sctx);
@@ -256,8 +263,8 @@ int mk_copy(struct mk_ref dst, struct mk_ref src, size_t n)
 	}
 	/* one side is another process's host memory: stage through pinned memory */
 	if (stage_locked(ctx)) {
-		slog("GPU memory: no staging buffer (context %p) for %zu bytes %s pid %d's host memory", (void *)ctx,
-		     n, rd ? "to" : "from", (int)(rd ? dst.pid : src.pid));
+		slog("GPU memory: no staging buffer (context %p) for %zu bytes %s pid %d's host memory",
+		     (void *)ctx, n, rd ? "to" : "from", (int)(rd ? dst.pid : src.pid));
 		goto out;
 	}
 	for (size_t o = 0; o < n; o += cu.stage_len) {
@@ -269,8 +276,9 @@ int mk_copy(struct mk_ref dst, struct mk_ref src, size_t n)
 			if (cu_memcpy(ctx, (CUdeviceptr)(uintptr_t)cu.stage, s + o, k) ||
 			    (v = process_vm_writev(dst.pid, &l, 1, &r, 1, 0)) != (ssize_t)k) {
 				if (v != (ssize_t)k)
-					slog("GPU memory: process_vm_writev of %zu staged bytes to pid %d at %#llx: %s", k,
-					     (int)dst.pid, (unsigned long long)(d + o), v < 0 ? strerror(errno) : "short");
+					slog("GPU memory: process_vm_writev of %zu staged bytes to pid %d at %#llx: %s",
+					     k, (int)dst.pid, (unsigned long long)(d + o),
+					     v < 0 ? strerror(errno) : "short");
 				goto out;
 			}
 		} else { /* remote host -> stage -> device */
@@ -278,8 +286,9 @@ int mk_copy(struct mk_ref dst, struct mk_ref src, size_t n)
 			if ((v = process_vm_readv(src.pid, &l, 1, &r, 1, 0)) != (ssize_t)k ||
 			    cu_memcpy(ctx, d + o, (CUdeviceptr)(uintptr_t)cu.stage, k)) {
 				if (v != (ssize_t)k)
-					slog("GPU memory: process_vm_readv of %zu bytes from pid %d at %#llx: %s", k,
-					     (int)src.pid, (unsigned long long)(s + o), v < 0 ? strerror(errno) : "short");
+					slog("GPU memory: process_vm_readv of %zu bytes from pid %d at %#llx: %s",
+					     k, (int)src.pid, (unsigned long long)(s + o),
+					     v < 0 ? strerror(errno) : "short");
 				goto out;
 			}
 		}

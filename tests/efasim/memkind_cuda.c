@@ -28,13 +28,13 @@ static void cu_load(void)
 		slog("GPU memory: dlopen(libcuda.so.1): %s", dlerror());
 		return;
 	}
-#define SYM(f, name)                                                                                       \
-	do {                                                                                               \
-		*(void **)&cu.f = dlsym(h, name);                                                          \
-		if (!cu.f) {                                                                               \
-			slog("GPU memory: libcuda.so.1 lacks %s", name);                                  \
-			return;                                                                            \
-		}                                                                                          \
+#define SYM(f, name)                                                                               \
+	do {                                                                                       \
+		*(void **)&cu.f = dlsym(h, name);                                                  \
+		if (!cu.f) {                                                                       \
+			slog("GPU memory: libcuda.so.1 lacks %s", name);                           \
+			return;                                                                    \
+		}                                                                                  \
 	} while (0)
 	SYM(Init, "cuInit");
 	SYM(PointerGetAttribute, "cuPointerGetAttribute");
@@ -64,9 +64,9 @@ static void cu_load(void)
 	*(void **)&cu.MemMap = dlsym(h, "cuMemMap");
 	*(void **)&cu.MemUnmap = dlsym(h, "cuMemUnmap");
 	*(void **)&cu.MemSetAccess = dlsym(h, "cuMemSetAccess");
-	cu.vmm = cu.MemRetainAllocationHandle && cu.MemExportToShareableHandle && cu.MemImportFromShareableHandle &&
-		 cu.MemRelease && cu.MemAddressReserve && cu.MemAddressFree && cu.MemMap && cu.MemUnmap &&
-		 cu.MemSetAccess;
+	cu.vmm = cu.MemRetainAllocationHandle && cu.MemExportToShareableHandle &&
+		 cu.MemImportFromShareableHandle && cu.MemRelease && cu.MemAddressReserve &&
+		 cu.MemAddressFree && cu.MemMap && cu.MemUnmap && cu.MemSetAccess;
 	*(void **)&cu.StreamQuery = dlsym(h, "cuStreamQuery");
 	const char *w = getenv("EFASIM_CUDA_WAIT");
 	cu.wait_query = w && !strcmp(w, "query") && cu.StreamQuery;
@@ -187,8 +187,8 @@ static CUcontext own_ctx_locked(CUcontext ctx)
 	}
 	cu.CtxPopCurrent(&dummy);
 	cu.own[dev] = c;
-	slog("GPU memory: EFASIM_CUDA_COPY=ownctx: copies of device %d's memory in efasim's own context %p", (int)dev,
-	     (void *)c);
+	slog("GPU memory: EFASIM_CUDA_COPY=ownctx: copies of device %d's memory in efasim's own context %p",
+	     (int)dev, (void *)c);
 	return c;
 }
 
@@ -222,14 +222,15 @@ static void copy_ready_locked(CUcontext ctx, CUdeviceptr alloc_base)
 	if (cu.own_mode) {
 		CUcontext o = copy_ctx_locked(ctx);
 		if (o != ctx)
-			(void)stream_of(o); /* its stream too, here rather than in the engine's thread */
+			(void)stream_of(
+				o); /* its stream too, here rather than in the engine's thread */
 	}
 	if (!stream_of(ctx))
 		return; /* no entry to hold the staging buffer's context: made at the first copy */
 	(void)stage_locked(ctx);
 	struct ctx_use *u = malloc(sizeof(*u));
 	if (!u)
-		return; /* then never released: what every context got before */
+		return;                  /* then never released: what every context got before */
 	cu.streams[slot_of(ctx)].refs++; /* stream_of made the entry */
 	*u = (struct ctx_use){alloc_base, ctx, ctx_uses};
 	ctx_uses = u;
@@ -242,7 +243,8 @@ static int is_primary_locked(CUcontext ctx)
 	CUdevice dev = 0;
 	unsigned flags = 0;
 	int active = 0;
-	if (ctx_device_locked(ctx, &dev) || cu.PrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active)
+	if (ctx_device_locked(ctx, &dev) ||
+	    cu.PrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active)
 		return 0;
 	return primary_of((int)dev) == ctx;
 }
@@ -279,8 +281,8 @@ static void ctx_release_locked(CUcontext ctx)
 		cu.stage_len = 0;
 		cu.stage_ctx = NULL;
 	}
-	slog("GPU memory: the last registration in context %p is gone: its stream%s released", (void *)ctx,
-	     stage ? " and the staging buffer" : "");
+	slog("GPU memory: the last registration in context %p is gone: its stream%s released",
+	     (void *)ctx, stage ? " and the staging buffer" : "");
 	for (int k = 0; stage && k < cu.nstreams; k++)
 		if (cu.streams[k].refs > 0 && !stage_locked(cu.streams[k].ctx))
 			break;
@@ -292,7 +294,8 @@ CUcontext primary_of(int ordinal)
 		return NULL;
 	if (!cu.primary[ordinal]) {
 		CUdevice d;
-		if (cu.DeviceGet(&d, ordinal) != CUDA_SUCCESS || cu.PrimaryCtxRetain(&cu.primary[ordinal], d) != CUDA_SUCCESS)
+		if (cu.DeviceGet(&d, ordinal) != CUDA_SUCCESS ||
+		    cu.PrimaryCtxRetain(&cu.primary[ordinal], d) != CUDA_SUCCESS)
 			return NULL;
 	}
 	return cu.primary[ordinal];
@@ -307,22 +310,26 @@ int ctx_of(CUdeviceptr p, CUcontext *ctx)
 	*ctx = NULL;
 	if (cu.PointerGetAttribute(ctx, CU_POINTER_ATTRIBUTE_CONTEXT, p) == CUDA_SUCCESS && *ctx)
 		return 0;
-	if (cu.PointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) != CUDA_SUCCESS)
+	if (cu.PointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) !=
+	    CUDA_SUCCESS)
 		return -1;
 	*ctx = primary_of(ordinal);
 	return *ctx ? 0 : -1;
 }
 
 /* What the driver says of a device pointer: its context, device, allocation. */
-static int cu_describe(CUdeviceptr p, size_t len, CUcontext *ctx, int *ordinal, CUdeviceptr *base, size_t *size)
+static int cu_describe(CUdeviceptr p, size_t len, CUcontext *ctx, int *ordinal, CUdeviceptr *base,
+		       size_t *size)
 {
 	unsigned mtype = 0, managed = 0;
 	if (cu.PointerGetAttribute(&mtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) != CUDA_SUCCESS ||
 	    mtype != CU_MEMORYTYPE_DEVICE)
 		return EFAULT; /* host, pinned host (the pin handles that) or unknown to CUDA */
-	if (cu.PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p) == CUDA_SUCCESS && managed)
+	if (cu.PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p) == CUDA_SUCCESS &&
+	    managed)
 		return EFAULT; /* the GPU driver's pin refuses managed memory */
-	if (cu.PointerGetAttribute(ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) != CUDA_SUCCESS ||
+	if (cu.PointerGetAttribute(ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p) !=
+		    CUDA_SUCCESS ||
 	    cu.MemGetAddressRange(base, size, p) != CUDA_SUCCESS)
 		return EFAULT;
 	pthread_mutex_lock(&cu.lock);
@@ -355,7 +362,8 @@ static int export_vmm(CUdeviceptr p, CUcontext ctx, int ordinal, CUdeviceptr bas
 	unsigned rdma = 0;
 	unsigned long long types = 0, id = 0;
 	*verdict = 1;
-	CUresult r = cu.PointerGetAttribute(&rdma, CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE, p);
+	CUresult r =
+		cu.PointerGetAttribute(&rdma, CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE, p);
 	if (r != CUDA_SUCCESS || !rdma) {
 		if (r != CUDA_SUCCESS)
 			slog("GPU memory: %#llx is CUDA VMM memory (cuMemCreate) whose GPUDirect RDMA capability "
@@ -374,13 +382,14 @@ static int export_vmm(CUdeviceptr p, CUcontext ctx, int ordinal, CUdeviceptr bas
 		     "memory pool) and without CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR in its requestedHandleTypes (allowed handle types %#llx%s%s): efasim cannot reach it from another "
 		     "process (an efasim limitation; a real NIC would register it): EFAULT",
 		     (unsigned long long)p, types, r != CUDA_SUCCESS ? ", not said: " : "",
-		     r != CUDA_SUCCESS ? cu_str(r) : (!cu.vmm ? "; libcuda lacks the VMM export API" : ""));
+		     r != CUDA_SUCCESS ? cu_str(r)
+				       : (!cu.vmm ? "; libcuda lacks the VMM export API" : ""));
 		*verdict = 0;
 		return EFAULT;
 	}
 	if ((r = cu.PointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, p)) != CUDA_SUCCESS) {
-		slog("GPU memory: cuPointerGetAttribute BUFFER_ID (%#llx): %s: EFAULT", (unsigned long long)p,
-		     cu_str(r));
+		slog("GPU memory: cuPointerGetAttribute BUFFER_ID (%#llx): %s: EFAULT",
+		     (unsigned long long)p, cu_str(r));
 		return EFAULT;
 	}
 	pthread_mutex_lock(&cu.lock);
@@ -392,7 +401,8 @@ static int export_vmm(CUdeviceptr p, CUcontext ctx, int ordinal, CUdeviceptr bas
 		int fd = -1;
 		r = cu.MemRetainAllocationHandle(&h, (void *)(uintptr_t)p);
 		if (r == CUDA_SUCCESS) {
-			r = cu.MemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+			r = cu.MemExportToShareableHandle(
+				&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
 			cu.MemRelease(h);
 		}
 		x = r == CUDA_SUCCESS ? calloc(1, sizeof(*x)) : NULL;
@@ -401,7 +411,8 @@ static int export_vmm(CUdeviceptr p, CUcontext ctx, int ordinal, CUdeviceptr bas
 			if (fd >= 0)
 				close(fd);
 			slog("GPU memory: exporting CUDA VMM allocation %#llx as a POSIX fd: %s: EFAULT",
-			     (unsigned long long)base, r != CUDA_SUCCESS ? cu_str(r) : "out of memory");
+			     (unsigned long long)base,
+			     r != CUDA_SUCCESS ? cu_str(r) : "out of memory");
 			return EFAULT;
 		}
 		*x = (struct vmm_export){id, fd, 0, vmm_exports};
@@ -468,7 +479,8 @@ static int export_range_v(CUdeviceptr p, size_t len, struct efasim_mem_info *out
 	if (e)
 		return e;
 	unsigned legacy = 1;
-	if (cu.PointerGetAttribute(&legacy, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, p) == CUDA_SUCCESS &&
+	if (cu.PointerGetAttribute(&legacy, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, p) ==
+		    CUDA_SUCCESS &&
 	    !legacy)
 		return export_vmm(p, ctx, ordinal, base, size, out, verdict);
 	CUipcMemHandle h;
@@ -484,8 +496,8 @@ static int export_range_v(CUdeviceptr p, size_t len, struct efasim_mem_info *out
 	pthread_mutex_unlock(&cu.lock);
 	if (r != CUDA_SUCCESS) {
 		/* e.g. a VMM allocation (cuMemCreate) without a legacy handle */
-		slog("GPU memory: cuIpcGetMemHandle(%#llx): %s: not simulated, EFAULT", (unsigned long long)base,
-		     cu_str(r));
+		slog("GPU memory: cuIpcGetMemHandle(%#llx): %s: not simulated, EFAULT",
+		     (unsigned long long)base, cu_str(r));
 		return EFAULT;
 	}
 	memset(out, 0, sizeof(*out));
@@ -513,8 +525,8 @@ int mk_host_refused(const void *addr)
 	if (!cu_up())
 		return 0;
 	unsigned managed = 0;
-	if (cu.PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)(uintptr_t)addr) ==
-		    CUDA_SUCCESS &&
+	if (cu.PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+				   (CUdeviceptr)(uintptr_t)addr) == CUDA_SUCCESS &&
 	    managed)
 		return EFAULT;
 	return 0;
@@ -561,14 +573,15 @@ int mk_reg_dmabuf(int fd, uint64_t offset, size_t len, uint64_t iova, struct efa
  * writes completions into it), found through an MR of that dma-buf. Not
  * checked (cannot be, here): that the range is DMA-contiguous, which the
  * kernel requires ("Non contiguous CQ unsupported"). */
-int mk_dmabuf_resolve(int fd, uint64_t offset, uint64_t len, uint64_t *dev, struct efasim_mem_info *out)
+int mk_dmabuf_resolve(int fd, uint64_t offset, uint64_t len, uint64_t *dev,
+		      struct efasim_mem_info *out)
 {
 	uint64_t start = 0;
 	int slot;
 	struct efasim_mem_info mr_mem;
 	struct stat st;
-	if (!sim.p2p || fstat(fd, &st) || dmabuf_find(&st, 0, 0, &start, &slot, &mr_mem) || !cu_in_process() ||
-	    !cu_up())
+	if (!sim.p2p || fstat(fd, &st) || dmabuf_find(&st, 0, 0, &start, &slot, &mr_mem) ||
+	    !cu_in_process() || !cu_up())
 		return dmabuf_unresolved(fd, offset);
 	int e = export_range((CUdeviceptr)(start + offset), len, out);
 	/* the MR's own handle where the ring is in its allocation: another
@@ -581,7 +594,8 @@ int mk_dmabuf_resolve(int fd, uint64_t offset, uint64_t len, uint64_t *dev, stru
 	if (e) {
 		slog("ext-mem CQ: dma-buf fd %d at offset %llu (device address %#llx, %llu bytes) is not CUDA device "
 		     "memory inside one allocation: EOPNOTSUPP",
-		     fd, (unsigned long long)offset, (unsigned long long)(start + offset), (unsigned long long)len);
+		     fd, (unsigned long long)offset, (unsigned long long)(start + offset),
+		     (unsigned long long)len);
 		return EOPNOTSUPP;
 	}
 	*dev = start + offset;
@@ -593,8 +607,8 @@ int mk_kind_local(const void *addr)
 	if (!cu.ok) /* no device pointer has been seen by this process */
 		return MK_HOST;
 	unsigned mtype = 0;
-	if (cu.PointerGetAttribute(&mtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)addr) ==
-		    CUDA_SUCCESS &&
+	if (cu.PointerGetAttribute(&mtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+				   (CUdeviceptr)(uintptr_t)addr) == CUDA_SUCCESS &&
 	    mtype == CU_MEMORYTYPE_DEVICE)
 		return MK_CUDA;
 	return MK_HOST;

@@ -189,18 +189,19 @@ $(BUILD)/bin/efab_shmem_seed: $(BUILD)/bench/ops/shmem_seed.o $(BUILD)/lib/libef
 	$(Q)$(MPICXX) -o $@ $^ $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
 	  -Wl,-rpath,$(NVSHMEM_HOME)/lib -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart $(LIBS)
 
-# NVSHMEM's own RMA (bench/ops/shmem_put.cc, a one-line main each): the
-# host library, and the CUDA runtime for the stream initiator's stream and
-# events; the kernel initiators' objects and libnvshmem_device.a where built
-# (SHK_OBJ above).
+# NVSHMEM's own RMA (bench/ops/shmem_put.cc and shmem_put_time.cc, a one-line
+# main each): the host library, and the CUDA runtime for the stream
+# initiator's stream and events; the kernel initiators' objects and
+# libnvshmem_device.a where built (SHK_OBJ above).
+SHMEM_PUT_OBJ = $(BUILD)/bench/ops/shmem_put.o $(BUILD)/bench/ops/shmem_put_time.o
 SHMEM_RT_LIBS = $(SHK_LIBS) $(SHK_DEVRT) $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
   -Wl,-rpath,$(NVSHMEM_HOME)/lib -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart $(LIBS)
-$(BUILD)/bin/efab_shmem_lat: $(BUILD)/bench/ops/shmem_lat.o $(BUILD)/bench/ops/shmem_put.o $(SHK_OBJ) $(ARCHIVES)
+$(BUILD)/bin/efab_shmem_lat: $(BUILD)/bench/ops/shmem_lat.o $(SHMEM_PUT_OBJ) $(SHK_OBJ) $(ARCHIVES)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(MPICXX) -o $@ $(filter %.o,$^) $(LINK_ARCH) $(SHMEM_RT_LIBS)
 
-$(BUILD)/bin/efab_shmem_bw: $(BUILD)/bench/ops/shmem_bw.o $(BUILD)/bench/ops/shmem_put.o $(SHK_OBJ) $(ARCHIVES)
+$(BUILD)/bin/efab_shmem_bw: $(BUILD)/bench/ops/shmem_bw.o $(SHMEM_PUT_OBJ) $(SHK_OBJ) $(ARCHIVES)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(MPICXX) -o $@ $(filter %.o,$^) $(LINK_ARCH) $(SHMEM_RT_LIBS)
@@ -304,12 +305,14 @@ $(BUILD)/bench/%.o: bench/%.c
 
 # The sweep and topo need no MPI: compiled with cc; the sweep reads the
 # benchmark rows (bench/engine/rows.c, pure data), which it links with cc too.
-$(CLI_OBJ) $(BUILD)/bench/tools/sweep.o $(BUILD)/bench/tools/hostfacts.o $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/efab_topo.o: $(BUILD)/bench/%.o: bench/%.c
+# bench/tools/sweep.c and its parts (sweep_int.h names them)
+SWEEP_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/tools/sweep*.c))
+$(CLI_OBJ) $(SWEEP_OBJ) $(BUILD)/bench/tools/hostfacts.o $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/efab_topo.o: $(BUILD)/bench/%.o: bench/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(LIB_CFLAGS) -Ibench/cli -Ibench/engine -c $< -o $@
 
-$(BUILD)/bin/efab_sweep: $(BUILD)/bench/efab_sweep.o $(BUILD)/bench/tools/sweep.o $(BUILD)/bench/tools/hostfacts.o $(BUILD)/bench/engine/rows.o $(BUILD)/lib/libefab_cli.a $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_sweep: $(BUILD)/bench/efab_sweep.o $(SWEEP_OBJ) $(BUILD)/bench/tools/hostfacts.o $(BUILD)/bench/engine/rows.o $(BUILD)/lib/libefab_cli.a $(BUILD)/lib/libefab.a
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ $(LIBS)
@@ -319,6 +322,7 @@ $(BUILD)/bin/efab_topo: $(BUILD)/bench/efab_topo.o $(BUILD)/lib/libefab.a
 	$(call say,LINK,$@)
 	$(Q)$(CC) -o $@ $^ $(LIBS)
 
+# efab_probe: bench/tools/probe.c and its parts (probe_int.h names them)
 PROBE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/tools/probe*.c) bench/tools/hostfacts.c)
 $(BUILD)/bin/efab_probe: $(BUILD)/bench/efab_probe.o $(PROBE_OBJ) $(ARCHIVES)
 	@mkdir -p $(@D)

@@ -17,16 +17,22 @@ void efab_note(efab_ctx_t *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-void efab_row_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const char *fmt, ...)
+void efab_row_vset(const efab_run_info_t *ri, efab_row_t *row, const char *name, const char *fmt,
+		   va_list ap)
 {
-	for (size_t i = 0; i < c->ri.n_extra; i++)
-		if (!strcmp(c->ri.extra_cols[i], name)) {
-			va_list ap;
-			va_start(ap, fmt);
+	for (size_t i = 0; i < ri->n_extra; i++)
+		if (!strcmp(ri->extra_cols[i], name)) {
 			vsnprintf(row->extra[i], sizeof(row->extra[0]), fmt, ap);
-			va_end(ap);
 			return;
 		}
+}
+
+void efab_row_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	efab_row_vset(&c->ri, row, name, fmt, ap);
+	va_end(ap);
 }
 
 int efab_more_row(efab_ctx_t *c, const efab_row_t *row)

@@ -7,6 +7,7 @@
 #ifndef EFAB_CONTEXT_H
 #define EFAB_CONTEXT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -120,6 +121,9 @@ void efab_note(efab_ctx_t *c, const char *fmt, ...) EFAB_PRINTF(2, 3);
 /* Set the row's column called name, if the run's columns (c->ri) have one. */
 void efab_row_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const char *fmt, ...)
 	EFAB_PRINTF(4, 5);
+/* The same on the columns ri (a program without a context: efab_shmem_lat/bw). */
+void efab_row_vset(const efab_run_info_t *ri, efab_row_t *row, const char *name, const char *fmt,
+		   va_list ap) EFAB_PRINTF(4, 0);
 
 /* Queue a row to print after this size's main row (rank 0 only). */
 int efab_more_row(efab_ctx_t *c, const efab_row_t *row);

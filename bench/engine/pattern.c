@@ -87,15 +87,20 @@ uint64_t efab_pingpong_iters(const efab_ctx_t *c, uint64_t size)
 
 /* -w as given, scaled down linearly above 64 KiB (at least 2) unless -n was
  * given; at least 1, since iteration 0 is the first. */
-uint64_t efab_pingpong_warmup(const efab_ctx_t *c, uint64_t size)
+uint64_t efab_pingpong_warmup_of(const efab_opts_t *o, uint64_t size)
 {
-	uint64_t w = c->o.warmup;
-	if (!c->o.iters && size > 65536) {
-		w = c->o.warmup * 65536 / size;
-		if (w < 2 && c->o.warmup >= 2)
+	uint64_t w = o->warmup;
+	if (!o->iters && size > 65536) {
+		w = o->warmup * 65536 / size;
+		if (w < 2 && o->warmup >= 2)
 			w = 2;
 	}
 	return w ? w : 1;
+}
+
+uint64_t efab_pingpong_warmup(const efab_ctx_t *c, uint64_t size)
+{
+	return efab_pingpong_warmup_of(&c->o, size);
 }
 
 typedef struct lat_share {
@@ -335,14 +340,19 @@ uint64_t efab_stream_windows(const efab_ctx_t *c, uint64_t size)
 
 /* -w capped by the row (bandwidth: 10, and 2 above 1 MiB); at least 1:
  * window 0 is the first, timed alone, never measured. */
-uint64_t efab_stream_warmup(const efab_ctx_t *c, uint64_t size)
+uint64_t efab_stream_warmup_of(const efab_bench_row_t *row, const efab_opts_t *o, uint64_t size)
 {
-	uint64_t cap = c->row->counts.warmup_cap, w = c->o.warmup;
+	uint64_t cap = row->counts.warmup_cap, w = o->warmup;
 	if (cap && w > cap)
 		w = cap;
 	if (size > (1u << 20) && w > 2)
 		w = 2;
 	return w ? w : 1;
+}
+
+uint64_t efab_stream_warmup(const efab_ctx_t *c, uint64_t size)
+{
+	return efab_stream_warmup_of(c->row, &c->o, size);
 }
 
 typedef struct stream_state {

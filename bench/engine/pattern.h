@@ -127,6 +127,9 @@ uint64_t efab_stream_windows(const efab_ctx_t *c, uint64_t size);
  * figures, gathered from every rank as the CPU patterns do. */
 uint64_t efab_pingpong_warmup(const efab_ctx_t *c, uint64_t size);
 uint64_t efab_stream_warmup(const efab_ctx_t *c, uint64_t size);
+/* The same on a row and options (a program without a context: efab_shmem_lat/bw). */
+uint64_t efab_pingpong_warmup_of(const efab_opts_t *o, uint64_t size);
+uint64_t efab_stream_warmup_of(const efab_bench_row_t *row, const efab_opts_t *o, uint64_t size);
 int efab_pattern_samples(efab_ctx_t *c, uint64_t n);
 /* The provider's MTU (fi_info nic->link_attr->mtu), 0 when not reported. */
 size_t efab_link_mtu(const efab_ctx_t *c);

@@ -131,6 +131,7 @@ static void write_nodes_json(const char *path, const node_facts_t *nodes, int n,
 				fprintf(f, "%s%d", first ? "" : ", ", r);
 				first = 0;
 			}
+		/* (sweep_record.c's libfabric_installs has this shape, other members) */
 		efab_json_kv(f, "], ", "libfabric_version", x->libfabric);
 		efab_json_kv(f, ", ", "libfabric_path", x->path);
 		efab_json_kv(f, ", ", "efa_installer", x->installer);

@@ -489,6 +489,10 @@ extern "C" __global__ void efab_gda_kernel(efab_gda_args_t a)
 		clock_probe(a);
 	}
 	__syncthreads();
+	/* One direct call per mode, not a table of device function pointers: an
+	 * indirect call on the GPU is not inlined (registers and time inside the
+	 * timed loops), and the modes differ in who runs (stream: the first warp;
+	 * the others decide for themselves, thread 0 or all). */
 	switch (a.mode) {
 	case EFAB_GDA_PINGPONG:
 		pingpong(a, s);

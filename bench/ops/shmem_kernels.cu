@@ -30,45 +30,25 @@ __device__ __forceinline__ unsigned long long gtimer()
 	return t;
 }
 
-template <int G> __device__ __forceinline__ void put(uint8_t *d, const uint8_t *s, size_t n, int pe)
-{
-	if (G == 0)
-		nvshmem_putmem(d, s, n, pe);
-	else if (G == 1)
-		nvshmemx_putmem_warp(d, s, n, pe);
-	else
-		nvshmemx_putmem_block(d, s, n, pe);
-}
-
-template <int G> __device__ __forceinline__ void get(uint8_t *d, const uint8_t *s, size_t n, int pe)
-{
-	if (G == 0)
-		nvshmem_getmem(d, s, n, pe);
-	else if (G == 1)
-		nvshmemx_getmem_warp(d, s, n, pe);
-	else
-		nvshmemx_getmem_block(d, s, n, pe);
-}
-
-template <int G> __device__ __forceinline__ void put_nbi(uint8_t *d, const uint8_t *s, size_t n, int pe)
-{
-	if (G == 0)
-		nvshmem_putmem_nbi(d, s, n, pe);
-	else if (G == 1)
-		nvshmemx_putmem_nbi_warp(d, s, n, pe);
-	else
-		nvshmemx_putmem_nbi_block(d, s, n, pe);
-}
-
-template <int G> __device__ __forceinline__ void get_nbi(uint8_t *d, const uint8_t *s, size_t n, int pe)
-{
-	if (G == 0)
-		nvshmem_getmem_nbi(d, s, n, pe);
-	else if (G == 1)
-		nvshmemx_getmem_nbi_warp(d, s, n, pe);
-	else
-		nvshmemx_getmem_nbi_block(d, s, n, pe);
-}
+/* put, get, put_nbi, get_nbi<G>: NVSHMEM's call of group G, thread (0:
+ * nvshmem_<op>), warp (1: nvshmemx_<op>_warp) or block (2:
+ * nvshmemx_<op>_block); G is a template argument, so each kernel calls one. */
+#define SHK_BY_GROUP(name, op)                                                                     \
+	template <int G>                                                                           \
+	__device__ __forceinline__ void name(uint8_t *d, const uint8_t *s, size_t n, int pe)       \
+	{                                                                                          \
+		if (G == 0)                                                                        \
+			nvshmem_##op(d, s, n, pe);                                                 \
+		else if (G == 1)                                                                   \
+			nvshmemx_##op##_warp(d, s, n, pe);                                         \
+		else                                                                               \
+			nvshmemx_##op##_block(d, s, n, pe);                                        \
+	}
+SHK_BY_GROUP(put, putmem)
+SHK_BY_GROUP(get, getmem)
+SHK_BY_GROUP(put_nbi, putmem_nbi)
+SHK_BY_GROUP(get_nbi, getmem_nbi)
+#undef SHK_BY_GROUP
 
 template <int G> __global__ void shk(efab_shk_args a)
 {

@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 				return EFAB_EUSAGE;
 			}
 			break;
-		case 's':
+		case 's': /* as --api: either() is the shared part, the words differ */
 			if (either(optarg, "--src", "cuda", "host", &src_host))
 				return EFAB_EUSAGE;
 			break;

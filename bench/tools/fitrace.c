@@ -68,6 +68,28 @@ static struct fab_table fabs[MAX_TABLES];
 static __thread int opening; /* domain opens this thread is inside */
 static struct mr_table mrs[MAX_TABLES];
 
+/* <table>_of(tabs, o, &n), under lock: tabs[]'s table made for ops o, else
+ * a free one (NULL: all MAX_TABLES taken). A free one (t->orig still NULL)
+ * gets o's first n bytes (what o says it has, at most ours); the caller puts
+ * its wrappers in and marks it o's. One function per table type. */
+#define DEFINE_TABLE_OF(table, ops)                                                                \
+	static struct table *table##_of(struct table *tabs, const struct ops *o, size_t *n)        \
+	{                                                                                          \
+		struct table *t = NULL;                                                            \
+		*n = 0;                                                                            \
+		for (int i = 0; o && i < MAX_TABLES && !t; i++)                                    \
+			if (tabs[i].orig == o || !tabs[i].orig)                                    \
+				t = &tabs[i];                                                      \
+		if (t && !t->orig) {                                                               \
+			*n = o->size < sizeof(t->mine) ? o->size : sizeof(t->mine);                \
+			memcpy(&t->mine, o, *n);                                                   \
+			t->mine.size = *n;                                                         \
+		}                                                                                  \
+		return t;                                                                          \
+	}
+DEFINE_TABLE_OF(fab_table, fi_ops_fabric)
+DEFINE_TABLE_OF(mr_table, fi_ops_mr)
+
 static void copy_str(char *dst, size_t len, const char *src)
 {
 	snprintf(dst, len, "%s", src ? src : "");
@@ -151,14 +173,9 @@ static void seen_domain(struct fid_domain *d, const struct fi_info *info)
 	}
 	ndoms++;
 	const struct fi_ops_mr *o = d->mr;
-	struct mr_table *t = NULL;
-	for (int i = 0; o && i < MAX_TABLES && !t; i++)
-		if (mrs[i].orig == o || !mrs[i].orig)
-			t = &mrs[i];
+	size_t n;
+	struct mr_table *t = mr_table_of(mrs, o, &n);
 	if (t && !t->orig) {
-		size_t n = o->size < sizeof(t->mine) ? o->size : sizeof(t->mine);
-		memcpy(&t->mine, o, n);
-		t->mine.size = n;
 		if (t->mine.reg)
 			t->mine.reg = wrap_reg;
 		if (n > offsetof(struct fi_ops_mr, regv) && t->mine.regv)
@@ -205,14 +222,11 @@ static void seen_fabric(struct fid_fabric *f)
 {
 	pthread_mutex_lock(&lock);
 	const struct fi_ops_fabric *o = f->ops;
-	struct fab_table *t = NULL;
-	for (int i = 0; o && i < MAX_TABLES && !t; i++)
-		if (fabs[i].orig == o || !fabs[i].orig)
-			t = &fabs[i];
+	size_t n;
+	struct fab_table *t = fab_table_of(fabs, o, &n);
+	/* as seen_domain's mr table: table_of is the shared part, the
+	 * wrappers are each table's own entries */
 	if (t && !t->orig) {
-		size_t n = o->size < sizeof(t->mine) ? o->size : sizeof(t->mine);
-		memcpy(&t->mine, o, n);
-		t->mine.size = n;
 		if (t->mine.domain)
 			t->mine.domain = wrap_domain;
 		if (n > offsetof(struct fi_ops_fabric, domain2) && t->mine.domain2)

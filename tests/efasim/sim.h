@@ -289,7 +289,8 @@ static inline struct sim_ctx *to_ctx(struct ibv_context *c)
 enum { DONE, RETRY };
 enum { RNR_RETRY_MIN_NS = 20000, RNR_RETRY_MAX_NS = 500000 }; /* the wait between RNR retries doubles */
 
-/* memkind.c: memory kinds and the one copy function of the data path. */
+/* memkind.c, memkind_cuda.c, memkind_copy.c (memkind.h): memory kinds and
+ * the one copy function of the data path. */
 enum { MK_HOST = 0, MK_CUDA = 1 };
 struct mk_ref {                  /* one end of a copy */
 	int kind;                /* MK_HOST, MK_CUDA */

@@ -13,14 +13,14 @@ extern "C" {
 #endif
 
 typedef struct efab_faults {
-	uint64_t corrupt_every; /* EFAB_FAULT_CORRUPT=N: every Nth checked message damaged */
-	int inject_rma_set;     /* EFAB_FAULT_INJECT_RMA=N: act as if the endpoint's */
-	uint64_t inject_rma;    /* RMA inject limit were N (efa-direct's is 0) */
-	int stall_rank;         /* EFAB_FAULT_STALL=R: rank R stops answering; -1 none */
-	uint64_t confirm_extra; /* EFAB_FAULT_CONFIRM_EXTRA=N: a stream's end flag claims
+	uint64_t corrupt_every;  /* EFAB_FAULT_CORRUPT=N: every Nth checked message damaged */
+	int inject_rma_set;      /* EFAB_FAULT_INJECT_RMA=N: act as if the endpoint's */
+	uint64_t inject_rma;     /* RMA inject limit were N (efa-direct's is 0) */
+	int stall_rank;          /* EFAB_FAULT_STALL=R: rank R stops answering; -1 none */
+	uint64_t confirm_extra;  /* EFAB_FAULT_CONFIRM_EXTRA=N: a stream's end flag claims
 				 * N operations more than were posted */
-	int slow_rank;          /* EFAB_FAULT_SLOW=R:US: rank R sleeps US microseconds */
-	unsigned slow_us;       /* after each of its stream windows (0: none) */
+	int slow_rank;           /* EFAB_FAULT_SLOW=R:US: rank R sleeps US microseconds */
+	unsigned slow_us;        /* after each of its stream windows (0: none) */
 	uint64_t gda_rx_slow_ns; /* EFAB_FAULT_GDA_RX_SLOW_NS=N: the GPU writedata target
 				 * waits N ns after each receive CQE (a slow consumer) */
 	int gda_no_rx_bound;     /* EFAB_FAULT_GDA_NO_RX_BOUND=1: launches not cut to the
@@ -31,7 +31,7 @@ typedef struct efab_faults {
 				  * descheduled reader) */
 	int no_credits;          /* EFAB_FAULT_NO_CREDITS=1: writedata streams without
 				  * credits (shows the CQ lap they prevent) */
-	double link_gbps;       /* EFAB_FAULT_LINK_GBPS=G: as if libfabric had reported a
+	double link_gbps;        /* EFAB_FAULT_LINK_GBPS=G: as if libfabric had reported a
 				 * G Gb/s port (a driver reporting a wrong speed); 0: none */
 } efab_faults_t;
 

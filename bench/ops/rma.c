@@ -96,7 +96,7 @@ static int put_begin(efab_ctx_t *c, uint64_t size)
 			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value);
 	/* what every iteration would otherwise work out again */
 	RMA(c)->put.flags = (c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0) |
-		       (c->use_inject ? FI_INJECT : 0);
+			    (c->use_inject ? FI_INJECT : 0);
 	RMA(c)->put.host = efab_mem_host_accessible(c->mem.kind);
 	put_waitfor(c, &RMA(c)->put.w, "", size, 0);
 	return EFAB_OK;
@@ -241,7 +241,8 @@ static int credit_wait(efab_ctx_t *c, uint64_t n, efab_waitfor_t *w);
  * the fast path a compare, the wait only where the peer's reads lag. */
 static inline int credit_room(efab_ctx_t *c, uint64_t n, efab_waitfor_t *w)
 {
-	if (!RMA(c)->bw.credit_limit || RMA(c)->bw.wd_posted + n <= RMA(c)->bw.credit_seen + RMA(c)->bw.credit_limit)
+	if (!RMA(c)->bw.credit_limit ||
+	    RMA(c)->bw.wd_posted + n <= RMA(c)->bw.credit_seen + RMA(c)->bw.credit_limit)
 		return EFAB_OK;
 	return credit_wait(c, n, w);
 }
@@ -255,10 +256,11 @@ static int bw_begin(efab_ctx_t *c, uint64_t size)
 	 * fi_inject_write takes no flags, and the pipeline counts completions) */
 	RMA(c)->bw.msg = c->o.post_list > 1 || c->o.high_pps;
 	RMA(c)->bw.wflags = (c->op == EFAB_OP_WRITEDATA ? FI_REMOTE_CQ_DATA : 0) |
-		       (c->o.high_pps ? efab_high_pps_flag() : 0);
+			    (c->o.high_pps ? efab_high_pps_flag() : 0);
 	c->use_inject = c->op != EFAB_OP_READ && !c->o.no_inject && !c->o.src_unregistered &&
 			!RMA(c)->bw.msg && !c->o.pipeline &&
-			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value) && c->o.window > 1;
+			efab_inject_ok(c->mem.kind, size, c->fab.inject_rma.value) &&
+			c->o.window > 1;
 	return EFAB_OK;
 }
 
@@ -337,8 +339,8 @@ static int bw_post_one(efab_ctx_t *c, uint64_t size, uint64_t k, int last)
 				      efab_raddr(c, c->peer, tx + slot), c->rkeys[c->peer].key, &w);
 	if (credit_room(c, 1, &w) ||
 	    efab_post_write(ep_of(c, k), c->peer, efab_local(c, tx + slot), size, c->ldesc,
-			    efab_raddr(c, c->peer, slot), c->rkeys[c->peer].key, c->seq & 0xffffffffu,
-			    RMA(c)->bw.wflags, &w))
+			    efab_raddr(c, c->peer, slot), c->rkeys[c->peer].key,
+			    c->seq & 0xffffffffu, RMA(c)->bw.wflags, &w))
 		return EFAB_ERR;
 	RMA(c)->bw.wd_posted += c->op == EFAB_OP_WRITEDATA;
 	return EFAB_OK;
@@ -600,14 +602,16 @@ static void credit_begin(efab_ctx_t *c)
 	if (RMA(c)->bw.credit_limit < RMA(c)->bw.credit_chunk + pl)
 		RMA(c)->bw.credit_limit = RMA(c)->bw.credit_chunk + pl;
 	if (c->o.verbose && c->rt->rank == 0 && !RMA(c)->bw.credit_said++)
-		fprintf(stderr, "# credits: CQ %llu entries asked, %llu kept for the target's own "
+		fprintf(stderr,
+			"# credits: CQ %llu entries asked, %llu kept for the target's own "
 			"completions: at most %llu remote CQ data unread, returned every %llu%s\n",
 			(unsigned long long)cq, (unsigned long long)own,
 			(unsigned long long)RMA(c)->bw.credit_limit,
 			(unsigned long long)RMA(c)->bw.credit_chunk,
-			own + RMA(c)->bw.credit_limit > cq ? " (MORE than the CQ asked can hold: it may be "
-							  "lapped where the device's is no larger)"
-						      : "");
+			own + RMA(c)->bw.credit_limit > cq
+				? " (MORE than the CQ asked can hold: it may be "
+				  "lapped where the device's is no larger)"
+				: "");
 }
 
 /* credit_room's slow path: wait until the peer has read enough. */
@@ -620,8 +624,10 @@ static int credit_wait(efab_ctx_t *c, uint64_t n, efab_waitfor_t *w)
 			     RMA(c)->bw.wd_posted + n - RMA(c)->bw.credit_limit, &cw))
 		return EFAB_ERR;
 	if (RMA(c)->bw.credit_seen > RMA(c)->bw.wd_posted) {
-		efab_log_error("the peer returned credits for %llu remote CQ data, this rank posted %llu",
-			       (unsigned long long)RMA(c)->bw.credit_seen, (unsigned long long)RMA(c)->bw.wd_posted);
+		efab_log_error(
+			"the peer returned credits for %llu remote CQ data, this rank posted %llu",
+			(unsigned long long)RMA(c)->bw.credit_seen,
+			(unsigned long long)RMA(c)->bw.wd_posted);
 		return EFAB_ERR;
 	}
 	return EFAB_OK;
@@ -1033,6 +1039,10 @@ static void rma_teardown(efab_ctx_t *c)
 }
 
 const efab_family_t efab_family_rma = {
-	.check_opts = rma_check_opts, .region = rma_region, .setup = rma_setup,
-	.pingpong = rma_pingpong, .stream = rma_stream, .teardown = rma_teardown,
+	.check_opts = rma_check_opts,
+	.region = rma_region,
+	.setup = rma_setup,
+	.pingpong = rma_pingpong,
+	.stream = rma_stream,
+	.teardown = rma_teardown,
 };

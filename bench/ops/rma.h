@@ -9,8 +9,8 @@
  * (efab_scan) puts an efab_rma_state_t first in its own priv. */
 typedef struct efab_rma_state {
 	uint64_t rx_data_confirmed; /* remote CQ data counted up to the last confirmed end */
-	int answered; /* this size's peer end flag was acknowledged (rma.c bw_answer) */
-	struct { /* the stream's per-size constants (bw_begin) */
+	int answered;            /* this size's peer end flag was acknowledged (rma.c bw_answer) */
+	struct {                 /* the stream's per-size constants (bw_begin) */
 		uint64_t wflags; /* a write's flags: FI_REMOTE_CQ_DATA, FI_EFA_WR_HIGH_PPS */
 		int msg;         /* post through fi_writemsg/fi_readmsg (--post-list, --high-pps) */
 		/* writedata's credits (rma.c): the remote CQ data this rank
@@ -19,10 +19,10 @@ typedef struct efab_rma_state {
 		 * count it last returned and how many returns it made */
 		uint64_t wd_posted, credit_seen, credit_limit, credit_chunk;
 		uint64_t credit_sent_at, credit_returns;
-		int paused; /* EFAB_FAULT_RX_PAUSE_MS taken in this size */
+		int paused;      /* EFAB_FAULT_RX_PAUSE_MS taken in this size */
 		int credit_said; /* -v: the credit figures printed (once) */
 	} bw;
-	struct { /* the put ping-pong's per-size constants (put_begin) */
+	struct {                  /* the put ping-pong's per-size constants (put_begin) */
 		uint64_t flags;   /* FI_REMOTE_CQ_DATA, FI_INJECT */
 		int host;         /* the tag byte can be written by the CPU */
 		efab_waitfor_t w; /* what an iteration waits for */

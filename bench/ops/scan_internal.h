@@ -18,17 +18,17 @@ static inline size_t scan_at(const efab_scan_data_t *d, int a, int b, int i)
 /* scan_figures.c: a unit's and a pair's figures and their noise */
 double scan_pair_value(const efab_scan_data_t *d, int m, int a, int b, int i);
 int scan_excluded_peer(const unsigned char *flagged, int nics, int m, int b, int i);
-int scan_peer_figures(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
-			int i, double *vals, int *peers);
-double scan_unit_value(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
-			 int i, double *tmp);
+int scan_peer_figures(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a, int i,
+		      double *vals, int *peers);
+double scan_unit_value(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a, int i,
+		       double *tmp);
 double scan_ratio_of(int m, double value, double ref);
 double scan_unit_noise_c(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
-			   int k, double *tmp, double *cache);
-double scan_unit_noise(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
-			 int k, double *tmp);
-double scan_pair_noise(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a,
-			 int b, double *tmp, double *cache);
+			 int k, double *tmp, double *cache);
+double scan_unit_noise(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a, int k,
+		       double *tmp);
+double scan_pair_noise(const efab_scan_data_t *d, const unsigned char *flagged, int m, int a, int b,
+		       double *tmp, double *cache);
 
 /* scan_verdict.c: appends printf-style at buf + *n; a NIC's name */
 const char *scan_nic_name(const efab_scan_data_t *d, int a, int i);

@@ -115,7 +115,8 @@ static struct ops_slot *slot_of(struct ops_slot *slots, const void *o, size_t si
 			return &slots[i];
 		}
 		if (!slots[i].orig) {
-			memcpy(&slots[i].mine, o, size < sizeof(slots[i].mine) ? size : sizeof(slots[i].mine));
+			memcpy(&slots[i].mine, o,
+			       size < sizeof(slots[i].mine) ? size : sizeof(slots[i].mine));
 			slots[i].orig = o;
 			*fresh = 1;
 			return &slots[i];

@@ -131,7 +131,7 @@ t_first_op_apart_and_batch() {
 		ok=0
 		for try in 1 2 3; do
 			rm -f "$WORK/f.csv"
-			expect_rc 0 mpi 2 "$BIN/efab_$b" -p tcp -m 8:16 -w 0 -n 50 --csv "$WORK/f.csv"
+			expect_rc 0 mpi 2 "$BIN/efab_$b" -v -p tcp -m 8:16 -w 0 -n 50 --csv "$WORK/f.csv"
 			local ex=first_us,lat_us_batch
 			[ $b = put_lat ] && ex=inject,$ex
 			csvcheck "$WORK/f.csv" --bench $b --rows 2 --lat --extra $ex

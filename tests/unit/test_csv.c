@@ -177,17 +177,21 @@ static void test_table_columns(void **state)
 	ri.n_extra = 3;
 	snprintf(r.extra[1], sizeof(r.extra[1]), "cpu");
 	assert_int_equal(efab_table_pick(&t, &ri, 1, 0, "", "size,iters,p50_us,nosuch,errors", NULL,
-					 err, sizeof(err)), EFAB_OK);
+					 err, sizeof(err)),
+			 EFAB_OK);
 	assert_int_equal(t.n, 4); /* a default name the run lacks is left out */
 	assert_int_equal(efab_table_pick(&t, &ri, 1, 0, "all", "", "initiator", err, sizeof(err)),
 			 EFAB_OK);
-	assert_int_equal(t.n, 12); /* 11 built-in latency columns + inject: no nic_*, no initiator */
+	assert_int_equal(t.n,
+			 12); /* 11 built-in latency columns + inject: no nic_*, no initiator */
 	assert_int_equal(efab_table_pick(&t, &ri, 1, 0, "lat_us_p50,initiator,MB/s", "", NULL, err,
-					 sizeof(err)), EFAB_EUSAGE); /* MB/s: not a latency run's */
+					 sizeof(err)),
+			 EFAB_EUSAGE); /* MB/s: not a latency run's */
 	assert_non_null(strstr(err, "has no column 'MB/s'; columns: all, size, op, iters"));
 	assert_null(strchr(err, '\n'));
 	assert_int_equal(efab_table_pick(&t, &ri, 1, 0, "size,lat_us_p50,initiator", "", NULL, err,
-					 sizeof(err)), EFAB_OK);
+					 sizeof(err)),
+			 EFAB_OK);
 	FILE *f = fmemopen(out, sizeof(out), "w");
 	assert_non_null(f);
 	efab_table_head(f, &t, &ri);

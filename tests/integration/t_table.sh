@@ -82,7 +82,7 @@ t_table_bad_column_exit_2() {
 
 t_table_help_wraps_at_100() {
 	local exe
-	for exe in put_lat get_lat put_bw get_bw atomic_lat atomic_bw connect mr_reg probe scan sweep; do
+	for exe in put_lat get_lat put_bw get_bw atomic_lat atomic_bw connect mr_reg probe scan sweep topo; do
 		[ -x "$BIN/efab_$exe" ] || continue
 		expect_rc 0 "$BIN/efab_$exe" --help
 		awk -v e=$exe 'length > 100 { print e ": " length ": " $0; bad = 1 } END { exit bad }' \

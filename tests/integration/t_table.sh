@@ -90,3 +90,24 @@ t_table_help_wraps_at_100() {
 	done
 	grep -q -- "--columns all|a,b,c" <("$BIN/efab_put_lat" --help) || die "--help lacks --columns"
 }
+
+# --per-pair: pair follows size (its rows differ in it)
+t_table_per_pair() {
+	expect_rc 0 mpi 4 "$BIN/efab_put_bw" -p shm -m 8:4K:x8 -n 10 --per-pair
+	tablecheck --notes 8 --width 120 --columns size,pair,$(echo $BW_DEFAULT | cut -d, -f2-)
+}
+
+# On the simulated EFA device: the SIMULATED line is never left out, and the
+# NIC counters give the default table its path column.
+t_table_efasim_simulated_and_path() {
+	EFAB_EBIN=$ABIN efasim_need 2.6.0
+	expect_rc 0 efa_mpi 2.6.0 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -m 8:4K:x8 -n 20
+	tablecheck --notes 8 --width 120 --columns $LAT_DEFAULT,path
+	grep -q "^# SIMULATED EFA device (efasim): these figures measure the simulator" "$WORK/last.out" ||
+		die "put_lat: no SIMULATED line"
+	expect_rc 0 efa_mpi 2.6.0 2 "$EBIN/efab_put_bw" -p efa -f efa-direct -m 8:64K:x8 -n 10
+	tablecheck --notes 8 --width 120 --columns $BW_DEFAULT,path
+	grep -q "^# SIMULATED EFA device" "$WORK/last.out" || die "put_bw: no SIMULATED line"
+	awk '!/^#/ && $1 == "4K" { print $NF }' "$WORK/last.out" | grep -qx device-write ||
+		die "put_bw: 4K's path is not device-write"
+}

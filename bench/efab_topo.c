@@ -27,7 +27,7 @@ int main(int argc, char **argv)
 			save = optarg;
 		} else if (c == 'h') {
 			printf("Usage: efab_topo [--xml FILE] [--save-xml FILE]\n--save-xml writes the topology "
-			       "(this host's, or --xml's) as hwloc XML with its I/O objects, as lstopo --of "
+			       "(this host's, or --xml's) as hwloc XML\nwith its I/O objects, as lstopo --of "
 			       "xml would, for machines without lstopo.\nPrint every GPU with the NICs efabench pairs "
 			       "it with (nearest by PCI hierarchy, split\nevenly among GPUs sharing "
 			       "them), NUMA nodes and cpusets, the placement of each local\nrank, and the "

@@ -49,6 +49,7 @@ enum {
 	EFAB_OG_CUDA_API = 1u << 28,    /* no-cuda-api (the endpoints' data path) */
 	EFAB_OG_NV_TUNE = 1u << 29,     /* NVSHMEM's proxy/transport knobs (efab_nvtune.h) */
 	EFAB_OG_SHMEM_NBI = 1u << 30,   /* nbi (efab_shmem_lat: the _nbi form + the quiet) */
+	EFAB_OG_COLUMNS = 1u << 31,     /* columns (the engine's terminal table) */
 };
 
 /* How a benchmark times its operation (bench/engine/pattern.c). */
@@ -83,6 +84,8 @@ typedef struct efab_bench_row {
 	int pattern;            /* enum efab_pattern_kind */
 	int family;             /* which operation callbacks (bench/engine/families.c) */
 	const char *definition; /* the metric, printed in the header block */
+	const char *brief;      /* the metric in one short line: the header at default verbosity */
+	const char *table_cols; /* the table's default columns (--columns names) */
 	int default_op;         /* EFAB_OP_* */
 	unsigned ops;           /* allowed ops, bit (1 << EFAB_OP_*) */
 	int ranks;              /* EFAB_RANKS_* or an exact count */
@@ -141,6 +144,7 @@ typedef struct efab_opts {
 	int gpu; /* -1 = auto */
 	int check;
 	char csv[PATH_MAX];
+	char columns[1024]; /* --columns: "" (the benchmark's set), all, or a,b,c */
 	double timeout_s;
 	int verbose;
 	/* bandwidth */

@@ -100,11 +100,42 @@ int efab_csv_format_cells(const char *const *cells, size_t ncells, char *buf, si
  * (bench/cli/result.c), the CSV the figure. */
 #define EFAB_PCT_OF_LINK_MAX 100.0
 
+/* The header line of a run on efasim (never dropped from a header). */
+#define EFAB_SIMULATED_NOTE                                                                        \
+	"SIMULATED EFA device (efasim): these figures measure the simulator, never EFA hardware"
+
 /* Human table: a header comment block, then one line per row. */
 void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *notes, size_t nnotes,
 		      int show_lat, int show_bw);
 void efab_table_row(FILE *f, const efab_run_info_t *ri, const efab_row_t *row, int show_lat,
 		    int show_bw);
+
+/* The terminal table of the engine's benchmarks: its columns are chosen once
+ * per run (efab_table_pick) from the built-in ones (size, op, iters, the
+ * latency figures, MB/s, Mops/s, errors) and the run's extra columns, each
+ * printed in a fixed width, right-aligned, units in the header's names. The
+ * CSV keeps every column whatever the table shows. */
+#define EFAB_TABLE_MAX (16 + EFAB_MAX_EXTRA)
+typedef struct efab_table {
+	size_t n;
+	int col[EFAB_TABLE_MAX]; /* >= 0: a built-in column; < 0: extra column -(col + 1) */
+	int width[EFAB_TABLE_MAX];
+} efab_table_t;
+
+/* spec: "" (the default: dflt), "all" (every column of the run but the NIC
+ * counter details and those named in skip, comma lists) or a comma list
+ * of column names (the table's or the CSV's). Names of dflt that the run
+ * lacks are left out; a name of spec that it lacks is a usage error
+ * (EFAB_EUSAGE, err names the columns available). */
+int efab_table_pick(efab_table_t *t, const efab_run_info_t *ri, int show_lat, int show_bw,
+		    const char *spec, const char *dflt, const char *skip, char *err, size_t errlen);
+/* The header line of t's columns, then one line per row. */
+void efab_table_head(FILE *f, const efab_table_t *t, const efab_run_info_t *ri);
+void efab_table_line(FILE *f, const efab_table_t *t, const efab_run_info_t *ri,
+		     const efab_row_t *row);
+/* The header notes at -v (every note, the provenance and the clock): what
+ * efab_table_begin prints above its column names. */
+void efab_table_notes(FILE *f, const efab_run_info_t *ri, const char *const *notes, size_t nnotes);
 
 /* runinfo.c */
 /* libfabric_version, _built, _api, _path and efa_installer of the running

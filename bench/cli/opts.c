@@ -252,6 +252,10 @@ const efab_optdef_t efab_optdefs[] = {
 	 "append result rows to FILE (header written once)", EFAB_OG_COMMON, 0, 0, NULL},
 	{"timeout", 't', EFAB_OT_DOUBLE, OFF(timeout_s), SZ(timeout_s), "SECONDS",
 	 "give up any completion wait after this long (default 30)", EFAB_OG_COMMON, 0.01, 86400, NULL},
+	{"columns", 0, EFAB_OT_STR, OFF(columns), SZ(columns), "all|a,b,c",
+	 "the table's columns: all, or a comma list of names (default: the benchmark's first "
+	 "few; -v shows all; the CSV has every column whatever is shown)",
+	 EFAB_OG_COLUMNS, 0, 0, NULL},
 	{"verbose", 'v', EFAB_OT_COUNT, OFF(verbose), SZ(verbose), NULL,
 	 "print the chosen fi_info and progress details (repeat for more)", EFAB_OG_COMMON, 0, 0, NULL},
 };
@@ -776,9 +780,42 @@ int efab_opts_parse(efab_opts_t *o, unsigned options, int argc, char **argv, cha
 	return EFAB_PARSE_OK;
 }
 
+/* Help text wrapped at spaces to EFAB_HELP_WIDTH columns: text from column
+ * indent on, the first line starting at column first (where the caller
+ * left the cursor), the next ones indented. */
+#define EFAB_HELP_WIDTH 100
+static void help_wrap(FILE *f, const char *text, int first, int indent)
+{
+	int col = first;
+	const char *p = text;
+	while (*p) {
+		size_t n = strcspn(p, " \n");
+		if (col > indent && col + 1 + (int)n > EFAB_HELP_WIDTH) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", (int)n, p);
+		col += (int)n;
+		p += n;
+		if (*p == '\n') { /* the text's own line break */
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+			p++;
+		}
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', f);
+}
+
 void efab_opts_help(FILE *f, const char *prog, const char *summary, unsigned options)
 {
-	fprintf(f, "Usage: %s [OPTIONS]\n%s\n\nOptions:\n", prog, summary);
+	fprintf(f, "Usage: %s [OPTIONS]\n", prog);
+	help_wrap(f, summary ? summary : "", 0, 0);
+	fprintf(f, "\nOptions:\n");
 	for (size_t i = 0; i < efab_n_optdefs; i++) {
 		const efab_optdef_t *d = &efab_optdefs[i];
 		char lhs[80];
@@ -791,9 +828,10 @@ void efab_opts_help(FILE *f, const char *prog, const char *summary, unsigned opt
 			snprintf(lhs, sizeof(lhs), "    --%s%s%s", d->name, d->metavar ? " " : "",
 				 d->metavar ? d->metavar : "");
 		if (strlen(lhs) > 28)
-			fprintf(f, "  %s\n  %-28s  %s\n", lhs, "", d->help);
+			fprintf(f, "  %s\n%32s", lhs, "");
 		else
-			fprintf(f, "  %-28s  %s\n", lhs, d->help);
+			fprintf(f, "  %-28s  ", lhs);
+		help_wrap(f, d->help, 32, 32);
 	}
 	fprintf(f, "  %-28s  %s\n  %-28s  %s\n", "-h, --help", "print this help and exit",
 		"-V, --version", "print the version and exit");

@@ -276,8 +276,7 @@ static int has_col(const efab_run_info_t *ri, const char *col)
 	return 0;
 }
 
-void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *notes, size_t nnotes,
-		      int show_lat, int show_bw)
+void efab_table_notes(FILE *f, const efab_run_info_t *ri, const char *const *notes, size_t nnotes)
 {
 	fprintf(f, "# efabench %s: %s\n", EFAB_VERSION, ri->bench);
 	fprintf(f, "# provider %s, fabric %s, domain %s\n", ri->provider, ri->fabric, ri->domain);
@@ -293,8 +292,7 @@ void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *not
 			ri->provider_req[0] ? ri->provider_req : "(any)",
 			ri->fabric_req[0] ? ri->fabric_req : "(any)");
 	if (strstr(ri->provider_version, "simulated"))
-		fprintf(f, "# SIMULATED EFA device (efasim): these figures measure the simulator, "
-			   "never EFA hardware\n");
+		fprintf(f, "# %s\n", EFAB_SIMULATED_NOTE);
 	fprintf(f, "# memory: local %s, remote %s; ranks %d\n", ri->mem_local, ri->mem_remote,
 		ri->ranks);
 	char clk[400];
@@ -310,6 +308,12 @@ void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *not
 			   "100 %% it is printed as >100? (the CSV keeps the figure): the payload outran the "
 			   "reported speed, so that speed is wrong (an EFA driver that reports 100 Gb/s for "
 			   "a 200 Gb/s port), not a share of the link\n");
+}
+
+void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *notes, size_t nnotes,
+		      int show_lat, int show_bw)
+{
+	efab_table_notes(f, ri, notes, nnotes);
 	fprintf(f, "%-10s %-10s %10s", "size", "op", "iters");
 	if (show_lat)
 		fprintf(f, " %9s %9s %9s %9s %9s %9s", "min_us", "p50_us", "mean_us", "p99_us",
@@ -343,6 +347,205 @@ void efab_table_row(FILE *f, const efab_run_info_t *ri, const efab_row_t *r, int
 	for (size_t i = 0; i < ri->n_extra; i++)
 		if (table_shows(ri->extra_cols[i]))
 			fprintf(f, " %s", table_cell(ri, r, i));
+	fprintf(f, "\n");
+	fflush(f);
+}
+
+/* ---- the engine's table: chosen columns in fixed widths ---- */
+
+enum { TC_LAT = 1, TC_BW = 2 };
+enum {
+	TC_SIZE,
+	TC_OP,
+	TC_ITERS,
+	TC_MIN,
+	TC_P50,
+	TC_MEAN,
+	TC_P99,
+	TC_P999,
+	TC_MAX,
+	TC_STDEV,
+	TC_BW_,
+	TC_RATE,
+	TC_ERRORS,
+	TC_N
+};
+static const struct {
+	const char *name, *csv; /* the header's name (with its unit), the CSV's */
+	int width, needs;
+} tcols[TC_N] = {
+	[TC_SIZE] = {"size", "size_bytes", 8, 0},
+	[TC_OP] = {"op", NULL, 10, 0},
+	[TC_ITERS] = {"iters", NULL, 8, 0},
+	[TC_MIN] = {"min_us", "lat_us_min", 9, TC_LAT},
+	[TC_P50] = {"p50_us", "lat_us_p50", 9, TC_LAT},
+	[TC_MEAN] = {"mean_us", "lat_us_mean", 9, TC_LAT},
+	[TC_P99] = {"p99_us", "lat_us_p99", 9, TC_LAT},
+	[TC_P999] = {"p99.9_us", "lat_us_p999", 9, TC_LAT},
+	[TC_MAX] = {"max_us", "lat_us_max", 9, TC_LAT},
+	[TC_STDEV] = {"stdev_us", "lat_us_stdev", 9, TC_LAT},
+	[TC_BW_] = {"MB/s", "bw_MBps", 12, TC_BW},
+	[TC_RATE] = {"Mops/s", "msg_rate_Mops", 10, TC_BW},
+	[TC_ERRORS] = {"errors", NULL, 6, 0},
+};
+
+/* An extra column's width: its name's, at least 9, or its widest value's
+ * where that is a known word (path, end_confirm, tclass). */
+static int extra_width(const char *name)
+{
+	static const struct {
+		const char *name;
+		int width;
+	} known[] = {{"path", 13}, {"end_confirm", 16}, {"tclass", 17}, {"hw_note", 24}};
+	int w = (int)strlen(name);
+	for (size_t i = 0; i < EFAB_ARRAY_SIZE(known); i++)
+		if (!strcmp(known[i].name, name) && known[i].width > w)
+			w = known[i].width;
+	return w < 9 ? 9 : w;
+}
+
+/* Is name an element of the comma list (NULL: empty)? */
+static int in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; p && *p;) {
+		const char *e = strchr(p, ',');
+		size_t k = e ? (size_t)(e - p) : strlen(p);
+		if (k == n && !strncmp(p, name, n))
+			return 1;
+		p = e ? e + 1 : p + k;
+	}
+	return 0;
+}
+
+static int tcol_applies(int i, int show_lat, int show_bw)
+{
+	return !tcols[i].needs || (tcols[i].needs == TC_LAT && show_lat) ||
+	       (tcols[i].needs == TC_BW && show_bw);
+}
+
+/* The column called name (the table's or the CSV's name), or 0 if none. */
+static int table_find(const efab_run_info_t *ri, int show_lat, int show_bw, const char *name,
+		      int *col, int *width)
+{
+	for (int i = 0; i < TC_N; i++)
+		if (tcol_applies(i, show_lat, show_bw) &&
+		    (!strcmp(tcols[i].name, name) ||
+		     (tcols[i].csv && !strcmp(tcols[i].csv, name)))) {
+			*col = i;
+			*width = tcols[i].width;
+			return 1;
+		}
+	for (size_t i = 0; i < ri->n_extra; i++)
+		if (!strcmp(ri->extra_cols[i], name)) {
+			*col = -(int)i - 1;
+			*width = extra_width(name);
+			return 1;
+		}
+	return 0;
+}
+
+static void table_add(efab_table_t *t, int col, int width)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->col[i] == col)
+			return;
+	if (t->n < EFAB_TABLE_MAX) {
+		t->col[t->n] = col;
+		t->width[t->n++] = width;
+	}
+}
+
+int efab_table_pick(efab_table_t *t, const efab_run_info_t *ri, int show_lat, int show_bw,
+		    const char *spec, const char *dflt, const char *skip, char *err, size_t errlen)
+{
+	int col, width;
+	t->n = 0;
+	if (spec && !strcmp(spec, "all")) {
+		for (int i = 0; i < TC_N; i++)
+			if (tcol_applies(i, show_lat, show_bw))
+				table_add(t, i, tcols[i].width);
+		for (size_t i = 0; i < ri->n_extra; i++)
+			if (table_shows(ri->extra_cols[i]) && !in_list(skip, ri->extra_cols[i]))
+				table_add(t, -(int)i - 1, extra_width(ri->extra_cols[i]));
+		return EFAB_OK;
+	}
+	int given = spec && *spec;
+	const char *list = given ? spec : dflt;
+	char name[64];
+	for (const char *p = list; p && *p;) {
+		const char *e = strchr(p, ',');
+		size_t k = e ? (size_t)(e - p) : strlen(p);
+		snprintf(name, sizeof(name), "%.*s", (int)(k < sizeof(name) ? k : sizeof(name) - 1),
+			 p);
+		p = e ? e + 1 : p + k;
+		if (table_find(ri, show_lat, show_bw, name, &col, &width)) {
+			table_add(t, col, width);
+			continue;
+		}
+		if (!given)
+			continue;
+		size_t n = (size_t)snprintf(err, errlen,
+					    "--columns: %s has no column '%s'; columns: all",
+					    ri->bench, name);
+		for (int i = 0; i < TC_N && n < errlen; i++)
+			if (tcol_applies(i, show_lat, show_bw))
+				n += (size_t)snprintf(err + n, errlen - n, ", %s", tcols[i].name);
+		for (size_t i = 0; i < ri->n_extra && n < errlen; i++)
+			if (table_shows(ri->extra_cols[i]))
+				n += (size_t)snprintf(err + n, errlen - n, ", %s",
+						      ri->extra_cols[i]);
+		if (n < errlen && ri->n_extra)
+			snprintf(err + n, errlen - n, " (and the CSV's nic_* counters)");
+		return EFAB_EUSAGE;
+	}
+	if (!t->n) {
+		snprintf(err, errlen, "--columns: no column named");
+		return EFAB_EUSAGE;
+	}
+	return EFAB_OK;
+}
+
+void efab_table_head(FILE *f, const efab_table_t *t, const efab_run_info_t *ri)
+{
+	for (size_t i = 0; i < t->n; i++)
+		fprintf(f, "%s%*s", i ? " " : "", t->width[i],
+			t->col[i] >= 0 ? tcols[t->col[i]].name : ri->extra_cols[-t->col[i] - 1]);
+	fprintf(f, "\n");
+	fflush(f);
+}
+
+void efab_table_line(FILE *f, const efab_table_t *t, const efab_run_info_t *ri, const efab_row_t *r)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		char cell[64];
+		int c = t->col[i];
+		const efab_stats_t *l = &r->lat;
+		double lat[] = {[TC_MIN] = l->min,    [TC_P50] = l->p50,   [TC_MEAN] = l->mean,
+				[TC_P99] = l->p99,    [TC_P999] = l->p999, [TC_MAX] = l->max,
+				[TC_STDEV] = l->stdev};
+		if (c < 0)
+			snprintf(cell, sizeof(cell), "%s", table_cell(ri, r, (size_t)(-c - 1)));
+		else if (c == TC_SIZE)
+			efab_size_str(r->size, cell, sizeof(cell));
+		else if (c == TC_OP)
+			snprintf(cell, sizeof(cell), "%s", r->op);
+		else if (c == TC_ITERS)
+			snprintf(cell, sizeof(cell), "%llu", (unsigned long long)r->iters);
+		else if (c == TC_ERRORS)
+			snprintf(cell, sizeof(cell), "%llu", (unsigned long long)r->errors);
+		else if (tcols[c].needs == TC_BW && !r->has_bw)
+			snprintf(cell, sizeof(cell), "-");
+		else if (c == TC_BW_)
+			snprintf(cell, sizeof(cell), "%.2f", r->bw_MBps);
+		else if (c == TC_RATE)
+			snprintf(cell, sizeof(cell), "%.4f", r->msg_rate_Mops);
+		else if (!r->has_lat)
+			snprintf(cell, sizeof(cell), "-");
+		else
+			snprintf(cell, sizeof(cell), "%.2f", lat[c]);
+		fprintf(f, "%s%*s", i ? " " : "", t->width[i], cell);
+	}
 	fprintf(f, "\n");
 	fflush(f);
 }

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/fabric.h>
+
 #include "context.h"
 
 void efab_note(efab_ctx_t *c, const char *fmt, ...)
@@ -33,6 +35,88 @@ void efab_row_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const 
 	va_start(ap, fmt);
 	efab_row_vset(&c->ri, row, name, fmt, ap);
 	va_end(ap);
+}
+
+/* ---- the terminal table ---- */
+
+int efab_table_columns(efab_ctx_t *c, char *err, size_t errlen)
+{
+	const efab_bench_row_t *b = c->row;
+	const struct fi_info *fi = c->fab.info;
+	char dflt[256], skip[256];
+	const char *spec = c->o.columns[0] ? c->o.columns : c->o.verbose ? "all" : "";
+	const char *cols = b->table_cols ? b->table_cols : "size,iters,errors";
+	const char *pair = c->o.per_pair ? "pair," : "";
+	/* --per-pair: pair right after the first column (its rows differ in it) */
+	const char *rest = strchr(cols, ',');
+	snprintf(dflt, sizeof(dflt), "%.*s,%s%s%s", rest ? (int)(rest - cols) : (int)strlen(cols),
+		 cols, pair, rest ? rest + 1 : "", c->ev.on ? ",path" : "");
+	int mtu = fi && fi->nic && fi->nic->link_attr && fi->nic->link_attr->mtu;
+	snprintf(skip, sizeof(skip), "%s%s%s",
+		 c->o.initiator != EFAB_INITIATOR_GPU ? "initiator,gpu_post_ns,gpu_threads," : "",
+		 fi && c->op == EFAB_OP_WRITE && !mtu ? "lat_lower_bound," : "",
+		 !c->o.check ? "late_msgs,late_bytes" : "");
+	return efab_table_pick(&c->table, &c->ri, b->show_lat, b->show_bw, spec, dflt, skip, err,
+			       errlen);
+}
+
+/* A header line of at most 120 characters; a longer one is folded at
+ * spaces (a warning is never cut). */
+static void header_line(const char *text)
+{
+	const char *p = text;
+	while (strlen(p) > 118) {
+		const char *cut = p + 118;
+		while (cut > p && *cut != ' ')
+			cut--;
+		if (cut == p)
+			break;
+		printf("# %.*s\n", (int)(cut - p), p);
+		p = cut + 1;
+	}
+	printf("# %s\n", p);
+}
+
+/* At default verbosity: what ran, on what, the metric in one line, any
+ * warning; -v prints every note instead (efab_table_notes). */
+static void print_brief(const efab_ctx_t *c, const char *op)
+{
+	const efab_run_info_t *ri = &c->ri;
+	char line[700];
+	snprintf(line, sizeof(line), "efabench %s: %s, op %s", EFAB_VERSION, ri->bench, op);
+	header_line(line);
+	snprintf(line, sizeof(line),
+		 "provider %s, fabric %s, domain %s; libfabric %s (provider %s)", ri->provider,
+		 ri->fabric, ri->domain, ri->libfabric_version, ri->provider_version);
+	header_line(line);
+	int n = snprintf(line, sizeof(line), "memory: local %s, remote %s; ranks %d", ri->mem_local,
+			 ri->mem_remote, ri->ranks);
+	if (c->row->pattern != EFAB_PATTERN_NONE && n > 0 && (size_t)n < sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n, ", pairs %d", c->npairs);
+	header_line(line);
+	if (c->nnodes > 1)
+		header_line(c->nodes_summary);
+	if (strstr(ri->provider_version, "simulated"))
+		header_line(EFAB_SIMULATED_NOTE);
+	if (c->row->brief)
+		header_line(c->row->brief);
+	for (size_t i = 0; i < c->nnotes; i++)
+		if (!strncmp(c->notes[i], "WARNING", 7))
+			header_line(c->notes[i]);
+	header_line("more: -v (every note: provenance, clock, definitions), --columns all|a,b,c; "
+		    "--csv FILE has every column");
+}
+
+void efab_table_header(efab_ctx_t *c, const char *op, const char *const *notes, size_t nnotes)
+{
+	char err[2048];
+	if (efab_table_columns(c, err, sizeof(err))) /* checked before: cannot fail here */
+		efab_log_error("%s", err);
+	if (c->o.verbose)
+		efab_table_notes(stdout, &c->ri, notes, nnotes);
+	else
+		print_brief(c, op);
+	efab_table_head(stdout, &c->table, &c->ri);
 }
 
 int efab_more_row(efab_ctx_t *c, const efab_row_t *row)

@@ -79,6 +79,7 @@ struct efab_ctx {
 	efab_topo_t topo;
 	int have_topo;
 	efab_pairing_t pairing;
+	efab_table_t table; /* rank 0: the terminal table's columns (harness.c) */
 	char notes[EFAB_MAX_NOTES][512];
 	size_t nnotes;
 	efab_faults_t faults; /* the test hooks (faults.h), read once at start */
@@ -124,6 +125,17 @@ void efab_row_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const 
 /* The same on the columns ri (a program without a context: efab_shmem_lat/bw). */
 void efab_row_vset(const efab_run_info_t *ri, efab_row_t *row, const char *name, const char *fmt,
 		   va_list ap) EFAB_PRINTF(4, 0);
+
+/* The terminal table's columns into c->table (--columns, all at -v, else the
+ * row's table_cols with pair under --per-pair and path where NIC counters
+ * are read; "all" leaves out what cannot apply to the run: the GPU
+ * initiator's columns on a CPU run, lat_lower_bound where the provider
+ * reports no MTU, late_* without -c). EFAB_EUSAGE: a name the run lacks. */
+int efab_table_columns(efab_ctx_t *c, char *err, size_t errlen);
+/* Rank 0: the header above the table (at default verbosity at most a few
+ * short lines: what ran (op), on what, the row's brief, any warning; at -v
+ * every note), then the column names. */
+void efab_table_header(efab_ctx_t *c, const char *op, const char *const *notes, size_t nnotes);
 
 /* Queue a row to print after this size's main row (rank 0 only). */
 int efab_more_row(efab_ctx_t *c, const efab_row_t *row);

@@ -421,7 +421,7 @@ static void install_signals(void)
 static int plan(efab_ctx_t *c, int argc, char **argv)
 {
 	const efab_bench_row_t *b = c->row;
-	char err[512];
+	char err[2048];
 	efab_run_info_begin(&c->ri, b->csv_name, c->rt->size);
 	for (size_t i = 0; i < b->n_extra && i < EFAB_MAX_EXTRA; i++)
 		c->ri.extra_cols[c->ri.n_extra++] = b->extra_cols[i];
@@ -439,6 +439,11 @@ static int plan(efab_ctx_t *c, int argc, char **argv)
 		return EFAB_EUSAGE;
 	}
 	efab_log_set_verbose(c->o.verbose);
+	if (efab_table_columns(c, err, sizeof(err))) { /* an unknown --columns name */
+		if (c->rt->rank == 0)
+			efab_log_error("%s", err);
+		return EFAB_EUSAGE;
+	}
 	efab_mr_cache_env(c->o.mr_cache); /* before libfabric reads its environment */
 	c->op = c->o.op;
 	install_signals();
@@ -555,16 +560,20 @@ static void print_header(efab_ctx_t *c)
 		notes[nn++] = c->row->definition;
 	for (size_t i = 0; i < c->nnotes; i++)
 		notes[nn++] = c->notes[i];
-	efab_table_begin(stdout, &c->ri, notes, nn, c->row->show_lat, c->row->show_bw);
+	char op[32];
+	if (c->fam->op_label)
+		c->fam->op_label(c, op, sizeof(op));
+	else
+		snprintf(op, sizeof(op), "%s", efab_op_name(c->op));
+	efab_table_header(c, op, notes, nn);
 }
 
 /* Rank 0: the size's rows to the table and the CSV. */
 static void print_rows(efab_ctx_t *c, efab_csv_t *csv, const efab_row_t *row)
 {
-	const efab_bench_row_t *b = c->row;
 	for (size_t k = 0; k <= c->n_more_rows; k++) {
 		const efab_row_t *r = k ? &c->more_rows[k - 1] : row;
-		efab_table_row(stdout, &c->ri, r, b->show_lat, b->show_bw);
+		efab_table_line(stdout, &c->table, &c->ri, r);
 		if (csv->fd >= 0 && efab_csv_write(csv, &c->ri, r))
 			efab_fail(c);
 	}

@@ -234,7 +234,7 @@ static void print_header(efab_ctx_t *c, int npeers, uint64_t rounds, uint64_t si
 		 "one to the same peer; ep_open_us_p50 = CQ+AV+endpoint bring-up; microseconds",
 		 (unsigned long long)rounds, efab_op_name(c->op), (unsigned long long)size);
 	const char *notes[] = {line1, def};
-	efab_table_begin(stdout, &c->ri, notes, 2, 1, 0);
+	efab_table_header(c, efab_op_name(c->op), notes, 2);
 }
 
 /* One peer count's figures: first and second contacts over rounds x peers
@@ -262,7 +262,7 @@ static int peer_row(efab_ctx_t *c, efab_csv_t *csv, int p, uint64_t rounds, uint
 	snprintf(row.extra[X_AV_PER], sizeof(row.extra[0]), "%.3f", avm / p);
 	snprintf(row.extra[X_SECOND], sizeof(row.extra[0]), "%.3f", median(f->second, f->nf));
 	snprintf(row.extra[X_EPOPEN], sizeof(row.extra[0]), "%.3f", median(f->op, rounds));
-	efab_table_row(stdout, &c->ri, &row, 1, 0);
+	efab_table_line(stdout, &c->table, &c->ri, &row);
 	return csv->fd >= 0 && efab_csv_write(csv, &c->ri, &row) ? EFAB_ERR : EFAB_OK;
 }
 

@@ -48,7 +48,7 @@ t_atomic_contend() {
 			expect_rc 0 mpi 3 "$BIN/efab_atomic_lat" -p $p --contend --aop $a -c -n 20 \
 				--csv "$WORK/c.csv"
 		done
-		expect_rc 0 mpi 4 "$BIN/efab_atomic_bw" -p $p --contend --aop fadd -c -n 5 -W 8 \
+		expect_rc 0 mpi 4 "$BIN/efab_atomic_bw" -v -p $p --contend --aop fadd -c -n 5 -W 8 \
 			--csv "$WORK/d.csv"
 		grep -q "contend: 3 initiators" "$WORK/last.out" || die "header lacks --contend"
 	done

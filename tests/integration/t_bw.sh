@@ -5,7 +5,7 @@ BWCOLS=pair,window_us_p50,window_us_p99,inject,link_Gbps,pct_of_link
 t_put_bw_check() {
 	for p in shm tcp; do
 		rm -f "$WORK/b.csv"
-		expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p $p -m 8:2M:x8 -c -n 20 --csv "$WORK/b.csv"
+		expect_rc 0 mpi 2 "$BIN/efab_put_bw" -v -p $p -m 8:2M:x8 -c -n 20 --csv "$WORK/b.csv"
 		csvcheck "$WORK/b.csv" --bench put_bw --rows 7 --bw --op write --extra $BWCOLS \
 			--sizes 8,64,512,4096,32768,262144,2097152
 		grep -q "^# inject: fi_inject_write" "$WORK/last.out" || die "header lacks inject"
@@ -15,7 +15,7 @@ t_put_bw_check() {
 			"$WORK/last.out" || die "the window-sum columns are not defined"
 	done
 	# writedata: arrival detected by remote CQ data
-	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p tcp -o writedata -m 64:64K:x32 -c -n 10 --no-inject
+	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -v -p tcp -o writedata -m 64:64K:x32 -c -n 10 --no-inject
 	grep -q "inject: off" "$WORK/last.out" || die "header does not say inject is off"
 }
 
@@ -51,12 +51,12 @@ t_bw_four_ranks_pairs_sum() {
 t_bw_bidir() {
 	for p in shm tcp; do
 		rm -f "$WORK/m.csv"
-		expect_rc 0 mpi 4 "$BIN/efab_put_bw" -p $p -m 64K -n 20 -c --bidir --per-pair \
+		expect_rc 0 mpi 4 "$BIN/efab_put_bw" -v -p $p -m 64K -n 20 -c --bidir --per-pair \
 			--csv "$WORK/m.csv"
 		csvcheck "$WORK/m.csv" --bench put_bw --rows 3 --bw --extra $BWCOLS --pairs-sum
 		grep -q "^# --bidir" "$WORK/last.out" || die "header lacks --bidir"
 	done
-	expect_rc 0 mpi 2 "$BIN/efab_get_bw" -p shm -m 64K -n 20 -c --bidir
+	expect_rc 0 mpi 2 "$BIN/efab_get_bw" -v -p shm -m 64K -n 20 -c --bidir
 }
 
 t_bw_time() {
@@ -90,7 +90,7 @@ t_bw_footprint() {
 	for b in put_bw get_bw; do
 		for f in buffer window; do
 			rm -f "$WORK/f.csv"
-			expect_rc 0 mpi 2 "$BIN/efab_$b" -p shm -m 4K:64K:x4 -W 16 -n 20 -c \
+			expect_rc 0 mpi 2 "$BIN/efab_$b" -v -p shm -m 4K:64K:x4 -W 16 -n 20 -c \
 				--footprint $f --csv "$WORK/f.csv"
 			csvcheck "$WORK/f.csv" --bench $b --rows 3 --bw --extra $BWCOLS \
 				--where footprint=$f
@@ -116,16 +116,16 @@ t_bw_elapsed_definition() {
 	local p
 	for p in shm tcp; do
 		rm -f "$WORK/e.csv"
-		expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p $p -o writedata -m 8:64K:x32 -n 30 --csv "$WORK/e.csv"
+		expect_rc 0 mpi 2 "$BIN/efab_put_bw" -v -p $p -o writedata -m 8:64K:x32 -n 30 --csv "$WORK/e.csv"
 		csvcheck "$WORK/e.csv" --bench put_bw --rows 3 --bw --extra $BWCOLS --confirm remote-cq-data
 		grep -q "^# end_confirm remote-cq-data: " "$WORK/last.out" || die "$p: no end_confirm note"
 		rm -f "$WORK/e.csv"
-		expect_rc 0 mpi 2 "$BIN/efab_get_bw" -p $p -m 4K -n 30 --csv "$WORK/e.csv"
+		expect_rc 0 mpi 2 "$BIN/efab_get_bw" -v -p $p -m 4K -n 30 --csv "$WORK/e.csv"
 		csvcheck "$WORK/e.csv" --bench get_bw --rows 1 --bw --extra $BWCOLS --confirm local-completion
 		# -c fences every window with barriers and checks: time the window sum
 		# leaves out and the elapsed time holds, so the two must differ
 		rm -f "$WORK/e.csv"
-		expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p $p -m 4K -n 40 -c --csv "$WORK/e.csv"
+		expect_rc 0 mpi 2 "$BIN/efab_put_bw" -v -p $p -m 4K -n 40 -c --csv "$WORK/e.csv"
 		csvcheck "$WORK/e.csv" --bench put_bw --rows 1 --bw --extra $BWCOLS
 		python3 - "$WORK/e.csv" <<'PY' || die "$p: -c gaps are not in the elapsed time"
 import csv, sys
@@ -245,7 +245,7 @@ PY
 # slot, so a post that lands in the wrong slot fails -c.
 t_bw_peak_options() {
 	rm -f "$WORK/p.csv"
-	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm -m 8:64K:x32 -W 16 -n 10 -c --post-list 4 \
+	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -v -p shm -m 8:64K:x32 -W 16 -n 10 -c --post-list 4 \
 		--pipeline --footprint window --csv "$WORK/p.csv"
 	csvcheck "$WORK/p.csv" --bench put_bw --rows 3 --bw --op write --extra $BWCOLS \
 		--where post_list=4 --where pipeline=yes --where high_pps=no --where tclass=FI_TC_UNSPEC
@@ -254,36 +254,36 @@ t_bw_peak_options() {
 	grep -q "^# --pipeline: operations posted while completions are read, at most 16" \
 		"$WORK/last.out" || die "header lacks --pipeline"
 	rm -f "$WORK/p.csv"
-	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p tcp -o writedata -m 4K -W 8 -n 10 -c --pipeline \
+	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -v -p tcp -o writedata -m 4K -W 8 -n 10 -c --pipeline \
 		--bidir --tclass low-latency --csv "$WORK/p.csv"
 	csvcheck "$WORK/p.csv" --bench put_bw --rows 1 --bw --op writedata --extra $BWCOLS \
 		--where post_list=1 --where pipeline=yes --where tclass=FI_TC_LOW_LATENCY
 	grep -q "^# --tclass low-latency: asked FI_TC_LOW_LATENCY in tx_attr" "$WORK/last.out" ||
 		die "header lacks --tclass"
 	rm -f "$WORK/p.csv"
-	expect_rc 0 mpi 2 "$BIN/efab_get_bw" -p shm -m 8:64K:x32 -W 16 -n 10 -c --post-list 8 \
+	expect_rc 0 mpi 2 "$BIN/efab_get_bw" -v -p shm -m 8:64K:x32 -W 16 -n 10 -c --post-list 8 \
 		--pipeline --footprint window --csv "$WORK/p.csv"
 	csvcheck "$WORK/p.csv" --bench get_bw --rows 3 --bw --op read --extra $BWCOLS \
 		--where post_list=8 --where pipeline=yes
 	# several endpoints per rank: operations round-robin (in --post-list batches),
 	# each endpoint's own CQ driven, every arrival counted (writedata) and checked
 	rm -f "$WORK/p.csv"
-	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm -o writedata -m 8:64K:x32 -W 16 -n 10 -c --eps 3 \
+	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -v -p shm -o writedata -m 8:64K:x32 -W 16 -n 10 -c --eps 3 \
 		--post-list 4 --pipeline --footprint window --csv "$WORK/p.csv"
 	csvcheck "$WORK/p.csv" --bench put_bw --rows 3 --bw --op writedata --extra $BWCOLS \
 		--where eps=3 --where post_list=4 --confirm remote-cq-data
 	grep -q "^# --eps 3: 3 endpoints per rank" "$WORK/last.out" || die "header lacks --eps"
-	expect_rc 0 mpi 2 "$BIN/efab_get_bw" -p tcp -m 4K -W 8 -n 10 -c --eps 2 --bidir \
+	expect_rc 0 mpi 2 "$BIN/efab_get_bw" -v -p tcp -m 4K -W 8 -n 10 -c --eps 2 --bidir \
 		--footprint window
 	# all of it at once over two pairs: the rows still sum (no window sums to add)
 	rm -f "$WORK/p.csv"
-	expect_rc 0 mpi 4 "$BIN/efab_put_bw" -p shm -o writedata -m 64:4K:x8 -W 16 -n 10 -c --pipeline \
+	expect_rc 0 mpi 4 "$BIN/efab_put_bw" -v -p shm -o writedata -m 64:4K:x8 -W 16 -n 10 -c --pipeline \
 		--post-list 4 --eps 2 --bidir --per-pair --csv "$WORK/p.csv"
 	csvcheck "$WORK/p.csv" --bench put_bw --rows 9 --bw --extra $BWCOLS --pairs-sum
 	# windows (no pipeline) with FI_MORE batches that do not divide -W
-	expect_rc 0 mpi 2 "$BIN/efab_get_bw" -p tcp -m 4K -W 10 -n 10 -c --post-list 3 \
+	expect_rc 0 mpi 2 "$BIN/efab_get_bw" -v -p tcp -m 4K -W 10 -n 10 -c --post-list 3 \
 		--footprint window
-	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p tcp -m 4K -W 10 -n 10 -c --post-list 3 \
+	expect_rc 0 mpi 2 "$BIN/efab_put_bw" -v -p tcp -m 4K -W 10 -n 10 -c --post-list 3 \
 		--footprint window
 }
 

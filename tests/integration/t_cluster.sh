@@ -160,6 +160,8 @@ bench = put_bw
 sizes = 64K:256K:x4
 window = 16
 iters = 10
+# the header's placement note (rank 0's GPU and NIC) is -v's
+verbose = 1
 CONF
 	timeout -k 5 400 "$d/lf-$v/efab/bin/efab_sweep" "$WORK/all-nics.conf" -o "$WORK/runs" --label cluster ||
 		{ cat "$WORK"/runs/*/logs/*.log; die "sweep failed"; }

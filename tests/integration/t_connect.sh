@@ -23,7 +23,7 @@ PY
 t_connect_shm_tcp() {
 	for p in shm tcp; do
 		rm -f "$WORK/c.csv"
-		expect_rc 0 mpi 2 "$BIN/efab_connect" -p $p -n 3 --csv "$WORK/c.csv"
+		expect_rc 0 mpi 2 "$BIN/efab_connect" -v -p $p -n 3 --csv "$WORK/c.csv"
 		csvcheck "$WORK/c.csv" --bench connect --rows 1 --lat --op write --extra $CONNCOLS
 		conn_rows_check "$WORK/c.csv" 1
 		grep -q "^# per peer count p and each of 3 rounds, on new endpoints: av_insert_us" \

@@ -16,12 +16,12 @@ t_put_lat_tcp_check() {
 # efa-direct's RMA inject limit is 0 (FI_OPT_INJECT_RMA_SIZE) although its
 # inject_size is not: the benchmarks must follow the endpoint's limit.
 t_put_inject_follows_endpoint_limit() {
-	expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p shm -m 8 -n 50 --csv "$WORK/i.csv"
+	expect_rc 0 mpi 2 "$BIN/efab_put_lat" -v -p shm -m 8 -n 50 --csv "$WORK/i.csv"
 	grep -q "RMA inject size [0-9]* (tx_attr->inject_size)" "$WORK/last.out" ||
 		die "header lacks the RMA inject size and its source"
 	csvcheck "$WORK/i.csv" --bench put_lat --rows 1 --extra inject --where inject=yes
 	rm -f "$WORK/i.csv"
-	EFAB_FAULT_INJECT_RMA=0 expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p shm -m 8 -n 50 -c \
+	EFAB_FAULT_INJECT_RMA=0 expect_rc 0 mpi 2 "$BIN/efab_put_lat" -v -p shm -m 8 -n 50 -c \
 		--csv "$WORK/i.csv"
 	grep -q "RMA inject size 0 (EFAB_FAULT_INJECT_RMA test hook)" "$WORK/last.out" ||
 		die "header does not show the overridden limit"
@@ -131,7 +131,7 @@ t_first_op_apart_and_batch() {
 		ok=0
 		for try in 1 2 3; do
 			rm -f "$WORK/f.csv"
-			expect_rc 0 mpi 2 "$BIN/efab_$b" -p tcp -m 8:16 -w 0 -n 50 --csv "$WORK/f.csv"
+			expect_rc 0 mpi 2 "$BIN/efab_$b" -v -p tcp -m 8:16 -w 0 -n 50 --csv "$WORK/f.csv"
 			local ex=first_us,lat_us_batch
 			[ $b = put_lat ] && ex=inject,$ex
 			csvcheck "$WORK/f.csv" --bench $b --rows 2 --lat --extra $ex
@@ -157,7 +157,7 @@ PY
 
 # EFAB_CLOCK=monotonic: the fallback clock, named in the header; figures alike.
 t_clock_fallback() {
-	EFAB_CLOCK=monotonic expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p shm -m 8 -n 200 \
+	EFAB_CLOCK=monotonic expect_rc 0 mpi 2 "$BIN/efab_put_lat" -v -p shm -m 8 -n 200 \
 		--csv "$WORK/m.csv"
 	grep -q "^# clock CLOCK_MONOTONIC (clock_gettime; EFAB_CLOCK=monotonic)" "$WORK/last.out" ||
 		die "the forced fallback is not named"

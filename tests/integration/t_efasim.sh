@@ -109,7 +109,7 @@ efa_benchmarks() { # V
 efa_writedata_rx_cq_data() { # V
 	efasim_need "$1"
 	export EFASIM_PROFILE=p5
-	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_bw" -p efa -f efa-direct -o writedata -m 8:512:x8 -n 20 -W 64 -c \
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_bw" -v -p efa -f efa-direct -o writedata -m 8:512:x8 -n 20 -W 64 -c \
 		--csv "$WORK/w.csv"
 	grep -q "mode FI_RX_CQ_DATA" "$WORK/last.out" || die "FI_RX_CQ_DATA is not in force"
 	grep -q "mr_mode FI_MR_LOCAL" "$WORK/last.out" || die "FI_MR_LOCAL is not in force"
@@ -131,7 +131,7 @@ efa_no_rma_before_24() { # V
 # and efa-direct drops out naming FI_MR_LOCAL.
 efa_src_unregistered() { # V
 	efasim_need "$1"
-	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa --src-unregistered -m 8:64K:x8 -n 50 -c
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -v -p efa -f efa --src-unregistered -m 8:64K:x8 -n 50 -c
 	grep -q "mr_mode FI_MR_VIRT_ADDR" "$WORK/last.out" || die "efa kept FI_MR_LOCAL for an unregistered source"
 	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_bw" -p efa -f efa --src-unregistered -m 8:64K:x8 -n 10 -c
 	expect_rc 77 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct --src-unregistered -n 10
@@ -317,7 +317,7 @@ efa_unload() { # V
 efa_reordered_writes() { # V
 	efasim_need "$1"
 	rm -f "$WORK/ro.csv"
-	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o write -m 4K:256K:x4 -n 100 -c \
+	expect_rc 0 efa_mpi "$1" 2 "$EBIN/efab_put_lat" -v -p efa -f efa-direct -o write -m 4K:256K:x4 -n 100 -c \
 		--csv "$WORK/ro.csv"
 	grep -q "lower bound for multi-packet sizes (above the MTU 8928 B" "$WORK/last.out" ||
 		die "header does not say lower bound above the MTU"
@@ -657,7 +657,7 @@ assert hist[1] == 0 and hist[2] == 0, ("advances of 2-7 WQEs under --post-list 8
 print("initiator: %d WQEs, doorbell advances by size %s, %d burst-PPS, sl %d" % (wqes, hist, pps, sl))
 PY
 	# without FI_EFA_ENABLE_HIGH_PPS: 2.6.0 drops the hint, later versions keep it
-	EFASIM_QP_STATS=1 expect_rc 0 efa_mpi "$v" 2 -x EFASIM_QP_STATS "$EBIN/efab_put_bw" -p efa \
+	EFASIM_QP_STATS=1 expect_rc 0 efa_mpi "$v" 2 -x EFASIM_QP_STATS "$EBIN/efab_put_bw" -v -p efa \
 		-f efa-direct -m 64 -W 16 -n 10 -w 1 --high-pps
 	local want="[1-9][0-9]*"
 	[ "$v" = 2.6.0 ] && want=0
@@ -666,7 +666,7 @@ PY
 		"$WORK/last.out" || die "$v: header does not say what the provider does with the flag"
 	# the pipelined loop, checked, each operation; --eps 2: two QPs per rank, the
 	# payload's WQEs split between them in --post-list batches
-	EFASIM_QP_STATS=1 expect_rc 0 efa_mpi "$v" 2 -x EFASIM_QP_STATS "$EBIN/efab_put_bw" -p efa \
+	EFASIM_QP_STATS=1 expect_rc 0 efa_mpi "$v" 2 -x EFASIM_QP_STATS "$EBIN/efab_put_bw" -v -p efa \
 		-f efa-direct -m 8:64K:x32 -W 32 -n 10 -w 2 -c --pipeline --post-list 8 --eps 2 \
 		--footprint window
 	grep -q "^# --eps 2: 2 endpoints per rank" "$WORK/last.out" || die "$v: no --eps note"
@@ -771,7 +771,7 @@ t_efa260_peak_flags() { efa_peak 2.6.0; }
 # -FI_EINVAL), exit 77 and its answer on one line per rank
 t_efa260_no_cuda_api() {
 	efasim_need 2.6.0
-	expect_rc 0 efa_mpi 2.6.0 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -m 8:64 -n 3 -w 1 -c --no-cuda-api
+	expect_rc 0 efa_mpi 2.6.0 2 "$EBIN/efab_put_lat" -v -p efa -f efa-direct -m 8:64 -n 3 -w 1 -c --no-cuda-api
 	grep -q "^# --no-cuda-api: every endpoint was opened with FI_OPT_CUDA_API_PERMITTED = false" \
 		"$WORK/last.out" || die "efa-direct: the header does not say --no-cuda-api was set"
 	# with a CUDA driver here libfabric answers otherwise (accepted with GPU

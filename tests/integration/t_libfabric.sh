@@ -35,7 +35,7 @@ t_header_names_libfabric() {
 	[ "$(readlink -f "$ld")" = "$(readlink -f "$lib")" ] ||
 		die "header's $lib is not the library ldd resolves ($ld)"
 	for b in put_lat get_lat put_bw get_bw atomic_lat atomic_bw connect; do
-		expect_rc 0 timeout 60 mpirun -np 2 --oversubscribe "$BIN/efab_$b" -p tcp -m 8 -n 2
+		expect_rc 0 timeout 60 mpirun -np 2 --oversubscribe "$BIN/efab_$b" -v -p tcp -m 8 -n 2
 		grep -q "^# libfabric running [0-9]*\.[0-9]* ($lib" "$WORK/last.out" ||
 			die "efab_$b's header does not name $lib"
 	done

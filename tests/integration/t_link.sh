@@ -14,7 +14,7 @@ table_cell() { # SIZE COLUMN
 
 t_pct_of_link_over_100_flagged() {
 	local cols=pair,window_us_p50,window_us_p99,inject,link_Gbps,pct_of_link cell
-	EFAB_FAULT_LINK_GBPS=0.1 expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm -m 64K:128K -n 5 \
+	EFAB_FAULT_LINK_GBPS=0.1 expect_rc 0 mpi 2 "$BIN/efab_put_bw" -v -p shm -m 64K:128K -n 5 \
 		--csv "$WORK/o.csv"
 	csvcheck "$WORK/o.csv" --bench put_bw --rows 2 --bw --extra $cols
 	# the CSV keeps the figure, a number (above 100 here)
@@ -33,7 +33,7 @@ EOF
 	grep -q '^# link_Gbps = the port speed libfabric reports.*above 100 % it is printed as >100?.*speed is wrong' \
 		"$WORK/last.out" || die "no header line saying >100? is a wrong reported speed"
 	# a plausible figure is printed as it is
-	EFAB_FAULT_LINK_GBPS=100000 expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p shm -m 64K -n 5
+	EFAB_FAULT_LINK_GBPS=100000 expect_rc 0 mpi 2 "$BIN/efab_put_bw" --columns size,pct_of_link -p shm -m 64K -n 5
 	cell=$(table_cell 64K pct_of_link)
 	[[ "$cell" =~ ^[0-9]+\.[0-9]$ ]] || die "pct_of_link '$cell' under 100 % not printed as a number"
 	return 0

@@ -183,7 +183,7 @@ t_efa260_path_counter_cache() {
 	local hz
 	for hz in 100 250 1000; do
 		rm -rf "$EFASIM_DIR"
-		EFASIM_HZ=$hz expect_rc 0 efa_mpi 2.6.0 2 "$EBIN/efab_put_bw" -p efa -f efa-direct -m 8:8K -n 3 \
+		EFASIM_HZ=$hz expect_rc 0 efa_mpi 2.6.0 2 "$EBIN/efab_put_bw" -v -p efa -f efa-direct -m 8:8K -n 3 \
 			--csv "$WORK/hz$hz.csv"
 		python3 - "$WORK/hz$hz.csv" "$hz" <<'EOF2' || die "HZ=$hz: a row not device-write with the payload's ratio"
 import csv, sys
@@ -207,7 +207,7 @@ EOF2
 t_efa260_path_stale_label() {
 	efasim_need 2.6.0
 	rm -rf "$EFASIM_DIR"
-	EFASIM_HW_STALE_MS=60000 expect_rc 0 efa_mpi 2.6.0 2 "$EBIN/efab_put_bw" -p efa -f efa-direct -m 64:128 -n 3 \
+	EFASIM_HW_STALE_MS=60000 expect_rc 0 efa_mpi 2.6.0 2 "$EBIN/efab_put_bw" -v -p efa -f efa-direct -m 64:128 -n 3 \
 		--csv "$WORK/stale.csv"
 	python3 - "$WORK/stale.csv" <<'EOF2' || die "stale rows"
 import csv, sys

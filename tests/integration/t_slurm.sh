@@ -91,7 +91,7 @@ t_slurm_domain_auto_efasim() {
 		--env 'EFASIM_NICS=2 EFASIM_PROFILE=p5 EFASIM_PCI=0000:13:00.0,0000:23:00.0'
 	export EFASIM_DIR="$WORK/efasim" LD_LIBRARY_PATH="$d/sim/lib:$d/lf-$v/prefix/lib"
 	expect_rc 0 ssrun -N 2 --ntasks-per-node 2 --distribution=block --mpi=pmix \
-		"$d/lf-$v/efab/bin/efab_put_bw" -p efa -f efa-direct --domain auto -m 64K -n 10 --per-pair -c \
+		"$d/lf-$v/efab/bin/efab_put_bw" -v -p efa -f efa-direct --domain auto -m 64K -n 10 --per-pair -c \
 		--csv "$WORK/auto.csv"
 	grep -q "SIMULATED EFA device" "$WORK/last.out" || die "not labelled simulated"
 	grep -q "NIC rdmap19s0" "$WORK/last.out" || die "rank 0 did not pick GPU0's NIC rdmap19s0"

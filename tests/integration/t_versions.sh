@@ -70,7 +70,7 @@ versions_shm_tcp() { # V
 	local v=$1 p c all=pl
 	for p in shm tcp; do
 		rm -f "$WORK"/*.csv
-		expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_put_lat" -p $p -m 8:64K:x8 -n 50 -c --csv "$WORK/pl.csv"
+		expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_put_lat" -v -p $p -m 8:64K:x8 -n 50 -c --csv "$WORK/pl.csv"
 		versions_header "$v" "$WORK/last.out"
 		grep -q "^# asked for provider $p, fabric (any)" "$WORK/last.out" || die "header lacks the request"
 		expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_put_lat" -p $p -o writedata -m 8:4K:x8 -n 50 -c --csv "$WORK/pl.csv"
@@ -81,7 +81,7 @@ versions_shm_tcp() { # V
 		if versions_newest "$v"; then
 			expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_get_lat" -p $p -m 8:64K:x8 -n 50 -c --csv "$WORK/gl.csv"
 			expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_put_bw" -p $p -m 8:1M:x8 -n 10 -c --csv "$WORK/pb.csv"
-			expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_atomic_bw" -p $p -n 10 -c --csv "$WORK/ab.csv"
+			expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_atomic_bw" -v -p $p -n 10 -c --csv "$WORK/ab.csv"
 			all="$all gl pb ab"
 		fi
 		versions_header "$v" "$WORK/last.out"
@@ -125,12 +125,12 @@ versions_efasim() { # V
 	fi
 	unset EFASIM_PROFILE
 	efasim_need "$v"
-	expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_put_bw" -p efa -f efa-direct -m 8:64K:x64 -n 10 -c
+	expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_put_bw" -v -p efa -f efa-direct -m 8:64K:x64 -n 10 -c
 	versions_header "$v" "$WORK/last.out"
 	grep -q "RMA inject size 0 (FI_OPT_INJECT_RMA_SIZE); max RMA size [0-9]* (FI_OPT_MAX_RMA_SIZE)" "$WORK/last.out" ||
 		die "efa-direct's RMA limits do not come from the endpoint: $(grep 'RMA inject' "$WORK/last.out")"
 	grep -q "progress auto" "$WORK/last.out" || die "efa-direct's progress is not auto"
-	expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_put_lat" -p efa -f efa -m 8:4K:x8 -n 20 -c
+	expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_put_lat" -v -p efa -f efa -m 8:4K:x8 -n 20 -c
 	grep -q "RMA inject size [1-9][0-9]* (FI_OPT_INJECT_RMA_SIZE)" "$WORK/last.out" || die "efa's inject limit"
 	grep -q "progress manual" "$WORK/last.out" || die "efa's progress is not manual"
 }

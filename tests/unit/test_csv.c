@@ -162,12 +162,52 @@ static void test_cells(void **state)
 	assert_int_equal(efab_csv_format_cells(one, 1, small, 6), -1);
 }
 
+/* The engine's terminal table: the default set, "all" less what cannot
+ * apply, names by the table's or the CSV's name, a bad name, fixed widths. */
+static void test_table_columns(void **state)
+{
+	(void)state;
+	efab_run_info_t ri;
+	efab_row_t r;
+	efab_table_t t;
+	char err[1024], out[4096];
+	fill(&ri, &r);
+	ri.extra_cols[1] = "initiator";
+	ri.extra_cols[2] = "nic_tx_bytes";
+	ri.n_extra = 3;
+	snprintf(r.extra[1], sizeof(r.extra[1]), "cpu");
+	assert_int_equal(efab_table_pick(&t, &ri, 1, 0, "", "size,iters,p50_us,nosuch,errors", NULL,
+					 err, sizeof(err)),
+			 EFAB_OK);
+	assert_int_equal(t.n, 4); /* a default name the run lacks is left out */
+	assert_int_equal(efab_table_pick(&t, &ri, 1, 0, "all", "", "initiator", err, sizeof(err)),
+			 EFAB_OK);
+	assert_int_equal(t.n,
+			 12); /* 11 built-in latency columns + inject: no nic_*, no initiator */
+	assert_int_equal(efab_table_pick(&t, &ri, 1, 0, "lat_us_p50,initiator,MB/s", "", NULL, err,
+					 sizeof(err)),
+			 EFAB_EUSAGE); /* MB/s: not a latency run's */
+	assert_non_null(strstr(err, "has no column 'MB/s'; columns: all, size, op, iters"));
+	assert_null(strchr(err, '\n'));
+	assert_int_equal(efab_table_pick(&t, &ri, 1, 0, "size,lat_us_p50,initiator", "", NULL, err,
+					 sizeof(err)),
+			 EFAB_OK);
+	FILE *f = fmemopen(out, sizeof(out), "w");
+	assert_non_null(f);
+	efab_table_head(f, &t, &ri);
+	efab_table_line(f, &t, &ri, &r);
+	fclose(f);
+	assert_string_equal(out, "    size    p50_us initiator\n"
+				 "      4K      2.25       cpu\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_golden),
 		cmocka_unit_test(test_row_too_long),
 		cmocka_unit_test(test_cells),
+		cmocka_unit_test(test_table_columns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

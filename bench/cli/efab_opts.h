@@ -17,6 +17,8 @@ extern "C" {
 /* Option groups: every option belongs to one group and every benchmark row
  * (efab_bench_row_t) lists the groups it accepts. A group says what an
  * option is about, never which executable uses it. */
+/* Hand-aligned, one group per line: */
+/* clang-format off */
 enum {
 	EFAB_OG_COMMON = 1u << 0,       /* csv, timeout, verbose */
 	EFAB_OG_SELECT = 1u << 1,       /* provider, fabric */
@@ -51,6 +53,7 @@ enum {
 	EFAB_OG_SHMEM_NBI = 1u << 30,   /* nbi (efab_shmem_lat: the _nbi form + the quiet) */
 	EFAB_OG_COLUMNS = 1u << 31,     /* columns (the engine's terminal table) */
 };
+/* clang-format on */
 
 /* How a benchmark times its operation (bench/engine/pattern.c). */
 enum efab_pattern_kind {

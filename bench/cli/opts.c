@@ -33,6 +33,8 @@ static const char *const tclass_names[] = {"unspec",    "best-effort", "low-late
 /* The one option table. The order here is the order of --help. Each option
  * belongs to one group (EFAB_OG_*); it applies to a benchmark row iff its
  * group is among the row's options. */
+/* A hand-aligned table, one option per entry: */
+/* clang-format off */
 const efab_optdef_t efab_optdefs[] = {
 	{"provider", 'p', EFAB_OT_STR, OFF(provider), SZ(provider), "NAME",
 	 "libfabric provider (efa, shm, tcp, sockets, ...); default: first that fits", EFAB_OG_SELECT,
@@ -259,6 +261,7 @@ const efab_optdef_t efab_optdefs[] = {
 	{"verbose", 'v', EFAB_OT_COUNT, OFF(verbose), SZ(verbose), NULL,
 	 "print the chosen fi_info and progress details (repeat for more)", EFAB_OG_COMMON, 0, 0, NULL},
 };
+/* clang-format on */
 const size_t efab_n_optdefs = EFAB_ARRAY_SIZE(efab_optdefs);
 
 void efab_opts_init(efab_opts_t *o)

@@ -7,10 +7,10 @@
 
 #include "rows.h"
 
-#define TRAFFIC_OPTS                                                                          \
-	(EFAB_OG_COMMON | EFAB_OG_SELECT | EFAB_OG_DOMAIN | EFAB_OG_SIZES | EFAB_OG_ITERS |      \
-	 EFAB_OG_WARMUP | EFAB_OG_MEM | EFAB_OG_GPU | EFAB_OG_CHECK | EFAB_OG_NODES | EFAB_OG_TCLASS |   \
-	 EFAB_OG_CUDA_API | EFAB_OG_COLUMNS)
+#define TRAFFIC_OPTS                                                                               \
+	(EFAB_OG_COMMON | EFAB_OG_SELECT | EFAB_OG_DOMAIN | EFAB_OG_SIZES | EFAB_OG_ITERS |        \
+	 EFAB_OG_WARMUP | EFAB_OG_MEM | EFAB_OG_GPU | EFAB_OG_CHECK | EFAB_OG_NODES |              \
+	 EFAB_OG_TCLASS | EFAB_OG_CUDA_API | EFAB_OG_COLUMNS)
 #define STREAM_OPTS (EFAB_OG_WINDOW | EFAB_OG_WINDOW_STATS | EFAB_OG_PER_PAIR)
 #define RMA_CAPS (FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define ATOMIC_CAPS (FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
@@ -87,11 +87,11 @@ static const char *const shmem_bw_cols[] = {"window_us_p50", "window_us_p99", "f
 #define ATOMIC_ROW                                                                             \
 	.mpi = 1, .family = EFAB_FAMILY_ATOMIC, .caps = ATOMIC_CAPS, .access = ATOMIC_ACCESS,    \
 	.max_size_is_msg = 1, .default_op = EFAB_OP_ATOMIC, .ops = 1u << EFAB_OP_ATOMIC
-#define LAT_ROW                                                                                \
-	.pattern = EFAB_PATTERN_PINGPONG, .show_lat = 1, .counts = LAT_COUNTS, .ranks = 2,       \
+#define LAT_ROW                                                                                    \
+	.pattern = EFAB_PATTERN_PINGPONG, .show_lat = 1, .counts = LAT_COUNTS, .ranks = 2,         \
 	.table_cols = "size,iters,min_us,p50_us,p99_us,max_us,errors"
-#define BW_ROW                                                                                 \
-	.pattern = EFAB_PATTERN_STREAM, .show_bw = 1, COLS(bw_cols),                             \
+#define BW_ROW                                                                                     \
+	.pattern = EFAB_PATTERN_STREAM, .show_bw = 1, COLS(bw_cols),                               \
 	.table_cols = "size,MB/s,Mops/s,errors", .ranks = EFAB_RANKS_PAIRS
 /* efab_put_bw and efab_get_bw: RMA in the windowed stream, its counts and the peak tail */
 #define RMA_BW_ROW                                                                                 \
@@ -101,7 +101,8 @@ static const char *const shmem_bw_cols[] = {"window_us_p50", "window_us_p99", "f
 const efab_bench_row_t efab_bench_rows[] = {
 	{
 		.name = "efab_put_lat",
-		.brief = "latency = half the round trip of a write ping-pong, completed at the target; microseconds",
+		.brief =
+			"latency = half the round trip of a write ping-pong, completed at the target; microseconds",
 		.csv_name = "put_lat",
 		.summary =
 			"RMA write latency between 2 ranks (mpirun -np 2).\n"
@@ -123,7 +124,8 @@ const efab_bench_row_t efab_bench_rows[] = {
 	},
 	{
 		.name = "efab_get_lat",
-		.brief = "latency = full round trip of fi_read to its completion at the initiator; microseconds",
+		.brief =
+			"latency = full round trip of fi_read to its completion at the initiator; microseconds",
 		.csv_name = "get_lat",
 		.summary =
 			"RMA read latency between 2 ranks (mpirun -np 2).\n"
@@ -141,7 +143,8 @@ const efab_bench_row_t efab_bench_rows[] = {
 	},
 	{
 		.name = "efab_put_bw",
-		.brief = "MB/s = payload bytes / elapsed time of the timed loop (10^6 B/s); Mops/s = writes / that time",
+		.brief =
+			"MB/s = payload bytes / elapsed time of the timed loop (10^6 B/s); Mops/s = writes / that time",
 		.csv_name = "put_bw",
 		.summary =
 			"RMA write bandwidth and message rate (mpirun -np 2N).\n"
@@ -157,7 +160,8 @@ const efab_bench_row_t efab_bench_rows[] = {
 	},
 	{
 		.name = "efab_get_bw",
-		.brief = "MB/s = payload bytes / elapsed time of the timed loop (10^6 B/s); Mops/s = reads / that time",
+		.brief =
+			"MB/s = payload bytes / elapsed time of the timed loop (10^6 B/s); Mops/s = reads / that time",
 		.csv_name = "get_bw",
 		.summary =
 			"RMA read bandwidth and message rate (mpirun -np 2N).\n"
@@ -172,7 +176,8 @@ const efab_bench_row_t efab_bench_rows[] = {
 	},
 	{
 		.name = "efab_atomic_lat",
-		.brief = "latency = full round trip of one atomic to its completion at the initiator; microseconds",
+		.brief =
+			"latency = full round trip of one atomic to its completion at the initiator; microseconds",
 		.csv_name = "atomic_lat",
 		.summary =
 			"Atomic latency between 2 ranks (mpirun -np 2; any count >= 2 with --contend).\n"
@@ -191,7 +196,8 @@ const efab_bench_row_t efab_bench_rows[] = {
 	},
 	{
 		.name = "efab_atomic_bw",
-		.brief = "Mops/s = atomics / elapsed time of the timed loop; MB/s = that rate x operand bytes",
+		.brief =
+			"Mops/s = atomics / elapsed time of the timed loop; MB/s = that rate x operand bytes",
 		.csv_name = "atomic_bw",
 		.summary =
 			"Atomic message rate (mpirun -np 2N; any count >= 2 with --contend).\n"
@@ -211,7 +217,8 @@ const efab_bench_row_t efab_bench_rows[] = {
 	},
 	{
 		.name = "efab_connect",
-		.brief = "min..max_us = first operation to each new peer, to its completion at rank 0; microseconds",
+		.brief =
+			"min..max_us = first operation to each new peer, to its completion at rank 0; microseconds",
 		.csv_name = "connect",
 		.summary =
 			"Connection setup (mpirun -np N, N >= 2): rank 0 and N-1 peers on new endpoints.\n"
@@ -228,7 +235,8 @@ const efab_bench_row_t efab_bench_rows[] = {
 		.access = RMA_ACCESS,
 		.show_lat = 1,
 		COLS(connect_cols),
-		.table_cols = "peers,iters,min_us,p50_us,p99_us,max_us,av_insert_us,second_us_p50,errors",
+		.table_cols =
+			"peers,iters,min_us,p50_us,p99_us,max_us,av_insert_us,second_us_p50,errors",
 		.counts = LAT_COUNTS,
 	},
 	{

@@ -287,14 +287,17 @@ $(BUILD)/tests/fitrace_gi_1_%: tests/fitrace/fitrace_gi.c lib/efab_fitrace.h $(B
 	  -l:libfabric.so.1 -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/stubfab' -ldl $(LDFLAGS_SAN) $(LDFLAGS)
 
 $(BUILD)/lib/libefab.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/lib/libefab_cli.a: $(CLI_OBJ)
+	@mkdir -p $(@D)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/lib/libefab_bench.a: $(ENGINE_OBJ) $(OPS_OBJ)
+	@mkdir -p $(@D)
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 

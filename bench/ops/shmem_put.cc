@@ -53,6 +53,7 @@
 
 #include "efab_cuda.h"
 #include "efab_nvtune.h"
+#include "faults.h"
 #include "runtime.h"
 #include "shmem_kernels.h"
 #include "shmem_put.h"
@@ -452,8 +453,9 @@ int efab_shmem_put_main(int argc, char **argv, const efab_bench_row_t *row)
 	s->nbi = s->bw || s->o.shmem_nbi;
 	s->on_stream = s->o.shmem_initiator == EFAB_SHMEM_STREAM || s->kern;
 	s->check = s->o.check;
-	const char *v = getenv("EFAB_FAULT_CORRUPT");
-	s->corrupt_every = v ? strtoull(v, nullptr, 10) : 0;
+	efab_faults_t faults; /* the test hooks, read where the engine reads them */
+	efab_faults_read(&faults);
+	s->corrupt_every = faults.corrupt_every;
 	/* before MPI: it may start the program again with the interposer preloaded */
 	s->trace = efab_fitrace_up(argv);
 	/* MPI even for the usage checks above it: NVSHMEM's bootstrap goes over it */

@@ -183,10 +183,10 @@ $(BUILD)/bin/efab_shmem_reg: $(BUILD)/bench/ops/shmem_reg.o $(ARCHIVES)
 	  -Wl,-rpath,$(NVSHMEM_HOME)/lib $(LIBS)
 
 # the seed's put on a stream needs the CUDA runtime (a stream)
-$(BUILD)/bin/efab_shmem_seed: $(BUILD)/bench/ops/shmem_seed.o $(BUILD)/lib/libefab_cli.a $(BUILD)/lib/libefab.a
+$(BUILD)/bin/efab_shmem_seed: $(BUILD)/bench/ops/shmem_seed.o $(ARCHIVES)
 	@mkdir -p $(@D)
 	$(call say,LINK,$@)
-	$(Q)$(MPICXX) -o $@ $^ $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
+	$(Q)$(MPICXX) -o $@ $< $(LINK_ARCH) $(lastword $(sort $(wildcard $(NVSHMEM_HOME)/lib/libnvshmem_host.so*))) \
 	  -Wl,-rpath,$(NVSHMEM_HOME)/lib -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart $(LIBS)
 
 # NVSHMEM's own RMA (bench/ops/shmem_put.cc and shmem_put_time.cc, a one-line

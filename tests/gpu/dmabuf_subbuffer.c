@@ -18,7 +18,6 @@
 #include "efab_endpoint.h"
 #include "efab_mem.h"
 #include "efab_ops.h"
-#include "efab_opts.h"
 #include "efab_registration.h"
 #include "efab_rt.h"
 #include "efab_select.h"

@@ -57,7 +57,8 @@ t_mr_reg_options_and_skips() {
 
 t_src_unregistered() {
 	for p in shm tcp; do
-		expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p $p --src-unregistered -m 8:64K:x8 -c
+		# the notes (-v) say how the source was passed
+		expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p $p --src-unregistered -m 8:64K:x8 -c -v
 		grep -q "desc = NULL" "$WORK/last.out" || die "header lacks --src-unregistered"
 		expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p $p --src-unregistered -m 4K:64K:x16 -n 10 -c
 	done

@@ -314,6 +314,11 @@ static int plan_sweep(runner_t *r)
 		return rc ? rc : EFAB_EUSAGE;
 	size_t k = 0;
 	r->probe_cmd[0] = '\0';
+	/* as jobs.tsv shows a job's: the site job's variables first */
+	for (int e = 0; r->site >= 0 && e < r->jobs[r->site].nenv; e++)
+		if (k < sizeof(r->probe_cmd))
+			k += (size_t)snprintf(r->probe_cmd + k, sizeof(r->probe_cmd) - k, "%s ",
+					      r->jobs[r->site].env[e]);
 	for (char **a = pv; *a; a++) {
 		if (k < sizeof(r->probe_cmd))
 			k += (size_t)snprintf(r->probe_cmd + k, sizeof(r->probe_cmd) - k, "%s%s",

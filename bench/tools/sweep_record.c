@@ -289,9 +289,13 @@ int merge_csv(runner_t *r, size_t i)
 	return rc;
 }
 
-static void exec_probe(char *const *argv, const char *tmp, const char *logp, const char *ld_path)
+static void exec_probe(const runner_t *r, char *const *argv, const char *tmp, const char *logp,
+		       const char *ld_path)
 {
 	setpgid(0, 0);
+	/* the site job's variables (env =), as its jobs get them (run_job) */
+	for (int e = 0; r->site >= 0 && e < r->jobs[r->site].nenv; e++)
+		putenv(r->jobs[r->site].env[e]);
 	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	int err = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (out < 0 || err < 0)
@@ -453,7 +457,7 @@ static void record_probe_one(runner_t *r, const install_t *in, const char *file,
 		return;
 	}
 	if (pid == 0)
-		exec_probe(argv, tmp, logp, ld_path);
+		exec_probe(r, argv, tmp, logp, ld_path);
 	for (char **a = argv; *a; a++)
 		free(*a);
 	setpgid(pid, pid);

@@ -173,3 +173,39 @@ EOF
 	csvcheck "$d/get_lat.csv" --bench get_lat --rows 1 --lat
 	cut -f3 "$d/jobs.tsv" | tail -3 | tr '\n' ' ' | grep -q "^ok ok ok $" || die "statuses"
 }
+
+# The probe on the first job node runs with that job's variables (env =), as
+# the jobs do: a config's FI_* settings shape what libfabric reports, and on a
+# root-run machine OMPI_ALLOW_RUN_AS_ROOT is one of them (a fresh Debian root
+# ran make demo with every job ok and 'no probe.json': mpirun refused to run
+# the probe as root). The site job's launcher is a script that records the
+# environment it was started with, then runs the rest of its words.
+t_sweep_probe_gets_the_jobs_env() {
+	printf '%s\n' '#!/bin/sh' 'env >"$EFAB_T_ENVLOG.$$"' 'exec "$@"' >"$WORK/launch"
+	chmod +x "$WORK/launch"
+	cat >"$WORK/e.conf" <<CONF
+[lat]
+bench = put_lat
+provider = shm
+sizes = 8
+iters = 5
+launcher = $WORK/launch mpirun -np {np} --oversubscribe
+env = $LOCAL_ENV EFAB_T_JOB_VAR=from-config EFAB_T_ENVLOG=$WORK/envlog
+CONF
+	expect_rc 0 "$BIN/efab_sweep" "$WORK/e.conf" --dry-run
+	grep -q "^# probe: .*EFAB_T_JOB_VAR=from-config .*efab_probe --json" "$WORK/last.out" ||
+		die "the plan's probe command does not carry the job's variables: $(grep '^# probe:' "$WORK/last.out")"
+	expect_rc 0 "$BIN/efab_sweep" "$WORK/e.conf" -o "$WORK/res" --label t
+	local d
+	d=$(ls -d "$WORK"/res/*-t) || die "no result directory"
+	[ -s "$d/probe.json" ] || die "no probe.json: $(head -3 "$d/probe.log" 2>/dev/null)"
+	python3 - "$d/meta.json" <<'PY' || die "meta.json's probe command"
+import json, sys
+p = json.load(open(sys.argv[1]))["probe"]
+assert p["status"] == "ok", p
+assert "EFAB_T_JOB_VAR=from-config" in p["command"], p["command"]
+PY
+	# two launches (the probe's, the job's), each with the job's variables
+	[ "$(cat "$WORK"/envlog.* | grep -c '^EFAB_T_JOB_VAR=from-config$')" = 2 ] ||
+		die "a launch ran without the job's variables: $(grep -c EFAB_T_JOB_VAR "$WORK"/envlog.* | tr '\n' ' ')"
+}

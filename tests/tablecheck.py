@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks a benchmark's terminal output (issue 61 item 1): the '#' lines above
-the table (at most --notes of them), the width of every line (at most
+the table (at most --notes of them; '#' lines between rows, such as
+efab_mr_reg's fit sentences, are not counted but must fit --width), the width of every line (at most
 --width characters), and the table's alignment: every row has as many fields
 as the header, each ending where the header's column name ends (the columns
 are right-aligned in fixed widths). --columns a,b,c: the header's names, in
@@ -28,7 +29,8 @@ def main():
     a = ap.parse_args()
     lines = open(a.file).read().splitlines()
     errs = []
-    notes = [l for l in lines if l.startswith("#")]
+    first = next((k for k, l in enumerate(lines) if l.strip() and not l.startswith("#")), len(lines))
+    notes = [l for l in lines[:first] if l.startswith("#")]
     table = [l for l in lines if l.strip() and not l.startswith("#")]
     if a.notes is not None and len(notes) > a.notes:
         errs.append(f"{len(notes)} '#' lines above the table, at most {a.notes} expected")

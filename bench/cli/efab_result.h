@@ -104,11 +104,19 @@ int efab_csv_format_cells(const char *const *cells, size_t ncells, char *buf, si
 #define EFAB_SIMULATED_NOTE                                                                        \
 	"SIMULATED EFA device (efasim): these figures measure the simulator, never EFA hardware"
 
-/* Human table: a header comment block, then one line per row. */
-void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *notes, size_t nnotes,
-		      int show_lat, int show_bw);
-void efab_table_row(FILE *f, const efab_run_info_t *ri, const efab_row_t *row, int show_lat,
-		    int show_bw);
+/* The last line of every default header: where the rest is. */
+#define EFAB_MORE_NOTE                                                                             \
+	"more: -v (every note: provenance, clock, definitions), --columns all|a,b,c; --csv FILE has " \
+	"every column"
+
+/* "# " + text, folded at spaces into lines of at most 120 characters. */
+void efab_header_line(FILE *f, const char *text);
+/* The default header of a table (at most a few short lines): what ran, on
+ * what (provider, fabric, domain, libfabric; memory and ranks), the
+ * simulated note where the provider is efasim, the caller's lines (NULL or
+ * empty ones skipped: the metric's definition, warnings), then where the
+ * rest is (EFAB_MORE_NOTE). -v prints efab_table_notes instead. */
+void efab_table_brief(FILE *f, const efab_run_info_t *ri, const char *const *lines, size_t n);
 
 /* The terminal table of the engine's benchmarks: its columns are chosen once
  * per run (efab_table_pick) from the built-in ones (size, op, iters, the
@@ -129,12 +137,14 @@ typedef struct efab_table {
  * (EFAB_EUSAGE, err names the columns available). */
 int efab_table_pick(efab_table_t *t, const efab_run_info_t *ri, int show_lat, int show_bw,
 		    const char *spec, const char *dflt, const char *skip, char *err, size_t errlen);
+/* Widen the column called name (the table's name) to at least width. */
+void efab_table_width(efab_table_t *t, const efab_run_info_t *ri, const char *name, int width);
 /* The header line of t's columns, then one line per row. */
 void efab_table_head(FILE *f, const efab_table_t *t, const efab_run_info_t *ri);
 void efab_table_line(FILE *f, const efab_table_t *t, const efab_run_info_t *ri,
 		     const efab_row_t *row);
 /* The header notes at -v (every note, the provenance and the clock): what
- * efab_table_begin prints above its column names. */
+ * -v prints above the column names (efab_table_brief at default). */
 void efab_table_notes(FILE *f, const efab_run_info_t *ri, const char *const *notes, size_t nnotes);
 
 /* runinfo.c */

@@ -310,45 +310,40 @@ void efab_table_notes(FILE *f, const efab_run_info_t *ri, const char *const *not
 			   "a 200 Gb/s port), not a share of the link\n");
 }
 
-void efab_table_begin(FILE *f, const efab_run_info_t *ri, const char *const *notes, size_t nnotes,
-		      int show_lat, int show_bw)
+/* A header line of at most 120 characters; a longer one is folded at
+ * spaces (a warning is never cut). */
+void efab_header_line(FILE *f, const char *text)
 {
-	efab_table_notes(f, ri, notes, nnotes);
-	fprintf(f, "%-10s %-10s %10s", "size", "op", "iters");
-	if (show_lat)
-		fprintf(f, " %9s %9s %9s %9s %9s %9s", "min_us", "p50_us", "mean_us", "p99_us",
-			"p99.9_us", "max_us");
-	if (show_bw)
-		fprintf(f, " %12s %10s", "MB/s", "Mops/s");
-	fprintf(f, " %6s", "errors");
-	for (size_t i = 0; i < ri->n_extra; i++)
-		if (table_shows(ri->extra_cols[i]))
-			fprintf(f, " %s", ri->extra_cols[i]);
-	fprintf(f, "\n");
-	fflush(f);
+	const char *p = text;
+	while (strlen(p) > 118) {
+		const char *cut = p + 118;
+		while (cut > p && *cut != ' ')
+			cut--;
+		if (cut == p)
+			break;
+		fprintf(f, "# %.*s\n", (int)(cut - p), p);
+		p = cut + 1;
+	}
+	fprintf(f, "# %s\n", p);
 }
 
-void efab_table_row(FILE *f, const efab_run_info_t *ri, const efab_row_t *r, int show_lat,
-		    int show_bw)
+void efab_table_brief(FILE *f, const efab_run_info_t *ri, const char *const *lines, size_t n)
 {
-	char sz[32];
-	efab_size_str(r->size, sz, sizeof(sz));
-	fprintf(f, "%-10s %-10s %10llu", sz, r->op, (unsigned long long)r->iters);
-	if (show_lat) {
-		if (r->has_lat)
-			fprintf(f, " %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f", r->lat.min, r->lat.p50,
-				r->lat.mean, r->lat.p99, r->lat.p999, r->lat.max);
-		else
-			fprintf(f, " %9s %9s %9s %9s %9s %9s", "-", "-", "-", "-", "-", "-");
-	}
-	if (show_bw)
-		fprintf(f, " %12.2f %10.4f", r->bw_MBps, r->msg_rate_Mops);
-	fprintf(f, " %6llu", (unsigned long long)r->errors);
-	for (size_t i = 0; i < ri->n_extra; i++)
-		if (table_shows(ri->extra_cols[i]))
-			fprintf(f, " %s", table_cell(ri, r, i));
-	fprintf(f, "\n");
-	fflush(f);
+	char line[700];
+	snprintf(line, sizeof(line), "efabench %s: %s", EFAB_VERSION, ri->bench);
+	efab_header_line(f, line);
+	snprintf(line, sizeof(line), "provider %s, fabric %s, domain %s; libfabric %s (provider %s)",
+		 ri->provider, ri->fabric, ri->domain, ri->libfabric_version, ri->provider_version);
+	efab_header_line(f, line);
+	snprintf(line, sizeof(line), "memory: local %s, remote %s; ranks %d", ri->mem_local,
+		 ri->mem_remote, ri->ranks);
+	efab_header_line(f, line);
+	if (strstr(ri->provider_version, "simulated"))
+		efab_header_line(f, EFAB_SIMULATED_NOTE);
+	for (size_t i = 0; i < n; i++)
+		if (lines[i] && lines[i][0])
+			efab_header_line(f, lines[i]);
+	efab_header_line(f, EFAB_MORE_NOTE);
 }
 
 /* ---- the engine's table: chosen columns in fixed widths ---- */
@@ -495,7 +490,10 @@ int efab_table_pick(efab_table_t *t, const efab_run_info_t *ri, int show_lat, in
 			if (table_shows(ri->extra_cols[i]))
 				n += (size_t)snprintf(err + n, errlen - n, ", %s",
 						      ri->extra_cols[i]);
-		if (n < errlen && ri->n_extra)
+		int nic = 0;
+		for (size_t i = 0; i < ri->n_extra; i++)
+			nic |= !strncmp(ri->extra_cols[i], "nic_", 4);
+		if (n < errlen && nic)
 			snprintf(err + n, errlen - n, " (and the CSV's nic_* counters)");
 		return EFAB_EUSAGE;
 	}
@@ -504,6 +502,16 @@ int efab_table_pick(efab_table_t *t, const efab_run_info_t *ri, int show_lat, in
 		return EFAB_EUSAGE;
 	}
 	return EFAB_OK;
+}
+
+void efab_table_width(efab_table_t *t, const efab_run_info_t *ri, const char *name, int width)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		int c = t->col[i];
+		if (!strcmp(c >= 0 ? tcols[c].name : ri->extra_cols[-c - 1], name) &&
+		    width > t->width[i])
+			t->width[i] = width;
+	}
 }
 
 void efab_table_head(FILE *f, const efab_table_t *t, const efab_run_info_t *ri)

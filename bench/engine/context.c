@@ -60,23 +60,6 @@ int efab_table_columns(efab_ctx_t *c, char *err, size_t errlen)
 			       errlen);
 }
 
-/* A header line of at most 120 characters; a longer one is folded at
- * spaces (a warning is never cut). */
-static void header_line(const char *text)
-{
-	const char *p = text;
-	while (strlen(p) > 118) {
-		const char *cut = p + 118;
-		while (cut > p && *cut != ' ')
-			cut--;
-		if (cut == p)
-			break;
-		printf("# %.*s\n", (int)(cut - p), p);
-		p = cut + 1;
-	}
-	printf("# %s\n", p);
-}
-
 /* At default verbosity: what ran, on what, the metric in one line, any
  * warning; -v prints every note instead (efab_table_notes). */
 static void print_brief(const efab_ctx_t *c, const char *op)
@@ -84,27 +67,26 @@ static void print_brief(const efab_ctx_t *c, const char *op)
 	const efab_run_info_t *ri = &c->ri;
 	char line[700];
 	snprintf(line, sizeof(line), "efabench %s: %s, op %s", EFAB_VERSION, ri->bench, op);
-	header_line(line);
+	efab_header_line(stdout, line);
 	snprintf(line, sizeof(line),
 		 "provider %s, fabric %s, domain %s; libfabric %s (provider %s)", ri->provider,
 		 ri->fabric, ri->domain, ri->libfabric_version, ri->provider_version);
-	header_line(line);
+	efab_header_line(stdout, line);
 	int n = snprintf(line, sizeof(line), "memory: local %s, remote %s; ranks %d", ri->mem_local,
 			 ri->mem_remote, ri->ranks);
 	if (c->row->pattern != EFAB_PATTERN_NONE && n > 0 && (size_t)n < sizeof(line))
 		snprintf(line + n, sizeof(line) - (size_t)n, ", pairs %d", c->npairs);
-	header_line(line);
+	efab_header_line(stdout, line);
 	if (c->nnodes > 1)
-		header_line(c->nodes_summary);
+		efab_header_line(stdout, c->nodes_summary);
 	if (strstr(ri->provider_version, "simulated"))
-		header_line(EFAB_SIMULATED_NOTE);
+		efab_header_line(stdout, EFAB_SIMULATED_NOTE);
 	if (c->row->brief)
-		header_line(c->row->brief);
+		efab_header_line(stdout, c->row->brief);
 	for (size_t i = 0; i < c->nnotes; i++)
 		if (!strncmp(c->notes[i], "WARNING", 7))
-			header_line(c->notes[i]);
-	header_line("more: -v (every note: provenance, clock, definitions), --columns all|a,b,c; "
-		    "--csv FILE has every column");
+			efab_header_line(stdout, c->notes[i]);
+	efab_header_line(stdout, EFAB_MORE_NOTE);
 }
 
 void efab_table_header(efab_ctx_t *c, const char *op, const char *const *notes, size_t nnotes)

@@ -489,9 +489,34 @@ static void emit(reg_ctx_t *r, const meas_t *m, const efab_fit_t *fit, const cha
 	}
 	if (r->row_more)
 		r->row_more(r, m->op, &row, C_N);
-	efab_table_row(stdout, &r->ri, &row, 1, 0);
+	efab_table_line(stdout, &r->table, &r->ri, &row);
 	if (r->csv.fd >= 0)
 		efab_csv_write(&r->csv, &r->ri, &row);
+}
+
+int efab_reg_table(reg_ctx_t *r, const char *more, int op_width, char *err, size_t errlen)
+{
+	char dflt[512];
+	const char *spec = r->o.columns[0] ? r->o.columns : r->o.verbose ? "all" : "";
+	snprintf(dflt, sizeof(dflt), "size,op,iters,min_us,p50_us,p99_us,max_us,dereg_us_p50,first_us%s%s%s%s%s",
+		 r->rt->size > 1 ? ",rank" : "", r->ndoms > 1 ? ",domains" : "",
+		 efab_mem_is_device(r->kind) ? ",reg_path" : "", more ? "," : "", more ? more : "");
+	int rc = efab_table_pick(&r->table, &r->ri, 1, 0, spec, dflt, "", err, errlen);
+	if (rc)
+		return rc;
+	efab_table_width(&r->table, &r->ri, "op", op_width);
+	efab_table_width(&r->table, &r->ri, "reg_path", (int)strlen("dmabuf->peermem+gdrcopy"));
+	return EFAB_OK;
+}
+
+void efab_reg_header(reg_ctx_t *r, const char *const *lines, size_t nlines,
+		     const char *const *notes, size_t nnotes)
+{
+	if (r->o.verbose)
+		efab_table_notes(stdout, &r->ri, notes, nnotes);
+	else
+		efab_table_brief(stdout, &r->ri, lines, nlines);
+	efab_table_head(stdout, &r->table, &r->ri);
 }
 
 /* "1.23 us [1.01, 1.45] + 0.0495 us/MiB [0.0470, 0.0520]" (per_what "/MiB"),
@@ -505,6 +530,15 @@ static void fit_str(const efab_fit_t *f, const char *per_what, char *buf, size_t
 	else
 		snprintf(buf, len, "%.2f us + %.4f us%s (no interval from 2 points)", f->intercept,
 			 f->slope, per_what);
+}
+
+/* A fit sentence: at most 120 characters a line, whole at -v. */
+static void fit_line(const reg_ctx_t *r, const char *line)
+{
+	if (r->o.verbose)
+		printf("# %s\n", line);
+	else
+		efab_header_line(stdout, line);
 }
 
 /* Every size of one regime; rows go out with the regime's fit filled in. */
@@ -546,21 +580,28 @@ int efab_reg_run_regime(reg_ctx_t *r, const char *op)
 		else
 			emit(r, &ms[i], have_fit ? &fit : NULL, "size");
 	}
+	/* the fit in one line (the memory, fabric and NIC work are in the
+	 * header); -v: the whole sentence */
+	char line[512];
 	if (have_fit && strcmp(op, "accumulate")) {
 		fit_str(&fit, "/MiB", fs, sizeof(fs));
-		printf("# %s%s: registration costs %s (weighted by 1/y^2, R^2 %.3f) for %s memory on "
-		       "%s (fit of p50 over %zu sizes%s; %s)\n",
-		       op, kdesc, fs, fit.r2, efab_mem_name(r->kind), r->ri.fabric, k,
-		       fit.has_ci ? ", 95% intervals" : "",
-		       efab_regop_find(r, op) && efab_regop_find(r, op)->component
-			       ? r->component_note
-		       : r->nic_work[0] == 'y' ? "includes the NIC driver's pinning"
-					       : "software bookkeeping, no NIC");
+		int n = snprintf(line, sizeof(line), "%s%s: registration costs %s (%s, R^2 %.3f)", op,
+				 kdesc, fs, r->o.verbose ? "weighted by 1/y^2" : "1/y^2-weighted", fit.r2);
+		if (r->o.verbose && n > 0 && (size_t)n < sizeof(line))
+			snprintf(line + n, sizeof(line) - (size_t)n, " for %s memory on %s (fit of p50 over %zu sizes%s; %s)",
+				 efab_mem_name(r->kind), r->ri.fabric, k,
+				 fit.has_ci ? ", 95% intervals" : "",
+				 efab_regop_find(r, op) && efab_regop_find(r, op)->component
+					 ? r->component_note
+				 : r->nic_work[0] == 'y' ? "includes the NIC driver's pinning"
+							 : "software bookkeeping, no NIC");
+		fit_line(r, line);
 	}
 	if (!strcmp(op, "accumulate") && k > 0 && ms[k - 1].has_fit) {
-		fit_str(&ms[k - 1].fit, " per MiB already registered", fs, sizeof(fs));
-		printf("# accumulate: at the largest size a registration costs %s (weighted by "
-		       "1/y^2, R^2 %.3f)\n", fs, ms[k - 1].fit.r2);
+		fit_str(&ms[k - 1].fit, "/MiB registered", fs, sizeof(fs));
+		snprintf(line, sizeof(line), "accumulate (largest size): %s (%s, R^2 %.3f)", fs,
+			 r->o.verbose ? "weighted by 1/y^2" : "1/y^2-weighted", ms[k - 1].fit.r2);
+		fit_line(r, line);
 	}
 	fflush(stdout);
 out:

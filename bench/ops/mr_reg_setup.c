@@ -506,7 +506,33 @@ static void print_header(const reg_ctx_t *r, const struct fi_info *info, const c
 		notes[nn++] = place_note;
 	if (note5[0])
 		notes[nn++] = note5;
-	efab_table_begin(stdout, &r->ri, notes, nn, 1, 0);
+	/* the short header: the settings, the metric, where the buffers were
+	 * registered, and GDRCopy's state where it concerns the rows */
+	char b1[512], b2[320], b5[160] = "";
+	snprintf(b1, sizeof(b1), "mr_mode %s; access %s; mr cache %s%s%s%s; %s", mrm,
+		 r->o.access ? "local" : "remote",
+		 r->o.mr_cache == EFAB_ON    ? "on"
+		 : r->o.mr_cache == EFAB_OFF ? "off"
+					     : "default",
+		 r->o.dmabuf ? "; through dmabuf (FI_MR_DMABUF)" : "",
+		 r->cache_na ? "; mr_cache n/a: " : "", r->cache_na ? r->cache_na : "",
+		 r->nic_work[0] == 'y' ? "registration includes NIC driver work"
+				       : "no NIC: registration is software bookkeeping");
+	snprintf(b2, sizeof(b2),
+		 "*_us = fi_mr_regattr time (dereg: fi_close) in us over n calls after the first, "
+		 "first_us the first alone%s",
+		 efab_mem_is_device(r->kind) ? "; reg_path = the path libfabric's MR log named" : "");
+	if (note5[0])
+		snprintf(b5, sizeof(b5), "GDRCopy %s: %s",
+			 efab_mr_gdr_state == EFAB_GDR_ON    ? "on"
+			 : efab_mr_gdr_state == EFAB_GDR_OFF ? "off"
+							     : "unknown",
+			 !efab_mr_gdr_applies ? "not in these registrations"
+			 : efab_mr_gdr_state == EFAB_GDR_OFF
+				 ? "no GDRCopy pin in these registrations"
+				 : "each registration also pins through GDRCopy (reg_path +gdrcopy)");
+	const char *lines[] = {b1, b2, note3, place_note, b5};
+	efab_reg_header((reg_ctx_t *)r, lines, EFAB_ARRAY_SIZE(lines), notes, nn);
 }
 
 /* Every regime (registrations through a dmabuf are rows of their own: op
@@ -570,6 +596,14 @@ int efab_mr_reg_main(int argc, char **argv)
 			fprintf(stderr, "# libfabric gdrcopy: %s\n", gl.line[i]);
 	if (!rc)
 		rc = efab_rt_agree(r->rt, check_memlock(r));
+	char err[1024];
+	/* the op column: the regimes, and with --components the components' names */
+	int opw = (int)strlen("fresh_dmabuf");
+	for (size_t i = 0; r->o.components && i < r->nops; i++)
+		if ((int)strlen(r->ops[i].name) > opw)
+			opw = (int)strlen(r->ops[i].name);
+	if (!rc && (rc = efab_reg_table(r, NULL, opw, err, sizeof(err))))
+		efab_log_error("%s", err);
 	if (!rc && !(rc = efab_reg_open_csv(r))) {
 		print_header(r, info, note3);
 		rc = run_regimes(r);

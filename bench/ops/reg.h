@@ -38,6 +38,7 @@ struct reg_ctx {
 	int kind, gpu;
 	uint64_t access;
 	efab_run_info_t ri;
+	efab_table_t table; /* the terminal table's columns (efab_reg_table) */
 	efab_csv_t csv;
 	double *reg, *dereg;
 	size_t cap;
@@ -70,6 +71,17 @@ void efab_reg_init(reg_ctx_t *r, efab_rt_t *rt, const efab_regop_t *ops, size_t 
 int efab_reg_open_csv(reg_ctx_t *r);
 /* The registration CSV columns after the schema-1 metrics. */
 void efab_reg_columns(efab_run_info_t *ri);
+/* The terminal table's columns: --columns, -v (all), else size, op, iters,
+ * the latency figures, dereg_us_p50, first_us, then rank (more than one),
+ * domains (--domains), reg_path (GPU memory) and the program's own more
+ * (a comma list, or NULL); the op column op_width wide (the longest regime or
+ * component name the run can print). A name --columns gives that the run
+ * lacks: a usage error in err. */
+int efab_reg_table(reg_ctx_t *r, const char *more, int op_width, char *err, size_t errlen);
+/* The header above the table: every note at -v (efab_table_notes), else the
+ * short header with lines (efab_table_brief); then the column names. */
+void efab_reg_header(reg_ctx_t *r, const char *const *lines, size_t nlines,
+		     const char *const *notes, size_t nnotes);
 const efab_regop_t *efab_regop_find(const reg_ctx_t *r, const char *name);
 /* Every size of one regime (an op name, or fresh/same/accumulate for MRs);
  * rows and the fit sentence go to stdout and the CSV. */

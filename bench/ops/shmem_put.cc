@@ -280,7 +280,14 @@ int begin_report(shput *s)
 	efab_fitrace_fabric(s->trace, s->fab, sizeof(s->fab), s->mrm, sizeof(s->mrm));
 	snprintf(s->ri.mem_local, sizeof(s->ri.mem_local), "%s", efab_shmem_src_name(s->o.shmem_src));
 	snprintf(s->ri.mem_remote, sizeof(s->ri.mem_remote), "%s", s->heap_host ? "host" : "cuda");
-	if (s->rt->rank == 0 && s->o.csv[0])
+	char err[2048];
+	const char *spec = s->o.columns[0] ? s->o.columns : s->o.verbose ? "all" : "";
+	/* every PE decides (a --columns name the run lacks ends them all) */
+	rc = efab_table_pick(&s->table, &s->ri, b->show_lat, b->show_bw, spec, b->table_cols, "", err,
+			     sizeof(err));
+	if (rc && s->rt->rank == 0)
+		efab_log_error("%s", err);
+	if (!rc && s->rt->rank == 0 && s->o.csv[0])
 		rc = efab_csv_open(s->o.csv, &s->ri, &s->csv);
 	if ((rc = efab_rt_agree(s->rt, rc)) || s->rt->rank)
 		return rc;
@@ -370,7 +377,19 @@ int begin_report(shput *s)
 				      efab_nv_knob_env(k), c);
 	}
 	const char *notes[] = {n1, b->definition, n2, n3, n4, n5, n6, n7};
-	efab_table_begin(stdout, &s->ri, notes, EFAB_ARRAY_SIZE(notes), b->show_lat, b->show_bw);
+	if (s->o.verbose) {
+		efab_table_notes(stdout, &s->ri, notes, EFAB_ARRAY_SIZE(notes));
+	} else { /* what ran and on what, the metric; the rest at -v */
+		char b1[512], b2[512];
+		snprintf(b1, sizeof(b1), "NVSHMEM %d.%d, PE 0 -> PE 1, GPU %d; transport %s (libfabric fabric %s, mr_mode %s)",
+			 s->nv_maj, s->nv_min, s->gpu, s->transport, s->fab, s->mrm);
+		snprintf(b2, sizeof(b2), "initiator %s, %s; local %s%s, remote PE 1's symmetric heap (%s)",
+			 efab_shmem_initiator_name(s->o.shmem_initiator), s->nbi ? "nbi" : "blocking",
+			 efab_shmem_src_name(s->o.shmem_src), s->registered ? " (registered)" : "", s->heap_kind);
+		const char *lines[] = {b1, b2, b->brief, s->check ? "" : n5};
+		efab_table_brief(stdout, &s->ri, lines, EFAB_ARRAY_SIZE(lines));
+	}
+	efab_table_head(stdout, &s->table, &s->ri);
 	return EFAB_OK;
 }
 
@@ -418,7 +437,7 @@ int run_sizes(shput *s)
 			efab_nv_knob_cell(k, s->nv_known, c, sizeof(c));
 			row_set(s, &row, efab_nv_knob_column(k), "%s", c);
 		}
-		efab_table_row(stdout, &s->ri, &row, s->row->show_lat, s->row->show_bw);
+		efab_table_line(stdout, &s->table, &s->ri, &row);
 		if (s->csv.fd >= 0 && efab_csv_write(&s->csv, &s->ri, &row))
 			s->rt->abort(s->rt, EFAB_ERR);
 	}

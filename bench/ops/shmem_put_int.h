@@ -64,6 +64,7 @@ struct shput {
 	size_t cap;
 	efab_fitrace_read_fn trace;
 	efab_run_info_t ri;
+	efab_table_t table; /* rank 0: the terminal table's columns */
 	efab_csv_t csv;
 	char nv_version[32], transport[96], fab[128], mrm[32], heap_kind[32];
 	int nv_maj, nv_min; /* NVSHMEM's version and name, as it reports them */

@@ -227,7 +227,19 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 	snprintf(nv_transport, sizeof(nv_transport), "%s", loaded);
 	r->row_more = row_more;
 	efab_run_info_begin(&r->ri, row->csv_name, rt.size);
-	rc = efab_reg_open_csv(r);
+	/* the table: the registration columns, reg_path (CUDA) and what the
+	 * interposer counted; the op column as wide as the longest op run */
+	int opw = 0;
+	for (size_t i = 0; i < r->nops; i++)
+		if (op_wanted(r, &ops[i]) && (int)strlen(ops[i].name) > opw)
+			opw = (int)strlen(ops[i].name);
+	char err[2048];
+	r->kind = EFAB_MEM_CUDA;
+	rc = efab_reg_table(r, trace_read ? "fi_mr_reg_calls,fi_mr_reg_domains" : NULL, opw, err, sizeof(err));
+	if (rc && rt.rank == 0)
+		efab_log_error("%s", err);
+	if (!rc)
+		rc = efab_reg_open_csv(r);
 	char note1[512], note2[256], note3[512], tfab[128], tmrm[32];
 	efab_fitrace_fabric(trace_read, tfab, sizeof(tfab), tmrm, sizeof(tmrm));
 	if (trace_read)
@@ -250,8 +262,13 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 		 "lat_us_* = register (or nvshmem_malloc) time, dereg_us_* = unregister (or "
 		 "nvshmem_free) time, microseconds");
 	const char *notes[] = {note1, note2, note3};
+	char b1[512];
+	snprintf(b1, sizeof(b1), "NVSHMEM %d.%d, %d PEs, GPU %d; transport %s (libfabric fabric %s, mr_mode %s)",
+		 maj, min, rt.size, r->gpu, loaded, tfab, tmrm);
+	const char *lines[] = {b1, "*_us = register (nvshmem_malloc) time, dereg_us = unregister (nvshmem_free) "
+				   "time, microseconds; fi_mr_reg_*: counted below NVSHMEM (-v)"};
 	if (!rc && rt.rank == 0)
-		efab_table_begin(stdout, &r->ri, notes, 3, 1, 0);
+		efab_reg_header(r, lines, EFAB_ARRAY_SIZE(lines), notes, 3);
 	for (size_t i = 0; i < r->nops && !rc; i++) {
 		if (!op_wanted(r, &ops[i]))
 			continue;

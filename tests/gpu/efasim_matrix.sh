@@ -62,7 +62,7 @@ case_run() {
 	[[ $1 == *efab_probe ]] && csvarg=()
 	# the engine's benchmarks print their notes (the words MUST_SAY looks for)
 	# only with -v: their default header is a few short lines
-	[[ " $* " =~ /efab_(put|get|atomic)_[a-z]+\  ]] && csvarg+=(-v)
+	[[ " $* " =~ /efab_(put|get|atomic|mr|shmem)_[a-z]+\  ]] && csvarg+=(-v)
 	echo "$*" >"$log"
 	EFASIM_DIR=$OUTD/sim-$n EFASIM_P2P=$p2p timeout -k 5 "$TO" "$RUN" "$V" \
 		mpirun -np 2 -x EFASIM_HOST=%r -x EFASIM_DIR -x EFASIM_P2P -x LD_LIBRARY_PATH -x PATH -x FI_LOG_LEVEL \

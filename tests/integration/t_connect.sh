@@ -65,7 +65,7 @@ t_mr_reg_domains_efasim() {
 	export EFASIM_NICS=4
 	rm -f "$WORK/d.csv"
 	expect_rc 0 efa_run 2.6.0 "$EBIN/efab_mr_reg" -p efa -f efa-direct -m 4K:256K:x8 -n 4 \
-		--regime fresh --domains all --csv "$WORK/d.csv"
+		--regime fresh --domains all --csv "$WORK/d.csv" -v
 	grep -q "^# --domains all: K = 4 (rdmap" "$WORK/last.out" || die "not the 4 simulated NICs"
 	grep -q "^# fresh on 4 domains: registration costs" "$WORK/last.out" || die "no fit for k = 4"
 	simulated_csv "$WORK/d.csv"
@@ -80,7 +80,7 @@ PY
 	grep -q "^# reg_path = how libfabric registered a buffer" "$WORK/last.out" || die "the header does not define reg_path"
 	rm -f "$WORK/d.csv"
 	expect_rc 0 efa_run 2.6.0 "$EBIN/efab_mr_reg" -p efa -f efa -m 64K -n 3 --regime same \
-		--domains 3 --csv "$WORK/d.csv"
+		--domains 3 --csv "$WORK/d.csv" -v
 	# the further domains on the fabric asked for: EFA names each NIC's domain
 	# under efa-direct and efa, and the domain name alone selected efa-direct's
 	grep -q "^# --domains 3: K = 3 (rdmap[^;]*; all on fabric efa)" "$WORK/last.out" ||

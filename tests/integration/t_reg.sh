@@ -6,7 +6,7 @@ MRCOLS=rank,dereg_us_p50,dereg_us_p99,registered_before_MiB,mr_cache,access,incl
 t_mr_reg_regimes() {
 	for p in shm tcp; do
 		rm -f "$WORK/m.csv"
-		expect_rc 0 "$BIN/efab_mr_reg" -p $p -m 4K:1M:x4 --max-total 16M --csv "$WORK/m.csv"
+		expect_rc 0 "$BIN/efab_mr_reg" -p $p -m 4K:1M:x4 --max-total 16M --csv "$WORK/m.csv" -v
 		csvcheck "$WORK/m.csv" --bench mr_reg --rows 15 --lat --extra $MRCOLS
 		for g in fresh same accumulate; do
 			csvcheck "$WORK/m.csv" --bench mr_reg --rows 5 --lat --extra $MRCOLS --where op=$g \
@@ -39,7 +39,7 @@ PY
 }
 
 t_mr_reg_options_and_skips() {
-	expect_rc 0 "$BIN/efab_mr_reg" -p shm -m 64K --regime same --mr-cache off --access local -n 5
+	expect_rc 0 "$BIN/efab_mr_reg" -p shm -m 64K --regime same --mr-cache off --access local -n 5 -v
 	grep -q "mr cache off (FI_MR_CACHE_MAX_COUNT=0 FI_EFA_MR_CACHE_ENABLE=0)" "$WORK/last.out" ||
 		die "cache setting not recorded"
 	grep -q "access local" "$WORK/last.out" || die "access not recorded"
@@ -155,7 +155,7 @@ PY
 	expect_rc 2 "$BIN/efab_mr_reg" -p shm -m 4K --domains nic0
 	expect_msg "expected local, gpu-pair, all or a count"
 	# local without a GPU in the topology: one domain, said so
-	expect_rc 0 "$BIN/efab_mr_reg" -p shm -m 4K -n 3 --regime same --domains local
+	expect_rc 0 "$BIN/efab_mr_reg" -p shm -m 4K -n 3 --regime same --domains local -v
 	grep -q "^# --domains local: K = 1 (shm).*local = the domain in use" "$WORK/last.out" ||
 		die "--domains local without a GPU does not say what it did"
 }
@@ -175,7 +175,7 @@ t_mr_reg_domain_auto_topology() {
 		--regime same --domains gpu-pair --gpu 3
 	expect_msg "no RDM domain on NIC rdmap38s0 .0000:26:00.0."
 	expect_rc 0 env HWLOC_XMLFILE="$ROOT/tests/topo/h200-vm-1gpu.xml" "$BIN/efab_mr_reg" -p shm -m 4K \
-		-n 3 --regime same --domain auto
+		-n 3 --regime same --domain auto -v
 	grep -q "^# placement (rank 0): GPU 0000:00:06.0, NIC - (-), .*--domain auto: no NIC near the GPU, the first matching domain" \
 		"$WORK/last.out" || die "no placement line"
 }

@@ -1,4 +1,4 @@
-# The engine benchmarks' terminal table (issue 61 item 1): at default
+# The benchmarks' terminal table (issue 61 item 1): at default
 # verbosity at most 8 short '#' lines (what ran, on what, the metric in one
 # line) above a table of the benchmark's first columns, aligned in fixed
 # widths, no line over 120 characters; --columns all|a,b,c shows more or
@@ -7,6 +7,7 @@
 
 LAT_DEFAULT=size,iters,min_us,p50_us,p99_us,max_us,errors
 BW_DEFAULT=size,MB/s,Mops/s,errors
+REG_DEFAULT=size,op,iters,min_us,p50_us,p99_us,max_us,dereg_us_p50,first_us
 CONNECT_DEFAULT=peers,iters,min_us,p50_us,p99_us,max_us,av_insert_us,second_us_p50,errors
 
 tablecheck() { python3 tests/tablecheck.py "$WORK/last.out" "$@" || die "tablecheck $*"; }
@@ -34,6 +35,16 @@ t_table_default_short_and_aligned() {
 		grep -q "^# memory: local host, remote host; ranks $NP" "$WORK/last.out" ||
 			die "$b: no memory and ranks line"
 	done
+	# efab_mr_reg (one process): the registration figures; its fit sentences
+	# between the regimes' rows fit the width too
+	for p in shm tcp; do
+		expect_rc 0 "$BIN/efab_mr_reg" -p $p -m 4K:1M:x16 -n 5 --max-total 4M
+		tablecheck --notes 8 --width 120 --columns $REG_DEFAULT
+		[ "$(grep -c '^# [a-z]*: registration costs\|^# accumulate (largest size): ' "$WORK/last.out")" = 3 ] ||
+			die "mr_reg -p $p: not one fit sentence per regime"
+	done
+	expect_rc 0 mpi 2 "$BIN/efab_mr_reg" -p shm -m 4K:64K:x16 -n 5 --regime fresh
+	tablecheck --width 120 --columns $REG_DEFAULT,rank
 	# and on tcp
 	table_bench put_lat
 	expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p tcp $ARGS
@@ -78,6 +89,9 @@ t_table_bad_column_exit_2() {
 		[ "$(grep -c '^efab_' "$WORK/last.err")" = 1 ] || die "$b: not one line on stderr"
 		expect_msg "--columns: .* has no column 'nosuch'; columns: all, size, .*errors"
 	done
+	expect_rc 2 "$BIN/efab_mr_reg" -p shm -m 4K --columns size,nosuch
+	[ "$(grep -c '^efab_' "$WORK/last.err")" = 1 ] || die "mr_reg: not one line on stderr"
+	expect_msg "--columns: mr_reg has no column 'nosuch'; columns: all, size, .*reg_path$"
 }
 
 t_table_help_wraps_at_100() {

@@ -128,7 +128,7 @@ run() {
 	# efabench table's header block and column titles), and for a case killed
 	# by the limit the seed's last stage
 	s=$(grep -h -m1 '^seed: ' "$OUTD/$name.log" ||
-		grep -v 'lnx_init_env' "$OUTD/$name.log" | grep -v '^# \|^size ' |
+		grep -v 'lnx_init_env' "$OUTD/$name.log" | grep -v '^# \|^ *size ' |
 		grep -h -m1 -i 'requires FI_MR_LOCAL\|error\|fail\|signal\|timeout' || true)
 	[ "$rc" != 124 ] || s="hang: killed after $TO s, last stage: $(grep -h '^seed-stage: ' "$OUTD/$name.log" | tail -1 | cut -c13-)${s:+; $s}"
 	say "$name: exit $rc in $(($(date +%s) - t)) s${s:+: $s}"

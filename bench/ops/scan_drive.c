@@ -120,7 +120,8 @@ static void print_placement(const efab_ctx_t *c)
 		       scan->ranks[r].bind);
 }
 
-static void print_header(efab_ctx_t *c, int rounds)
+/* -v: every note (the header before issue 61) */
+static void print_header_full(efab_ctx_t *c, int rounds)
 {
 	scan_state_t *scan = c->priv;
 	printf("# efabench %s: scan\n", EFAB_VERSION);
@@ -205,27 +206,124 @@ static void print_header(efab_ctx_t *c, int rounds)
 	fflush(stdout);
 }
 
+/* At default verbosity at most 8 lines of at most 120 characters: what
+ * runs, on what, the metrics, the verdict's limits, placement, how long. */
+static void print_header(efab_ctx_t *c, int rounds)
+{
+	scan_state_t *scan = c->priv;
+	if (c->o.verbose) {
+		print_header_full(c, rounds);
+		return;
+	}
+	char line[1024], sz[32], bsz[32];
+	int per = c->o.concurrent ? (int)c->o.concurrent : scan->nodes / 2;
+	int groups = (scan->nodes / 2 + per - 1) / per;
+	char grp[64] = "";
+	if (groups > 1)
+		snprintf(grp, sizeof(grp), " (%d groups each: --concurrent %d)", groups, per);
+	char passes[64] = "";
+	if (c->o.passes > 1)
+		snprintf(passes, sizeof(passes), ", %llu passes (medians)", (unsigned long long)c->o.passes);
+	snprintf(line, sizeof(line), "efabench %s: scan, %d nodes x %d NIC%s, %d rounds of node pairs%s%s",
+		 EFAB_VERSION, scan->nodes, scan->nics, scan->nics == 1 ? "" : "s", rounds, grp, passes);
+	efab_header_line(stdout, line);
+	snprintf(line, sizeof(line), "provider %s, fabric %s; libfabric %s (provider %s)", c->ri.provider,
+		 c->ri.fabric, c->ri.libfabric_version, c->ri.provider_version);
+	efab_header_line(stdout, line);
+	if (strstr(c->ri.provider_version, "simulated"))
+		efab_header_line(stdout, EFAB_SIMULATED_NOTE);
+	if (c->nodes_mismatch[0]) {
+		snprintf(line, sizeof(line), "WARNING: the nodes differ: %s", c->nodes_mismatch);
+		efab_header_line(stdout, line);
+	}
+	efab_size_str(c->o.lat_size, sz, sizeof(sz));
+	efab_size_str(c->o.bw_size, bsz, sizeof(bsz));
+	snprintf(line, sizeof(line), "latency = half a write ping-pong's round trip (%s B), p50, us; bandwidth = %s B writes, "
+		 "%llu in flight, 10^6 B/s", sz, bsz, (unsigned long long)c->o.window);
+	efab_header_line(stdout, line);
+	snprintf(line, sizeof(line), "flagged: a NIC below %.2fx the cluster median (bandwidth) or above it / %.2f (latency), "
+		 "beyond %.0fx the noise", c->o.threshold, c->o.threshold, EFAB_SCAN_SIGMAS);
+	efab_header_line(stdout, line);
+	int bound = 0, first = -1;
+	for (int r = 0; r < scan->world_size; r++) {
+		bound += scan->ranks[r].bound;
+		if (!scan->ranks[r].bound && first < 0)
+			first = r;
+	}
+	int n = snprintf(line, sizeof(line), "placement: %d of %d ranks bound near their NIC (hwloc)", bound,
+			 scan->world_size);
+	if (first >= 0 && n > 0 && (size_t)n < sizeof(line)) { /* the first reason, in one line */
+		snprintf(line + n, sizeof(line) - (size_t)n, "; %s %s: %s", scan->ranks[first].host,
+			 scan->ranks[first].nic, scan->ranks[first].bind);
+		if (strlen(line) > 118) /* cut, and said so (-v: every rank's whole) */
+			snprintf(line + 117, sizeof(line) - 117, "~");
+	}
+	efab_header_line(stdout, line);
+	double pp = (double)scan->nics * (double)(50 + 2 * efab_pingpong_iters(c, c->o.lat_size));
+	double steps = (double)c->o.passes * rounds * groups;
+	if (c->o.time_s > 0)
+		snprintf(line, sizeof(line), "estimate: about %.0f s, at most %.0f s; more: -v (the whole verdict rule, "
+			 "counters, placement), --csv", steps * (pp * 20e-6 + 2 * c->o.time_s * 1.1 + 0.1),
+			 steps * (pp * 1e-3 + 2 * c->o.time_s * 1.5 + 1.0));
+	else
+		snprintf(line, sizeof(line), "estimate: the first round's time gives the rest; more: -v (the whole verdict "
+			 "rule, counters, placement), --csv");
+	efab_header_line(stdout, line);
+	fflush(stdout);
+}
+
+/* A node x node matrix in blocks of 8 columns (lines of at most 118
+ * characters; a block per 8 nodes of a larger scan). */
 static void print_matrix(const scan_state_t *scan, const char *title, const double *m, int lat)
 {
-	printf("\n%s\n%-14s", title, lat ? "node \\ node" : "from \\ to");
-	for (int b = 0; b < scan->nodes; b++)
-		printf(" %12.12s", scan->node_names[b]);
-	printf("\n");
+	enum { PER = 8 };
+	printf("\n%s\n", title);
 	double v[1024];
-	for (int a = 0; a < scan->nodes; a++) {
-		printf("%-14.14s", scan->node_names[a]);
-		for (int b = 0; b < scan->nodes; b++) {
-			int n = 0;
-			for (int i = 0; i < scan->nics && n < 1024; i++)
-				v[n++] = m[at(scan, a, b, i)];
-			double med = efab_scan_median(v, (size_t)n);
-			if (isfinite(med))
-				printf(" %12.*f", lat ? 2 : 1, med);
-			else
-				printf(" %12s", "-");
-		}
+	for (int b0 = 0; b0 < scan->nodes; b0 += PER) {
+		int b1 = b0 + PER < scan->nodes ? b0 + PER : scan->nodes;
+		if (b0)
+			printf("\n");
+		printf("%-14s", lat ? "node \\ node" : "from \\ to");
+		for (int b = b0; b < b1; b++)
+			printf(" %12.12s", scan->node_names[b]);
 		printf("\n");
+		for (int a = 0; a < scan->nodes; a++) {
+			printf("%-14.14s", scan->node_names[a]);
+			for (int b = b0; b < b1; b++) {
+				int n = 0;
+				for (int i = 0; i < scan->nics && n < 1024; i++)
+					v[n++] = m[at(scan, a, b, i)];
+				double med = efab_scan_median(v, (size_t)n);
+				if (isfinite(med))
+					printf(" %12.*f", lat ? 2 : 1, med);
+				else
+					printf(" %12s", "-");
+			}
+			printf("\n");
+		}
 	}
+}
+
+/* A line of the verdict: "  " + prefix + text, folded at spaces into lines of
+ * at most 120 characters, each continuation indented by 4 (whole: one line,
+ * -v). The --verdict-json records hold each finding's text whole. */
+static void verdict_line(int whole, const char *prefix, const char *text)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "  %s%s", prefix, text);
+	const char *p = buf;
+	int width = 120;
+	while (!whole && (int)strlen(p) > width) {
+		const char *cut = p + width;
+		while (cut > p && *cut != ' ')
+			cut--;
+		if (cut == p)
+			break;
+		printf("%s%.*s\n", p == buf ? "" : "    ", (int)(cut - p), p);
+		p = cut + 1;
+		width = 116;
+	}
+	printf("%s%s\n", p == buf ? "" : "    ", p);
 }
 
 static void print_report(const efab_ctx_t *c, const efab_scan_data_t *d, const double *bw,
@@ -259,23 +357,23 @@ static void print_report(const efab_ctx_t *c, const efab_scan_data_t *d, const d
 			       scan->node_names[a], scan->nic_names[a * scan->nics + i], cell[0],
 			       cell[1], cell[2], cell[3], cell[4], cell[5]);
 		}
-	printf("cluster median: send %.1f MB/s, receive %.1f MB/s, latency %.2f us\n",
+	printf("\ncluster median: send %.1f MB/s, receive %.1f MB/s, latency %.2f us\n",
 	       v->ref[EFAB_SCAN_SEND], v->ref[EFAB_SCAN_RECV], v->ref[EFAB_SCAN_LAT]);
 	printf("\nverdict: %s\n", v->nflags ? "FLAGGED" : "no node or NIC flagged");
 	char line[sizeof(v->flags->evidence) + 512];
+	int whole = c->o.verbose;
 	for (size_t f = 0; f < v->nflags; f++) {
 		efab_scan_flag_line(d, &v->flags[f], line, sizeof(line));
-		printf("  %s\n", line);
+		verdict_line(whole, "", line);
 	}
 	if (v->round_note[0])
-		printf("  note: %s\n", v->round_note);
+		verdict_line(whole, "note: ", v->round_note);
 	if (scan->nodes == 2 && v->nflags)
-		printf("  (2 nodes: a slow direction or a failure cannot be told from its other end, "
-		       "the pair is the subject; scan 3 or more nodes to attribute it)\n");
+		verdict_line(whole, "", "(2 nodes: a slow direction or a failure cannot be told from its other "
+			     "end, the pair is the subject; scan 3 or more nodes to attribute it)");
 	if (scan->nodes == 3 && v->nflags)
-		printf("  (3 nodes: each NIC has 2 peers, the medians are means; 4 or more attribute "
-		       "better)\n");
-	(void)c;
+		verdict_line(whole, "", "(3 nodes: each NIC has 2 peers, the medians are means; 4 or more "
+			     "attribute better)");
 	fflush(stdout);
 }
 

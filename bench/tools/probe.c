@@ -85,7 +85,7 @@ static int probe_columns(efab_rt_t *rt, const efab_opts_t *o, column_t *cols, si
 	if (o->json)
 		probe_print_json(stdout, cols, n);
 	else
-		probe_print_table(cols, n);
+		probe_print_table(cols, n, o->verbose);
 	return o->csv[0] ? probe_write_csv(o->csv, cols, n) : EFAB_OK;
 }
 

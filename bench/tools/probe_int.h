@@ -56,7 +56,7 @@ void probe_live_one(efab_rt_t *rt, const struct fi_info *col, int which, double 
 		    char *result, size_t rlen);
 
 /* probe_print.c */
-void probe_print_table(column_t *cols, size_t n);
+void probe_print_table(column_t *cols, size_t n, int verbose);
 void probe_print_json(FILE *f, column_t *cols, size_t n);
 int probe_write_csv(const char *path, column_t *cols, size_t n);
 

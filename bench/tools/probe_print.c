@@ -2,6 +2,7 @@
  * fabric, then --live's put matrix), JSON and CSV (long format:
  * provider,fabric,domain,property,value). probe_diff_load.c reads the last
  * two back. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,7 +56,41 @@ static void print_put_matrix(const column_t *cols, size_t n)
 	}
 }
 
-void probe_print_table(column_t *cols, size_t n)
+/* A line of at most 120 characters: longer text is folded at spaces, the
+ * continuation indented by two (verbose: one line, whatever its length). */
+static void print_folded(int verbose, const char *fmt, ...)
+{
+	char text[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	const char *p = text;
+	int width = 120;
+	while (!verbose && (int)strlen(p) > width) {
+		const char *cut = p + width;
+		while (cut > p && *cut != ' ')
+			cut--;
+		if (cut == p)
+			break;
+		printf("%s%.*s\n", p == text ? "" : "  ", (int)(cut - p), p);
+		p = cut + 1;
+		width = 118;
+	}
+	printf("%s%s\n", p == text ? "" : "  ", p);
+}
+
+/* A cell of the matrix: cut to COL_W - 1 characters, a cut one ending in
+ * '~' (--json and --csv hold every value whole). */
+static void print_cell(const char *v)
+{
+	if ((int)strlen(v) > COL_W - 1)
+		printf(" %.*s~", COL_W - 2, v);
+	else
+		printf(" %-*s", COL_W - 1, v);
+}
+
+void probe_print_table(column_t *cols, size_t n, int verbose)
 {
 	size_t per = (120 - LABEL_W) / COL_W;
 	for (size_t start = 0; start < n; start += per) {
@@ -71,14 +106,14 @@ void probe_print_table(column_t *cols, size_t n)
 					v = "FAILED (below)";
 				if (!strcmp(name, "hw_counter_names") && strcmp(v, "-"))
 					v = "(below)";
-				printf(" %-*.*s", COL_W - 1, COL_W - 1, v);
+				print_cell(v);
 			}
 			printf("\n");
 		}
 		printf("\n");
 	}
 	for (size_t c = 0; c < n; c++)
-		printf("verdict (provider %s, domain %s) %s\n",
+		print_folded(verbose, "verdict (provider %s, domain %s) %s",
 		       cols[c].info->fabric_attr->prov_name, cols[c].info->domain_attr->name,
 		       cols[c].verdict);
 	/* each NIC's counters once (its fabrics share them) */
@@ -94,18 +129,19 @@ void probe_print_table(column_t *cols, size_t n)
 		for (size_t p = 0; dev && !seen && p < cols[c].nprops; p++)
 			if (!strcmp(cols[c].props[p].name, "hw_counters") &&
 			    strcmp(cols[c].props[p].value, "-"))
-				printf("hw_counters of %s: %s\n", dev, cols[c].props[p].value);
+				print_folded(verbose, "hw_counters of %s: %s", dev, cols[c].props[p].value);
 		for (size_t p = 0; dev && !seen && p < cols[c].nprops; p++)
 			if (!strcmp(cols[c].props[p].name, "hw_counter_names") &&
 			    strcmp(cols[c].props[p].value, "-"))
-				printf("hw_counter_names of %s: %s\n", dev, cols[c].props[p].value);
+				print_folded(verbose, "hw_counter_names of %s: %s", dev,
+					     cols[c].props[p].value);
 	}
 	for (size_t c = 0; c < n; c++)
 		for (size_t p = 0; p < cols[c].nprops; p++)
 			if (!strncmp(cols[c].props[p].name, "live_", 5) &&
 			    !probe_put_is_row(cols[c].props[p].name) &&
 			    strcmp(cols[c].props[p].value, "OK"))
-				printf("%s %s/%s: %s\n", cols[c].props[p].name,
+				print_folded(verbose, "%s %s/%s: %s", cols[c].props[p].name,
 				       cols[c].info->fabric_attr->prov_name,
 				       cols[c].info->fabric_attr->name, cols[c].props[p].value);
 	print_put_matrix(cols, n);

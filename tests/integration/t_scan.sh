@@ -17,6 +17,14 @@ SCAN_ARGS=(-p tcp --bw-size 64K -W 16 --time 0.2 --concurrent 1 --passes 3 --thr
 scan_run() { # RC [tests/cluster/scan args...] -- [efab_scan args...]
 	local want=$1; shift
 	expect_rc "$want" timeout -k 5 "${EFAB_TEST_TIMEOUT:-300}" "$ROOT/tests/cluster/scan" "$@"
+	scan_joined
+}
+
+# last.joined: last.out with the verdict's folded lines joined (a line of at
+# most 120 characters continues on lines indented by 4): a finding per line.
+scan_joined() {
+	awk 'NR > 1 && /^    [^ ]/ { sub(/^    /, " "); printf "%s", $0; next }
+		{ if (NR > 1) printf "\n"; printf "%s", $0 } END { print "" }' "$WORK/last.out" >"$WORK/last.joined"
 }
 
 said() { # PATTERN: in the last command's stdout or stderr
@@ -47,9 +55,13 @@ text = open(out).read().split("\n")
 i = next(k for k, l in enumerate(text) if l.startswith("verdict: "))
 lines, notes = [], []
 for l in text[i + 1:]:
+    if l.startswith("    ") and (lines or notes):  # a folded line's continuation
+        (notes if last_note else lines)[-1] += " " + l[4:]
+        continue
     if not l.startswith("  ") or l.startswith("  ("):
         break
-    (notes if l.startswith("  note: ") else lines).append(l[2:])
+    last_note = l.startswith("  note: ")
+    (notes if last_note else lines).append(l[2:])
 doc = json.load(open(jpath))
 recs = doc["findings"]
 # a whole round off (the note): the same words in the JSON's round_note
@@ -147,8 +159,12 @@ t_scan_four_nodes_slow_node() {
 		--verdict-json "$WORK/slow.json"
 	scan_verdict_is "$WORK/slow.json" "node node2: slow bandwidth"
 	grep -q "^  node node2: slow bandwidth: 1 of 1 NICs: eth0 .* over 3 peers; send bandwidth median" \
-		"$WORK/last.out" || die "node2 not flagged for its send bandwidth"
-	grep -q "^# estimate: 3 x 3 rounds x 2 groups" "$WORK/last.out" || die "no estimate before the scan"
+		"$WORK/last.joined" || die "node2 not flagged for its send bandwidth"
+	grep -q "^# efabench .*: scan, 4 nodes x 1 NIC, 3 rounds of node pairs (2 groups each: --concurrent 1), 3 passes (medians)$" \
+		"$WORK/last.out" || die "the header does not say what the scan runs"
+	grep -q "^# estimate: about [0-9]* s, at most [0-9]* s; more: -v" "$WORK/last.out" || die "no estimate before the scan"
+	python3 tests/tablecheck.py "$WORK/last.out" --notes 8 --width 120 --columns node,nic,send_MBps,x,recv_MBps,x,lat_us,x \
+		--table-from '^per NIC' || die "the scan's header or per-NIC table"
 	said "pass 3/3 round 3/3 done" || die "no progress lines"
 	scan_csv_complete "$WORK/slow.csv" 4 1
 	if python3 -c 'import matplotlib' 2>/dev/null; then
@@ -176,14 +192,14 @@ t_scan_odd_and_concurrent() {
 	cluster_need 3
 	timeout -k 5 200 "$ROOT/tests/cluster/scan" -- "${SCAN_ARGS[@]}" --csv "$WORK/odd.csv" \
 		>"$WORK/last.out" 2>&1 || [ $? = 1 ] || { cat "$WORK/last.out"; die "3-node scan failed"; }
-	grep -q "3 rounds of disjoint node pairs" "$WORK/last.out" || die "not 3 rounds"
+	grep -q "3 rounds of node pairs" "$WORK/last.out" || die "not 3 rounds"
 	scan_csv_complete "$WORK/odd.csv" 3 1
 	timeout 60 "$ROOT/tests/cluster/down" >/dev/null 2>&1
 	cluster_need 4
 	timeout -k 5 200 "$ROOT/tests/cluster/scan" -- -p tcp --bw-size 64K -W 16 --time 0.1 \
 		--csv "$WORK/conc.csv" >"$WORK/last.out" 2>&1 || [ $? = 1 ] ||
 		{ cat "$WORK/last.out"; die "concurrent scan failed"; }
-	grep -q "^# --concurrent" "$WORK/last.out" && die "default should run every pair of a round at once"
+	grep -q "groups each: --concurrent" "$WORK/last.out" && die "default should run every pair of a round at once"
 	scan_csv_complete "$WORK/conc.csv" 4 1
 }
 
@@ -262,7 +278,7 @@ for r in csv.DictReader(open(sys.argv[1])):
 	[ -n "$nic1" ] || die "no NIC 1 of node1 in the CSV"
 	lines=$(sed -n 's/^  node \([^ :]*\) NIC \([^:]*\):.*/\1 \2/p' "$WORK/last.out" | sort -u)
 	[ "$lines" = "node1 $nic1" ] || die "flagged '$lines', expected node1 $nic1 alone"
-	grep -q "^  node node1:" "$WORK/last.out" && die "node1 flagged as a whole for one slow NIC of two"
+	grep -q "^  node node1:" "$WORK/last.joined" && die "node1 flagged as a whole for one slow NIC of two"
 	scan_csv_complete "$WORK/sim.csv" 4 2
 }
 
@@ -328,10 +344,10 @@ t_scan_defaults_slow_node_and_clean() {
 	said "MPI_ABORT" && die "the scan aborted"
 	# one pass, every pair of a round at once: 4 spinning ranks on 2 cores
 	LAT_ARTIFACT=1 scan_verdict_is "$WORK/slow.json" "node node2: slow bandwidth"
-	grep -q "^  node node2: slow bandwidth: 1 of 1 NICs: eth0 .* send bandwidth median" "$WORK/last.out" ||
+	grep -q "^  node node2: slow bandwidth: 1 of 1 NICs: eth0 .* send bandwidth median" "$WORK/last.joined" ||
 		die "node2 not flagged for its send bandwidth"
 	scan_csv_complete "$WORK/slow.csv" 4 1
-	most=$(sed -n 's/^# estimate: .*, at most \([0-9]*\) s while.*/\1/p' "$WORK/last.out")
+	most=$(sed -n 's/^# estimate: .*at most \([0-9]*\) s[ ;].*/\1/p' "$WORK/last.out")
 	wall=$(sed -n 's/^scan wall time \([0-9.]*\).*/\1/p' "$WORK/last.out")
 	[ -n "$most" ] && [ -n "$wall" ] || die "no estimate or no wall time"
 	# the bound holds while a round trip takes at most 1 ms: a round whose
@@ -378,6 +394,7 @@ t_scan_fabric_down_unreachable() {
 		>"$WORK/last.out" 2>"$WORK/last.err"
 	rc=$?
 	secs=$(($(date +%s) - t0))
+	scan_joined
 	cat "$WORK/last.out" "$WORK/last.err"
 	[ $rc = 1 ] || die "exit $rc, expected 1"
 	echo "scan with node2's eth0 down: $secs s"
@@ -385,7 +402,7 @@ t_scan_fabric_down_unreachable() {
 	said "MPI_ABORT" && die "the scan aborted"
 	# its first round may pass before the link goes down (1 s): either way node2
 	grep -Eq "^  node node2: failed: (all 3 of its pairs failed \(no progress with any peer\)|2 of its 3 pairs failed, each failure involves it); the failures began in round [12]: with node" \
-		"$WORK/last.out" || die "node2 not named as the failures' common end"
+		"$WORK/last.joined" || die "node2 not named as the failures' common end"
 	LAT_ARTIFACT=1 scan_verdict_is "$WORK/down.json" "node node2: failed"
 	[ "$secs" -le 75 ] || die "took $secs s (2 passes x 3 rounds x --timeout 5 s and the rest)"
 	python3 - "$WORK/down.csv" <<'EOF' || die "CSV"
@@ -425,7 +442,7 @@ t_scan_link_down_after_first_round() {
 	said "MPI_ABORT" && die "the scan aborted"
 	LAT_ARTIFACT=1 scan_verdict_is "$WORK/down.json" "node node3: failed"
 	grep -q "^  node node3: failed: 2 of its 3 pairs failed, each failure involves it; the failures began in round 2: with node2 NIC eth0 in round 2 (.*); with node1 NIC eth0 in round 3 (.*); each of those peers passed with another node; passed: with node0 NIC eth0 in round 1 (before the failures)$" \
-		"$WORK/last.out" || die "node3's finding does not say which pairs failed when"
+		"$WORK/last.joined" || die "node3's finding does not say which pairs failed when"
 	python3 - "$WORK/down.json" <<'EOF' || die "JSON evidence"
 import json, sys
 f = json.load(open(sys.argv[1]))["findings"][0]
@@ -448,9 +465,9 @@ t_scan_fabric_dies_between_rounds() {
 	said "MPI_ABORT" && die "the scan aborted"
 	LAT_ARTIFACT=1 scan_verdict_is "$WORK/dies.json" "node node4: failed"
 	grep -q "^  node node4: failed: 3 of its 5 pairs failed, each failure involves it; the failures began in round 3: " \
-		"$WORK/last.out" || die "node4's finding does not date its failures"
+		"$WORK/last.joined" || die "node4's finding does not date its failures"
 	grep -q "passed: with node[0-9] NIC eth0 in round 1 (before the failures); with node[0-9] NIC eth0 in round 2 (before the failures)$" \
-		"$WORK/last.out" || die "node4's passed rounds not named"
+		"$WORK/last.joined" || die "node4's passed rounds not named"
 }
 
 # One outlier pair between two healthy nodes: node0 <-> node2 rate-limited
@@ -463,5 +480,5 @@ t_scan_outlier_pair() {
 	scan_run 1 --slow-pair node0:node2:200mbit -- "${SCAN_ARGS[@]}" --verdict-json "$WORK/pair.json"
 	scan_verdict_is "$WORK/pair.json" "pair node0 NIC eth0 - node2 NIC eth0: slow bandwidth"
 	grep -q "^  pair node0 NIC eth0 - node2 NIC eth0: slow bandwidth: both ways in round 3: .*: one pair, not an end$" \
-		"$WORK/last.out" || die "the pair's finding"
+		"$WORK/last.joined" || die "the pair's finding"
 }

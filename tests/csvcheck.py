@@ -1,56 +1,24 @@
 #!/usr/bin/env python3
-"""Checks an efabench CSV file: schema-1 header, whole rows, expected bench,
-row count and sizes, zero errors, and sane statistics (min <= p50 <= p99 <=
-max, all positive). Exit 0 when every check holds, else 1 with the reason."""
+"""Checks an efabench CSV file: its header against docs/csv.md (schema 2:
+exactly the bench's documented columns; schema 1: a leading part of them,
+at least the common columns and --extra), whole rows, expected bench, row
+count and sizes, zero errors, and sane statistics (min <= p50 <= p99 <=
+max, all positive). Exit 0 when every check holds, else 1 with the reason;
+a schema other than 1 and 2 is refused with one line."""
 import argparse
 import csv
 import sys
 
-BASE = ("schema,run_id,timestamp,bench,op,provider,fabric,domain,libfabric_version,"
-        "provider_version,mem_local,mem_remote,ranks,pairs,window,size_bytes,iters,lat_us_min,"
-        "lat_us_p50,lat_us_mean,lat_us_p99,lat_us_p999,lat_us_max,lat_us_stdev,bw_MBps,"
-        "msg_rate_Mops,errors,provider_req,fabric_req,libfabric_built,libfabric_path,"
-        "efa_installer").split(",")
+import csvdoc
 
-
-# Columns appended to a bench's extra columns after tests were written
-# (issue 17: first_us, the batch latency, the bandwidth footprint, mr_reg's
-# domains and first call; issue 28: the sum-of-window-times bandwidth and
-# how the loop's end was confirmed; issue 26: the quartiles; issue 25: the
-# NIC counters, path and software cost). A header may
-# end with those of these that --extra does not name, in this order, or with
-# a leading part of them (a CSV of an older efabench); any other difference
-# fails.
-BW_LATER = ["first_us", "footprint", "bw_MBps_windows", "msg_rate_Mops_windows", "end_confirm",
-            "window_us_p25", "window_us_p75"]
+# The schemas this checker reads: 2 = docs/csv.md's, 1 = the same columns
+# or a leading part of them (schema 1 grew by appending; docs/csv.md
+# "Schema 1").
+SCHEMAS = ("1", "2")
+DOC = csvdoc.Schema()
+BASE = DOC.common_columns()
 CONFIRMS = ("local-completion", "remote-cq-data", "ordered-flag", "unordered-flag")
-HWC = ["tx_bytes", "tx_pkts", "rx_bytes", "rx_pkts", "send_bytes", "send_wrs", "recv_bytes",
-       "recv_wrs", "rdma_write_bytes", "rdma_write_wrs", "rdma_write_recv_bytes", "rdma_read_bytes",
-       "rdma_read_wrs", "rdma_read_resp_bytes", "rdma_write_wr_err", "rdma_read_wr_err", "rx_drops",
-       "retrans_bytes", "retrans_pkts", "retrans_timeout_events", "unresponsive_remote_events",
-       "impaired_remote_conn_events"]
-# issue 25: the proof of path (bench/engine/evidence.c), after every traffic row's own
-EVIDENCE = (["path", "path_ratio", "payload_bytes", "hw_nics", "hw_note", "post_ns", "poll_ns"]
-            + ["nic_init_" + c for c in HWC] + ["nic_tgt_" + c for c in HWC])
-BW_LATER += EVIDENCE
-LAT_LATER = ["first_us", "lat_us_batch", "lat_us_p25", "lat_us_p75"] + EVIDENCE
-# issue 37: who posted (cpu, or a CUDA kernel: gpu) and the GPU's post cost
-INITIATOR = ["initiator", "gpu_post_ns", "gpu_threads"]
-# issue 45: -o write's lower bound above the MTU and the late messages (put_lat)
-PUT_LAT_TAIL = ["lat_lower_bound", "late_msgs", "late_bytes"]
 LOWER_BOUNDS = ("yes", "no", "unknown")
-# issue 48: the peak-rate techniques of the RMA streams (put_bw, get_bw), last
-PEAK = ["post_list", "pipeline", "high_pps", "tclass", "eps"]
-LATER = {
-    "put_lat": LAT_LATER + INITIATOR + PUT_LAT_TAIL,
-    "get_lat": LAT_LATER + INITIATOR,
-    "atomic_lat": LAT_LATER,
-    "put_bw": BW_LATER + INITIATOR + PEAK,
-    "get_bw": BW_LATER + PEAK,
-    "atomic_bw": BW_LATER,
-    "mr_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75", "reg_path"],
-    "shmem_reg": ["domains", "first_us", "lat_us_p25", "lat_us_p75", "reg_path"],
-}
 # issue 45: the path libfabric reported for a registration (bench/cli/reglog.c)
 REG_PATHS = ("dmabuf", "peermem", "dmabuf->peermem", "efabench-dmabuf", "host", "-", "unknown")
 REG_COMPONENTS = ("cuMemHostRegister", "dmabuf_export")
@@ -86,16 +54,24 @@ def main():
         fail("file does not end with a newline (torn row?)")
     rows = list(csv.reader(text.splitlines()))
     header = rows[0]
+    schemas = sorted({r[0] for r in rows[1:] if r})
+    if len(schemas) > 1:
+        fail(f"rows mix schemas {', '.join(schemas)}")
+    schema = schemas[0] if schemas else str(DOC.number)
+    if schema not in SCHEMAS:
+        fail(f"schema {schema}: csvcheck reads schemas {' and '.join(SCHEMAS)}")
     want = BASE + ([c for c in a.extra.split(",") if c])
-    later = LATER.get(a.bench, [])
+    if a.bench in DOC.benches:
+        full = DOC.columns(a.bench)
+        if full[:len(want)] != want:
+            fail(f"--extra {a.extra} is not the first of {a.bench}'s columns in docs/csv.md")
+        if schema == "1" and len(header) >= len(want) and header == full[:len(header)]:
+            want = header  # schema 1: a leading part of today's columns
+        else:
+            want = full
     if header != want:
-        rest = [c for c in later if c not in want]
-        for k in range(len(rest), -1, -1):
-            if header == want + rest[:k]:
-                want = want + rest[:k]
-                break
-    if header != want:
-        fail(f"header differs:\n got  {header}\n want {want}")
+        diff = csvdoc.first_difference(header, want)
+        fail(f"schema-{schema} header differs from docs/csv.md's {a.bench}: {diff}")
     data = []
     for n, r in enumerate(rows[1:], 2):
         if len(r) != len(header):
@@ -109,8 +85,6 @@ def main():
         fail(f"sizes {[d['size_bytes'] for d in data]}, expected {a.sizes}")
     total_err = 0
     for d in data:
-        if d["schema"] != "1":
-            fail(f"schema {d['schema']}")
         if d["bench"] != a.bench:
             fail(f"bench {d['bench']}, expected {a.bench}")
         if d.get("path") == "-":

@@ -115,7 +115,7 @@ def check_units(runs, plotter):
     for run in runs:
         for path in glob.glob(os.path.join(run, "*.csv")):
             for d in csv.DictReader(open(path)):
-                if d.get("schema") != "1":
+                if d.get("schema") not in ("1", "2"):
                     continue
                 x = int(d["peers"]) if d["bench"] == "connect" else int(d["size_bytes"])
                 rows.setdefault((d["bench"], x), []).append(d)

@@ -39,7 +39,7 @@ typedef struct efab_run_info {
 	char mem_local[16];
 	char mem_remote[16];
 	int ranks;
-	/* bench-specific columns after the schema-1 metrics (documented in docs/csv.md) */
+	/* bench-specific columns after the common ones (documented in docs/csv.md) */
 	const char *extra_cols[EFAB_MAX_EXTRA];
 	size_t n_extra;
 } efab_run_info_t;
@@ -80,7 +80,9 @@ typedef struct efab_csv {
 	char path[4096];
 } efab_csv_t;
 
-/* Schema 1: the header of ri's columns, rows from efab_row_t. */
+/* The efabench CSV (schema EFAB_CSV_SCHEMA, docs/csv.md): the header of ri's
+ * columns, rows from efab_row_t. A file that holds rows of another schema
+ * (the same header: schema 1) is refused too. */
 int efab_csv_open(const char *path, const efab_run_info_t *ri, efab_csv_t *out);
 int efab_csv_write(efab_csv_t *csv, const efab_run_info_t *ri, const efab_row_t *row);
 /* Any other layout (a scan's per-pair rows): header is the first line

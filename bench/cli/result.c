@@ -156,11 +156,34 @@ int efab_csv_format_cells(const char *const *cells, size_t ncells, char *buf, si
 	return n < len ? (int)n : -1;
 }
 
+/* Schemas 1 and 2 share their headers (2 numbers the column set 1 grew
+ * to), so the header alone cannot keep a file to one schema: the first
+ * row's schema cell must be ours too. */
+static int rows_of_other_schema(int fd, size_t header_len, char *cell, size_t len)
+{
+	ssize_t n = pread(fd, cell, len - 1, (off_t)header_len + 1);
+	if (n <= 0)
+		return 0; /* no row yet */
+	cell[n] = '\0';
+	cell[strcspn(cell, ",\n")] = '\0';
+	char ours[16];
+	snprintf(ours, sizeof(ours), "%d", EFAB_CSV_SCHEMA);
+	return strcmp(cell, ours) != 0;
+}
+
 int efab_csv_open(const char *path, const efab_run_info_t *ri, efab_csv_t *out)
 {
-	char header[4096];
+	char header[4096], cell[16];
 	efab_csv_header(ri, header, sizeof(header));
-	return efab_csv_open_with_header(path, header, out);
+	int rc = efab_csv_open_with_header(path, header, out);
+	if (rc == EFAB_OK && rows_of_other_schema(out->fd, strlen(header), cell, sizeof(cell))) {
+		efab_log_error("CSV file '%s' holds schema-%s rows, this efabench writes schema %d "
+			       "(docs/csv.md); use a new file",
+			       path, cell, EFAB_CSV_SCHEMA);
+		efab_csv_close(out);
+		return EFAB_EUSAGE;
+	}
+	return rc;
 }
 
 int efab_csv_open_with_header(const char *path, const char *header, efab_csv_t *out)

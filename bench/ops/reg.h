@@ -69,7 +69,7 @@ void efab_reg_init(reg_ctx_t *r, efab_rt_t *rt, const efab_regop_t *ops, size_t 
 /* Collective: rank 0 writes the CSV header, the others append whole rows
  * after it (rank 0's verdict for every rank, so none waits alone). */
 int efab_reg_open_csv(reg_ctx_t *r);
-/* The registration CSV columns after the schema-1 metrics. */
+/* The registration CSV columns after the common ones (docs/csv.md, group reg). */
 void efab_reg_columns(efab_run_info_t *ri);
 /* The terminal table's columns: --columns, -v (all), else size, op, iters,
  * the latency figures, dereg_us_p50, first_us, then rank (more than one),

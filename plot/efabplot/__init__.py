@@ -4,7 +4,8 @@ comparison report from efabench result directories. Modules, lowest first
 checks there is no cycle):
 
     fmt        formatting: sizes, numbers from CSV cells, counts, markdown cells
-    load       loading and schema: result directories, CSV schema 1, meta.json
+    schema     the CSV schemas read (1 and 2) and each benchmark's columns
+    load       loading: result directories, their CSVs by schema, meta.json
     stats      statistics and verdicts: Point, the significance rule, the gate
     grouping   series and groups: series_key, groups, comparisons, build()
     pathrows   the rows of the proof-of-path sections

@@ -1,5 +1,5 @@
-"""Loading result directories: efabench CSV schema 1 (the columns every file
-starts with, the columns added since), meta.json, the rows of a simulated
+"""Loading result directories: efabench CSV schemas 1 and 2 (schema.py:
+the columns every file starts with, each benchmark's), meta.json, the rows of a simulated
 device marked in every grouping key, the libfabric install of each row, and
 the one bandwidth definition every figure of a comparison shows
 (BW_DEFINITION, set by use_bw_definition)."""
@@ -7,17 +7,17 @@ import csv
 import json
 import os
 
+from . import schema
 
-SCHEMA_BASE = ("schema,run_id,timestamp,bench,op,provider,fabric,domain,libfabric_version,"
-               "provider_version,mem_local,mem_remote,ranks,pairs,window,size_bytes,iters,"
-               "lat_us_min,lat_us_p50,lat_us_mean,lat_us_p99,lat_us_p999,lat_us_max,"
-               "lat_us_stdev,bw_MBps,msg_rate_Mops,errors").split(",")
+SCHEMA_BASE = schema.SCHEMA1_BASE
+READS = "1 and 2"  # schema.SCHEMAS
 
 
 GROUP_KEYS = ("fabric", "provider", "libfabric_version", "libfabric", "efa_installer", "label")
 
 
-# Columns added to schema 1 after its first files: what was asked (-p/-f) and
+# Columns added to schema 1 after its first files (every schema-2 file has
+# them): what was asked (-p/-f) and
 # which library ran. Files without them still load; their request is unknown
 # and their series fall back to the returned provider/fabric names.
 REQUEST_COLS = ("provider_req", "fabric_req")
@@ -58,14 +58,23 @@ def load_dir(path):
             if header[:1] != ["schema"]:
                 continue  # not a benchmark table (efab_probe's long format)
             if header[:len(SCHEMA_BASE)] != SCHEMA_BASE:
-                raise InputError(f"{fp}: columns are not efabench CSV schema 1")
+                raise InputError(f"{fp}: columns are not efabench CSV schema 1 or 2")
             benches = set()
+            file_schema = None
             for n, rec in enumerate(reader, 2):
                 if len(rec) != len(header):
                     raise InputError(f"{fp}:{n}: {len(rec)} fields, header has {len(header)}")
                 d = dict(zip(header, rec))
-                if d["schema"] != "1":
-                    raise InputError(f"{fp}:{n}: schema {d['schema']}, this efab_plot reads 1")
+                if d["schema"] not in [str(k) for k in schema.SCHEMAS]:
+                    raise InputError(f"{fp}:{n}: schema {d['schema']}, this efab_plot reads {READS}")
+                if file_schema is None:
+                    file_schema = int(d["schema"])
+                    problem = schema.header_problem(header, file_schema, d["bench"])
+                    if problem:
+                        raise InputError(f"{fp}: schema {file_schema}: {problem}")
+                elif int(d["schema"]) != file_schema:
+                    raise InputError(f"{fp}:{n}: schema {d['schema']} after schema {file_schema} "
+                                     "rows; one schema per CSV")
                 benches.add(d["bench"])
                 d["_label"] = label
                 d["_dir"] = path
@@ -83,7 +92,7 @@ def load_dir(path):
             if len(benches) > 1:
                 raise InputError(f"{fp}: mixes benchmarks {sorted(benches)}; one per CSV")
     if not rows:
-        raise InputError(f"{path}: no efabench CSV (schema 1) in this directory")
+        raise InputError(f"{path}: no efabench CSV (schema {READS}) in this directory")
     # A simulated EFA device (efasim) measures the simulator: every grouping key
     # of its rows says so, so no figure or table shows it as EFA.
     simulated = (any("simulated" in d["provider_version"] for d in rows)

@@ -55,7 +55,7 @@ t_plot_bad_input() {
 	mkdir -p "$WORK/other"
 	printf 'schema,run_id\n2,x\n' >"$WORK/other/a.csv"
 	expect_rc 2 python3 plot/efab_plot "$WORK/other"
-	grep -q "not efabench CSV schema 1" "$WORK/last.err" || die "schema message"
+	grep -q "not efabench CSV schema 1 or 2" "$WORK/last.err" || die "schema message"
 	local r
 	r=$(ref_run)
 	mkdir -p "$WORK/mixed"

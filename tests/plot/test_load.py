@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""efabplot.load: result directories, CSV schema 1, meta.json, simulated
+"""efabplot.load: result directories, CSV schemas 1 and 2, meta.json, simulated
 runs, libfabric installs, the bandwidth definition."""
 import os
 import unittest
 
 import plotdata
 from plotdata import result_dir, row
-from efabplot import load
+from efabplot import load, schema
 
 
 class Schema(unittest.TestCase):
@@ -29,6 +29,27 @@ class LoadDir(plotdata.TempDir, unittest.TestCase):
         self.assertTrue(x["_legacy"])  # no provider_req/fabric_req columns
         self.assertEqual(x["efa_installer"], "1.38.0")  # the host's, from meta.json
         self.assertEqual(x["libfabric"], "libfabric 2.6")
+
+    def test_schema_2_has_exactly_its_benchmarks_columns(self):
+        cols = schema.COLUMNS["put_lat"]
+        full = {c: "" for c in cols}
+        full.update(row(schema=2, provider_req="shm", fabric_req=""))
+        d = result_dir(self.tmp, "two", {"put_lat.csv": [full]})
+        x = load.load_dir(d)["rows"][0]
+        self.assertEqual(x["schema"], "2")
+        self.assertFalse(x["_legacy"])
+        short = dict(full)
+        del short["late_bytes"]
+        d = result_dir(self.tmp, "short", {"put_lat.csv": [short]})
+        self.assertRefused(d, "put_lat.csv: schema 2: 93 columns, schema 2's put_lat has 94")
+        swapped = {c: full[c] for c in cols[:40] + [cols[41], cols[40]] + cols[42:]}
+        d = result_dir(self.tmp, "swapped", {"put_lat.csv": [swapped]})
+        self.assertRefused(d, f"schema 2: column 41 is {cols[41]}, schema 2's put_lat has "
+                              f"{cols[40]} there")
+        # the same columns as schema 1 load, and so does a leading part of them
+        d = result_dir(self.tmp, "one", {"put_lat.csv": [dict(full, schema="1")],
+                                         "get_lat.csv": [row("get_lat")]})
+        self.assertEqual(len(load.load_dir(d)["rows"]), 2)
 
     def test_label_defaults_to_directory_name(self):
         d = result_dir(self.tmp, "20261202-x", {"a.csv": [row()]})
@@ -80,19 +101,21 @@ class LoadDir(plotdata.TempDir, unittest.TestCase):
     def test_bad_input(self):
         self.assertRefused(os.path.join(self.tmp, "none"), "none: not a directory")
         os.makedirs(os.path.join(self.tmp, "empty"))
-        self.assertRefused(os.path.join(self.tmp, "empty"), "no efabench CSV (schema 1)")
+        self.assertRefused(os.path.join(self.tmp, "empty"), "no efabench CSV (schema 1 and 2)")
         d = result_dir(self.tmp, "j", {"a.csv": [row()]})
         with open(os.path.join(d, "meta.json"), "w") as f:
             f.write("{not json")
         self.assertRefused(d, "meta.json: not valid JSON")
-        d = result_dir(self.tmp, "s2", {"a.csv": [row(schema=2)]})
-        self.assertRefused(d, "a.csv:2: schema 2, this efab_plot reads 1")
+        d = result_dir(self.tmp, "s3", {"a.csv": [row(schema=3)]})
+        self.assertRefused(d, "a.csv:2: schema 3, this efab_plot reads 1 and 2")
+        d = result_dir(self.tmp, "s12", {"a.csv": [row(), row(schema=2)]})
+        self.assertRefused(d, "a.csv:3: schema 2 after schema 1 rows; one schema per CSV")
         d = result_dir(self.tmp, "mix", {"a.csv": [row("put_lat"), row("get_lat")]})
         self.assertRefused(d, "a.csv: mixes benchmarks ['get_lat', 'put_lat']; one per CSV")
         d = result_dir(self.tmp, "cols", {})
         with open(os.path.join(d, "a.csv"), "w") as f:
             f.write("schema,run_id\n1,x\n")
-        self.assertRefused(d, "columns are not efabench CSV schema 1")
+        self.assertRefused(d, "columns are not efabench CSV schema 1 or 2")
         with open(os.path.join(d, "a.csv"), "w") as f:
             f.write(",".join(plotdata.BASE) + "\n1,x\n")
         self.assertRefused(d, "a.csv:2: 2 fields, header has 27")

@@ -95,6 +95,41 @@ static void test_golden(void **state)
 	unlink(path);
 }
 
+/* Schema 1's header is schema 2's: a file whose rows are schema 1 is
+ * refused by its first row's schema cell, not appended to; ours is. */
+static void test_other_schema_refused(void **state)
+{
+	(void)state;
+	efab_run_info_t ri;
+	efab_row_t r;
+	char path[] = "/tmp/efab_csv_XXXXXX", header[4096], line[8192];
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	fill(&ri, &r);
+	efab_csv_header(&ri, header, sizeof(header));
+	int n = efab_csv_format(&ri, &r, line, sizeof(line));
+	assert_true(n > 2);
+	assert_int_equal(line[0], '0' + EFAB_CSV_SCHEMA);
+	assert_int_equal(EFAB_CSV_SCHEMA, 2);
+	line[0] = '1';
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\n%s", header, line);
+	fclose(f);
+	efab_csv_t csv;
+	assert_int_equal(efab_csv_open(path, &ri, &csv), EFAB_EUSAGE);
+	assert_int_equal(csv.fd, -1);
+	line[0] = '0' + EFAB_CSV_SCHEMA;
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\n%s", header, line);
+	fclose(f);
+	assert_int_equal(efab_csv_open(path, &ri, &csv), EFAB_OK);
+	assert_int_equal(efab_csv_write(&csv, &ri, &r), EFAB_OK);
+	efab_csv_close(&csv);
+	unlink(path);
+}
+
 static void test_row_too_long(void **state)
 {
 	(void)state;
@@ -204,9 +239,8 @@ static void test_table_columns(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_golden),
-		cmocka_unit_test(test_row_too_long),
-		cmocka_unit_test(test_cells),
+		cmocka_unit_test(test_golden),        cmocka_unit_test(test_other_schema_refused),
+		cmocka_unit_test(test_row_too_long),  cmocka_unit_test(test_cells),
 		cmocka_unit_test(test_table_columns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

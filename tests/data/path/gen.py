@@ -5,7 +5,9 @@ proof of path) into this directory: tests/data/path/gen.py, then commit.
 The headers are efab_put_bw's and efab_put_lat's as they were written on
 2026-12-01 (efab_put_bw -p shm; t_plot_path_fixture_header compares them with
 the built benches) with the issue's columns appended: path .. post_ns,
-poll_ns, nic_init_<c>, nic_tgt_<c>. The numbers are made up but consistent:
+poll_ns, nic_init_<c>, nic_tgt_<c>: schema-1 files (docs/csv.md "Schema 1":
+a leading part of today's columns, the schema cell 1), which efab_plot
+still reads. The numbers are made up but consistent:
 payload_bytes = operations x size, path and path_ratio by the issue's rule
 from the counters (every NIC once).
 

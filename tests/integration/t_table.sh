@@ -125,3 +125,18 @@ t_table_efasim_simulated_and_path() {
 	awk '!/^#/ && $1 == "4K" { print $NF }' "$WORK/last.out" | grep -qx device-write ||
 		die "put_bw: 4K's path is not device-write"
 }
+
+# efab_probe's matrix and verdicts within 120 columns (issue 61 item 1): a
+# value cut to its cell ends in '~' (--json holds it whole), a verdict longer
+# than a line is folded and its continuation indented; -v prints each whole.
+t_table_probe_within_120() {
+	expect_rc 0 "$BIN/efab_probe" -p tcp
+	awk 'length > 120 { print length ": " $0; bad = 1 } END { exit bad }' "$WORK/last.out" ||
+		die "efab_probe: lines over 120 characters"
+	grep -Eq '^rdma_core_libs +/[^ ]{21}~' "$WORK/last.out" || die "a cut cell does not end in '~'"
+	grep -q '^verdict (provider tcp' "$WORK/last.out" || die "no verdict"
+	grep -q '^  [a-zA-Z]' "$WORK/last.out" || die "no folded verdict line"
+	expect_rc 0 "$BIN/efab_probe" -p tcp -v
+	awk '/^verdict/ && length > 120 { long = 1 } END { exit !long }' "$WORK/last.out" ||
+		die "efab_probe -v: the verdict is not whole"
+}

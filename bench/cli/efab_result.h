@@ -107,7 +107,7 @@ int efab_csv_format_cells(const char *const *cells, size_t ncells, char *buf, si
 	"SIMULATED EFA device (efasim): these figures measure the simulator, never EFA hardware"
 
 /* The last line of every default header: where the rest is. */
-#define EFAB_MORE_NOTE                                                                             \
+#define EFAB_MORE_NOTE                                                                                \
 	"more: -v (every note: provenance, clock, definitions), --columns all|a,b,c; --csv FILE has " \
 	"every column"
 

@@ -355,8 +355,9 @@ void efab_table_brief(FILE *f, const efab_run_info_t *ri, const char *const *lin
 	char line[700];
 	snprintf(line, sizeof(line), "efabench %s: %s", EFAB_VERSION, ri->bench);
 	efab_header_line(f, line);
-	snprintf(line, sizeof(line), "provider %s, fabric %s, domain %s; libfabric %s (provider %s)",
-		 ri->provider, ri->fabric, ri->domain, ri->libfabric_version, ri->provider_version);
+	snprintf(line, sizeof(line),
+		 "provider %s, fabric %s, domain %s; libfabric %s (provider %s)", ri->provider,
+		 ri->fabric, ri->domain, ri->libfabric_version, ri->provider_version);
 	efab_header_line(f, line);
 	snprintf(line, sizeof(line), "memory: local %s, remote %s; ranks %d", ri->mem_local,
 		 ri->mem_remote, ri->ranks);

@@ -61,8 +61,8 @@ static const char *const shmem_lat_cols[] = {"first_us", "lat_us_batch", "lat_us
 static const char *const shmem_bw_cols[] = {"window_us_p50", "window_us_p99", "first_us", "footprint",
 					    "bw_MBps_windows", "msg_rate_Mops_windows", "end_confirm",
 					    "window_us_p25", "window_us_p75", SHMEM_RMA_COLS};
-#define SHMEM_OPTS                                                                             \
-	(EFAB_OG_COMMON | EFAB_OG_SIZES | EFAB_OG_ITERS | EFAB_OG_WARMUP | EFAB_OG_GPU |         \
+#define SHMEM_OPTS                                                                                 \
+	(EFAB_OG_COMMON | EFAB_OG_SIZES | EFAB_OG_ITERS | EFAB_OG_WARMUP | EFAB_OG_GPU |           \
 	 EFAB_OG_CHECK | EFAB_OG_SHMEM | EFAB_OG_NV_TUNE | EFAB_OG_COLUMNS)
 #define SHMEM_SUMMARY_TAIL                                                                     \
 	"PE 0's local buffer (--src cuda: cuMemAlloc, host: malloc; --register:\n"              \
@@ -318,8 +318,9 @@ const efab_bench_row_t efab_bench_rows[] = {
 			"cudaEvents on the stream; thread|warp|block: the same operation and quiet in a "
 			"CUDA kernel, the kernel's %globaltimer; --nbi: the _nbi form + the quiet), "
 			"microseconds",
-		.brief = "lat_us = one NVSHMEM operation (and its quiet) issued by PE 0, microseconds; -v: "
-			 "how each initiator times it",
+		.brief =
+			"lat_us = one NVSHMEM operation (and its quiet) issued by PE 0, microseconds; -v: "
+			"how each initiator times it",
 		.table_cols = "size,op,iters,min_us,p50_us,p99_us,max_us,errors",
 		.options = SHMEM_OPTS | EFAB_OG_SHMEM_NBI,
 		.mpi = 1,
@@ -343,8 +344,9 @@ const efab_bench_row_t efab_bench_rows[] = {
 			"bandwidth = payload bytes of the measured windows (n x W x size) / elapsed "
 			"time of the timed loop (first operation to the last window's quiet completed; "
 			"thread|warp|block: cudaEvents around the kernel launch), 10^6 B/s; message rate = operations / the same time, 10^6 ops/s",
-		.brief = "MB/s = payload of the measured windows / elapsed time of the loop, 10^6 B/s; "
-			 "Mops/s = operations / the same time",
+		.brief =
+			"MB/s = payload of the measured windows / elapsed time of the loop, 10^6 B/s; "
+			"Mops/s = operations / the same time",
 		.table_cols = "size,op,iters,MB/s,Mops/s,errors",
 		.options = SHMEM_OPTS | EFAB_OG_WINDOW,
 		.mpi = 1,

@@ -498,7 +498,8 @@ int efab_reg_table(reg_ctx_t *r, const char *more, int op_width, char *err, size
 {
 	char dflt[512];
 	const char *spec = r->o.columns[0] ? r->o.columns : r->o.verbose ? "all" : "";
-	snprintf(dflt, sizeof(dflt), "size,op,iters,min_us,p50_us,p99_us,max_us,dereg_us_p50,first_us%s%s%s%s%s",
+	snprintf(dflt, sizeof(dflt),
+		 "size,op,iters,min_us,p50_us,p99_us,max_us,dereg_us_p50,first_us%s%s%s%s%s",
 		 r->rt->size > 1 ? ",rank" : "", r->ndoms > 1 ? ",domains" : "",
 		 efab_mem_is_device(r->kind) ? ",reg_path" : "", more ? "," : "", more ? more : "");
 	int rc = efab_table_pick(&r->table, &r->ri, 1, 0, spec, dflt, "", err, errlen);
@@ -585,10 +586,12 @@ int efab_reg_run_regime(reg_ctx_t *r, const char *op)
 	char line[512];
 	if (have_fit && strcmp(op, "accumulate")) {
 		fit_str(&fit, "/MiB", fs, sizeof(fs));
-		int n = snprintf(line, sizeof(line), "%s%s: registration costs %s (%s, R^2 %.3f)", op,
-				 kdesc, fs, r->o.verbose ? "weighted by 1/y^2" : "1/y^2-weighted", fit.r2);
+		int n = snprintf(line, sizeof(line), "%s%s: registration costs %s (%s, R^2 %.3f)",
+				 op, kdesc, fs,
+				 r->o.verbose ? "weighted by 1/y^2" : "1/y^2-weighted", fit.r2);
 		if (r->o.verbose && n > 0 && (size_t)n < sizeof(line))
-			snprintf(line + n, sizeof(line) - (size_t)n, " for %s memory on %s (fit of p50 over %zu sizes%s; %s)",
+			snprintf(line + n, sizeof(line) - (size_t)n,
+				 " for %s memory on %s (fit of p50 over %zu sizes%s; %s)",
 				 efab_mem_name(r->kind), r->ri.fabric, k,
 				 fit.has_ci ? ", 95% intervals" : "",
 				 efab_regop_find(r, op) && efab_regop_find(r, op)->component

@@ -521,16 +521,18 @@ static void print_header(const reg_ctx_t *r, const struct fi_info *info, const c
 	snprintf(b2, sizeof(b2),
 		 "*_us = fi_mr_regattr time (dereg: fi_close) in us over n calls after the first, "
 		 "first_us the first alone%s",
-		 efab_mem_is_device(r->kind) ? "; reg_path = the path libfabric's MR log named" : "");
+		 efab_mem_is_device(r->kind) ? "; reg_path = the path libfabric's MR log named"
+					     : "");
 	if (note5[0])
-		snprintf(b5, sizeof(b5), "GDRCopy %s: %s",
-			 efab_mr_gdr_state == EFAB_GDR_ON    ? "on"
-			 : efab_mr_gdr_state == EFAB_GDR_OFF ? "off"
-							     : "unknown",
-			 !efab_mr_gdr_applies ? "not in these registrations"
-			 : efab_mr_gdr_state == EFAB_GDR_OFF
-				 ? "no GDRCopy pin in these registrations"
-				 : "each registration also pins through GDRCopy (reg_path +gdrcopy)");
+		snprintf(
+			b5, sizeof(b5), "GDRCopy %s: %s",
+			efab_mr_gdr_state == EFAB_GDR_ON    ? "on"
+			: efab_mr_gdr_state == EFAB_GDR_OFF ? "off"
+							    : "unknown",
+			!efab_mr_gdr_applies ? "not in these registrations"
+			: efab_mr_gdr_state == EFAB_GDR_OFF
+				? "no GDRCopy pin in these registrations"
+				: "each registration also pins through GDRCopy (reg_path +gdrcopy)");
 	const char *lines[] = {b1, b2, note3, place_note, b5};
 	efab_reg_header((reg_ctx_t *)r, lines, EFAB_ARRAY_SIZE(lines), notes, nn);
 }

@@ -223,12 +223,15 @@ static void print_header(efab_ctx_t *c, int rounds)
 		snprintf(grp, sizeof(grp), " (%d groups each: --concurrent %d)", groups, per);
 	char passes[64] = "";
 	if (c->o.passes > 1)
-		snprintf(passes, sizeof(passes), ", %llu passes (medians)", (unsigned long long)c->o.passes);
-	snprintf(line, sizeof(line), "efabench %s: scan, %d nodes x %d NIC%s, %d rounds of node pairs%s%s",
-		 EFAB_VERSION, scan->nodes, scan->nics, scan->nics == 1 ? "" : "s", rounds, grp, passes);
+		snprintf(passes, sizeof(passes), ", %llu passes (medians)",
+			 (unsigned long long)c->o.passes);
+	snprintf(line, sizeof(line),
+		 "efabench %s: scan, %d nodes x %d NIC%s, %d rounds of node pairs%s%s",
+		 EFAB_VERSION, scan->nodes, scan->nics, scan->nics == 1 ? "" : "s", rounds, grp,
+		 passes);
 	efab_header_line(stdout, line);
-	snprintf(line, sizeof(line), "provider %s, fabric %s; libfabric %s (provider %s)", c->ri.provider,
-		 c->ri.fabric, c->ri.libfabric_version, c->ri.provider_version);
+	snprintf(line, sizeof(line), "provider %s, fabric %s; libfabric %s (provider %s)",
+		 c->ri.provider, c->ri.fabric, c->ri.libfabric_version, c->ri.provider_version);
 	efab_header_line(stdout, line);
 	if (strstr(c->ri.provider_version, "simulated"))
 		efab_header_line(stdout, EFAB_SIMULATED_NOTE);
@@ -238,11 +241,17 @@ static void print_header(efab_ctx_t *c, int rounds)
 	}
 	efab_size_str(c->o.lat_size, sz, sizeof(sz));
 	efab_size_str(c->o.bw_size, bsz, sizeof(bsz));
-	snprintf(line, sizeof(line), "latency = half a write ping-pong's round trip (%s B), p50, us; bandwidth = %s B writes, "
-		 "%llu in flight, 10^6 B/s", sz, bsz, (unsigned long long)c->o.window);
+	snprintf(
+		line, sizeof(line),
+		"latency = half a write ping-pong's round trip (%s B), p50, us; bandwidth = %s B writes, "
+		"%llu in flight, 10^6 B/s",
+		sz, bsz, (unsigned long long)c->o.window);
 	efab_header_line(stdout, line);
-	snprintf(line, sizeof(line), "flagged: a NIC below %.2fx the cluster median (bandwidth) or above it / %.2f (latency), "
-		 "beyond %.0fx the noise", c->o.threshold, c->o.threshold, EFAB_SCAN_SIGMAS);
+	snprintf(
+		line, sizeof(line),
+		"flagged: a NIC below %.2fx the cluster median (bandwidth) or above it / %.2f (latency), "
+		"beyond %.0fx the noise",
+		c->o.threshold, c->o.threshold, EFAB_SCAN_SIGMAS);
 	efab_header_line(stdout, line);
 	int bound = 0, first = -1;
 	for (int r = 0; r < scan->world_size; r++) {
@@ -250,7 +259,8 @@ static void print_header(efab_ctx_t *c, int rounds)
 		if (!scan->ranks[r].bound && first < 0)
 			first = r;
 	}
-	int n = snprintf(line, sizeof(line), "placement: %d of %d ranks bound near their NIC (hwloc)", bound,
+	int n = snprintf(line, sizeof(line),
+			 "placement: %d of %d ranks bound near their NIC (hwloc)", bound,
 			 scan->world_size);
 	if (first >= 0 && n > 0 && (size_t)n < sizeof(line)) { /* the first reason, in one line */
 		snprintf(line + n, sizeof(line) - (size_t)n, "; %s %s: %s", scan->ranks[first].host,
@@ -262,12 +272,17 @@ static void print_header(efab_ctx_t *c, int rounds)
 	double pp = (double)scan->nics * (double)(50 + 2 * efab_pingpong_iters(c, c->o.lat_size));
 	double steps = (double)c->o.passes * rounds * groups;
 	if (c->o.time_s > 0)
-		snprintf(line, sizeof(line), "estimate: about %.0f s, at most %.0f s; more: -v (the whole verdict rule, "
-			 "counters, placement), --csv", steps * (pp * 20e-6 + 2 * c->o.time_s * 1.1 + 0.1),
-			 steps * (pp * 1e-3 + 2 * c->o.time_s * 1.5 + 1.0));
+		snprintf(
+			line, sizeof(line),
+			"estimate: about %.0f s, at most %.0f s; more: -v (the whole verdict rule, "
+			"counters, placement), --csv",
+			steps * (pp * 20e-6 + 2 * c->o.time_s * 1.1 + 0.1),
+			steps * (pp * 1e-3 + 2 * c->o.time_s * 1.5 + 1.0));
 	else
-		snprintf(line, sizeof(line), "estimate: the first round's time gives the rest; more: -v (the whole verdict "
-			 "rule, counters, placement), --csv");
+		snprintf(
+			line, sizeof(line),
+			"estimate: the first round's time gives the rest; more: -v (the whole verdict "
+			"rule, counters, placement), --csv");
 	efab_header_line(stdout, line);
 	fflush(stdout);
 }
@@ -369,10 +384,13 @@ static void print_report(const efab_ctx_t *c, const efab_scan_data_t *d, const d
 	if (v->round_note[0])
 		verdict_line(whole, "note: ", v->round_note);
 	if (scan->nodes == 2 && v->nflags)
-		verdict_line(whole, "", "(2 nodes: a slow direction or a failure cannot be told from its other "
-			     "end, the pair is the subject; scan 3 or more nodes to attribute it)");
+		verdict_line(
+			whole, "",
+			"(2 nodes: a slow direction or a failure cannot be told from its other "
+			"end, the pair is the subject; scan 3 or more nodes to attribute it)");
 	if (scan->nodes == 3 && v->nflags)
-		verdict_line(whole, "", "(3 nodes: each NIC has 2 peers, the medians are means; 4 or more "
+		verdict_line(whole, "",
+			     "(3 nodes: each NIC has 2 peers, the medians are means; 4 or more "
 			     "attribute better)");
 	fflush(stdout);
 }

@@ -283,8 +283,8 @@ int begin_report(shput *s)
 	char err[2048];
 	const char *spec = s->o.columns[0] ? s->o.columns : s->o.verbose ? "all" : "";
 	/* every PE decides (a --columns name the run lacks ends them all) */
-	rc = efab_table_pick(&s->table, &s->ri, b->show_lat, b->show_bw, spec, b->table_cols, "", err,
-			     sizeof(err));
+	rc = efab_table_pick(&s->table, &s->ri, b->show_lat, b->show_bw, spec, b->table_cols, "",
+			     err, sizeof(err));
 	if (rc && s->rt->rank == 0)
 		efab_log_error("%s", err);
 	if (!rc && s->rt->rank == 0 && s->o.csv[0])
@@ -381,11 +381,15 @@ int begin_report(shput *s)
 		efab_table_notes(stdout, &s->ri, notes, EFAB_ARRAY_SIZE(notes));
 	} else { /* what ran and on what, the metric; the rest at -v */
 		char b1[512], b2[512];
-		snprintf(b1, sizeof(b1), "NVSHMEM %d.%d, PE 0 -> PE 1, GPU %d; transport %s (libfabric fabric %s, mr_mode %s)",
-			 s->nv_maj, s->nv_min, s->gpu, s->transport, s->fab, s->mrm);
-		snprintf(b2, sizeof(b2), "initiator %s, %s; local %s%s, remote PE 1's symmetric heap (%s)",
-			 efab_shmem_initiator_name(s->o.shmem_initiator), s->nbi ? "nbi" : "blocking",
-			 efab_shmem_src_name(s->o.shmem_src), s->registered ? " (registered)" : "", s->heap_kind);
+		snprintf(
+			b1, sizeof(b1),
+			"NVSHMEM %d.%d, PE 0 -> PE 1, GPU %d; transport %s (libfabric fabric %s, mr_mode %s)",
+			s->nv_maj, s->nv_min, s->gpu, s->transport, s->fab, s->mrm);
+		snprintf(b2, sizeof(b2),
+			 "initiator %s, %s; local %s%s, remote PE 1's symmetric heap (%s)",
+			 efab_shmem_initiator_name(s->o.shmem_initiator),
+			 s->nbi ? "nbi" : "blocking", efab_shmem_src_name(s->o.shmem_src),
+			 s->registered ? " (registered)" : "", s->heap_kind);
 		const char *lines[] = {b1, b2, b->brief, s->check ? "" : n5};
 		efab_table_brief(stdout, &s->ri, lines, EFAB_ARRAY_SIZE(lines));
 	}

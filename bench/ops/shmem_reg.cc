@@ -235,7 +235,8 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 			opw = (int)strlen(ops[i].name);
 	char err[2048];
 	r->kind = EFAB_MEM_CUDA;
-	rc = efab_reg_table(r, trace_read ? "fi_mr_reg_calls,fi_mr_reg_domains" : NULL, opw, err, sizeof(err));
+	rc = efab_reg_table(r, trace_read ? "fi_mr_reg_calls,fi_mr_reg_domains" : NULL, opw, err,
+			    sizeof(err));
 	if (rc && rt.rank == 0)
 		efab_log_error("%s", err);
 	if (!rc)
@@ -263,10 +264,12 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 		 "nvshmem_free) time, microseconds");
 	const char *notes[] = {note1, note2, note3};
 	char b1[512];
-	snprintf(b1, sizeof(b1), "NVSHMEM %d.%d, %d PEs, GPU %d; transport %s (libfabric fabric %s, mr_mode %s)",
+	snprintf(b1, sizeof(b1),
+		 "NVSHMEM %d.%d, %d PEs, GPU %d; transport %s (libfabric fabric %s, mr_mode %s)",
 		 maj, min, rt.size, r->gpu, loaded, tfab, tmrm);
-	const char *lines[] = {b1, "*_us = register (nvshmem_malloc) time, dereg_us = unregister (nvshmem_free) "
-				   "time, microseconds; fi_mr_reg_*: counted below NVSHMEM (-v)"};
+	const char *lines[] = {
+		b1, "*_us = register (nvshmem_malloc) time, dereg_us = unregister (nvshmem_free) "
+		    "time, microseconds; fi_mr_reg_*: counted below NVSHMEM (-v)"};
 	if (!rc && rt.rank == 0)
 		efab_reg_header(r, lines, EFAB_ARRAY_SIZE(lines), notes, 3);
 	for (size_t i = 0; i < r->nops && !rc; i++) {

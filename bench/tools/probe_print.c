@@ -114,8 +114,8 @@ void probe_print_table(column_t *cols, size_t n, int verbose)
 	}
 	for (size_t c = 0; c < n; c++)
 		print_folded(verbose, "verdict (provider %s, domain %s) %s",
-		       cols[c].info->fabric_attr->prov_name, cols[c].info->domain_attr->name,
-		       cols[c].verdict);
+			     cols[c].info->fabric_attr->prov_name, cols[c].info->domain_attr->name,
+			     cols[c].verdict);
 	/* each NIC's counters once (its fabrics share them) */
 	for (size_t c = 0; c < n; c++) {
 		const char *dev = cols[c].info->nic && cols[c].info->nic->device_attr
@@ -129,7 +129,8 @@ void probe_print_table(column_t *cols, size_t n, int verbose)
 		for (size_t p = 0; dev && !seen && p < cols[c].nprops; p++)
 			if (!strcmp(cols[c].props[p].name, "hw_counters") &&
 			    strcmp(cols[c].props[p].value, "-"))
-				print_folded(verbose, "hw_counters of %s: %s", dev, cols[c].props[p].value);
+				print_folded(verbose, "hw_counters of %s: %s", dev,
+					     cols[c].props[p].value);
 		for (size_t p = 0; dev && !seen && p < cols[c].nprops; p++)
 			if (!strcmp(cols[c].props[p].name, "hw_counter_names") &&
 			    strcmp(cols[c].props[p].value, "-"))
@@ -142,8 +143,9 @@ void probe_print_table(column_t *cols, size_t n, int verbose)
 			    !probe_put_is_row(cols[c].props[p].name) &&
 			    strcmp(cols[c].props[p].value, "OK"))
 				print_folded(verbose, "%s %s/%s: %s", cols[c].props[p].name,
-				       cols[c].info->fabric_attr->prov_name,
-				       cols[c].info->fabric_attr->name, cols[c].props[p].value);
+					     cols[c].info->fabric_attr->prov_name,
+					     cols[c].info->fabric_attr->name,
+					     cols[c].props[p].value);
 	print_put_matrix(cols, n);
 }
 

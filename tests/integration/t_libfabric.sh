@@ -27,7 +27,7 @@ t_make_efa_prefix() {
 # process mapped.
 t_header_names_libfabric() {
 	local b lib
-	lib=$(FI_PROVIDER=tcp timeout 30 "$BIN/efab_mr_reg" -p tcp -m 4K -n 1 2>&1 |
+	lib=$(FI_PROVIDER=tcp timeout 30 "$BIN/efab_mr_reg" -p tcp -m 4K -n 1 -v 2>&1 |
 		sed -n 's/^# libfabric running [0-9.]* (\([^,)]*\).*/\1/p')
 	[ -n "$lib" ] && [ -e "$lib" ] || die "efab_mr_reg's header names no libfabric.so: '$lib'"
 	local ld

@@ -299,7 +299,7 @@ t_scan_efasim_lossy_nic() {
 	export EFASIM_DIR="$WORK/efasim" LD_LIBRARY_PATH="$d/sim/lib:$d/lf-$v/prefix/lib" EFASIM_NICS=1
 	EFAB_SCAN_MPIRUN_ARGS="-x EFASIM_DIR -x LD_LIBRARY_PATH" \
 		scan_run 1 --ppn 1 --bin "$d/lf-$v/efab/bin/efab_scan" -- -p efa -f efa-direct \
-		--bw-size 64K -W 16 --time 0.2 --concurrent 1 --threshold 0.5 --csv "$WORK/loss.csv"
+		--bw-size 64K -W 16 --time 0.2 --concurrent 1 --threshold 0.5 --csv "$WORK/loss.csv" -v
 	said "NIC counters: every rank's NIC hw_counters are read" || die "header does not say the counters are read"
 	local lines
 	lines=$(grep '^  node ' "$WORK/last.out")

@@ -76,7 +76,7 @@ versions_shm_tcp() { # V
 		expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_put_lat" -p $p -o writedata -m 8:4K:x8 -n 50 -c --csv "$WORK/pl.csv"
 		expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_get_bw" -p $p -m 8:1M:x8 -n 10 -c --csv "$WORK/gb.csv"
 		expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_atomic_lat" -p $p --aop fadd -n 30 -c --csv "$WORK/al.csv"
-		expect_rc 0 efa_run "$v" "$BIN/efab_mr_reg" -p $p -m 4K:1M:x16 -n 5 --csv "$WORK/mr.csv"
+		expect_rc 0 efa_run "$v" "$BIN/efab_mr_reg" -p $p -m 4K:1M:x16 -n 5 --csv "$WORK/mr.csv" -v
 		all="pl gb al mr"
 		if versions_newest "$v"; then
 			expect_rc 0 efa_mpi "$v" 2 "$BIN/efab_get_lat" -p $p -m 8:64K:x8 -n 50 -c --csv "$WORK/gl.csv"
@@ -272,7 +272,8 @@ EOF
 	grep -q "^- put_lat \[put_lat write host:host -p tcp\]: only in baseline" "$WORK/gate/report.md" ||
 		die "one-sided series not listed"
 	grep "^- .* at .*ratio" "$WORK/gate/report.md" | grep -q -- "-p tcp" && die "a one-sided series was judged"
-	# CSVs from before the request columns still load (series by returned names)
+	# CSVs from before the request columns (schema 1) still load (series by
+	# returned names)
 	mkdir -p "$WORK/old"
 	cp "$WORK/base/meta.json" "$WORK/old/"
 	python3 - "$WORK/base/put_lat.csv" "$WORK/old/put_lat.csv" <<'EOF'
@@ -283,6 +284,8 @@ cols = [c for c in rows[0] if c not in new]
 w = csv.DictWriter(open(sys.argv[2], "w", newline=""), fieldnames=cols, extrasaction="ignore",
                    lineterminator="\n")
 w.writeheader()
+for r in rows:
+    r["schema"] = "1"
 w.writerows(rows)
 EOF
 	head -1 "$WORK/old/put_lat.csv" | grep -q "provider_req" && die "columns not removed"

@@ -111,6 +111,10 @@ int efab_csv_format_cells(const char *const *cells, size_t ncells, char *buf, si
 	"more: -v (every note: provenance, clock, definitions), --columns all|a,b,c; --csv FILE has " \
 	"every column"
 
+/* text folded at spaces into lines of at most width characters, the first
+ * begun with first, the others with more (a word longer than a line stays
+ * whole). */
+void efab_fold(FILE *f, const char *first, const char *more, int width, const char *text);
 /* "# " + text, folded at spaces into lines of at most 120 characters. */
 void efab_header_line(FILE *f, const char *text);
 /* The default header of a table (at most a few short lines): what ran, on

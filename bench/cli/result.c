@@ -333,21 +333,27 @@ void efab_table_notes(FILE *f, const efab_run_info_t *ri, const char *const *not
 			   "a 200 Gb/s port), not a share of the link\n");
 }
 
+void efab_fold(FILE *f, const char *first, const char *more, int width, const char *text)
+{
+	const char *p = text, *pre = first;
+	while ((int)(strlen(pre) + strlen(p)) > width) {
+		const char *cut = p + (width - (int)strlen(pre));
+		while (cut > p && *cut != ' ')
+			cut--;
+		if (cut == p) /* one word longer than the line: left whole */
+			break;
+		fprintf(f, "%s%.*s\n", pre, (int)(cut - p), p);
+		p = cut + 1;
+		pre = more;
+	}
+	fprintf(f, "%s%s\n", pre, p);
+}
+
 /* A header line of at most 120 characters; a longer one is folded at
  * spaces (a warning is never cut). */
 void efab_header_line(FILE *f, const char *text)
 {
-	const char *p = text;
-	while (strlen(p) > 118) {
-		const char *cut = p + 118;
-		while (cut > p && *cut != ' ')
-			cut--;
-		if (cut == p)
-			break;
-		fprintf(f, "# %.*s\n", (int)(cut - p), p);
-		p = cut + 1;
-	}
-	fprintf(f, "# %s\n", p);
+	efab_fold(f, "# ", "# ", 120, text);
 }
 
 void efab_table_brief(FILE *f, const efab_run_info_t *ri, const char *const *lines, size_t n)

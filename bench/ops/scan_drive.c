@@ -3,6 +3,7 @@
  * the node x node matrices, the per-NIC table and the verdict (lib/scan.c);
  * and the scan family's table. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,20 +326,8 @@ static void print_matrix(const scan_state_t *scan, const char *title, const doub
 static void verdict_line(int whole, const char *prefix, const char *text)
 {
 	char buf[4096];
-	snprintf(buf, sizeof(buf), "  %s%s", prefix, text);
-	const char *p = buf;
-	int width = 120;
-	while (!whole && (int)strlen(p) > width) {
-		const char *cut = p + width;
-		while (cut > p && *cut != ' ')
-			cut--;
-		if (cut == p)
-			break;
-		printf("%s%.*s\n", p == buf ? "" : "    ", (int)(cut - p), p);
-		p = cut + 1;
-		width = 116;
-	}
-	printf("%s%s\n", p == buf ? "" : "    ", p);
+	snprintf(buf, sizeof(buf), "%s%s", prefix, text);
+	efab_fold(stdout, "  ", "    ", whole ? INT_MAX : 120, buf);
 }
 
 static void print_report(const efab_ctx_t *c, const efab_scan_data_t *d, const double *bw,

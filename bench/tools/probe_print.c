@@ -2,11 +2,13 @@
  * fabric, then --live's put matrix), JSON and CSV (long format:
  * provider,fabric,domain,property,value). probe_diff_load.c reads the last
  * two back. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "efab_json.h"
+#include "efab_result.h"
 #include "probe_put.h"
 #include "hostfacts.h"
 #include "rows.h"
@@ -65,19 +67,7 @@ static void print_folded(int verbose, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	const char *p = text;
-	int width = 120;
-	while (!verbose && (int)strlen(p) > width) {
-		const char *cut = p + width;
-		while (cut > p && *cut != ' ')
-			cut--;
-		if (cut == p)
-			break;
-		printf("%s%.*s\n", p == text ? "" : "  ", (int)(cut - p), p);
-		p = cut + 1;
-		width = 118;
-	}
-	printf("%s%s\n", p == text ? "" : "  ", p);
+	efab_fold(stdout, "", "  ", verbose ? INT_MAX : 120, text);
 }
 
 /* A cell of the matrix: cut to COL_W - 1 characters, a cut one ending in

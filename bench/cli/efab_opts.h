@@ -120,7 +120,7 @@ enum efab_footprint { EFAB_FOOTPRINT_BUFFER = 0, EFAB_FOOTPRINT_WINDOW };
 enum efab_initiator { EFAB_INITIATOR_CPU = 0, EFAB_INITIATOR_GPU };
 /* efab_shmem_lat / efab_shmem_bw (bench/ops/shmem_put.cc): NVSHMEM's operation, who
  * initiates it, and PE 0's local buffer */
-enum efab_shmem_op { EFAB_SHMEM_PUT = 0, EFAB_SHMEM_GET };
+enum efab_shmem_op { EFAB_SHMEM_PUT = 0, EFAB_SHMEM_GET, EFAB_SHMEM_PUT_SIGNAL };
 enum efab_shmem_initiator { EFAB_SHMEM_HOST = 0, EFAB_SHMEM_STREAM, EFAB_SHMEM_THREAD,
 			    EFAB_SHMEM_WARP, EFAB_SHMEM_BLOCK };
 enum efab_shmem_src { EFAB_SHMEM_SRC_CUDA = 0, EFAB_SHMEM_SRC_HOST };

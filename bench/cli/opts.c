@@ -20,7 +20,7 @@ static const char *const access_names[] = {"remote", "local", NULL};
 static const char *const footprint_names[] = {"buffer", "window", NULL};
 static const char *const initiator_names[] = {"cpu", "gpu", NULL};
 static const char *const gpu_wqe_names[] = {"64", "128", NULL};
-static const char *const shmem_op_names[] = {"put", "get", NULL};
+static const char *const shmem_op_names[] = {"put", "get", "put-signal", NULL};
 static const char *const shmem_initiator_names[] = {"host", "stream", "thread", "warp", "block", NULL};
 static const char *const shmem_src_names[] = {"cuda", "host", NULL};
 static const char *const tclass_names[] = {"unspec",    "best-effort", "low-latency",
@@ -131,9 +131,12 @@ const efab_optdef_t efab_optdefs[] = {
 	 EFAB_OG_SRC, 0, 0, NULL},
 	/* efab_shmem_lat/bw's -o and --initiator: the same names as the RMA rows'
 	 * options (never both in one row: tests/unit/test_opts.c), NVSHMEM's words */
-	{"op", 'o', EFAB_OT_CHOICE, OFF(shmem_op), SZ(shmem_op), "put|get",
-	 "NVSHMEM operation: put (PE 0's local buffer into PE 1's symmetric heap; default) or get "
-	 "(the heap into the local buffer)", EFAB_OG_SHMEM, 0, 0, shmem_op_names},
+	{"op", 'o', EFAB_OT_CHOICE, OFF(shmem_op), SZ(shmem_op), "put|get|put-signal",
+	 "NVSHMEM operation: put (PE 0's local buffer into PE 1's symmetric heap; default), get "
+	 "(the heap into the local buffer) or put-signal (the put with a signal: putmem_signal, "
+	 "NVSHMEM_SIGNAL_ADD of 1 to a symmetric word at PE 1; stream and kernel initiators only; "
+	 "-c: PE 1 waits for the signal, then checks the payload and the count)",
+	 EFAB_OG_SHMEM, 0, 0, shmem_op_names},
 	{"initiator", 0, EFAB_OT_CHOICE, OFF(shmem_initiator), SZ(shmem_initiator),
 	 "host|stream|thread|warp|block",
 	 "who issues NVSHMEM's operations: host (default: nvshmem_putmem/getmem from the CPU; "
@@ -879,7 +882,7 @@ const char *efab_dtype_name(int dt)
 
 const char *efab_shmem_op_name(int op)
 {
-	return (op >= 0 && op <= EFAB_SHMEM_GET) ? shmem_op_names[op] : "?";
+	return (op >= 0 && op <= EFAB_SHMEM_PUT_SIGNAL) ? shmem_op_names[op] : "?";
 }
 
 const char *efab_shmem_initiator_name(int initiator)

@@ -8,6 +8,8 @@ void efab_faults_read(efab_faults_t *f)
 {
 	const char *v = getenv("EFAB_FAULT_CORRUPT");
 	f->corrupt_every = v ? strtoull(v, NULL, 10) : 0;
+	v = getenv("EFAB_FAULT_SIGNAL");
+	f->signal_every = v ? strtoull(v, NULL, 10) : 0;
 	v = getenv("EFAB_FAULT_INJECT_RMA");
 	f->inject_rma_set = v && *v;
 	f->inject_rma = f->inject_rma_set ? strtoull(v, NULL, 10) : 0;

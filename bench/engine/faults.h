@@ -14,6 +14,8 @@ extern "C" {
 
 typedef struct efab_faults {
 	uint64_t corrupt_every;  /* EFAB_FAULT_CORRUPT=N: every Nth checked message damaged */
+	uint64_t signal_every;   /* EFAB_FAULT_SIGNAL=N: every Nth put-signal adds 2, not 1
+				  * (efab_shmem_* -o put-signal, stream initiator) */
 	int inject_rma_set;      /* EFAB_FAULT_INJECT_RMA=N: act as if the endpoint's */
 	uint64_t inject_rma;     /* RMA inject limit were N (efa-direct's is 0) */
 	int stall_rank;          /* EFAB_FAULT_STALL=R: rank R stops answering; -1 none */

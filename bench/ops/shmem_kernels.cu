@@ -44,6 +44,23 @@ __device__ __forceinline__ unsigned long long gtimer()
 		else                                                                               \
 			nvshmemx_##op##_block(d, s, n, pe);                                        \
 	}
+/* put_signal, put_signal_nbi<G>: the same for the put with a signal (each
+ * adds 1 to the peer's word: NVSHMEM_SIGNAL_ADD) */
+#define SHK_SIG_BY_GROUP(name, op)                                                                 \
+	template <int G>                                                                           \
+	__device__ __forceinline__ void name(uint8_t *d, const uint8_t *s, size_t n,               \
+					     uint64_t *sig, int pe)                                \
+	{                                                                                          \
+		if (G == 0)                                                                        \
+			nvshmem_##op(d, s, n, sig, 1, NVSHMEM_SIGNAL_ADD, pe);                     \
+		else if (G == 1)                                                                   \
+			nvshmemx_##op##_warp(d, s, n, sig, 1, NVSHMEM_SIGNAL_ADD, pe);             \
+		else                                                                               \
+			nvshmemx_##op##_block(d, s, n, sig, 1, NVSHMEM_SIGNAL_ADD, pe);            \
+	}
+SHK_SIG_BY_GROUP(put_signal, putmem_signal)
+SHK_SIG_BY_GROUP(put_signal_nbi, putmem_signal_nbi)
+#undef SHK_SIG_BY_GROUP
 SHK_BY_GROUP(put, putmem)
 SHK_BY_GROUP(get, getmem)
 SHK_BY_GROUP(put_nbi, putmem_nbi)
@@ -57,14 +74,19 @@ template <int G> __global__ void shk(efab_shk_args a)
 		unsigned long long t0 = 0;
 		if (a.t && lead)
 			t0 = gtimer();
-		if (!a.bw && a.put) {
+		if (!a.bw && a.sig) {
+			put_signal<G>(a.heap, a.local, a.size, a.sig, a.peer);
+		} else if (!a.bw && a.put) {
 			put<G>(a.heap, a.local, a.size, a.peer);
 		} else if (!a.bw) {
 			get<G>(a.local, a.heap, a.size, a.peer);
 		} else {
 			for (uint64_t k = 0; k < a.window; k++) {
 				size_t off = (size_t)(k * a.size);
-				if (a.put)
+				if (a.sig)
+					put_signal_nbi<G>(a.heap + off, a.local + off, a.size,
+							  a.sig, a.peer);
+				else if (a.put)
 					put_nbi<G>(a.heap + off, a.local + off, a.size, a.peer);
 				else
 					get_nbi<G>(a.local + off, a.heap + off, a.size, a.peer);

@@ -22,6 +22,7 @@
 struct efab_shk_args {
 	int group;     /* 0 thread, 1 warp, 2 block */
 	int put;       /* else get */
+	uint64_t *sig; /* -o put-signal: the peer's signal word (each put adds 1), or NULL */
 	int bw;        /* _nbi forms in windows + nvshmem_quiet */
 	uint8_t *heap; /* the peer's symmetric address */
 	uint8_t *local;

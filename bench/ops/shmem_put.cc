@@ -88,6 +88,13 @@ int check_opts(shput *s)
 			       "warp 32; host and stream launch none)", ini);
 		return EFAB_EUSAGE;
 	}
+	if (o.shmem_op == EFAB_SHMEM_PUT_SIGNAL && o.shmem_initiator == EFAB_SHMEM_HOST) {
+		efab_log_error("-o put-signal: NVSHMEM has no put with signal from the host "
+			       "(nvshmem_putmem_signal is device code; its host forms are "
+			       "nvshmemx_putmem_signal*_on_stream): use --initiator stream or "
+			       "thread|warp|block");
+		return EFAB_EUSAGE;
+	}
 	if (o.shmem_initiator >= EFAB_SHMEM_THREAD && o.shmem_src == EFAB_SHMEM_SRC_HOST) {
 		efab_log_error("--initiator %s --src host: a kernel's operand must be GPU memory "
 			       "(--src cuda)", ini);
@@ -189,6 +196,23 @@ int setup(shput *s)
 		pa.type = cudaMemoryTypeUnregistered;
 	}
 	s->heap_host = !rc && pa.type != cudaMemoryTypeDevice;
+	if (s->sig) { /* -o put-signal: the signal word, collective like the heap, zeroed on
+		       * every PE before any PE signals */
+		s->sigw = (uint64_t *)nvshmem_malloc(sizeof(uint64_t));
+		if (!s->sigw) {
+			efab_log_error("nvshmem_malloc of the signal word failed");
+			rc = EFAB_ERR;
+		} else if (s->heap_host) {
+			*(volatile uint64_t *)s->sigw = 0;
+		} else if (cudaMemset(s->sigw, 0, sizeof(uint64_t)) != cudaSuccess ||
+			   cudaDeviceSynchronize() != cudaSuccess) {
+			efab_log_error("zeroing the signal word: %s",
+				       cudaGetErrorString(cudaGetLastError()));
+			rc = EFAB_ERR;
+		}
+		if (!(rc = efab_rt_agree(s->rt, rc)))
+			nvshmem_barrier_all();
+	}
 	const char *hk = getenv("NVSHMEM_HEAP_KIND");
 	snprintf(s->heap_kind, sizeof(s->heap_kind), "%s%s%s", s->heap_host ? "host" : "cuda",
 		 hk && *hk ? " NVSHMEM_HEAP_KIND=" : "", hk && *hk ? hk : "");
@@ -257,6 +281,8 @@ void teardown(shput *s)
 		free(s->local);
 	else if (s->local)
 		efab_cuda_free(0, s->gpu, s->local);
+	if (s->sigw)
+		nvshmem_free(s->sigw);
 	if (s->heap)
 		nvshmem_free(s->heap);
 	if (s->dt)
@@ -376,7 +402,18 @@ int begin_report(shput *s)
 		u += (size_t)snprintf(n7 + u, u < sizeof(n7) ? sizeof(n7) - u : 0, " %s=%s",
 				      efab_nv_knob_env(k), c);
 	}
-	const char *notes[] = {n1, b->definition, n2, n3, n4, n5, n6, n7};
+	char n8[512] = "";
+	if (s->sig)
+		snprintf(
+			n8, sizeof(n8),
+			"-o put-signal: every put is the put with a signal (%s), adding 1 "
+			"to PE 1's signal word (nvshmem_malloc'd, NVSHMEM_SIGNAL_ADD) in the same call; "
+			"-c: PE 1 reads the word until it holds the iteration's count, then checks the payload "
+			"(data missing when its signal is there, or a count off, are errors)",
+			s->kern  ? "nvshmem[x]_putmem_signal[_nbi][_warp|_block] in the kernel"
+			: s->nbi ? "nvshmemx_putmem_signal_nbi_on_stream"
+				 : "nvshmemx_putmem_signal_on_stream");
+	const char *notes[] = {n1, b->definition, n2, n3, n4, n5, n6, n7, n8};
 	if (s->o.verbose) {
 		efab_table_notes(stdout, &s->ri, notes, EFAB_ARRAY_SIZE(notes));
 	} else { /* what ran and on what, the metric; the rest at -v */
@@ -390,7 +427,11 @@ int begin_report(shput *s)
 			 efab_shmem_initiator_name(s->o.shmem_initiator),
 			 s->nbi ? "nbi" : "blocking", efab_shmem_src_name(s->o.shmem_src),
 			 s->registered ? " (registered)" : "", s->heap_kind);
-		const char *lines[] = {b1, b2, b->brief, s->check ? "" : n5};
+		const char *lines[] = {b1, b2, b->brief,
+				       s->sig ? "put-signal: each put adds 1 to PE 1's "
+						"signal word in the same call (-v: the calls)"
+					      : "",
+				       s->check ? "" : n5};
 		efab_table_brief(stdout, &s->ri, lines, EFAB_ARRAY_SIZE(lines));
 	}
 	efab_table_head(stdout, &s->table, &s->ri);
@@ -472,13 +513,15 @@ int efab_shmem_put_main(int argc, char **argv, const efab_bench_row_t *row)
 		return rc;
 	if ((rc = check_opts(s)))
 		return rc;
-	s->put = s->o.shmem_op == EFAB_SHMEM_PUT;
+	s->put = s->o.shmem_op == EFAB_SHMEM_PUT || s->o.shmem_op == EFAB_SHMEM_PUT_SIGNAL;
+	s->sig = s->o.shmem_op == EFAB_SHMEM_PUT_SIGNAL;
 	s->nbi = s->bw || s->o.shmem_nbi;
 	s->on_stream = s->o.shmem_initiator == EFAB_SHMEM_STREAM || s->kern;
 	s->check = s->o.check;
 	efab_faults_t faults; /* the test hooks, read where the engine reads them */
 	efab_faults_read(&faults);
 	s->corrupt_every = faults.corrupt_every;
+	s->signal_every = faults.signal_every;
 	/* before MPI: it may start the program again with the interposer preloaded */
 	s->trace = efab_fitrace_up(argv);
 	/* MPI even for the usage checks above it: NVSHMEM's bootstrap goes over it */

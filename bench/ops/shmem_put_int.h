@@ -32,7 +32,11 @@ struct shput {
 	int init; /* PE 0: issues every operation */
 	int peer;
 	int gpu;
-	int put;          /* -o put (else get) */
+	int put;        /* -o put or put-signal (else get) */
+	int sig;        /* -o put-signal: each put adds 1 to sigw at PE 1 (NVSHMEM_SIGNAL_ADD) */
+	uint64_t *sigw; /* the signal word: nvshmem_malloc(8), PE 1's is the target */
+	uint64_t sig_expect;            /* -c: what PE 1's word must hold after this iteration */
+	uint64_t sig_ops, signal_every; /* put-signals issued; EFAB_FAULT_SIGNAL */
 	int nbi;          /* efab_shmem_lat --nbi: the _nbi form + the quiet (bandwidth: always) */
 	int on_stream;    /* --initiator stream, or a kernel initiator (its stream and events) */
 	int kern;         /* --initiator thread|warp|block: efab_shk_args.group + 1 */

@@ -154,6 +154,31 @@ int stream_sync(shput *s)
  * gets: PE 0 checks its buffer, a barrier). The barriers are
  * nvshmem_barrier_all: NVSHMEM's own promise that what was put is visible. */
 
+/* -o put-signal -c, PE 1: the iteration's signals. Its word is read (a copy
+ * from GPU memory, or the host heap) until it holds at least the count
+ * expected (every put-signal adds 1; the watchdog ends a wait for a signal
+ * that never comes, naming this stage); a count other than the one expected
+ * is one error (a lost, doubled or wrong signal), and the count goes on from
+ * what arrived. Only then is the payload checked: data that is not there
+ * when its signal is breaks NVSHMEM's promise and counts as errors. */
+int signal_wait(shput *s)
+{
+	uint64_t want = s->sig_expect + s->window, got = 0;
+	stage("the signal at PE 1 (-o put-signal -c)", s->size);
+	for (;;) {
+		if (s->heap_host)
+			got = *(volatile uint64_t *)s->sigw;
+		else if (efab_cuda_copy(&got, s->sigw, sizeof(got), 0))
+			return copy_failed("the signal word to the host");
+		if (got >= want)
+			break;
+	}
+	if (got != want)
+		s->errors++;
+	s->sig_expect = got;
+	return EFAB_OK;
+}
+
 int checked_begin(shput *s)
 {
 	if (!s->check)
@@ -175,7 +200,11 @@ int checked_end(shput *s, uint64_t iter)
 	if (s->check) {
 		if (s->init && s->on_stream)
 			rc = stream_sync(s);
-		if (s->put) {
+		if (s->sig) { /* the signal first, then the payload it announces */
+			if (!s->init && !rc && !(rc = signal_wait(s)))
+				rc = check(s, s->heap, s->heap_host, s->window, &s->errors);
+			nvshmem_barrier_all();
+		} else if (s->put) {
 			nvshmem_barrier_all();
 			if (!s->init && !rc)
 				rc = check(s, s->heap, s->heap_host, s->window, &s->errors);
@@ -188,6 +217,14 @@ int checked_end(shput *s, uint64_t iter)
 	s->seq += s->window;
 	beat(iter);
 	return rc;
+}
+
+/* -o put-signal: what the next put-signal adds to PE 1's word: 1, or 2 for
+ * every EFAB_FAULT_SIGNAL-th (a wrong signal that -c must count) */
+uint64_t sig_add(shput *s)
+{
+	s->sig_ops++;
+	return s->signal_every && s->sig_ops % s->signal_every == 0 ? 2 : 1;
 }
 
 /* The operations of one iteration or window, PE 0. Host: complete when this
@@ -209,7 +246,14 @@ void issue(shput *s)
 		if (s->put || s->nbi)
 			nvshmem_quiet();
 	} else if (!s->bw) {
-		if (s->put && s->nbi)
+		if (s->sig && s->nbi)
+			nvshmemx_putmem_signal_nbi_on_stream(s->heap, s->local, n, s->sigw,
+							     sig_add(s), NVSHMEM_SIGNAL_ADD, pe,
+							     s->st);
+		else if (s->sig)
+			nvshmemx_putmem_signal_on_stream(s->heap, s->local, n, s->sigw, sig_add(s),
+							 NVSHMEM_SIGNAL_ADD, pe, s->st);
+		else if (s->put && s->nbi)
 			nvshmemx_putmem_nbi_on_stream(s->heap, s->local, n, pe, s->st);
 		else if (s->put)
 			nvshmemx_putmem_on_stream(s->heap, s->local, n, pe, s->st);
@@ -222,7 +266,11 @@ void issue(shput *s)
 		/* op k at offset k x size on both sides (footprint window) */
 		for (uint64_t k = 0; k < s->window; k++) {
 			size_t off = (size_t)(k * s->size);
-			if (s->on_stream && s->put)
+			if (s->on_stream && s->sig)
+				nvshmemx_putmem_signal_nbi_on_stream(s->heap + off, s->local + off,
+								     n, s->sigw, sig_add(s),
+								     NVSHMEM_SIGNAL_ADD, pe, s->st);
+			else if (s->on_stream && s->put)
 				nvshmemx_putmem_nbi_on_stream(s->heap + off, s->local + off, n, pe,
 							      s->st);
 			else if (s->on_stream)
@@ -421,6 +469,7 @@ int kern_launch(shput *s, uint64_t iters, unsigned long long *t)
 	memset(&a, 0, sizeof(a));
 	a.group = s->kern - 1;
 	a.put = s->put;
+	a.sig = s->sig ? s->sigw : nullptr;
 	a.bw = s->nbi; /* the _nbi forms + the quiet: a window (of 1 for efab_shmem_lat --nbi) */
 	a.heap = s->heap;
 	a.local = s->local;

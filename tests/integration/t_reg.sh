@@ -330,6 +330,12 @@ nvshmem_rma_checks() { # BINDIR
 	expect_msg "invalid value 'write' for --op: expected one of put, get"
 	expect_rc 2 "$b/efab_shmem_bw" -m 1G -W 64
 	expect_msg "above the 16G allowed"
+	# -o put-signal (issue 62): NVSHMEM's put with a signal has no host form
+	for a in efab_shmem_lat efab_shmem_bw; do
+		expect_rc 2 "$b/$a" -o put-signal
+		expect_msg "-o put-signal: NVSHMEM has no put with signal from the host .*use --initiator stream or thread.warp.block$"
+	done
+	grep -qF -- "-o, --op put|get|put-signal" <("$b/efab_shmem_lat" --help) || die "--help lacks put-signal"
 	# a knob the user already set otherwise: refused before MPI, both named
 	NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=0 expect_rc 2 "$b/efab_shmem_bw" --nv-batch-rma off
 	expect_msg "asks NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=1, but the environment already has NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=0"

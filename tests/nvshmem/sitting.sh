@@ -282,6 +282,26 @@ for part in $PARTS; do
 						--initiator host --src cuda --register -m 4K:64K:x4 -n 20 -w 2 -c
 				done
 			fi
+			# -o put-signal (issue 62 item 3; NOT RUN yet): the stream (--nbi: the blocking
+			# on-stream form hangs on efasim) and kernel initiators, checked: PE 1 waits
+			# for the signal word's count, then checks the payload; EFAB_FAULT_SIGNAL=4
+			# makes every 4th put-signal add 2: -c must count it (exit 1 expected)
+			if [ "${PUT_SIGNAL:-1}" = 1 ]; then
+				for ini in stream ${PUT_SIGNAL_KERNEL:-thread}; do
+					for mode in lat bw; do
+						fo=; [ "$ini" = stream ] && [ "$mode" = lat ] && fo=--nbi
+						# shellcheck disable=SC2086
+						EFAB_FITRACE_FABRIC=$ff NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
+							run "put_${fab}_signal_${mode}_${ini}" "$EBIN/efab_shmem_$mode" -o put-signal \
+							--initiator $ini $fo --src cuda --register -m 8:64K:x8 -n 20 -w 2 -c \
+							-t ${PUT_T:-20} --csv "$OUTD/put_${fab}_signal_shmem_${mode}.csv"
+					done
+				done
+				EFAB_FAULT_SIGNAL=4 FWD="$FWD -x EFAB_FAULT_SIGNAL" EFAB_FITRACE_FABRIC=$ff \
+					NVSHMEM_REMOTE_TRANSPORT=libfabric FI_LOG_LEVEL=warn \
+					run "put_${fab}_signal_fault_expect_exit1" "$EBIN/efab_shmem_lat" -o put-signal \
+					--initiator stream --nbi --src cuda --register -m 4K -n 20 -w 2 -c -t ${PUT_T:-20}
+			fi
 			[ "${PUT_RAW:-1}" = 1 ] || continue
 			# the raw fabric: latency -c; bandwidth unchecked as NVSHMEM's (efab_put_bw
 			# refuses -c for a write from GPU memory: its end flag would land there),

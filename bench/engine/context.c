@@ -19,6 +19,17 @@ void efab_note(efab_ctx_t *c, const char *fmt, ...)
 	va_end(ap);
 }
 
+void efab_note_brief(efab_ctx_t *c, const char *fmt, ...)
+{
+	if (c->nnotes >= EFAB_MAX_NOTES)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->notes[c->nnotes], sizeof(c->notes[0]), fmt, ap);
+	va_end(ap);
+	c->note_brief[c->nnotes++] = 1;
+}
+
 void efab_row_vset(const efab_run_info_t *ri, efab_row_t *row, const char *name, const char *fmt,
 		   va_list ap)
 {
@@ -84,7 +95,7 @@ static void print_brief(const efab_ctx_t *c, const char *op)
 	if (c->row->brief)
 		efab_header_line(stdout, c->row->brief);
 	for (size_t i = 0; i < c->nnotes; i++)
-		if (!strncmp(c->notes[i], "WARNING", 7))
+		if (c->note_brief[i] || !strncmp(c->notes[i], "WARNING", 7))
 			efab_header_line(stdout, c->notes[i]);
 	efab_header_line(stdout, EFAB_MORE_NOTE);
 }

@@ -82,6 +82,7 @@ struct efab_ctx {
 	efab_table_t table; /* rank 0: the terminal table's columns (harness.c) */
 	char notes[EFAB_MAX_NOTES][512];
 	size_t nnotes;
+	unsigned char note_brief[EFAB_MAX_NOTES]; /* shown at default verbosity too */
 	efab_faults_t faults; /* the test hooks (faults.h), read once at start */
 	uint64_t nverified;
 	uint64_t late; /* messages whose bytes landed after their tag */
@@ -118,6 +119,9 @@ struct efab_ctx {
 
 /* Header note, printf-style (at most EFAB_MAX_NOTES; later ones are dropped). */
 void efab_note(efab_ctx_t *c, const char *fmt, ...) EFAB_PRINTF(2, 3);
+/* The same, also in the short default header: a mode that changes what is
+ * measured (warnings, beginning "WARNING", are there anyway). */
+void efab_note_brief(efab_ctx_t *c, const char *fmt, ...) EFAB_PRINTF(2, 3);
 
 /* Set the row's column called name, if the run's columns (c->ri) have one. */
 void efab_row_set(const efab_ctx_t *c, efab_row_t *row, const char *name, const char *fmt, ...)

@@ -835,7 +835,7 @@ int efab_rma_notes(efab_ctx_t *c)
 		efab_note(c, "-c: every payload is checked; checking runs between timed intervals "
 			     "but can still delay the peer: quote numbers from runs without -c");
 	if (c->o.src_unregistered)
-		efab_note(c, "--src-unregistered: local buffers passed with desc = NULL");
+		efab_note_brief(c, "--src-unregistered: local buffers passed with desc = NULL");
 	return EFAB_OK;
 }
 

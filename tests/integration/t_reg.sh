@@ -60,7 +60,10 @@ t_src_unregistered() {
 		# the notes (-v) say how the source was passed
 		expect_rc 0 mpi 2 "$BIN/efab_put_lat" -p $p --src-unregistered -m 8:64K:x8 -c -v
 		grep -q "desc = NULL" "$WORK/last.out" || die "header lacks --src-unregistered"
+		# a mode that changes what is measured: in the short default header too
 		expect_rc 0 mpi 2 "$BIN/efab_put_bw" -p $p --src-unregistered -m 4K:64K:x16 -n 10 -c
+		grep -q "^# --src-unregistered: local buffers passed with desc = NULL$" "$WORK/last.out" ||
+			die "the default header lacks --src-unregistered"
 	done
 }
 

@@ -117,6 +117,10 @@ int efab_csv_format_cells(const char *const *cells, size_t ncells, char *buf, si
 void efab_fold(FILE *f, const char *first, const char *more, int width, const char *text);
 /* "# " + text, folded at spaces into lines of at most 120 characters. */
 void efab_header_line(FILE *f, const char *text);
+/* The first lines of a default header: what ran ("efabench V: bench", with
+ * ", op OP" unless op is NULL), on what (provider, fabric, domain, libfabric),
+ * the memory and ranks (", pairs N" where pairs >= 0). */
+void efab_table_brief_head(FILE *f, const efab_run_info_t *ri, const char *op, int pairs);
 /* The default header of a table (at most a few short lines): what ran, on
  * what (provider, fabric, domain, libfabric; memory and ranks), the
  * simulated note where the provider is efasim, the caller's lines (NULL or
@@ -143,6 +147,14 @@ typedef struct efab_table {
  * (EFAB_EUSAGE, err names the columns available). */
 int efab_table_pick(efab_table_t *t, const efab_run_info_t *ri, int show_lat, int show_bw,
 		    const char *spec, const char *dflt, const char *skip, char *err, size_t errlen);
+/* The columns a run's options ask for: --columns, else "all" at -v, else ""
+ * (the default). */
+const char *efab_table_spec(const efab_opts_t *o);
+/* Above the rows: every note at -v (efab_table_notes), else the short header
+ * with lines (efab_table_brief); then t's column names. */
+void efab_table_top(FILE *f, const efab_table_t *t, const efab_run_info_t *ri, int verbose,
+		    const char *const *lines, size_t nlines, const char *const *notes,
+		    size_t nnotes);
 /* Widen the column called name (the table's name) to at least width. */
 void efab_table_width(efab_table_t *t, const efab_run_info_t *ri, const char *name, int width);
 /* The header line of t's columns, then one line per row. */

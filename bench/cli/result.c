@@ -356,18 +356,26 @@ void efab_header_line(FILE *f, const char *text)
 	efab_fold(f, "# ", "# ", 120, text);
 }
 
-void efab_table_brief(FILE *f, const efab_run_info_t *ri, const char *const *lines, size_t n)
+void efab_table_brief_head(FILE *f, const efab_run_info_t *ri, const char *op, int pairs)
 {
 	char line[700];
-	snprintf(line, sizeof(line), "efabench %s: %s", EFAB_VERSION, ri->bench);
+	snprintf(line, sizeof(line), "efabench %s: %s%s%s", EFAB_VERSION, ri->bench,
+		 op ? ", op " : "", op ? op : "");
 	efab_header_line(f, line);
 	snprintf(line, sizeof(line),
 		 "provider %s, fabric %s, domain %s; libfabric %s (provider %s)", ri->provider,
 		 ri->fabric, ri->domain, ri->libfabric_version, ri->provider_version);
 	efab_header_line(f, line);
-	snprintf(line, sizeof(line), "memory: local %s, remote %s; ranks %d", ri->mem_local,
-		 ri->mem_remote, ri->ranks);
+	int n = snprintf(line, sizeof(line), "memory: local %s, remote %s; ranks %d", ri->mem_local,
+			 ri->mem_remote, ri->ranks);
+	if (pairs >= 0 && n > 0 && (size_t)n < sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n, ", pairs %d", pairs);
 	efab_header_line(f, line);
+}
+
+void efab_table_brief(FILE *f, const efab_run_info_t *ri, const char *const *lines, size_t n)
+{
+	efab_table_brief_head(f, ri, NULL, -1);
 	if (strstr(ri->provider_version, "simulated"))
 		efab_header_line(f, EFAB_SIMULATED_NOTE);
 	for (size_t i = 0; i < n; i++)
@@ -532,6 +540,22 @@ int efab_table_pick(efab_table_t *t, const efab_run_info_t *ri, int show_lat, in
 		return EFAB_EUSAGE;
 	}
 	return EFAB_OK;
+}
+
+const char *efab_table_spec(const efab_opts_t *o)
+{
+	return o->columns[0] ? o->columns : o->verbose ? "all" : "";
+}
+
+void efab_table_top(FILE *f, const efab_table_t *t, const efab_run_info_t *ri, int verbose,
+		    const char *const *lines, size_t nlines, const char *const *notes,
+		    size_t nnotes)
+{
+	if (verbose)
+		efab_table_notes(f, ri, notes, nnotes);
+	else
+		efab_table_brief(f, ri, lines, nlines);
+	efab_table_head(f, t, ri);
 }
 
 void efab_table_width(efab_table_t *t, const efab_run_info_t *ri, const char *name, int width)

@@ -9,25 +9,28 @@
 
 #include "context.h"
 
-void efab_note(efab_ctx_t *c, const char *fmt, ...)
+static void note_v(efab_ctx_t *c, int brief, const char *fmt, va_list ap)
 {
 	if (c->nnotes >= EFAB_MAX_NOTES)
 		return;
+	vsnprintf(c->notes[c->nnotes], sizeof(c->notes[0]), fmt, ap);
+	c->note_brief[c->nnotes++] = (unsigned char)brief;
+}
+
+void efab_note(efab_ctx_t *c, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(c->notes[c->nnotes++], sizeof(c->notes[0]), fmt, ap);
+	note_v(c, 0, fmt, ap);
 	va_end(ap);
 }
 
 void efab_note_brief(efab_ctx_t *c, const char *fmt, ...)
 {
-	if (c->nnotes >= EFAB_MAX_NOTES)
-		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(c->notes[c->nnotes], sizeof(c->notes[0]), fmt, ap);
+	note_v(c, 1, fmt, ap);
 	va_end(ap);
-	c->note_brief[c->nnotes++] = 1;
 }
 
 void efab_row_vset(const efab_run_info_t *ri, efab_row_t *row, const char *name, const char *fmt,
@@ -55,7 +58,7 @@ int efab_table_columns(efab_ctx_t *c, char *err, size_t errlen)
 	const efab_bench_row_t *b = c->row;
 	const struct fi_info *fi = c->fab.info;
 	char dflt[256], skip[256];
-	const char *spec = c->o.columns[0] ? c->o.columns : c->o.verbose ? "all" : "";
+	const char *spec = efab_table_spec(&c->o);
 	const char *cols = b->table_cols ? b->table_cols : "size,iters,errors";
 	const char *pair = c->o.per_pair ? "pair," : "";
 	/* --per-pair: pair right after the first column (its rows differ in it) */
@@ -76,18 +79,8 @@ int efab_table_columns(efab_ctx_t *c, char *err, size_t errlen)
 static void print_brief(const efab_ctx_t *c, const char *op)
 {
 	const efab_run_info_t *ri = &c->ri;
-	char line[700];
-	snprintf(line, sizeof(line), "efabench %s: %s, op %s", EFAB_VERSION, ri->bench, op);
-	efab_header_line(stdout, line);
-	snprintf(line, sizeof(line),
-		 "provider %s, fabric %s, domain %s; libfabric %s (provider %s)", ri->provider,
-		 ri->fabric, ri->domain, ri->libfabric_version, ri->provider_version);
-	efab_header_line(stdout, line);
-	int n = snprintf(line, sizeof(line), "memory: local %s, remote %s; ranks %d", ri->mem_local,
-			 ri->mem_remote, ri->ranks);
-	if (c->row->pattern != EFAB_PATTERN_NONE && n > 0 && (size_t)n < sizeof(line))
-		snprintf(line + n, sizeof(line) - (size_t)n, ", pairs %d", c->npairs);
-	efab_header_line(stdout, line);
+	efab_table_brief_head(stdout, ri, op,
+			      c->row->pattern != EFAB_PATTERN_NONE ? c->npairs : -1);
 	if (c->nnodes > 1)
 		efab_header_line(stdout, c->nodes_summary);
 	if (strstr(ri->provider_version, "simulated"))

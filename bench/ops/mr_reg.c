@@ -22,6 +22,7 @@
  *
  * This file: the operations, their timing in each regime, the rows;
  * mr_reg_setup.c: the domains, placement, bring-up, header and main. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -497,7 +498,7 @@ static void emit(reg_ctx_t *r, const meas_t *m, const efab_fit_t *fit, const cha
 int efab_reg_table(reg_ctx_t *r, const char *more, int op_width, char *err, size_t errlen)
 {
 	char dflt[512];
-	const char *spec = r->o.columns[0] ? r->o.columns : r->o.verbose ? "all" : "";
+	const char *spec = efab_table_spec(&r->o);
 	snprintf(dflt, sizeof(dflt),
 		 "size,op,iters,min_us,p50_us,p99_us,max_us,dereg_us_p50,first_us%s%s%s%s%s",
 		 r->rt->size > 1 ? ",rank" : "", r->ndoms > 1 ? ",domains" : "",
@@ -508,16 +509,6 @@ int efab_reg_table(reg_ctx_t *r, const char *more, int op_width, char *err, size
 	efab_table_width(&r->table, &r->ri, "op", op_width);
 	efab_table_width(&r->table, &r->ri, "reg_path", (int)strlen("dmabuf->peermem+gdrcopy"));
 	return EFAB_OK;
-}
-
-void efab_reg_header(reg_ctx_t *r, const char *const *lines, size_t nlines,
-		     const char *const *notes, size_t nnotes)
-{
-	if (r->o.verbose)
-		efab_table_notes(stdout, &r->ri, notes, nnotes);
-	else
-		efab_table_brief(stdout, &r->ri, lines, nlines);
-	efab_table_head(stdout, &r->table, &r->ri);
 }
 
 /* "1.23 us [1.01, 1.45] + 0.0495 us/MiB [0.0470, 0.0520]" (per_what "/MiB"),
@@ -536,10 +527,7 @@ static void fit_str(const efab_fit_t *f, const char *per_what, char *buf, size_t
 /* A fit sentence: at most 120 characters a line, whole at -v. */
 static void fit_line(const reg_ctx_t *r, const char *line)
 {
-	if (r->o.verbose)
-		printf("# %s\n", line);
-	else
-		efab_header_line(stdout, line);
+	efab_fold(stdout, "# ", "# ", r->o.verbose ? INT_MAX : 120, line);
 }
 
 /* Every size of one regime; rows go out with the regime's fit filled in. */

@@ -441,6 +441,18 @@ int efab_reg_open_csv(reg_ctx_t *r)
 	return rc;
 }
 
+static const char *mr_cache_word(const reg_ctx_t *r)
+{
+	return r->o.mr_cache == EFAB_ON ? "on" : r->o.mr_cache == EFAB_OFF ? "off" : "default";
+}
+
+static const char *gdr_word(void)
+{
+	return efab_mr_gdr_state == EFAB_GDR_ON    ? "on"
+	       : efab_mr_gdr_state == EFAB_GDR_OFF ? "off"
+						   : "unknown";
+}
+
 static void print_header(const reg_ctx_t *r, const struct fi_info *info, const char *note3)
 {
 	char mrm[256], note1[1024], note2[256];
@@ -448,10 +460,7 @@ static void print_header(const reg_ctx_t *r, const struct fi_info *info, const c
 	snprintf(note1, sizeof(note1),
 		 "mr_mode %s; access %s; mr cache %s (FI_MR_CACHE_MAX_COUNT=%s "
 		 "FI_EFA_MR_CACHE_ENABLE=%s)%s%s%s",
-		 mrm, r->o.access ? "local" : "remote",
-		 r->o.mr_cache == EFAB_ON    ? "on"
-		 : r->o.mr_cache == EFAB_OFF ? "off"
-					     : "default",
+		 mrm, r->o.access ? "local" : "remote", mr_cache_word(r),
 		 getenv("FI_MR_CACHE_MAX_COUNT") ? getenv("FI_MR_CACHE_MAX_COUNT") : "unset",
 		 getenv("FI_EFA_MR_CACHE_ENABLE") ? getenv("FI_EFA_MR_CACHE_ENABLE") : "unset",
 		 r->o.dmabuf ? "; registered through dmabuf (FI_MR_DMABUF)" : "",
@@ -479,11 +488,7 @@ static void print_header(const reg_ctx_t *r, const struct fi_info *info, const c
 	if (efab_reglog_nic_provider(info->fabric_attr->prov_name) &&
 	    efab_mem_iface(r->kind) == FI_HMEM_CUDA)
 		snprintf(
-			note5, sizeof(note5), "GDRCopy %s (%s): %s",
-			efab_mr_gdr_state == EFAB_GDR_ON    ? "on"
-			: efab_mr_gdr_state == EFAB_GDR_OFF ? "off"
-							    : "unknown",
-			efab_mr_gdr_why,
+			note5, sizeof(note5), "GDRCopy %s (%s): %s", gdr_word(), efab_mr_gdr_why,
 			!efab_mr_gdr_applies
 				? (r->o.dmabuf
 					   ? "FI_MR_DMABUF registrations skip it (efa_rdm_mr_hmem_setup)"
@@ -510,10 +515,7 @@ static void print_header(const reg_ctx_t *r, const struct fi_info *info, const c
 	 * registered, and GDRCopy's state where it concerns the rows */
 	char b1[512], b2[320], b5[160] = "";
 	snprintf(b1, sizeof(b1), "mr_mode %s; access %s; mr cache %s%s%s%s; %s", mrm,
-		 r->o.access ? "local" : "remote",
-		 r->o.mr_cache == EFAB_ON    ? "on"
-		 : r->o.mr_cache == EFAB_OFF ? "off"
-					     : "default",
+		 r->o.access ? "local" : "remote", mr_cache_word(r),
 		 r->o.dmabuf ? "; through dmabuf (FI_MR_DMABUF)" : "",
 		 r->cache_na ? "; mr_cache n/a: " : "", r->cache_na ? r->cache_na : "",
 		 r->nic_work[0] == 'y' ? "registration includes NIC driver work"
@@ -525,16 +527,14 @@ static void print_header(const reg_ctx_t *r, const struct fi_info *info, const c
 					     : "");
 	if (note5[0])
 		snprintf(
-			b5, sizeof(b5), "GDRCopy %s: %s",
-			efab_mr_gdr_state == EFAB_GDR_ON    ? "on"
-			: efab_mr_gdr_state == EFAB_GDR_OFF ? "off"
-							    : "unknown",
+			b5, sizeof(b5), "GDRCopy %s: %s", gdr_word(),
 			!efab_mr_gdr_applies ? "not in these registrations"
 			: efab_mr_gdr_state == EFAB_GDR_OFF
 				? "no GDRCopy pin in these registrations"
 				: "each registration also pins through GDRCopy (reg_path +gdrcopy)");
 	const char *lines[] = {b1, b2, note3, place_note, b5};
-	efab_reg_header((reg_ctx_t *)r, lines, EFAB_ARRAY_SIZE(lines), notes, nn);
+	efab_table_top(stdout, &r->table, &r->ri, r->o.verbose, lines, EFAB_ARRAY_SIZE(lines),
+		       notes, nn);
 }
 
 /* Every regime (registrations through a dmabuf are rows of their own: op

@@ -78,10 +78,6 @@ void efab_reg_columns(efab_run_info_t *ri);
  * component name the run can print). A name --columns gives that the run
  * lacks: a usage error in err. */
 int efab_reg_table(reg_ctx_t *r, const char *more, int op_width, char *err, size_t errlen);
-/* The header above the table: every note at -v (efab_table_notes), else the
- * short header with lines (efab_table_brief); then the column names. */
-void efab_reg_header(reg_ctx_t *r, const char *const *lines, size_t nlines,
-		     const char *const *notes, size_t nnotes);
 const efab_regop_t *efab_regop_find(const reg_ctx_t *r, const char *name);
 /* Every size of one regime (an op name, or fresh/same/accumulate for MRs);
  * rows and the fit sentence go to stdout and the CSV. */

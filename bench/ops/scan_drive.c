@@ -97,18 +97,50 @@ static int csv_rows(efab_ctx_t *c, efab_csv_t *csv, int pass, int round, const s
 	return EFAB_OK;
 }
 
+/* How many ranks are bound near their NIC (bind_near_nic); *first: the
+ * first that is not, or -1. */
+static int ranks_bound(const scan_state_t *scan, int *first)
+{
+	int bound = 0;
+	*first = -1;
+	for (int r = 0; r < scan->world_size; r++) {
+		bound += scan->ranks[r].bound;
+		if (!scan->ranks[r].bound && *first < 0)
+			*first = r;
+	}
+	return bound;
+}
+
+/* Groups of node pairs a round runs one after the other (--concurrent);
+ * *per: pairs per group. */
+static int round_groups(const efab_ctx_t *c, int *per)
+{
+	const scan_state_t *scan = c->priv;
+	*per = c->o.concurrent ? (int)c->o.concurrent : scan->nodes / 2;
+	return (scan->nodes / 2 + *per - 1) / *per;
+}
+
+/* The scan's time with --time (seconds): about (a round trip of 20 us) and
+ * at most (1 ms: ranks that share a core wait for it; a slow NIC adds up to
+ * 2 windows per direction); *pp: a pair's ping-pongs, NIC after NIC
+ * (warmup, the timed ones and the batch). */
+static void scan_estimate(const efab_ctx_t *c, int rounds, int groups, double *pp, double *about,
+			  double *most)
+{
+	const scan_state_t *scan = c->priv;
+	*pp = (double)scan->nics * (double)(50 + 2 * efab_pingpong_iters(c, c->o.lat_size));
+	double steps = (double)c->o.passes * rounds * groups;
+	*about = steps * (*pp * 20e-6 + 2 * c->o.time_s * 1.1 + 0.1);
+	*most = steps * (*pp * 1e-3 + 2 * c->o.time_s * 1.5 + 1.0);
+}
+
 /* Where the ranks run against their NICs (bind_near_nic): how many are
  * bound near theirs, the first reason of those that are not, and with -v
  * every rank's. */
 static void print_placement(const efab_ctx_t *c)
 {
 	const scan_state_t *scan = c->priv;
-	int bound = 0, first = -1;
-	for (int r = 0; r < scan->world_size; r++) {
-		bound += scan->ranks[r].bound;
-		if (!scan->ranks[r].bound && first < 0)
-			first = r;
-	}
+	int first, bound = ranks_bound(scan, &first);
 	printf("# placement: each rank bound near its NIC (hwloc: the cores of the NIC's NUMA node, "
 	       "buffers placed there by first touch): %d of %d ranks bound",
 	       bound, scan->world_size);
@@ -176,17 +208,13 @@ static void print_header_full(efab_ctx_t *c, int rounds)
 	       c->o.threshold, c->o.threshold, EFAB_SCAN_SIGMAS,
 	       c->o.min_bw > 0 ? ", or below --min-bw" : "",
 	       c->o.max_lat > 0 ? ", or above --max-lat" : "");
-	int per = c->o.concurrent ? (int)c->o.concurrent : scan->nodes / 2;
-	int groups = (scan->nodes / 2 + per - 1) / per;
+	int per, groups = round_groups(c, &per);
 	if (groups > 1)
 		printf("# --concurrent %d: %d groups of node pairs per round, one after the other\n",
 		       per, groups);
 	double window_MB = (double)c->o.window * (double)c->o.bw_size / 1e6;
-	/* the ping-pongs of a pair: warmup, the timed ones and the batch, NIC
-	 * after NIC, at 20 us a round trip (about) and 1 ms (at most: ranks
-	 * that share a core wait for it) */
-	double pp = (double)scan->nics * (double)(50 + 2 * efab_pingpong_iters(c, c->o.lat_size));
-	double steps = (double)c->o.passes * rounds * groups;
+	double pp, about, most;
+	scan_estimate(c, rounds, groups, &pp, &about, &most);
 	if (c->o.time_s > 0)
 		printf("# estimate: %llu x %d rounds x %d group%s x (%.0f ping-pongs + 2 x %.2f s of "
 		       "bandwidth) = about %.0f s, at most %.0f s while a ping-pong's round trip takes "
@@ -195,9 +223,8 @@ static void print_header_full(efab_ctx_t *c, int rounds)
 		       "per direction); each pair that stalls adds up to --timeout per phase (latency, "
 		       "each bandwidth direction)\n",
 		       (unsigned long long)c->o.passes, rounds, groups, groups == 1 ? "" : "s", pp,
-		       c->o.time_s, steps * (pp * 20e-6 + 2 * c->o.time_s * 1.1 + 0.1),
-		       steps * (pp * 1e-3 + 2 * c->o.time_s * 1.5 + 1.0), window_MB,
-		       c->o.time_s / 4, window_MB / (c->o.time_s / 4));
+		       c->o.time_s, about, most, window_MB, c->o.time_s / 4,
+		       window_MB / (c->o.time_s / 4));
 	else
 		printf("# estimate: %llu x %d rounds x %d group%s x (%llu ping-pongs + 2 x %llu "
 		       "windows); the first round's time gives the rest\n",
@@ -217,8 +244,7 @@ static void print_header(efab_ctx_t *c, int rounds)
 		return;
 	}
 	char line[1024], sz[32], bsz[32];
-	int per = c->o.concurrent ? (int)c->o.concurrent : scan->nodes / 2;
-	int groups = (scan->nodes / 2 + per - 1) / per;
+	int per, groups = round_groups(c, &per);
 	char grp[64] = "";
 	if (groups > 1)
 		snprintf(grp, sizeof(grp), " (%d groups each: --concurrent %d)", groups, per);
@@ -254,12 +280,7 @@ static void print_header(efab_ctx_t *c, int rounds)
 		"beyond %.0fx the noise",
 		c->o.threshold, c->o.threshold, EFAB_SCAN_SIGMAS);
 	efab_header_line(stdout, line);
-	int bound = 0, first = -1;
-	for (int r = 0; r < scan->world_size; r++) {
-		bound += scan->ranks[r].bound;
-		if (!scan->ranks[r].bound && first < 0)
-			first = r;
-	}
+	int first, bound = ranks_bound(scan, &first);
 	int n = snprintf(line, sizeof(line),
 			 "placement: %d of %d ranks bound near their NIC (hwloc)", bound,
 			 scan->world_size);
@@ -270,15 +291,14 @@ static void print_header(efab_ctx_t *c, int rounds)
 			snprintf(line + 117, sizeof(line) - 117, "~");
 	}
 	efab_header_line(stdout, line);
-	double pp = (double)scan->nics * (double)(50 + 2 * efab_pingpong_iters(c, c->o.lat_size));
-	double steps = (double)c->o.passes * rounds * groups;
+	double pp, about, most;
+	scan_estimate(c, rounds, groups, &pp, &about, &most);
 	if (c->o.time_s > 0)
 		snprintf(
 			line, sizeof(line),
 			"estimate: about %.0f s, at most %.0f s; more: -v (the whole verdict rule, "
 			"counters, placement), --csv",
-			steps * (pp * 20e-6 + 2 * c->o.time_s * 1.1 + 0.1),
-			steps * (pp * 1e-3 + 2 * c->o.time_s * 1.5 + 1.0));
+			about, most);
 	else
 		snprintf(
 			line, sizeof(line),

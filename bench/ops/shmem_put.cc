@@ -307,7 +307,7 @@ int begin_report(shput *s)
 	snprintf(s->ri.mem_local, sizeof(s->ri.mem_local), "%s", efab_shmem_src_name(s->o.shmem_src));
 	snprintf(s->ri.mem_remote, sizeof(s->ri.mem_remote), "%s", s->heap_host ? "host" : "cuda");
 	char err[2048];
-	const char *spec = s->o.columns[0] ? s->o.columns : s->o.verbose ? "all" : "";
+	const char *spec = efab_table_spec(&s->o);
 	/* every PE decides (a --columns name the run lacks ends them all) */
 	rc = efab_table_pick(&s->table, &s->ri, b->show_lat, b->show_bw, spec, b->table_cols, "",
 			     err, sizeof(err));
@@ -414,27 +414,24 @@ int begin_report(shput *s)
 			: s->nbi ? "nvshmemx_putmem_signal_nbi_on_stream"
 				 : "nvshmemx_putmem_signal_on_stream");
 	const char *notes[] = {n1, b->definition, n2, n3, n4, n5, n6, n7, n8};
-	if (s->o.verbose) {
-		efab_table_notes(stdout, &s->ri, notes, EFAB_ARRAY_SIZE(notes));
-	} else { /* what ran and on what, the metric; the rest at -v */
-		char b1[512], b2[512];
-		snprintf(
-			b1, sizeof(b1),
-			"NVSHMEM %d.%d, PE 0 -> PE 1, GPU %d; transport %s (libfabric fabric %s, mr_mode %s)",
-			s->nv_maj, s->nv_min, s->gpu, s->transport, s->fab, s->mrm);
-		snprintf(b2, sizeof(b2),
-			 "initiator %s, %s; local %s%s, remote PE 1's symmetric heap (%s)",
-			 efab_shmem_initiator_name(s->o.shmem_initiator),
-			 s->nbi ? "nbi" : "blocking", efab_shmem_src_name(s->o.shmem_src),
-			 s->registered ? " (registered)" : "", s->heap_kind);
-		const char *lines[] = {b1, b2, b->brief,
-				       s->sig ? "put-signal: each put adds 1 to PE 1's "
-						"signal word in the same call (-v: the calls)"
-					      : "",
-				       s->check ? "" : n5};
-		efab_table_brief(stdout, &s->ri, lines, EFAB_ARRAY_SIZE(lines));
-	}
-	efab_table_head(stdout, &s->table, &s->ri);
+	/* the short header: what ran and on what, the metric; the rest at -v */
+	char b1[512], b2[512];
+	snprintf(
+		b1, sizeof(b1),
+		"NVSHMEM %d.%d, PE 0 -> PE 1, GPU %d; transport %s (libfabric fabric %s, mr_mode %s)",
+		s->nv_maj, s->nv_min, s->gpu, s->transport, s->fab, s->mrm);
+	snprintf(b2, sizeof(b2), "initiator %s, %s; local %s%s, remote PE 1's symmetric heap (%s)",
+		 efab_shmem_initiator_name(s->o.shmem_initiator), s->nbi ? "nbi" : "blocking",
+		 efab_shmem_src_name(s->o.shmem_src), s->registered ? " (registered)" : "",
+		 s->heap_kind);
+	const char *lines[] = {
+		b1, b2, b->brief,
+		s->sig ? "put-signal: each put adds 1 to PE 1's signal word in the same "
+			 "call (-v: the calls)"
+		       : "",
+		s->check ? "" : n5};
+	efab_table_top(stdout, &s->table, &s->ri, s->o.verbose, lines, EFAB_ARRAY_SIZE(lines),
+		       notes, EFAB_ARRAY_SIZE(notes));
 	return EFAB_OK;
 }
 

@@ -271,7 +271,8 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 		b1, "*_us = register (nvshmem_malloc) time, dereg_us = unregister (nvshmem_free) "
 		    "time, microseconds; fi_mr_reg_*: counted below NVSHMEM (-v)"};
 	if (!rc && rt.rank == 0)
-		efab_reg_header(r, lines, EFAB_ARRAY_SIZE(lines), notes, 3);
+		efab_table_top(stdout, &r->table, &r->ri, r->o.verbose, lines,
+			       EFAB_ARRAY_SIZE(lines), notes, 3);
 	for (size_t i = 0; i < r->nops && !rc; i++) {
 		if (!op_wanted(r, &ops[i]))
 			continue;

@@ -18,6 +18,11 @@
 extern "C" {
 #endif
 
+/* Receives an endpoint opened with FI_MSG (or FI_RX_CQ_DATA) keeps posted,
+ * reposted once half were consumed and read: a sender must keep fewer than
+ * half of them in flight or unread. */
+#define EFAB_RECV_SLOTS 256
+
 /* Room for any endpoint name (fi_getname) efabench exchanges. */
 #define EFAB_ADDR_MAX 256
 
@@ -44,8 +49,16 @@ typedef struct efab_fabric {
 	uint64_t rx_data_count; /* remote CQ data arrivals */
 	uint64_t rx_data_awaited; /* arrivals a ping-pong has waited for (put_arrival) */
 	uint64_t rx_data_last;
-	size_t rx_posted;       /* receives posted for FI_RX_CQ_DATA */
-	/* Receive slots for FI_RX_CQ_DATA: their contexts are the top slots of ctx;
+	size_t rx_posted;       /* receives posted (FI_RX_CQ_DATA, messages) */
+	/* messages received (efab_post_send's, from the peers): their count,
+	 * and a hook called with each one's bytes as efab_progress reads its
+	 * completion (before its slot is reposted); it may only record (no
+	 * post, no progress: efab_progress is reading the CQ) */
+	uint64_t rx_msg_count;
+	void (*rx_msg_hook)(void *arg, const void *buf, size_t len);
+	void *rx_msg_arg;
+	/* Receive slots for FI_RX_CQ_DATA and messages (opened with FI_MSG):
+	 * their contexts are the top slots of ctx;
 	 * a free list, because a completion consumes whichever receive the
 	 * provider matched, and a slot must not be reposted while live. */
 	size_t *rx_free;
@@ -69,14 +82,14 @@ typedef struct efab_fabric {
 	 * device CQ can be lapped past its size: a producer that outruns the
 	 * reader overwrites or loses what was not read) */
 	size_t cq_size;
-	/* Called by efab_progress whenever rx_data_count moved since its last
+	/* Called by efab_progress whenever rx_data_count or rx_msg_count moved since its last
 	 * call (rx_hook_at), except from inside itself (a post it makes may
 	 * drive progress) and from a post's -FI_EAGAIN progress (in_rx_hook);
 	 * nonzero fails the progress call. rma.c's credit return. */
 	int (*rx_hook)(struct efab_fabric *fab, void *arg);
 	void *rx_hook_arg;
 	int in_rx_hook;
-	uint64_t rx_hook_at;
+	uint64_t rx_hook_at; /* rx_data_count + rx_msg_count at its last call */
 } efab_fabric_t;
 
 /* Bring up fabric, domain, CQ, AV and endpoint for info (ownership passes to

@@ -58,6 +58,10 @@ int efab_wait_tx(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w);
 int efab_drive_wait_tx(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w);
 /* Wait until rx_data_count >= target. */
 int efab_wait_rxdata(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w);
+/* Wait until *count >= target: a counter that a hook of efab_progress moves
+ * (rx_msg_hook, rx_hook), driving progress meanwhile. */
+int efab_wait_count(efab_fabric_t *fab, const volatile uint64_t *count, uint64_t target,
+		    const efab_waitfor_t *w);
 /* Poll *p until it equals v, driving progress meanwhile. */
 int efab_wait_byte(efab_fabric_t *fab, volatile uint8_t *p, uint8_t v, const efab_waitfor_t *w);
 /* Poll until *p or *q equals v, driving progress meanwhile. */
@@ -98,6 +102,13 @@ int efab_post_write(efab_fabric_t *fab, int peer, const void *buf, size_t len, v
 		    const efab_waitfor_t *w);
 int efab_post_read(efab_fabric_t *fab, int peer, void *buf, size_t len, void *desc,
 		   uint64_t raddr, uint64_t rkey, const efab_waitfor_t *w);
+/* One message (fi_send) of len bytes from a registered buffer (desc) to the
+ * peer's posted receives (the fabric opened with FI_MSG: efab_fabric_req_t
+ * msg), completing into tx_done; at most EFAB_RX_BUF_SIZE (64) bytes land
+ * whole. The peer must have a receive posted for it: bound what is in
+ * flight (a device without one answers with RNR). */
+int efab_post_send(efab_fabric_t *fab, int peer, const void *buf, size_t len, void *desc,
+		   const efab_waitfor_t *w);
 
 /* One RMA op through fi_writemsg / fi_readmsg with flags (FI_MORE,
  * FI_REMOTE_CQ_DATA, FI_EFA_WR_HIGH_PPS; FI_COMPLETION is added: every op

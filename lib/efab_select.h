@@ -45,6 +45,7 @@ typedef struct efab_fabric_req {
 	uint64_t caps;        /* FI_RMA | FI_READ ... ; FI_ATOMIC only for atomic benchmarks */
 	int hmem;             /* GPU memory in use: adds FI_HMEM */
 	int cq_data;          /* remote CQ data needed (writedata) */
+	int msg;              /* messages (fi_send to posted receives): adds FI_MSG */
 	/* Bits efabench normally offers but must not offer now: an unregistered
 	 * source needs mr_mode without FI_MR_LOCAL; the probe asks without one
 	 * bit at a time to learn what a fabric requires. */

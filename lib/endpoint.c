@@ -32,7 +32,8 @@ long efab_rx_slot_of(const efab_fabric_t *fab, const void *op_context)
 	return (long)(c - first);
 }
 
-/* Receives for FI_RX_CQ_DATA: on a registered buffer with its descriptor
+/* Receives for FI_RX_CQ_DATA and messages: each slot on its own
+ * EFAB_RX_BUF_SIZE bytes of a registered buffer, with its descriptor
  * (efa-direct rejects a receive without one under FI_MR_LOCAL, as any
  * FI_MR_LOCAL provider may); every posted slot is off the free list until a
  * completion names it. */
@@ -40,12 +41,12 @@ int efab_rx_repost(efab_fabric_t *fab)
 {
 	while (fab->rx_nfree > 0) {
 		size_t slot = fab->rx_free[fab->rx_nfree - 1];
-		int ret = (int)fi_recv(fab->ep, fab->rx_buf, EFAB_RX_BUF_SIZE, fab->rx_mr.desc,
-				       FI_ADDR_UNSPEC, rx_slot_ctx(fab, slot));
+		int ret = (int)fi_recv(fab->ep, efab_rx_slot_buf(fab, slot), EFAB_RX_BUF_SIZE,
+				       fab->rx_mr.desc, FI_ADDR_UNSPEC, rx_slot_ctx(fab, slot));
 		if (ret == -FI_EAGAIN)
 			return 0; /* reposted from efab_progress as completions come */
 		if (ret) {
-			efab_log_fi("fi_recv (receive for FI_RX_CQ_DATA)", ret);
+			efab_log_fi("fi_recv (a receive slot)", ret);
 			return EFAB_ERR;
 		}
 		fab->rx_nfree--;
@@ -54,24 +55,27 @@ int efab_rx_repost(efab_fabric_t *fab)
 	return 0;
 }
 
-int efab_rx_cq_data_used(const efab_fabric_t *fab)
+int efab_rx_slots_used(const efab_fabric_t *fab)
 {
-	return (fab->info->mode & FI_RX_CQ_DATA) && (fab->info->caps & FI_MSG);
+	/* FI_MSG is asked for only where receives are wanted: remote CQ data
+	 * under FI_RX_CQ_DATA, and messages (select.c) */
+	return (fab->info->caps & FI_MSG) != 0;
 }
 
 /* Set up the receive slots and their buffer, then post them. */
-static int rx_cq_data_start(efab_fabric_t *fab)
+static int rx_slots_start(efab_fabric_t *fab)
 {
+	size_t bytes = (size_t)EFAB_RX_CQ_DATA_DEPTH * EFAB_RX_BUF_SIZE;
 	fab->rx_free = calloc(EFAB_RX_CQ_DATA_DEPTH, sizeof(*fab->rx_free));
-	fab->rx_buf = aligned_alloc(4096, 4096);
+	fab->rx_buf = aligned_alloc(4096, bytes);
 	if (!fab->rx_free || !fab->rx_buf) {
-		efab_log_error("out of memory for FI_RX_CQ_DATA receives");
+		efab_log_error("out of memory for the receive slots");
 		return EFAB_ERR;
 	}
-	memset(fab->rx_buf, 0, 4096);
+	memset(fab->rx_buf, 0, bytes);
 	for (size_t i = 0; i < EFAB_RX_CQ_DATA_DEPTH; i++)
 		fab->rx_free[fab->rx_nfree++] = EFAB_RX_CQ_DATA_DEPTH - 1 - i;
-	if (efab_mr_register(fab, fab->rx_buf, 4096, FI_HMEM_SYSTEM, 0, FI_RECV, &fab->rx_mr))
+	if (efab_mr_register(fab, fab->rx_buf, bytes, FI_HMEM_SYSTEM, 0, FI_RECV, &fab->rx_mr))
 		return EFAB_ERR;
 	return efab_rx_repost(fab);
 }
@@ -300,7 +304,7 @@ int efab_fabric_open(struct fi_info *info, efab_rt_t *rt, double timeout_s, efab
 		}
 	}
 	free(names);
-	if (efab_rx_cq_data_used(&fab) && rx_cq_data_start(&fab))
+	if (efab_rx_slots_used(&fab) && rx_slots_start(&fab))
 		goto close_rx;
 	if (rt->barrier(rt)) {
 		efab_log_error("barrier after endpoint bring-up failed");

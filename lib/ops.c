@@ -69,7 +69,13 @@ static int progress_one(efab_fabric_t *fab)
 				fab->parent->rx_data_count++;
 				fab->parent->rx_data_last = ent[i].data;
 			}
-		} else if (slot < 0 && !(ent[i].flags & FI_RECV)) {
+		} else if (slot >= 0) {
+			/* a message (FI_RECV | FI_MSG): its bytes in the slot's own area */
+			fab->rx_msg_count++;
+			if (fab->rx_msg_hook)
+				fab->rx_msg_hook(fab->rx_msg_arg, efab_rx_slot_buf(fab, (size_t)slot),
+						 ent[i].len);
+		} else if (!(ent[i].flags & FI_RECV)) {
 			fab->tx_done++;
 			if (fab->parent)
 				fab->parent->tx_done++;
@@ -93,8 +99,9 @@ int efab_progress(efab_fabric_t *fab)
 	 * further endpoint's progress (--eps: counted into this parent) read
 	 * while the hook could not run is owed to the peer, which may be
 	 * waiting for it with nothing more to send */
-	if (n >= 0 && fab->rx_hook && !fab->in_rx_hook && fab->rx_data_count != fab->rx_hook_at) {
-		fab->rx_hook_at = fab->rx_data_count;
+	uint64_t rx_now = fab->rx_data_count + fab->rx_msg_count;
+	if (n >= 0 && fab->rx_hook && !fab->in_rx_hook && rx_now != fab->rx_hook_at) {
+		fab->rx_hook_at = rx_now;
 		fab->in_rx_hook = 1;
 		int r = fab->rx_hook(fab, fab->rx_hook_arg);
 		fab->in_rx_hook = 0;
@@ -180,6 +187,12 @@ int efab_drive_wait_tx(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t
 int efab_wait_rxdata(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w)
 {
 	WAIT_LOOP(fab->rx_data_count >= target);
+}
+
+int efab_wait_count(efab_fabric_t *fab, const volatile uint64_t *count, uint64_t target,
+		    const efab_waitfor_t *w)
+{
+	WAIT_LOOP(*count >= target);
 }
 
 int efab_wait_byte(efab_fabric_t *fab, volatile uint8_t *p, uint8_t v, const efab_waitfor_t *w)
@@ -323,6 +336,20 @@ int efab_post_write(efab_fabric_t *fab, int peer, const void *buf, size_t len, v
 			  "fi_writedata");
 	else
 		POST_LOOP(fi_write(fab->ep, buf, len, desc, dest, raddr, rkey, ctx), "fi_write");
+	fab->tx_posted++;
+	if (fab->parent)
+		fab->parent->tx_posted++;
+	return EFAB_OK;
+}
+
+int efab_post_send(efab_fabric_t *fab, int peer, const void *buf, size_t len, void *desc,
+		   const efab_waitfor_t *w)
+{
+	fi_addr_t dest = fab->peers[peer];
+	if (reserve_slot(fab, w))
+		return EFAB_ERR;
+	void *ctx = next_ctx(fab);
+	POST_LOOP(fi_send(fab->ep, buf, len, desc, dest, ctx), "fi_send");
 	fab->tx_posted++;
 	if (fab->parent)
 		fab->parent->tx_posted++;

@@ -108,6 +108,8 @@ struct fi_info *efab_hints_build(const efab_fabric_req_t *req)
 	h->caps = req->caps;
 	if (req->hmem)
 		h->caps |= FI_HMEM;
+	if (req->msg)
+		h->caps |= FI_MSG;
 	h->mode = (FI_CONTEXT | FI_CONTEXT2) & ~req->mode_off;
 	if (req->rx_cq_data) {
 		h->mode |= FI_RX_CQ_DATA;
@@ -270,7 +272,7 @@ static const struct {
 void efab_explain_unsupported(const struct fi_info *info, const efab_fabric_req_t *req, char *buf,
 			      size_t len)
 {
-	uint64_t want = req->caps | (req->hmem ? FI_HMEM : 0);
+	uint64_t want = req->caps | (req->hmem ? FI_HMEM : 0) | (req->msg ? FI_MSG : 0);
 	uint64_t missing = want & ~info->caps;
 	const char *fab = info->fabric_attr->name;
 	char names[256] = "";

@@ -174,6 +174,7 @@ typedef struct efab_opts {
 	int contend;
 	/* registration / unregistered source */
 	int src_unregistered;
+	int signal_send; /* --signal-send: writedata + a 32-byte fi_send per operation */
 	int regime;   /* enum efab_regime */
 	int mr_cache; /* enum efab_tristate */
 	int dmabuf;

@@ -129,6 +129,10 @@ const efab_optdef_t efab_optdefs[] = {
 	{"src-unregistered", 0, EFAB_OT_FLAG, OFF(src_unregistered), SZ(src_unregistered), NULL,
 	 "pass desc = NULL for the local source buffer (exit 77 where FI_MR_LOCAL forbids it)",
 	 EFAB_OG_SRC, 0, 0, NULL},
+	{"signal-send", 0, EFAB_OT_FLAG, OFF(signal_send), SZ(signal_send), NULL,
+	 "with -o writedata: after every writedata a 32-byte fi_send (the signal) that the target "
+	 "counts with the remote CQ data (NVSHMEM's put-with-signal on EFA; op writedata+send)",
+	 EFAB_OG_SRC, 0, 0, NULL},
 	/* efab_shmem_lat/bw's -o and --initiator: the same names as the RMA rows'
 	 * options (never both in one row: tests/unit/test_opts.c), NVSHMEM's words */
 	{"op", 'o', EFAB_OT_CHOICE, OFF(shmem_op), SZ(shmem_op), "put|get|put-signal",

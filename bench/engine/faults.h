@@ -15,7 +15,9 @@ extern "C" {
 typedef struct efab_faults {
 	uint64_t corrupt_every;  /* EFAB_FAULT_CORRUPT=N: every Nth checked message damaged */
 	uint64_t signal_every;   /* EFAB_FAULT_SIGNAL=N: every Nth put-signal adds 2, not 1
-				  * (efab_shmem_* -o put-signal, stream initiator) */
+				  * (efab_shmem_* -o put-signal, stream initiator); every
+				  * Nth --signal-send message carries the next message's
+				  * number (efab_put_lat/bw) */
 	int inject_rma_set;      /* EFAB_FAULT_INJECT_RMA=N: act as if the endpoint's */
 	uint64_t inject_rma;     /* RMA inject limit were N (efa-direct's is 0) */
 	int stall_rank;          /* EFAB_FAULT_STALL=R: rank R stops answering; -1 none */
@@ -32,7 +34,8 @@ typedef struct efab_faults {
 				  * through its remote CQ data (--time: at the first; a
 				  * descheduled reader) */
 	int no_credits;          /* EFAB_FAULT_NO_CREDITS=1: writedata streams without
-				  * credits (shows the CQ lap they prevent) */
+				  * credits (shows the CQ lap they prevent; --signal-send:
+				  * the RNR they prevent) */
 	double link_gbps;        /* EFAB_FAULT_LINK_GBPS=G: as if libfabric had reported a
 				 * G Gb/s port (a driver reporting a wrong speed); 0: none */
 } efab_faults_t;

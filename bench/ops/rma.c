@@ -33,6 +33,7 @@
 
 #include "efab_ops.h"
 #include "rma.h"
+#include "rma_signal.h"
 
 /* The family's state (rma.h), behind c->priv. */
 #define RMA(c) ((efab_rma_state_t *)(c)->priv)
@@ -55,19 +56,23 @@ static void put_waitfor(efab_ctx_t *c, efab_waitfor_t *w, const char *what, uint
 	*w = (efab_waitfor_t){what, efab_op_name(c->op), size, c->peer, i};
 }
 
-/* Source half p is free once every write but the latest has completed. */
+/* Source half p is free once every write but the latest has completed
+ * (--signal-send: the latest write and its signal). */
 static int src_free(efab_ctx_t *c, efab_waitfor_t *w)
 {
-	if (c->fab.tx_posted > c->fab.tx_done + 1)
-		return efab_wait_tx(&c->fab, c->fab.tx_posted - 1, w);
+	uint64_t latest = 1 + (uint64_t)RMA(c)->sig.on;
+	if (c->fab.tx_posted > c->fab.tx_done + latest)
+		return efab_wait_tx(&c->fab, c->fab.tx_posted - latest, w);
 	return EFAB_OK;
 }
 
 static int put_send(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_waitfor_t *w)
 {
-	return efab_post_write(&c->fab, c->peer, efab_local(c, TX(c, p)), size, c->ldesc,
-			       efab_raddr(c, c->peer, RX(c, p)), c->rkeys[c->peer].key,
-			       seq & 0xffffffffu, RMA(c)->put.flags, w);
+	if (efab_post_write(&c->fab, c->peer, efab_local(c, TX(c, p)), size, c->ldesc,
+			    efab_raddr(c, c->peer, RX(c, p)), c->rkeys[c->peer].key,
+			    seq & 0xffffffffu, RMA(c)->put.flags, w))
+		return EFAB_ERR;
+	return RMA(c)->sig.on ? efab_sig_post(c, seq & 0xffffffffu, p, w) : EFAB_OK;
 }
 
 static int put_arrival(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_waitfor_t *w)
@@ -84,7 +89,8 @@ static int put_arrival(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_w
 				       (unsigned long long)(seq & 0xffffffffu));
 			return EFAB_ERR;
 		}
-		return EFAB_OK;
+		/* --signal-send: the write's signal too (either may come first) */
+		return RMA(c)->sig.on ? efab_sig_arrival(c, seq & 0xffffffffu, w) : EFAB_OK;
 	}
 	return efab_wait_byte(&c->fab, efab_local(c, RX(c, p) + size - 1), efab_tag(seq), w);
 }
@@ -251,6 +257,8 @@ static int bw_begin(efab_ctx_t *c, uint64_t size)
 {
 	RMA(c)->answered = 0;
 	credit_begin(c);
+	if (RMA(c)->sig.on)
+		efab_sig_begin(c); /* its own credits, in messages */
 	/* --post-list and --high-pps post through fi_writemsg/fi_readmsg; with
 	 * them and with --pipeline every operation has a completion (no inject:
 	 * fi_inject_write takes no flags, and the pipeline counts completions) */
@@ -373,17 +381,20 @@ static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 	uint64_t data = c->seq & 0xffffffffu;
 	uint64_t credited = c->op == EFAB_OP_WRITEDATA; /* (what the peer's credits count) */
 	/* with inject, every write of the window is injected */
+	int sig = RMA(c)->sig.on;
 	for (uint64_t injected = c->use_inject ? window : 0; k < injected; k++, slot += step) {
-		if (credit_room(c, 1, &w) ||
+		if (credit_room(c, 1, &w) || (sig && efab_sig_room(c, &w)) ||
 		    efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size, c->ldesc,
-				    remote + slot, key, data, flags | FI_INJECT, &w))
+				    remote + slot, key, data, flags | FI_INJECT, &w) ||
+		    (sig && efab_sig_post(c, data, 0, &w)))
 			return EFAB_ERR;
 		RMA(c)->bw.wd_posted += credited;
 	}
 	for (; k < window; k++, slot += step) {
-		if (credit_room(c, 1, &w) ||
+		if (credit_room(c, 1, &w) || (sig && efab_sig_room(c, &w)) ||
 		    efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size, c->ldesc,
-				    remote + slot, key, data, flags, &w))
+				    remote + slot, key, data, flags, &w) ||
+		    (sig && efab_sig_post(c, data, 0, &w)))
 			return EFAB_ERR;
 		RMA(c)->bw.wd_posted += credited;
 	}
@@ -403,6 +414,14 @@ static uint64_t check_arrived(efab_ctx_t *c, uint64_t size, uint64_t i, uint64_t
 	if (c->op == EFAB_OP_WRITEDATA && arrival) {
 		if (efab_wait_rxdata(&c->fab, rx0 + nops, &w))
 			return UINT64_MAX;
+		/* --signal-send: as many signals, the last carrying the message */
+		if (RMA(c)->sig.on) {
+			w.what = "the window's signal messages";
+			uint64_t bad = efab_sig_check(c, rx0 + nops, seq & 0xffffffffu, &w);
+			if (bad == UINT64_MAX)
+				return UINT64_MAX;
+			errors += bad;
+		}
 	} else if (arrival) {
 		for (size_t k = 0; k < used; k++)
 			if (efab_wait_byte(&c->fab, efab_local(c, k * size + size - 1), efab_tag(seq),
@@ -462,7 +481,7 @@ static uint64_t bw_end(efab_ctx_t *c, uint64_t size, uint64_t windows)
  *                    efa fabric's emulated writes: use -o writedata)
  *   local-completion GPU memory (the CPU cannot poll the flag) and reads
  *                    (a read's completion at the initiator is its arrival) */
-enum confirm_kind { CONFIRM_NONE, CONFIRM_CQ_DATA, CONFIRM_ORDERED, CONFIRM_UNORDERED };
+enum confirm_kind { CONFIRM_NONE, CONFIRM_CQ_DATA, CONFIRM_ORDERED, CONFIRM_UNORDERED, CONFIRM_SIGNAL };
 
 #define CONFIRM_MARK (1ull << 63) /* byte 7 of the flag: 0x80, never 0 */
 #define CONFIRM_COUNT ((1ull << 56) - 1)
@@ -471,6 +490,8 @@ static int gpu_polls(const efab_ctx_t *c);
 
 static enum confirm_kind confirm_kind(const efab_ctx_t *c)
 {
+	if (c->o.signal_send && c->op == EFAB_OP_WRITEDATA)
+		return CONFIRM_SIGNAL; /* messages: any memory kind (rma_signal.c) */
 	if (c->op == EFAB_OP_READ || !gpu_polls(c))
 		return CONFIRM_NONE;
 	if (c->op == EFAB_OP_WRITEDATA)
@@ -481,7 +502,7 @@ static enum confirm_kind confirm_kind(const efab_ctx_t *c)
 static const char *bw_confirm_name(const efab_ctx_t *c)
 {
 	static const char *const names[] = {"local-completion", "remote-cq-data", "ordered-flag",
-					    "unordered-flag"};
+					    "unordered-flag", "signal-count"};
 	return names[confirm_kind(c)];
 }
 
@@ -569,6 +590,7 @@ static int credit_return(efab_fabric_t *fab, void *arg)
  * rings). */
 static int credits_apply(const efab_ctx_t *c)
 {
+	/* (--signal-send: its own credits, counted in pairs, rma_signal.c) */
 	return confirm_kind(c) == CONFIRM_CQ_DATA && c->o.initiator != EFAB_INITIATOR_GPU;
 }
 
@@ -695,6 +717,8 @@ static int bw_confirm(efab_ctx_t *c, uint64_t size, uint64_t windows)
 	uint64_t v;
 	if (kind == CONFIRM_NONE)
 		return EFAB_OK;
+	if (kind == CONFIRM_SIGNAL)
+		return efab_sig_confirm(c, size, windows);
 	w.what = "the end flag to be posted";
 	uint64_t posted = windows * c->o.window + c->faults.confirm_extra;
 	if (sends &&
@@ -724,7 +748,7 @@ static int bw_finish(efab_ctx_t *c, uint64_t size, uint64_t windows)
 	efab_waitfor_t w = {"the peer's end flag after its last window", efab_op_name(c->op), size,
 			    c->peer, windows};
 	int rc = EFAB_OK;
-	if (kind != CONFIRM_NONE && receives && !RMA(c)->answered &&
+	if (kind != CONFIRM_NONE && kind != CONFIRM_SIGNAL && receives && !RMA(c)->answered &&
 	    (efab_wait_byte(&c->fab, efab_local(c, SLOT_FLAG(c) + 7), (uint8_t)(CONFIRM_MARK >> 56),
 			    &w) ||
 	     acknowledge(c, kind, 1, &w) < 0))
@@ -783,6 +807,27 @@ static int peak_check_opts(efab_ctx_t *c)
 	return EFAB_EUSAGE;
 }
 
+/* --signal-send against what else was asked: usage errors, before any
+ * fabric opens (after -o's default is settled: writedata on GPU memory). */
+static int signal_check_opts(efab_ctx_t *c)
+{
+	const char *bad = NULL;
+	if (!c->o.signal_send)
+		return EFAB_OK;
+	if (c->op != EFAB_OP_WRITEDATA)
+		bad = "--signal-send follows every writedata with its signal: give -o writedata";
+	else if (c->o.initiator == EFAB_INITIATOR_GPU)
+		bad = "--signal-send: the CPU posts the signals, not with --initiator gpu";
+	else if (c->o.bidir || c->o.pipeline || c->o.post_list > 1 || c->o.eps > 1 || c->o.high_pps)
+		bad = "--signal-send runs windows of one direction: not with --bidir, --pipeline, "
+		      "--post-list, --eps or --high-pps";
+	if (!bad)
+		return EFAB_OK;
+	if (c->rt->rank == 0)
+		efab_log_error("%s", bad);
+	return EFAB_EUSAGE;
+}
+
 static int rma_check_opts(efab_ctx_t *c)
 {
 	if (!c->priv && !(c->priv = calloc(1, sizeof(efab_rma_state_t)))) {
@@ -803,7 +848,7 @@ static int rma_check_opts(efab_ctx_t *c)
 		}
 		c->op = EFAB_OP_WRITEDATA;
 	}
-	return EFAB_OK;
+	return signal_check_opts(c);
 }
 
 static size_t rma_region(const efab_ctx_t *c, uint64_t max_size)
@@ -836,7 +881,11 @@ int efab_rma_notes(efab_ctx_t *c)
 			     "but can still delay the peer: quote numbers from runs without -c");
 	if (c->o.src_unregistered)
 		efab_note_brief(c, "--src-unregistered: local buffers passed with desc = NULL");
-	return EFAB_OK;
+	if (c->o.signal_send)
+		efab_note_brief(c, "--signal-send: every writedata followed by a 32-byte fi_send "
+				   "(the signal), both counted at the target (NVSHMEM's put-with-"
+				   "signal on EFA, without its GDRCopy store and acknowledgement)");
+	return efab_sig_setup(c);
 }
 
 /* --high-pps where it can work: the headers define FI_EFA_WR_HIGH_PPS and
@@ -947,10 +996,11 @@ int efab_rma_stream_setup(efab_ctx_t *c)
 		hrc = eps_open(c);
 	if (hrc)
 		return hrc;
-	if (c->o.window > txq) {
+	if (c->o.window * (1 + (uint64_t)c->o.signal_send) > txq) {
 		if (c->rt->rank == 0)
-			efab_log_error("--window %llu is above the provider's tx queue size %zu",
-				       (unsigned long long)c->o.window, txq);
+			efab_log_error("--window %llu is above the provider's tx queue size %zu%s",
+				       (unsigned long long)c->o.window, txq,
+				       c->o.signal_send ? " (--signal-send: two posts per operation)" : "");
 		return EFAB_EUSAGE;
 	}
 	if (c->o.check && !efab_mem_host_accessible(c->mem_kind) && c->op == EFAB_OP_WRITE &&
@@ -983,8 +1033,17 @@ int efab_rma_stream_setup(efab_ctx_t *c)
 				      "writes (no FI_ORDER_WAW), so delivery rests on the provider's "
 				      "completion (EFA efa-direct: after SRD's remote acknowledgement; "
 				      "-o writedata counts every arrival)",
+		[CONFIRM_SIGNAL] = "after its last window the initiator sends an end message with its "
+				   "count of writedata + signal pairs; the target counts the remote CQ "
+				   "data and the signal of each, then sends a credit message with the "
+				   "count, which ends the loop",
 	};
 	efab_note(c, "end_confirm %s: %s", bw_confirm_name(c), confirm_why[confirm_kind(c)]);
+	if (RMA(c)->sig.on || c->o.signal_send)
+		efab_note(c, "credits (--signal-send): the target sends its count of pairs (writedata "
+			     "+ signal) every eighth of a credit limit; the initiator keeps at most "
+			     "the limit uncounted (fewer than half the target's %d posted receives: "
+			     "a send with no receive posted meets RNR)", EFAB_RECV_SLOTS);
 	if (credits_apply(c))
 		efab_note(c, "credits (writedata): %s",
 			  c->faults.no_credits
@@ -1034,12 +1093,26 @@ static const efab_stream_ops_t *rma_stream(const efab_ctx_t *c)
 
 static void rma_teardown(efab_ctx_t *c)
 {
+	if (c->priv)
+		efab_sig_teardown(c);
 	free(c->priv);
 	c->priv = NULL;
 }
 
+/* --signal-send: messages need FI_MSG (and receives posted). */
+static int rma_plan(efab_ctx_t *c, efab_fabric_req_t *req)
+{
+	req->msg = c->o.signal_send;
+	return EFAB_OK;
+}
+
+static void rma_op_label(const efab_ctx_t *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", efab_op_name(c->op), c->o.signal_send ? "+send" : "");
+}
+
 const efab_family_t efab_family_rma = {
-	.check_opts = rma_check_opts,
+	.check_opts = rma_check_opts, .plan = rma_plan, .op_label = rma_op_label,
 	.region = rma_region,
 	.setup = rma_setup,
 	.pingpong = rma_pingpong,

@@ -197,13 +197,14 @@ void qp_stats(const struct sim_qp *q)
 	fprintf(stderr,
 		"efasim[%d]: qp %u sl %u hints %s: direct %llu WQEs in %llu doorbell advances "
 		"(by WQEs 1/2-3/4-7/8-15/16-31/32-63/64+: %llu/%llu/%llu/%llu/%llu/%llu/%llu), %llu "
-		"burst-PPS; verbs %llu WRs in %llu doorbells, %llu burst-PPS\n",
+		"burst-PPS; verbs %llu WRs in %llu doorbells, %llu burst-PPS; %llu RNR\n",
 		(int)getpid(), q->qpx.qp_base.qp_num, q->sl, q->hints_flag ? "on" : "off",
 		(unsigned long long)q->db_wqes, (unsigned long long)q->db_adv,
 		(unsigned long long)h[0], (unsigned long long)h[1], (unsigned long long)h[2],
 		(unsigned long long)h[3], (unsigned long long)h[4], (unsigned long long)h[5],
 		(unsigned long long)h[6], (unsigned long long)q->hinted, (unsigned long long)q->v_wrs,
-		(unsigned long long)q->v_db, (unsigned long long)q->v_hinted);
+		(unsigned long long)q->v_db, (unsigned long long)q->v_hinted,
+		(unsigned long long)q->rnr_parked);
 }
 
 struct efadv_qp *efasim_efadv_qp_from_ibv_qp_ex(struct ibv_qp_ex *qpx)

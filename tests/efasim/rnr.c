@@ -34,6 +34,7 @@ void park(struct sim_qp *q, struct sim_wr *p)
 	while (*tail)
 		tail = &(*tail)->next;
 	*tail = p;
+	q->rnr_parked++;
 	atomic_fetch_add(&npending, 1);
 	retry_thread_start_locked();
 	pthread_cond_signal(&sim.retry_cond);

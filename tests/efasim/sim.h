@@ -276,6 +276,7 @@ struct sim_qp {
 	int hints_flag;
 	uint64_t db_adv, db_wqes, db_hist[7], hinted;
 	uint64_t v_db, v_wrs, v_hinted;
+	uint64_t rnr_parked; /* work requests that met RNR and were parked for a retry (qp_stats) */
 };
 /* EFASIM_QP_STATS=1: the QP's knobs and doorbell counts on stderr at destroy */
 void qp_stats(const struct sim_qp *q);

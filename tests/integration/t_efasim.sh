@@ -726,6 +726,63 @@ PY
 t_efa260_post_list_doorbells() { efa_post_list_doorbells 2.6.0; }
 t_efa270_post_list_doorbells() { efa_post_list_doorbells 2.7.0a1; }
 
+# --signal-send (issue 62 item 3, the raw partner of NVSHMEM's put-with-signal):
+# every writedata followed by a 32-byte fi_send that the target counts. The
+# latency and the stream run checked; a signal that carries the wrong message
+# (EFAB_FAULT_SIGNAL=4: every 4th) must fail both; the stream's credits keep
+# the sends within the target's posted receives while it stops reading its CQ
+# for 300 ms (EFAB_FAULT_RX_PAUSE_MS): efasim counts the work requests that met
+# RNR (EFASIM_QP_STATS), 0 with credits, some without (EFAB_FAULT_NO_CREDITS).
+efa_signal_send() { # V
+	efasim_need "$1"
+	local v=$1
+	expect_rc 0 efa_mpi "$v" 2 "$EBIN/efab_put_lat" -p efa -f efa-direct -o writedata --signal-send \
+		-m 8:64K:x32 -n 50 -w 5 -c
+	grep -q "^# efabench .*: put_lat, op writedata+send" "$WORK/last.out" || die "$v: op not writedata+send"
+	grep -q "^# --signal-send: every writedata followed by a 32-byte fi_send" "$WORK/last.out" ||
+		die "$v: the short header lacks --signal-send"
+	expect_rc 0 efa_mpi "$v" 2 "$EBIN/efab_put_bw" -p efa -f efa-direct -o writedata --signal-send \
+		-m 8:64K:x32 -W 32 -n 20 -w 2 -c --csv "$WORK/sig.csv"
+	python3 - "$WORK/sig.csv" <<'PY' || die "$v: the stream's rows"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 3, rows
+for r in rows:
+    assert r["op"] == "writedata+send" and r["end_confirm"] == "signal-count", r
+    assert r["errors"] == "0" and float(r["msg_rate_Mops"]) > 0, r
+PY
+	simulated_csv "$WORK/sig.csv"
+	EFAB_FAULT_SIGNAL=4 expect_rc 1 efa_mpi "$v" 2 -x EFAB_FAULT_SIGNAL "$EBIN/efab_put_lat" -p efa \
+		-f efa-direct -o writedata --signal-send -m 8 -n 20 -w 2 -c
+	grep -q "signal message carried 4, the writedata before it 3" "$WORK/last.err" ||
+		die "$v: the wrong signal was not named"
+	EFAB_FAULT_SIGNAL=4 expect_rc 1 efa_mpi "$v" 2 -x EFAB_FAULT_SIGNAL "$EBIN/efab_put_bw" -p efa \
+		-f efa-direct -o writedata --signal-send -m 8 -W 4 -n 10 -w 1 -c
+	grep -q "validation failed" "$WORK/last.err" || die "$v: a wrong signal passed the stream's -c"
+	local fault rnr
+	for fault in none EFAB_FAULT_NO_CREDITS=1; do
+		EFAB_FAULT_NO_CREDITS=0
+		[ "$fault" = none ] || EFAB_FAULT_NO_CREDITS=1
+		EFAB_FAULT_NO_CREDITS=$EFAB_FAULT_NO_CREDITS EFASIM_QP_STATS=1 EFAB_FAULT_RX_PAUSE_MS=300 \
+			expect_rc 0 efa_mpi "$v" 2 -x EFASIM_QP_STATS -x EFAB_FAULT_RX_PAUSE_MS \
+			-x EFAB_FAULT_NO_CREDITS "$EBIN/efab_put_bw" -p efa -f efa-direct -o writedata \
+			--signal-send -m 8 -W 64 -n 40 -w 1
+		rnr=$(grep -o '[0-9]* RNR$' "$WORK/last.err" | awk '{ n += $1 } END { print n + 0 }')
+		[ "$(grep -c ' RNR$' "$WORK/last.err")" = 2 ] || die "$v: no efasim qp lines"
+		case $fault in
+		none) [ "$rnr" = 0 ] || die "$v: $rnr sends met RNR with credits" ;;
+		*) [ "$rnr" -gt 0 ] || die "$v: no RNR without credits: the test cannot see what they prevent" ;;
+		esac
+	done
+	expect_rc 2 efa_mpi "$v" 2 "$EBIN/efab_put_bw" -p efa -f efa-direct -o write --signal-send -m 8 -n 2
+	grep -q "give -o writedata" "$WORK/last.err" || die "$v: --signal-send with -o write not refused"
+	expect_rc 2 efa_mpi "$v" 2 "$EBIN/efab_put_bw" -p efa -f efa-direct -o writedata --signal-send \
+		--pipeline -m 8 -n 2
+	grep -q "not with --bidir, --pipeline" "$WORK/last.err" || die "$v: --signal-send --pipeline not refused"
+}
+t_efa260_signal_send() { efa_signal_send 2.6.0; }
+t_efa270_signal_send() { efa_signal_send 2.7.0a1; }
+
 for _v in $EFASIM_VERSIONS; do
 	_n=${_v//./}
 	_n=${_n%%a*} # 2.7.0a1 -> 270

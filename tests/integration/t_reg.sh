@@ -390,6 +390,23 @@ t_nvshmem_put_table() {
 	# bandwidth: raw 2000 MB/s / 500 = 4.00x; 1e6 B: 2000 us - 500 us = 1500 us added
 	grep -q '| 1000000 | 500.00 MB/s | efab_put_bw MB/s | 2000.00 | 4.00x | 1500.00 |' "$WORK/t.out" ||
 		die "bandwidth ratio or time added wrong"
+	# put-signal: latency beside --signal-send -W 1's window p50, rate beside --signal-send's MB/s
+	# (never beside the plain put's partners, whose files hold other rows of the same sizes)
+	printf '%s\n%s\n' "$h" "shmem_lat,put-signal,8,20.0,,0,thread,3.6.5,efa-direct" \
+		>"$d/put_default_signal_shmem_lat.csv"
+	printf '%s\n%s\n' "$h" "shmem_bw,put-signal,1000000,,250.0,0,stream,3.6.5,efa-direct" \
+		>"$d/put_default_signal_shmem_bw.csv"
+	printf '%s\n%s\n' "bench,op,size_bytes,window_us_p50,bw_MBps,errors" \
+		"put_bw,writedata+send,8,8.0,1.0,0" >"$d/put_default_signal_bw_w1.csv"
+	printf '%s\n%s\n' "$h" "put_bw,writedata+send,1000000,,1000.0,0,,," >"$d/put_default_signal_bw.csv"
+	python3 tests/nvshmem/put_table.py "$d" >"$WORK/t6.out" 2>&1
+	grep -q '^default | efab_shmem_lat | thread | put-signal | 8 | 20.00 us | efab_put_bw --signal-send -W 1 window p50 | 8.00 | 2.50x | 12.00 | 0 |' "$WORK/t6.out" ||
+		{ cat "$WORK/t6.out"; die "put-signal latency not beside --signal-send -W 1"; }
+	grep -q '^default | efab_shmem_bw | stream | put-signal | 1000000 | 250.00 MB/s | efab_put_bw --signal-send MB/s | 1000.00 | 4.00x | 3000.00 |' "$WORK/t6.out" ||
+		{ cat "$WORK/t6.out"; die "put-signal rate not beside --signal-send"; }
+	grep -q '| 1000000 | 500.00 MB/s | efab_put_bw MB/s | 2000.00 | 4.00x |' "$WORK/t6.out" ||
+		{ cat "$WORK/t6.out"; die "the plain put's partner taken from the signal file"; }
+	rm "$d"/put_default_signal_*.csv
 	# a --nbi latency row (column form): its initiator says nbi, same partner (get 8 B: 7 us beside 6 us)
 	printf '%s\n%s\n' "$h,form" "shmem_lat,get,8,7.0,,0,host,3.6.5,efa-direct,nbi" >"$d/put_default_shmem_lat_nbi.csv"
 	python3 tests/nvshmem/put_table.py "$d" >"$WORK/t5.out" 2>&1

@@ -14,6 +14,11 @@ cost above it. Partners (docs/nvshmem.md, "Beside the raw fabric"):
                          one leg into the other side's memory kind)
   efab_shmem_lat -o get                               beside efab_get_lat p50
   efab_shmem_bw -o put / get                          beside efab_put_bw / efab_get_bw
+  efab_shmem_lat -o put-signal  beside efab_put_bw -o writedata --signal-send -W 1's
+                         window p50 (one writedata + its 32-byte signal send and their
+                         completions; put_<fabric>_signal_bw_w1.csv)
+  efab_shmem_bw -o put-signal   beside efab_put_bw -o writedata --signal-send
+                         (put_<fabric>_signal_bw.csv)
 Latency rows of efab_shmem_lat --nbi (column form = nbi: the _nbi form + the quiet)
 have "nbi" after their initiator, beside the same partners.
 Latency: p50 in us, ratio = NVSHMEM / raw, above = NVSHMEM - raw (us).
@@ -77,8 +82,13 @@ def main(d):
         for r in csv.DictReader(open(f)):
             # the CSV's bench column names the row without "efab_" (shmem_lat, put_lat)
             r["bench"] = "efab_" + r["bench"] if not r["bench"].startswith("efab_") else r["bench"]
-            if os.path.basename(f).endswith("_put_bw_w1.csv"):  # efab_put_bw -W 1
+            base = os.path.basename(f)
+            if base.endswith("_put_bw_w1.csv"):  # efab_put_bw -W 1
                 r["bench"] = "efab_put_bw_w1"
+            elif base.endswith("_signal_bw_w1.csv"):  # efab_put_bw --signal-send -W 1
+                r["bench"] = "efab_put_bw_signal_w1"
+            elif base.endswith("_signal_bw.csv") and "_checked_" not in base:
+                r["bench"] = "efab_put_bw_signal"
             if "_checked_" in os.path.basename(f):
                 k = (os.path.basename(f), r["bench"], r.get("initiator", ""), r["op"])
                 c = checked.setdefault(k, [0, 0])
@@ -99,7 +109,12 @@ def main(d):
         size, op = int(r["size_bytes"]), r["op"]
         lat = r["bench"] == "efab_shmem_lat"
         # the partners: each one's row, name, figure column and factor
-        if lat and op == "put":
+        if lat and op == "put-signal":
+            partners = [("efab_put_bw_signal_w1", "efab_put_bw --signal-send -W 1 window p50",
+                         "window_us_p50", 1)]
+        elif op == "put-signal":
+            partners = [("efab_put_bw_signal", "efab_put_bw --signal-send MB/s", "bw_MBps", 1)]
+        elif lat and op == "put":
             partners = [("efab_put_bw_w1", "efab_put_bw -W 1 window p50", "window_us_p50", 1),
                         ("efab_put_lat", "2 x efab_put_lat p50", "lat_us_p50", 2)]
         elif lat:

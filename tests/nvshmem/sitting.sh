@@ -282,7 +282,7 @@ for part in $PARTS; do
 						--initiator host --src cuda --register -m 4K:64K:x4 -n 20 -w 2 -c
 				done
 			fi
-			# -o put-signal (issue 62 item 3; NOT RUN yet): the stream (--nbi: the blocking
+			# -o put-signal (issue 62 item 3): the stream (--nbi: the blocking
 			# on-stream form hangs on efasim) and kernel initiators, checked: PE 1 waits
 			# for the signal word's count, then checks the payload; EFAB_FAULT_SIGNAL=4
 			# makes every 4th put-signal add 2: -c must count it (exit 1 expected)
@@ -321,6 +321,26 @@ for part in $PARTS; do
 			# shellcheck disable=SC2086
 			run "put_${fab}_raw_checked_get_bw" "$EBIN/efab_get_bw" -p efa -f "$lf" --mem "cuda:$hk" \
 				$PBWC --footprint window --csv "$OUTD/put_${fab}_checked_get_bw.csv"
+			# put-signal's raw partner (issue 62 item 3): NVSHMEM on EFA posts a writedata
+			# per chunk and a 32-byte fi_send (docs/nvshmem-put-signal.md): efab_put_bw
+			# -o writedata --signal-send at the put-signal rows' sizes, as a stream (beside
+			# efab_shmem_bw) and one pair per window (-W 1: beside efab_shmem_lat's
+			# put-signal + quiet), checked once
+			if [ "${PUT_SIGNAL:-1}" = 1 ]; then
+				SIGSZ="-m 8:64K:x8"
+				# shellcheck disable=SC2086
+				run "put_${fab}_raw_signal_bw" "$EBIN/efab_put_bw" -p efa -f "$lf" --mem "cuda:$hk" \
+					-o writedata --signal-send $SIGSZ -n "${PUT_BW_N:-5}" -w 1 -W "${PUT_W:-8}" \
+					--footprint window --csv "$OUTD/put_${fab}_signal_bw.csv"
+				# shellcheck disable=SC2086
+				run "put_${fab}_raw_signal_bw_w1" "$EBIN/efab_put_bw" -p efa -f "$lf" --mem "cuda:$hk" \
+					-o writedata --signal-send $SIGSZ -n "${PUT_LAT_N:-50}" -w 5 -W 1 \
+					--footprint window --csv "$OUTD/put_${fab}_signal_bw_w1.csv"
+				# shellcheck disable=SC2086
+				run "put_${fab}_raw_signal_checked" "$EBIN/efab_put_bw" -p efa -f "$lf" \
+					--mem "cuda:$hk" -o writedata --signal-send $SIGSZ -n 2 -w 1 -W "${PUT_W:-8}" -c \
+					--footprint window --csv "$OUTD/put_${fab}_checked_signal_bw.csv"
+			fi
 		done
 		# NVSHMEM's rows beside the raw fabric's, per fabric, op and size:
 		# tests/nvshmem/put_table.py (its header says which raw figure each sits beside)

@@ -1,0 +1,31 @@
+/* --signal-send (rma_signal.c): writedata + a 32-byte signal message per
+ * operation, counted at the target; for rma.c only. */
+#ifndef EFAB_RMA_SIGNAL_H
+#define EFAB_RMA_SIGNAL_H
+
+#include "family.h"
+
+/* Register the message buffer and hook the fabric's messages (a no-op
+ * without --signal-send); teardown undoes it. */
+int efab_sig_setup(efab_ctx_t *c);
+void efab_sig_teardown(efab_ctx_t *c);
+/* A stream's size begins: the target returns credits. */
+void efab_sig_begin(efab_ctx_t *c);
+/* Post the signal carrying value (the writedata's CQ data) from source half
+ * `half` (a ping-pong alternates them; a stream's window uses one). */
+int efab_sig_post(efab_ctx_t *c, uint64_t value, int half, const efab_waitfor_t *w);
+/* A stream: wait until one more pair may be uncounted at the target. */
+int efab_sig_room(efab_ctx_t *c, const efab_waitfor_t *w);
+/* A ping-pong: wait for the peer's next signal and check it carries value. */
+int efab_sig_arrival(efab_ctx_t *c, uint64_t value, const efab_waitfor_t *w);
+/* -c, a stream's window: wait until target signals arrived; 1 when the
+ * last carries another value or more arrived, UINT64_MAX on a failed wait. */
+uint64_t efab_sig_check(efab_ctx_t *c, uint64_t target, uint64_t value, const efab_waitfor_t *w);
+/* A stream's confirmed end: END, then the final CREDIT (both ranks). */
+int efab_sig_confirm(efab_ctx_t *c, uint64_t size, uint64_t windows);
+/* EFAB_ERR (said) once a message of no known kind or length arrived. */
+int efab_sig_bad(const efab_ctx_t *c);
+/* value, or value + 1 for every EFAB_FAULT_SIGNAL'th signal (a test's fault). */
+uint64_t efab_sig_fault(const efab_ctx_t *c, uint64_t value);
+
+#endif

@@ -49,7 +49,7 @@ typedef struct efab_fabric {
 	uint64_t rx_data_count; /* remote CQ data arrivals */
 	uint64_t rx_data_awaited; /* arrivals a ping-pong has waited for (put_arrival) */
 	uint64_t rx_data_last;
-	size_t rx_posted;       /* receives posted (FI_RX_CQ_DATA, messages) */
+	size_t rx_posted; /* receives posted (FI_RX_CQ_DATA, messages) */
 	/* messages received (efab_post_send's, from the peers): their count,
 	 * and a hook called with each one's bytes as efab_progress reads its
 	 * completion (before its slot is reposted); it may only record (no

@@ -73,8 +73,8 @@ static int progress_one(efab_fabric_t *fab)
 			/* a message (FI_RECV | FI_MSG): its bytes in the slot's own area */
 			fab->rx_msg_count++;
 			if (fab->rx_msg_hook)
-				fab->rx_msg_hook(fab->rx_msg_arg, efab_rx_slot_buf(fab, (size_t)slot),
-						 ent[i].len);
+				fab->rx_msg_hook(fab->rx_msg_arg,
+						 efab_rx_slot_buf(fab, (size_t)slot), ent[i].len);
 		} else if (!(ent[i].flags & FI_RECV)) {
 			fab->tx_done++;
 			if (fab->parent)

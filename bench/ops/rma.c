@@ -384,16 +384,16 @@ static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 	int sig = RMA(c)->sig.on;
 	for (uint64_t injected = c->use_inject ? window : 0; k < injected; k++, slot += step) {
 		if (credit_room(c, 1, &w) || (sig && efab_sig_room(c, &w)) ||
-		    efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size, c->ldesc,
-				    remote + slot, key, data, flags | FI_INJECT, &w) ||
+		    efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size,
+				    c->ldesc, remote + slot, key, data, flags | FI_INJECT, &w) ||
 		    (sig && efab_sig_post(c, data, 0, &w)))
 			return EFAB_ERR;
 		RMA(c)->bw.wd_posted += credited;
 	}
 	for (; k < window; k++, slot += step) {
 		if (credit_room(c, 1, &w) || (sig && efab_sig_room(c, &w)) ||
-		    efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size, c->ldesc,
-				    remote + slot, key, data, flags, &w) ||
+		    efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size,
+				    c->ldesc, remote + slot, key, data, flags, &w) ||
 		    (sig && efab_sig_post(c, data, 0, &w)))
 			return EFAB_ERR;
 		RMA(c)->bw.wd_posted += credited;
@@ -481,7 +481,13 @@ static uint64_t bw_end(efab_ctx_t *c, uint64_t size, uint64_t windows)
  *                    efa fabric's emulated writes: use -o writedata)
  *   local-completion GPU memory (the CPU cannot poll the flag) and reads
  *                    (a read's completion at the initiator is its arrival) */
-enum confirm_kind { CONFIRM_NONE, CONFIRM_CQ_DATA, CONFIRM_ORDERED, CONFIRM_UNORDERED, CONFIRM_SIGNAL };
+enum confirm_kind {
+	CONFIRM_NONE,
+	CONFIRM_CQ_DATA,
+	CONFIRM_ORDERED,
+	CONFIRM_UNORDERED,
+	CONFIRM_SIGNAL
+};
 
 #define CONFIRM_MARK (1ull << 63) /* byte 7 of the flag: 0x80, never 0 */
 #define CONFIRM_COUNT ((1ull << 56) - 1)
@@ -1000,7 +1006,9 @@ int efab_rma_stream_setup(efab_ctx_t *c)
 		if (c->rt->rank == 0)
 			efab_log_error("--window %llu is above the provider's tx queue size %zu%s",
 				       (unsigned long long)c->o.window, txq,
-				       c->o.signal_send ? " (--signal-send: two posts per operation)" : "");
+				       c->o.signal_send
+					       ? " (--signal-send: two posts per operation)"
+					       : "");
 		return EFAB_EUSAGE;
 	}
 	if (c->o.check && !efab_mem_host_accessible(c->mem_kind) && c->op == EFAB_OP_WRITE &&
@@ -1020,30 +1028,37 @@ int efab_rma_stream_setup(efab_ctx_t *c)
 		     "aggregate = sum over initiating ranks; iters = windows of %llu ops",
 		  (unsigned long long)c->o.window);
 	static const char *const confirm_why[] = {
-		[CONFIRM_NONE] = "the loop ends at the last local completion (reads: the data is at "
-				 "the initiator; GPU memory: the CPU cannot poll an end flag)",
-		[CONFIRM_CQ_DATA] = "after its last window the initiator writes an end flag with its "
-				    "operation count; the target counts the remote CQ data of every "
-				    "operation, then writes an acknowledgement back, which ends the loop",
-		[CONFIRM_ORDERED] = "after its last window the initiator writes an end flag; this fabric "
-				    "orders writes (FI_ORDER_WAW), so at the flag every earlier write "
-				    "has landed; the target's acknowledgement ends the loop",
-		[CONFIRM_UNORDERED] = "after its last window the initiator writes an end flag and waits "
-				      "for the target's acknowledgement; this fabric does not order "
-				      "writes (no FI_ORDER_WAW), so delivery rests on the provider's "
-				      "completion (EFA efa-direct: after SRD's remote acknowledgement; "
-				      "-o writedata counts every arrival)",
-		[CONFIRM_SIGNAL] = "after its last window the initiator sends an end message with its "
-				   "count of writedata + signal pairs; the target counts the remote CQ "
-				   "data and the signal of each, then sends a credit message with the "
-				   "count, which ends the loop",
+		[CONFIRM_NONE] =
+			"the loop ends at the last local completion (reads: the data is at "
+			"the initiator; GPU memory: the CPU cannot poll an end flag)",
+		[CONFIRM_CQ_DATA] =
+			"after its last window the initiator writes an end flag with its "
+			"operation count; the target counts the remote CQ data of every "
+			"operation, then writes an acknowledgement back, which ends the loop",
+		[CONFIRM_ORDERED] =
+			"after its last window the initiator writes an end flag; this fabric "
+			"orders writes (FI_ORDER_WAW), so at the flag every earlier write "
+			"has landed; the target's acknowledgement ends the loop",
+		[CONFIRM_UNORDERED] =
+			"after its last window the initiator writes an end flag and waits "
+			"for the target's acknowledgement; this fabric does not order "
+			"writes (no FI_ORDER_WAW), so delivery rests on the provider's "
+			"completion (EFA efa-direct: after SRD's remote acknowledgement; "
+			"-o writedata counts every arrival)",
+		[CONFIRM_SIGNAL] =
+			"after its last window the initiator sends an end message with its "
+			"count of writedata + signal pairs; the target counts the remote CQ "
+			"data and the signal of each, then sends a credit message with the "
+			"count, which ends the loop",
 	};
 	efab_note(c, "end_confirm %s: %s", bw_confirm_name(c), confirm_why[confirm_kind(c)]);
 	if (RMA(c)->sig.on || c->o.signal_send)
-		efab_note(c, "credits (--signal-send): the target sends its count of pairs (writedata "
-			     "+ signal) every eighth of a credit limit; the initiator keeps at most "
-			     "the limit uncounted (fewer than half the target's %d posted receives: "
-			     "a send with no receive posted meets RNR)", EFAB_RECV_SLOTS);
+		efab_note(c,
+			  "credits (--signal-send): the target sends its count of pairs (writedata "
+			  "+ signal) every eighth of a credit limit; the initiator keeps at most "
+			  "the limit uncounted (fewer than half the target's %d posted receives: "
+			  "a send with no receive posted meets RNR)",
+			  EFAB_RECV_SLOTS);
 	if (credits_apply(c))
 		efab_note(c, "credits (writedata): %s",
 			  c->faults.no_credits
@@ -1112,7 +1127,9 @@ static void rma_op_label(const efab_ctx_t *c, char *buf, size_t len)
 }
 
 const efab_family_t efab_family_rma = {
-	.check_opts = rma_check_opts, .plan = rma_plan, .op_label = rma_op_label,
+	.check_opts = rma_check_opts,
+	.plan = rma_plan,
+	.op_label = rma_op_label,
 	.region = rma_region,
 	.setup = rma_setup,
 	.pingpong = rma_pingpong,

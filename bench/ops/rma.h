@@ -9,17 +9,17 @@ typedef struct efab_sig_state {
 	int on;
 	uint8_t *buf; /* registered source of the messages this rank sends */
 	efab_mr_t mr;
-	uint64_t posted;      /* signals this rank sent */
-	uint64_t received;    /* signals it received, and the last one's value */
+	uint64_t posted;   /* signals this rank sent */
+	uint64_t received; /* signals it received, and the last one's value */
 	uint64_t last_value;
-	uint64_t awaited;     /* a ping-pong's signals waited for */
-	uint64_t credit_seen; /* the largest count of pairs the peer said it counted */
+	uint64_t awaited;      /* a ping-pong's signals waited for */
+	uint64_t credit_seen;  /* the largest count of pairs the peer said it counted */
 	uint64_t limit, chunk; /* pairs that may be uncounted; a CREDIT every chunk */
 	uint64_t credit_sent_at, credit_returns;
 	uint64_t ends, end_value, ends_done, ends_sent; /* END messages */
-	uint64_t bad;          /* messages of no known kind or length */
-	uint64_t size_start;   /* pairs counted when the size began */
-	int paused;            /* EFAB_FAULT_RX_PAUSE_MS taken in this size */
+	uint64_t bad;                                   /* messages of no known kind or length */
+	uint64_t size_start;                            /* pairs counted when the size began */
+	int paused; /* EFAB_FAULT_RX_PAUSE_MS taken in this size */
 } efab_sig_state_t;
 
 /* The RMA family's own state, behind c->priv (rma_check_opts allocates it,

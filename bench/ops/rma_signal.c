@@ -43,9 +43,9 @@ typedef struct sig_msg {
 } sig_msg_t;
 
 /* The source buffer: [signal halves 2 x 64 | credit sources 8 x 64 | end halves 2 x 64] */
-#define SRC_SIGNAL(k) ((size_t)(k) * 64)
-#define SRC_CREDIT(k) (128 + (size_t)(k) * 64)
-#define SRC_END(k) (640 + (size_t)(k) * 64)
+#define SRC_SIGNAL(k) ((size_t)(k)*64)
+#define SRC_CREDIT(k) (128 + (size_t)(k)*64)
+#define SRC_END(k) (640 + (size_t)(k)*64)
 #define SRC_BYTES 4096
 #define CREDIT_SLOTS 8
 
@@ -83,8 +83,7 @@ static void on_msg(void *arg, const void *buf, size_t len)
 		s->ends++;
 		s->end_value = m.value;
 		break;
-	default:
-		s->bad++;
+	default: s->bad++;
 	}
 }
 

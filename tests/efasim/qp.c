@@ -202,9 +202,9 @@ void qp_stats(const struct sim_qp *q)
 		(unsigned long long)q->db_wqes, (unsigned long long)q->db_adv,
 		(unsigned long long)h[0], (unsigned long long)h[1], (unsigned long long)h[2],
 		(unsigned long long)h[3], (unsigned long long)h[4], (unsigned long long)h[5],
-		(unsigned long long)h[6], (unsigned long long)q->hinted, (unsigned long long)q->v_wrs,
-		(unsigned long long)q->v_db, (unsigned long long)q->v_hinted,
-		(unsigned long long)q->rnr_parked);
+		(unsigned long long)h[6], (unsigned long long)q->hinted,
+		(unsigned long long)q->v_wrs, (unsigned long long)q->v_db,
+		(unsigned long long)q->v_hinted, (unsigned long long)q->rnr_parked);
 }
 
 struct efadv_qp *efasim_efadv_qp_from_ibv_qp_ex(struct ibv_qp_ex *qpx)

@@ -84,3 +84,134 @@ for case in ["erma-write-8", "erma-read-8+pl8", "erma-write-4K", "erma-writedata
     assert n == 6400 or n * size > (1 << 26) - 64 * size, (case, n)  # as many as the cap allows
 PY
 }
+
+# Issue 62's sitting options on a stub pair (no efasim, no fabric: a stub
+# tests/efasim/run, fi_efa_rma_bw and efab_put_bw/efab_get_bw that print
+# figures and record their CPU set): --ops-scale reaches both tools' counts
+# alike, --taskset goes outermost and the processes (the ranks under mpirun
+# too) see only that set, repeats run whole and outermost, --deadline stops
+# after the first repeat and table.md says fewer than 2 ran.
+sbs_stubs() { # DIR: stub run, fabtests and efabench under DIR
+	local d=$1
+	mkdir -p "$d/ft" "$d/ef"
+	cat >"$d/run" <<'SH'
+#!/bin/sh
+# the stub of tests/efasim/run V CMD...: exports what the real one does
+export EFASIM_SIMULATED=1 EFASIM_LIBFABRIC=$1
+shift
+exec "$@"
+SH
+	cat >"$d/ft/fi_efa_rma_bw" <<'SH'
+#!/bin/sh
+# stub fi_efa_rma_bw: the client (last argument an address) prints a result line
+grep Cpus_allowed_list /proc/self/status >>"$SBS_STUB_LOG"
+case "$*" in *127.0.0.1) ;; *) exit 0 ;; esac
+echo "bytes iters total time MB/sec usec/xfer Mxfers/sec"
+echo "8 1000 8k 0.01s 0.80 2.00 0.50"
+SH
+	cat >"$d/ef/efab_put_bw" <<'SH'
+#!/bin/sh
+# stub efabench: rank 0 writes the CSV row that --csv FILE asks for
+grep Cpus_allowed_list /proc/self/status >>"$SBS_STUB_LOG"
+[ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] || exit 0
+while [ $# -gt 1 ]; do [ "$1" = --csv ] && printf 'msg_rate_Mops,bw_MBps\n0.55,1100\n' >"$2"; shift; done
+SH
+	cp "$d/ef/efab_put_bw" "$d/ef/efab_get_bw"
+	chmod +x "$d/run" "$d/ft/fi_efa_rma_bw" "$d/ef/efab_put_bw" "$d/ef/efab_get_bw"
+}
+
+t_sidebyside_sitting_options() {
+	local s=$WORK/stub o=$WORK/sbs62 cpu
+	sbs_stubs "$s"
+	cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+	SBS_STUB_LOG=$WORK/cpus.log expect_rc 0 timeout -k 5 120 bench/tools/efab_sidebyside \
+		--efab "$s/ef" --fabtests "$s/ft" --efasim "$s/run:9.9.9" --providers "" \
+		--efasim-fabrics efa-direct --cases erma-write-8+pl8,erma-writedata-64K+hp,erma-read-4M \
+		--reps 2 --ops-scale 10,64K=5,4M=1.5 --taskset "$cpu" -o "$o"
+	grep -q '^efab_sidebyside: repeat 0 took [0-9.]* s (6 runs)$' "$WORK/last.out" ||
+		die "no 'repeat 0 took' line"
+	# every process (fabtests' server and client, both ranks) saw the one CPU
+	[ "$(sort -u "$WORK/cpus.log")" = "Cpus_allowed_list:	$cpu" ] ||
+		die "processes outside --taskset $cpu: $(sort -u "$WORK/cpus.log" | tr '\n' ' ')"
+	[ "$(wc -l <"$WORK/cpus.log")" = 24 ] || die "want 24 processes (12 runs x 2 each)"
+	python3 - "$o" "$cpu" "$s" <<'PY' || die "sitting options"
+import csv, re, sys
+o, cpu, s = sys.argv[1:]
+runs = list(csv.DictReader(open(f"{o}/runs.csv")))
+assert len(runs) == 12 and all(float(r["seconds"]) > 0 for r in runs), runs
+# repeats outermost: repeat 0's six runs, then repeat 1's, its tools in the other order
+assert [r["rep"] for r in runs] == ["0"] * 6 + ["1"] * 6, runs
+assert [r["tool"] for r in runs[:2]] == ["efabench", "fabtests"], runs
+assert [r["tool"] for r in runs[6:8]] == ["fabtests", "efabench"], runs
+log = [l for l in open(f"{o}/commands.log").read().splitlines() if not l.startswith("env:")]
+assert log and all(re.sub("^server: ", "", l).startswith(f"taskset -c {cpu} {s}/run 9.9.9 ")
+                   for l in log), log
+# the same count for both tools: fi_efa_rma_bw -I = efabench -n x 64, scaled per size
+want = {"8": 19968 * 10, "65536": 4096 * 5, "4194304": 384}
+for l in log:
+    size = re.search(r" -[Sm] (\d+)", l).group(1)
+    n = int(re.search(r" -I (\d+)", l).group(1)) if "fi_efa_rma_bw" in l else \
+        64 * int(re.search(r" -n (\d+)", l).group(1))
+    assert n == want[size], (l, n, want[size])
+    assert re.search(r" -w (640|10|128|2) ", l), l  # warmup as without --ops-scale
+t = open(f"{o}/table.md").read()
+assert "medians of 2 alternating runs" in t and "Sitting: 2 of 2 repeats ran" in t, t
+assert "--ops-scale 10,64K=5,4M=1.5" in t and f"`taskset -c {cpu}`" in t, t
+assert "fewer than 2" not in t, t
+PY
+	# --deadline 1: repeat 0 runs whole (fabtests' server alone waits 0.5 s a run),
+	# repeat 1 does not start
+	SBS_STUB_LOG=$WORK/cpus2.log expect_rc 0 timeout -k 5 120 bench/tools/efab_sidebyside \
+		--efab "$s/ef" --fabtests "$s/ft" --efasim "$s/run:9.9.9" --providers "" \
+		--efasim-fabrics efa-direct --cases erma-write-8,erma-read-8 --reps 5 --deadline 1 \
+		-o "$WORK/sbs62d"
+	python3 - "$WORK/sbs62d" <<'PY' || die "--deadline"
+import csv, sys
+o = sys.argv[1]
+runs = list(csv.DictReader(open(f"{o}/runs.csv")))
+assert len(runs) == 4 and {r["rep"] for r in runs} == {"0"}, runs
+t = open(f"{o}/table.md").read()
+assert "Sitting: 1 of 5 repeats ran" in t and "--deadline 1 s passed" in t, t
+assert "Only 1 repeat completed (fewer than 2)" in t, t
+assert "no --taskset" in t and "--ops-scale 1 " in t, t
+PY
+	expect_rc 2 bench/tools/efab_sidebyside --efab "$s/ef" --fabtests "$s/ft" --cases erma-write-8 \
+		--ops-scale 0 -o "$o"
+	expect_rc 2 bench/tools/efab_sidebyside --efab "$s/ef" --fabtests "$s/ft" --cases lat \
+		--ops-scale 2 -o "$o"
+	expect_rc 2 bench/tools/efab_sidebyside --efab "$s/ef" --fabtests "$s/ft" --cases erma-write-8 \
+		--taskset 0-x -o "$o"
+	expect_rc 2 bench/tools/efab_sidebyside --efab "$s/ef" --fabtests "$s/ft" --cases erma-write-8 \
+		--taskset 100000 -o "$o"
+}
+
+# --cases erma24: the 24 cases of issue 62 in their fixed order; the deadline's
+# rule (a repeat that the longest so far says would end late does not start)
+t_sidebyside_erma24_deadline_rule() {
+	python3 - <<'PY' || die "erma24 or deadline rule"
+from importlib.machinery import SourceFileLoader
+from importlib.util import module_from_spec, spec_from_loader
+loader = SourceFileLoader("sbs", "bench/tools/efab_sidebyside")
+m = module_from_spec(spec_from_loader("sbs", loader))
+loader.exec_module(m)
+want = [f"erma-{op}-{size}{mod}" for op in ("write", "writedata", "read")
+        for size in ("8", "64K", "4M") for mod in ("", "+pl8", "+hp")]
+want = [c for c in want if not c.startswith("erma-read") or not c.endswith("+hp")]
+assert m.ERMA24 == want and len(want) == 24, m.ERMA24
+assert all(m.erma_case(c) for c in m.ERMA24)
+assert m.erma_ops(8) == 19968 and m.erma_ops(65536) == 4096 and m.erma_ops(4 << 20) == 256
+sc = m.parse_ops_scale("10,64K=5,4M=1")
+assert (m.erma_ops(8, sc), m.erma_ops(65536, sc), m.erma_ops(4 << 20, sc)) == (199680, 20480, 256)
+assert m.erma_ops(4 << 20, m.parse_ops_scale("0.01")) == 64  # one window at least
+for bad in ("0", "-1", "x", "nan", "inf", "2,3", "8=2,10", "64Q=2", "4M="):
+    assert m.parse_ops_scale(bad) is None, bad
+assert m.parse_cpus("0,2,4-7,8-12:2") == {0, 2, 4, 5, 6, 7, 8, 10, 12}
+assert m.parse_cpus("3-1") is None and m.parse_cpus("") is None and m.parse_cpus("1,,2") is None
+assert m.deadline_stop(None, 1e9, [5]) == ""
+assert m.deadline_stop(100, 0, []) == ""             # the first repeat starts
+assert m.deadline_stop(100, 100, [50]).startswith("--deadline 100 s passed")
+assert m.deadline_stop(100, 60, [50]) != ""          # 60 + 50 > 100: not started
+assert m.deadline_stop(100, 40, [30, 20]) == ""      # 40 + 30 <= 100
+assert m.deadline_stop(0, 0, []) != ""               # --deadline 0: no repeat at all
+PY
+}

@@ -96,7 +96,7 @@ sbs_stubs() { # DIR: stub run, fabtests and efabench under DIR
 	mkdir -p "$d/ft" "$d/ef"
 	cat >"$d/run" <<'SH'
 #!/bin/sh
-# the stub of tests/efasim/run V CMD...: exports what the real one does
+# the stub of efasim's run script (V CMD...): exports what the real one does
 export EFASIM_SIMULATED=1 EFASIM_LIBFABRIC=$1
 shift
 exec "$@"

@@ -321,9 +321,10 @@ int begin_report(shput *s)
 	const char *asked = getenv("NVSHMEM_REMOTE_TRANSPORT"), *heap = getenv("NVSHMEM_SYMMETRIC_SIZE");
 	char n1[1024], n2[512], n3[1024], n4[512], n5[512], n6[512], n7[512];
 	snprintf(n1, sizeof(n1),
-		 "NVSHMEM %d.%d (%s), PE 0 -> PE 1, GPU %d, symmetric heap %s B (NVSHMEM_SYMMETRIC_SIZE); "
-		 "remote transport loaded: %s (NVSHMEM_REMOTE_TRANSPORT %s); libfabric under it: fabric %s, "
-		 "mr_mode %s%s", s->nv_maj, s->nv_min, s->nv_name, s->gpu, heap ? heap : "?", s->transport,
+		 "NVSHMEM %s (%s; OpenSHMEM %d.%d), PE 0 -> PE 1, GPU %d, symmetric heap %s B "
+		 "(NVSHMEM_SYMMETRIC_SIZE); remote transport loaded: %s (NVSHMEM_REMOTE_TRANSPORT %s); "
+		 "libfabric under it: fabric %s, mr_mode %s%s",
+		 s->nv_version, s->nv_name, s->nv_maj, s->nv_min, s->gpu, heap ? heap : "?", s->transport,
 		 asked && *asked ? asked : "unset", s->fab, s->mrm,
 		 s->trace ? " (libefab_fitrace.so)" : " (not traced: libefab_fitrace.so not preloaded)");
 	snprintf(n2, sizeof(n2),
@@ -418,8 +419,8 @@ int begin_report(shput *s)
 	char b1[512], b2[512];
 	snprintf(
 		b1, sizeof(b1),
-		"NVSHMEM %d.%d, PE 0 -> PE 1, GPU %d; transport %s (libfabric fabric %s, mr_mode %s)",
-		s->nv_maj, s->nv_min, s->gpu, s->transport, s->fab, s->mrm);
+		"NVSHMEM %s, PE 0 -> PE 1, GPU %d; transport %s (libfabric fabric %s, mr_mode %s)",
+		s->nv_version, s->gpu, s->transport, s->fab, s->mrm);
 	snprintf(b2, sizeof(b2), "initiator %s, %s; local %s%s, remote PE 1's symmetric heap (%s)",
 		 efab_shmem_initiator_name(s->o.shmem_initiator), s->nbi ? "nbi" : "blocking",
 		 efab_shmem_src_name(s->o.shmem_src), s->registered ? " (registered)" : "",

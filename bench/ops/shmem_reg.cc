@@ -255,9 +255,9 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 			 "fi_mr_reg_* not counted: libefab_fitrace.so not preloaded (EFAB_FITRACE=0, or "
 			 "not found beside the binary in ../lib)");
 	snprintf(note1, sizeof(note1),
-		 "NVSHMEM %d.%d (%s), %d PEs, GPU %d, symmetric heap %s B; remote transport loaded: %s "
-		 "(NVSHMEM_REMOTE_TRANSPORT %s)",
-		 maj, min, name, rt.size, r->gpu, getenv("NVSHMEM_SYMMETRIC_SIZE"), loaded,
+		 "NVSHMEM %s (%s; OpenSHMEM %d.%d), %d PEs, GPU %d, symmetric heap %s B; remote transport "
+		 "loaded: %s (NVSHMEM_REMOTE_TRANSPORT %s)",
+		 nv_version, name, maj, min, rt.size, r->gpu, getenv("NVSHMEM_SYMMETRIC_SIZE"), loaded,
 		 asked && *asked ? asked : "unset");
 	snprintf(note2, sizeof(note2),
 		 "lat_us_* = register (or nvshmem_malloc) time, dereg_us_* = unregister (or "
@@ -265,8 +265,8 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 	const char *notes[] = {note1, note2, note3};
 	char b1[512];
 	snprintf(b1, sizeof(b1),
-		 "NVSHMEM %d.%d, %d PEs, GPU %d; transport %s (libfabric fabric %s, mr_mode %s)",
-		 maj, min, rt.size, r->gpu, loaded, tfab, tmrm);
+		 "NVSHMEM %s, %d PEs, GPU %d; transport %s (libfabric fabric %s, mr_mode %s)",
+		 nv_version, rt.size, r->gpu, loaded, tfab, tmrm);
 	const char *lines[] = {
 		b1, "*_us = register (nvshmem_malloc) time, dereg_us = unregister (nvshmem_free) "
 		    "time, microseconds; fi_mr_reg_*: counted below NVSHMEM (-v)"};

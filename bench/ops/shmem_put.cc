@@ -320,13 +320,15 @@ int begin_report(shput *s)
 	const char *op = s->put ? "put" : "get";
 	const char *asked = getenv("NVSHMEM_REMOTE_TRANSPORT"), *heap = getenv("NVSHMEM_SYMMETRIC_SIZE");
 	char n1[1024], n2[512], n3[1024], n4[512], n5[512], n6[512], n7[512];
-	snprintf(n1, sizeof(n1),
-		 "NVSHMEM %s (%s; OpenSHMEM %d.%d), PE 0 -> PE 1, GPU %d, symmetric heap %s B "
-		 "(NVSHMEM_SYMMETRIC_SIZE); remote transport loaded: %s (NVSHMEM_REMOTE_TRANSPORT %s); "
-		 "libfabric under it: fabric %s, mr_mode %s%s",
-		 s->nv_version, s->nv_name, s->nv_maj, s->nv_min, s->gpu, heap ? heap : "?", s->transport,
-		 asked && *asked ? asked : "unset", s->fab, s->mrm,
-		 s->trace ? " (libefab_fitrace.so)" : " (not traced: libefab_fitrace.so not preloaded)");
+	snprintf(
+		n1, sizeof(n1),
+		"NVSHMEM %s (%s; OpenSHMEM %d.%d), PE 0 -> PE 1, GPU %d, symmetric heap %s B "
+		"(NVSHMEM_SYMMETRIC_SIZE); remote transport loaded: %s (NVSHMEM_REMOTE_TRANSPORT %s); "
+		"libfabric under it: fabric %s, mr_mode %s%s",
+		s->nv_version, s->nv_name, s->nv_maj, s->nv_min, s->gpu, heap ? heap : "?",
+		s->transport, asked && *asked ? asked : "unset", s->fab, s->mrm,
+		s->trace ? " (libefab_fitrace.so)"
+			 : " (not traced: libefab_fitrace.so not preloaded)");
 	snprintf(n2, sizeof(n2),
 		 "local buffer (PE 0): %s, %s; remote: PE 1's symmetric heap (nvshmem_malloc), %s memory "
 		 "(%s)", s->o.shmem_src == EFAB_SHMEM_SRC_HOST ? "malloc'd host memory" : "cuMemAlloc'd GPU memory",
@@ -417,10 +419,9 @@ int begin_report(shput *s)
 	const char *notes[] = {n1, b->definition, n2, n3, n4, n5, n6, n7, n8};
 	/* the short header: what ran and on what, the metric; the rest at -v */
 	char b1[512], b2[512];
-	snprintf(
-		b1, sizeof(b1),
-		"NVSHMEM %s, PE 0 -> PE 1, GPU %d; transport %s (libfabric fabric %s, mr_mode %s)",
-		s->nv_version, s->gpu, s->transport, s->fab, s->mrm);
+	snprintf(b1, sizeof(b1),
+		 "NVSHMEM %s, PE 0 -> PE 1, GPU %d; transport %s (libfabric fabric %s, mr_mode %s)",
+		 s->nv_version, s->gpu, s->transport, s->fab, s->mrm);
 	snprintf(b2, sizeof(b2), "initiator %s, %s; local %s%s, remote PE 1's symmetric heap (%s)",
 		 efab_shmem_initiator_name(s->o.shmem_initiator), s->nbi ? "nbi" : "blocking",
 		 efab_shmem_src_name(s->o.shmem_src), s->registered ? " (registered)" : "",

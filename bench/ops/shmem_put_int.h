@@ -71,7 +71,8 @@ struct shput {
 	efab_table_t table; /* rank 0: the terminal table's columns */
 	efab_csv_t csv;
 	char nv_version[32], transport[96], fab[128], mrm[32], heap_kind[32];
-	int nv_maj, nv_min; /* nvshmem_info_get_version: the OpenSHMEM spec's (1.3), not NVSHMEM's */
+	int nv_maj,
+		nv_min; /* nvshmem_info_get_version: the OpenSHMEM spec's (1.3), not NVSHMEM's */
 	char nv_name[NVSHMEM_MAX_NAME_LEN];
 	int nv_known[EFAB_NV_N_KNOBS]; /* the knobs an NVSHMEM library of this run reads */
 };

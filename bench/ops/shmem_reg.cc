@@ -254,11 +254,12 @@ static int run_ops(reg_ctx_t *r, const efab_bench_row_t *row)
 		snprintf(note3, sizeof(note3),
 			 "fi_mr_reg_* not counted: libefab_fitrace.so not preloaded (EFAB_FITRACE=0, or "
 			 "not found beside the binary in ../lib)");
-	snprintf(note1, sizeof(note1),
-		 "NVSHMEM %s (%s; OpenSHMEM %d.%d), %d PEs, GPU %d, symmetric heap %s B; remote transport "
-		 "loaded: %s (NVSHMEM_REMOTE_TRANSPORT %s)",
-		 nv_version, name, maj, min, rt.size, r->gpu, getenv("NVSHMEM_SYMMETRIC_SIZE"), loaded,
-		 asked && *asked ? asked : "unset");
+	snprintf(
+		note1, sizeof(note1),
+		"NVSHMEM %s (%s; OpenSHMEM %d.%d), %d PEs, GPU %d, symmetric heap %s B; remote transport "
+		"loaded: %s (NVSHMEM_REMOTE_TRANSPORT %s)",
+		nv_version, name, maj, min, rt.size, r->gpu, getenv("NVSHMEM_SYMMETRIC_SIZE"),
+		loaded, asked && *asked ? asked : "unset");
 	snprintf(note2, sizeof(note2),
 		 "lat_us_* = register (or nvshmem_malloc) time, dereg_us_* = unregister (or "
 		 "nvshmem_free) time, microseconds");

@@ -126,8 +126,12 @@ bench = put_bw
 sizes = 64K
 iters = 10
 CONF
-	expect_rc 0 timeout -k 5 300 "$ABIN/efab_sweep" "$WORK/slurm.conf" -o "$WORK/runs" --label slurm
-	local run
+	local run rc=0
+	timeout -k 5 300 "$ABIN/efab_sweep" "$WORK/slurm.conf" -o "$WORK/runs" --label slurm || rc=$?
+	if [ "$rc" != 0 ]; then # the failed job's own log says why (the sweep's line only names it)
+		tail -n 40 "$WORK"/runs/*/logs/* 2>/dev/null
+		die "efab_sweep under srun: exit $rc, expected 0"
+	fi
 	run=$(ls -d "$WORK"/runs/*/ | head -1)
 	python3 - "$run" <<'PY' || die "sweep under srun"
 import json, os, sys

@@ -350,6 +350,11 @@ nvshmem_rma_checks() { # BINDIR
 	fi
 }
 
+# FILE holds a line with FIXED (grep -F), else the file is shown and the test dies with MSG
+want_line() { # FILE MSG FIXED
+	grep -qF -- "$3" "$1" || { cat "$1"; die "$2"; }
+}
+
 # tests/nvshmem/put_table.py on constructed CSVs (bench named as efabench's CSVs name it: shmem_lat, put_lat; the sitting's part put runs
 # on the GPU machine only): each NVSHMEM row beside its raw partner, the put
 # latency beside twice efab_put_lat's p50, bandwidth as raw/NVSHMEM and the
@@ -400,12 +405,12 @@ t_nvshmem_put_table() {
 		"put_bw,writedata+send,8,8.0,1.0,0" >"$d/put_default_signal_bw_w1.csv"
 	printf '%s\n%s\n' "$h" "put_bw,writedata+send,1000000,,1000.0,0,,," >"$d/put_default_signal_bw.csv"
 	python3 tests/nvshmem/put_table.py "$d" >"$WORK/t6.out" 2>&1
-	grep -q '^default | efab_shmem_lat | thread | put-signal | 8 | 20.00 us | efab_put_bw --signal-send -W 1 window p50 | 8.00 | 2.50x | 12.00 | 0 |' "$WORK/t6.out" ||
-		{ cat "$WORK/t6.out"; die "put-signal latency not beside --signal-send -W 1"; }
-	grep -q '^default | efab_shmem_bw | stream | put-signal | 1000000 | 250.00 MB/s | efab_put_bw --signal-send MB/s | 1000.00 | 4.00x | 3000.00 |' "$WORK/t6.out" ||
-		{ cat "$WORK/t6.out"; die "put-signal rate not beside --signal-send"; }
-	grep -q '| 1000000 | 500.00 MB/s | efab_put_bw MB/s | 2000.00 | 4.00x |' "$WORK/t6.out" ||
-		{ cat "$WORK/t6.out"; die "the plain put's partner taken from the signal file"; }
+	want_line "$WORK/t6.out" "put-signal latency not beside --signal-send -W 1" \
+		'default | efab_shmem_lat | thread | put-signal | 8 | 20.00 us | efab_put_bw --signal-send -W 1 window p50 | 8.00 | 2.50x | 12.00 | 0 |'
+	want_line "$WORK/t6.out" "put-signal rate not beside --signal-send" \
+		'default | efab_shmem_bw | stream | put-signal | 1000000 | 250.00 MB/s | efab_put_bw --signal-send MB/s | 1000.00 | 4.00x | 3000.00 |'
+	want_line "$WORK/t6.out" "the plain put's partner taken from the signal file" \
+		'| 1000000 | 500.00 MB/s | efab_put_bw MB/s | 2000.00 | 4.00x |'
 	rm "$d"/put_default_signal_*.csv
 	# a --nbi latency row (column form): its initiator says nbi, same partner (get 8 B: 7 us beside 6 us)
 	printf '%s\n%s\n' "$h,form" "shmem_lat,get,8,7.0,,0,host,3.6.5,efa-direct,nbi" >"$d/put_default_shmem_lat_nbi.csv"
@@ -454,16 +459,14 @@ t_nvshmem_knob_table() {
 	local o=$WORK/last.out
 	grep -q "SIMULATED NIC" "$o" || die "the table does not say the NIC was simulated"
 	# defaults 100, 120: median 110, the baseline
-	grep -qF "efa-direct | host | put | 8 | defaults | 100.0, 120.0 | 110.0 | 1.000 (baseline)" "$o" ||
-		{ cat "$o"; die "the defaults' line"; }
+	want_line "$o" "the defaults' line" "efa-direct | host | put | 8 | defaults | 100.0, 120.0 | 110.0 | 1.000 (baseline)"
 	# batch RMA off: 50, 70 and a failed run shown, left out: median 60, 60/110
-	grep -qF "efa-direct | host | put | 8 | disable_batch_rma=1 | 50.0, 70.0, 9999.0 (errors 3) | 60.0 | 0.545" "$o" ||
-		{ cat "$o"; die "a setting's runs, median or ratio"; }
+	want_line "$o" "a setting's runs, median or ratio" \
+		"efa-direct | host | put | 8 | disable_batch_rma=1 | 50.0, 70.0, 9999.0 (errors 3) | 60.0 | 0.545"
 	# no defaults row in a group: its first setting is the baseline
-	grep -qF "| stream | put | 64 | disable_batch_rma=1 batch_max_ops=4 | 10.0 | 10.0 | 1.000 (baseline)" "$o" ||
-		{ cat "$o"; die "the first setting as baseline"; }
-	grep -qF "| stream | put | 64 | disable_batch_rma=0 batch_max_ops=4 | 30.0 | 30.0 | 3.000" "$o" ||
-		{ cat "$o"; die "the other setting's ratio"; }
+	want_line "$o" "the first setting as baseline" \
+		"| stream | put | 64 | disable_batch_rma=1 batch_max_ops=4 | 10.0 | 10.0 | 1.000 (baseline)"
+	want_line "$o" "the other setting's ratio" "| stream | put | 64 | disable_batch_rma=0 batch_max_ops=4 | 30.0 | 30.0 | 3.000"
 	grep -q "^efa-direct | | put" "$o" && die "a raw row was taken"
 	expect_rc 2 python3 tests/nvshmem/knob_table.py
 	printf '%s\n' "$h" >"$c"

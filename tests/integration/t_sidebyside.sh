@@ -19,7 +19,8 @@ assert all(float(r["value"]) > 0 for r in runs), runs
 lines = [l for l in open(f"{o}/commands.log") if "efab_put_lat" in l or "fi_rma_pingpong" in l]
 first = ["efab" in lines[0], "efab" in lines[3]]
 assert first == [True, False], lines[:4]
-t = open(f"{o}/table.md").read()
+t, spread = open(f"{o}/table.md").read().split("## Spread")  # 2 repeats: the spread follows
+assert "8 B writedata message rate, one direction |" in spread and "Geometric mean" in spread, spread
 for fig in ("8 B write latency, batch", "8 B writedata message rate, one direction"):
     row = [l for l in t.splitlines() if fig in l]
     assert len(row) == 1, fig
@@ -58,7 +59,8 @@ for l in ft + ef:
     assert "--post-list 8" in l and "--high-pps" in l and "writedata" in l, l
 assert all("--pipeline" in l and "--footprint window" in l for l in ef), ef
 assert sum(l == "env: FI_EFA_ENABLE_HIGH_PPS=1" for l in log) == 2, log  # efab; fabtests
-row = [l for l in open(f"{o}/table.md") if "8 B writedata message rate" in l]
+row = [l for l in open(f"{o}/table.md").read().split("## Spread")[0].splitlines()
+       if "8 B writedata message rate" in l]
 assert len(row) == 1 and "efa-direct (SIMULATED)" in row[0], row
 PY
 	expect_rc 2 bench/tools/efab_sidebyside --efab "$lf/efab/bin" --fabtests "$lf/fabtests/bin" \
@@ -158,6 +160,17 @@ t = open(f"{o}/table.md").read()
 assert "medians of 2 alternating runs" in t and "Sitting: 2 of 2 repeats ran" in t, t
 assert "--ops-scale 10,64K=5,4M=1.5" in t and f"`taskset -c {cpu}`" in t, t
 assert "fewer than 2" not in t, t
+# the spread section: the stubs print one figure each, so every interval is a point; 8 B
+# write (--bidir, halved: 0.275 against 0.50) is behind in all 4 run pairs, 64 KiB
+# writedata (0.55 against 0.50) ahead in all 4
+spread = t.split("## Spread", 1)[1]
+rows = {l.split("|")[2].strip(): [c.strip() for c in l.split("|")[3:7]]
+        for l in spread.splitlines() if l.startswith("| efa-direct")}
+w = [k for k in rows if "8 B write" in k and "post-list" in k][0]
+d = [k for k in rows if "64K B writedata" in k][0]
+assert rows[w] == ["0.550", "[0.550, 0.550]", "0 of 4", "efabench behind"], rows[w]
+assert rows[d] == ["1.100", "[1.100, 1.100]", "4 of 4", "efabench ahead"], rows[d]
+assert len(rows) == 3 and "Geometric mean of efabench's lead over 3 cases" in spread, spread
 PY
 	# --deadline 1: repeat 0 runs whole (fabtests' server alone waits 0.5 s a run),
 	# repeat 1 does not start
@@ -174,6 +187,7 @@ t = open(f"{o}/table.md").read()
 assert "Sitting: 1 of 5 repeats ran" in t and "--deadline 1 s passed" in t, t
 assert "Only 1 repeat completed (fewer than 2)" in t, t
 assert "no --taskset" in t and "--ops-scale 1 " in t, t
+assert "No spread section: fewer than 2 repeats." in t and "## Spread" not in t, t
 PY
 	expect_rc 2 bench/tools/efab_sidebyside --efab "$s/ef" --fabtests "$s/ft" --cases erma-write-8 \
 		--ops-scale 0 -o "$o"

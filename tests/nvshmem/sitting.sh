@@ -41,8 +41,11 @@
 #            --footprint window) on efa-direct and efa. One CSV per executable
 #            and fabric (put_<fabric>_<bench>.csv), a table of p50 / MB/s per
 #            size in put_table.txt; two runs with EFAB_FAULT_CORRUPT=5 that must
-#            exit 1 (PUT_CORRUPT=0 skips them). Not in the default parts (new:
-#            never run)
+#            exit 1 (PUT_CORRUPT=0 skips them). Then -o put-signal (stream and
+#            thread initiators, -c, the signal fault; PUT_SIGNAL=0 skips it) and
+#            its raw partner efab_put_bw -o writedata --signal-send. PUT_PLAIN=0
+#            skips NVSHMEM's put/get rows (put-signal and the raw rows only:
+#            the H200 sitting of 2026-12-07 ran it so). Not in the default parts
 #   blockdiag the blocking on-stream put and get (efab_shmem_lat --initiator
 #            stream, 8 B, -c) as they hung, then with CUDA_DEVICE_MAX_CONNECTIONS=32,
 #            CUDA_MODULE_LOADING=EAGER, NVSHMEM_LIBFABRIC_DISABLE_BATCH_RMA=1 +
@@ -240,7 +243,8 @@ for part in $PARTS; do
 		for fab in ${PUT_FABRICS:-default efa}; do
 			ff=; [ "$fab" = default ] || ff=$fab
 			lf=$fab; [ "$fab" = default ] && lf=efa-direct
-			for mode in ${PUT_MODES:-lat bw}; do
+			modes=${PUT_MODES:-lat bw}; [ "${PUT_PLAIN:-1}" = 1 ] || modes=
+			for mode in $modes; do
 				for ini in ${PUT_INITIATORS:-host stream}; do
 					for op in ${PUT_OPS:-put get}; do
 						opts=$PLAT; [ "$mode" = bw ] && opts=$PBW

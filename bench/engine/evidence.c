@@ -70,13 +70,18 @@ int efab_evidence_setup(efab_ctx_t *c)
 				  e->h.dev, e->h.nfiles, e->h.dir, e->h.lifespan_ms, efab_hwc_wait_ms(&e->h));
 		else
 			efab_note(c, "NIC counters: none on rank 0's NIC; other ranks' are read");
-		efab_note(c, "path: which counter carried the payload (payload_bytes) over every NIC: "
-			     "rdma_write_bytes -> device-write, rdma_read_bytes -> device-read, "
-			     "send_bytes -> emulated-send (>= 0.9 of it; several or a split: mixed; "
-			     "less than 0.9 in all three: none, the payload did not cross a NIC; "
-			     "stale: it had to cross one -- efa-direct, or ranks on different hosts -- "
-			     "and the counters, read again, still did not count it); "
-			     "path_ratio = those bytes / payload");
+		efab_note(
+			c,
+			"path: which counter carried the payload (payload_bytes) over every NIC: "
+			"rdma_write_bytes -> device-write, rdma_read_bytes -> device-read, "
+			"send_bytes -> emulated-send (>= 0.9 of it; several or a split: mixed; "
+			"less than 0.9 in all three: none, the payload did not cross a NIC; "
+			"stale: it had to cross one -- efa-direct, or ranks on different hosts -- "
+			"and the counters, read again, still did not count it); "
+			"path_ratio = those bytes / payload%s",
+			c->o.signal_send ? "; --signal-send: send_bytes left out (they are the "
+					   "signals and credits, not the payload)"
+					 : "");
 	}
 	return EFAB_OK;
 }
@@ -261,6 +266,18 @@ static int reread(efab_ctx_t *c)
 	return EFAB_OK;
 }
 
+/* The path of the NICs' totals; --signal-send's messages (its signals and
+ * credits, every one a send) are no payload: the path is judged on the RDMA
+ * counters alone (the nic_* columns keep send_bytes). */
+static const char *path_of(const efab_ctx_t *c, const efab_hwc_snap_t *total, double P,
+			   double *ratio)
+{
+	efab_hwc_snap_t t = *total;
+	if (c->o.signal_send)
+		t.have &= ~(1u << EFAB_HWC_send_bytes);
+	return efab_hwc_path(&t, P, ratio);
+}
+
 int efab_evidence_report(efab_ctx_t *c, double payload, efab_row_t *row)
 {
 	ev_share_t *all = calloc((size_t)c->rt->size, sizeof(*all));
@@ -293,7 +310,7 @@ int efab_evidence_report(efab_ctx_t *c, double payload, efab_row_t *row)
 		return EFAB_OK;
 	}
 	double ratio = 0;
-	const char *path = efab_hwc_path(&m.total, P, &ratio);
+	const char *path = path_of(c, &m.total, P, &ratio);
 	const char *stale = NULL;
 	if (!strcmp(path, "none") && payload_crossed(c, all)) {
 		/* never "did not cross a NIC" for a payload that had to */
@@ -302,7 +319,7 @@ int efab_evidence_report(efab_ctx_t *c, double payload, efab_row_t *row)
 			return EFAB_ERR;
 		}
 		sum_nics(c, all, &m);
-		path = efab_hwc_path(&m.total, P, &ratio);
+		path = path_of(c, &m.total, P, &ratio);
 		if (!strcmp(path, "none")) {
 			path = "stale";
 			stale = "counters stale: the payload crossed a NIC but they did not count it, "

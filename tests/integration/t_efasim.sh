@@ -750,6 +750,9 @@ assert len(rows) == 3, rows
 for r in rows:
     assert r["op"] == "writedata+send" and r["end_confirm"] == "signal-count", r
     assert r["errors"] == "0" and float(r["msg_rate_Mops"]) > 0, r
+    # the signals are sends, not the payload: the path is the writes' (at 8 B the 32-byte
+    # signals once made it "mixed")
+    assert r["path"] == "device-write" and int(r["nic_init_send_wrs"]) > 0, r
 PY
 	simulated_csv "$WORK/sig.csv"
 	EFAB_FAULT_SIGNAL=4 expect_rc 1 efa_mpi "$v" 2 -x EFAB_FAULT_SIGNAL "$EBIN/efab_put_lat" -p efa \

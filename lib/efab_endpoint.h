@@ -63,6 +63,8 @@ typedef struct efab_fabric {
 	 * provider matched, and a slot must not be reposted while live. */
 	size_t *rx_free;
 	size_t rx_nfree;
+	unsigned char *rx_live; /* per slot: its receive is posted (a completion naming a
+				 * slot that is not is no receive of ours) */
 	void *rx_buf;           /* registered (FI_MR_LOCAL) landing buffer for them */
 	efab_mr_t rx_mr;
 	struct fi_context2 *ctx; /* ring of op contexts */

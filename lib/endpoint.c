@@ -50,6 +50,7 @@ int efab_rx_repost(efab_fabric_t *fab)
 			return EFAB_ERR;
 		}
 		fab->rx_nfree--;
+		fab->rx_live[slot] = 1;
 		fab->rx_posted++;
 	}
 	return 0;
@@ -67,8 +68,9 @@ static int rx_slots_start(efab_fabric_t *fab)
 {
 	size_t bytes = (size_t)EFAB_RX_CQ_DATA_DEPTH * EFAB_RX_BUF_SIZE;
 	fab->rx_free = calloc(EFAB_RX_CQ_DATA_DEPTH, sizeof(*fab->rx_free));
+	fab->rx_live = calloc(EFAB_RX_CQ_DATA_DEPTH, 1);
 	fab->rx_buf = aligned_alloc(4096, bytes);
-	if (!fab->rx_free || !fab->rx_buf) {
+	if (!fab->rx_free || !fab->rx_live || !fab->rx_buf) {
 		efab_log_error("out of memory for the receive slots");
 		return EFAB_ERR;
 	}
@@ -320,6 +322,7 @@ close_rx:
 	efab_mr_dereg(&fab.rx_mr);
 	free(fab.rx_buf);
 	free(fab.rx_free);
+	free(fab.rx_live);
 close_ep:
 	close_endpoint(&fab);
 	fi_close(&fab.domain->fid);
@@ -409,14 +412,15 @@ void efab_fabric_close(efab_fabric_t *fab)
 	for (size_t j = 0; j < fab->nsub; j++)
 		efab_ep_close(&fab->sub[j]);
 	free(fab->sub);
+	close_endpoint(fab); /* (its posted receives go with it, then their buffer's MR) */
 	efab_mr_dereg(&fab->rx_mr);
-	close_endpoint(fab);
 	if (fab->domain)
 		fi_close(&fab->domain->fid);
 	if (fab->fabric)
 		fi_close(&fab->fabric->fid);
 	free(fab->rx_buf);
 	free(fab->rx_free);
+	free(fab->rx_live);
 	fi_freeinfo(fab->info);
 	memset(fab, 0, sizeof(*fab));
 }

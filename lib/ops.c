@@ -51,14 +51,22 @@ static int progress_one(efab_fabric_t *fab)
 		return -1;
 	}
 	for (ssize_t i = 0; i < n; i++) {
-		/* A completion that names a receive slot consumed that receive, whatever
-		 * its flags: efa-direct reports FI_REMOTE_CQ_DATA|FI_RMA|FI_REMOTE_WRITE
-		 * without FI_RECV. */
-		/* (receive slots exist only where FI_RX_CQ_DATA receives were posted:
-		 * rx_free; elsewhere no context is one, and the CQ read of a
-		 * ping-pong's critical path skips the test) */
+		/* A completion that names a posted receive slot consumed that receive
+		 * where it is a receive's: FI_RECV (a message), or remote CQ data under
+		 * FI_RX_CQ_DATA (efa-direct reports FI_REMOTE_CQ_DATA|FI_RMA|
+		 * FI_REMOTE_WRITE without FI_RECV). Anything else that names one is
+		 * not ours to free: the efa fabric's emulated writedata can complete
+		 * with the context its reused provider entry last held, a receive's.
+		 * (Slots exist where receives were posted, rx_free: FI_MSG or
+		 * FI_RX_CQ_DATA; elsewhere the CQ read of a ping-pong's critical path
+		 * skips the test.) */
 		long slot = fab->rx_free ? efab_rx_slot_of(fab, ent[i].op_context) : -1;
-		if (slot >= 0 && fab->rx_free) {
+		if (slot >= 0 && (!fab->rx_live[slot] || !((ent[i].flags & FI_RECV) ||
+							   ((ent[i].flags & FI_REMOTE_CQ_DATA) &&
+							    (fab->info->mode & FI_RX_CQ_DATA)))))
+			slot = -1;
+		if (slot >= 0) {
+			fab->rx_live[slot] = 0;
 			fab->rx_free[fab->rx_nfree++] = (size_t)slot;
 			fab->rx_posted--;
 		}

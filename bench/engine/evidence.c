@@ -79,9 +79,11 @@ int efab_evidence_setup(efab_ctx_t *c)
 			"stale: it had to cross one -- efa-direct, or ranks on different hosts -- "
 			"and the counters, read again, still did not count it); "
 			"path_ratio = those bytes / payload%s",
-			c->o.signal_send ? "; --signal-send: send_bytes left out (they are the "
-					   "signals and credits, not the payload)"
-					 : "");
+			c->o.signal_send
+				? "; --signal-send: send_bytes left out where the RDMA "
+				  "counters carried the payload (the sends are the signals "
+				  "and credits)"
+				: "");
 	}
 	return EFAB_OK;
 }
@@ -273,9 +275,15 @@ static const char *path_of(const efab_ctx_t *c, const efab_hwc_snap_t *total, do
 			   double *ratio)
 {
 	efab_hwc_snap_t t = *total;
-	if (c->o.signal_send)
-		t.have &= ~(1u << EFAB_HWC_send_bytes);
-	return efab_hwc_path(&t, P, ratio);
+	if (!c->o.signal_send)
+		return efab_hwc_path(total, P, ratio);
+	t.have &= ~(1u << EFAB_HWC_send_bytes);
+	const char *p = efab_hwc_path(&t, P, ratio);
+	/* the RDMA counters did not carry it (the efa fabric's emulated
+	 * writedata are sends too): the whole judgement, signals included */
+	if (!strcmp(p, "none"))
+		p = efab_hwc_path(total, P, ratio);
+	return p;
 }
 
 int efab_evidence_report(efab_ctx_t *c, double payload, efab_row_t *row)

@@ -280,6 +280,8 @@ static int bw_prepare(efab_ctx_t *c, uint64_t size, uint64_t i)
 	(void)i;
 	if (!c->o.check)
 		return EFAB_OK;
+	if (RMA(c)->sig.on) /* the window's signals carry its message */
+		efab_sig_expect(c, c->seq & 0xffffffffu);
 	if (c->op == EFAB_OP_READ) {
 		/* every rank's tx is a read source for its peer (bidir) or not used */
 		for (size_t k = 0; k < n; k++)
@@ -386,7 +388,7 @@ static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 		if (credit_room(c, 1, &w) || (sig && efab_sig_room(c, &w)) ||
 		    efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size,
 				    c->ldesc, remote + slot, key, data, flags | FI_INJECT, &w) ||
-		    (sig && efab_sig_post(c, data, 0, &w)))
+		    (sig && efab_sig_post(c, data, -1, &w)))
 			return EFAB_ERR;
 		RMA(c)->bw.wd_posted += credited;
 	}
@@ -394,7 +396,7 @@ static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 		if (credit_room(c, 1, &w) || (sig && efab_sig_room(c, &w)) ||
 		    efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size,
 				    c->ldesc, remote + slot, key, data, flags, &w) ||
-		    (sig && efab_sig_post(c, data, 0, &w)))
+		    (sig && efab_sig_post(c, data, -1, &w)))
 			return EFAB_ERR;
 		RMA(c)->bw.wd_posted += credited;
 	}
@@ -1055,10 +1057,10 @@ int efab_rma_stream_setup(efab_ctx_t *c)
 	if (RMA(c)->sig.on || c->o.signal_send)
 		efab_note(c,
 			  "credits (--signal-send): the target sends its count of pairs (writedata "
-			  "+ signal) every eighth of a credit limit; the initiator keeps at most "
-			  "the limit uncounted (fewer than half the target's %d posted receives: "
-			  "a send with no receive posted meets RNR)",
-			  EFAB_RECV_SLOTS);
+			  "+ signal) every eighth of half its %zu posted receives; the initiator "
+			  "keeps at most that half, less the eighth, uncounted (the other half may "
+			  "be read but not yet reposted; a send with no receive posted meets RNR)",
+			  c->fab.rx_posted);
 	if (credits_apply(c))
 		efab_note(c, "credits (writedata): %s",
 			  c->faults.no_credits

@@ -20,6 +20,11 @@ typedef struct efab_sig_state {
 	uint64_t bad;                                   /* messages of no known kind or length */
 	uint64_t size_start;                            /* pairs counted when the size began */
 	int paused; /* EFAB_FAULT_RX_PAUSE_MS taken in this size */
+	int expect; /* -c, a stream: each signal checked against expect_value */
+	uint64_t expect_value;
+	uint64_t wrong, wrong_seen; /* signals that carried another message; reported */
+	uint64_t src_value;         /* the stream's signal source holds this message */
+	int src_written;
 } efab_sig_state_t;
 
 /* The RMA family's own state, behind c->priv (rma_check_opts allocates it,

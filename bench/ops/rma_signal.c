@@ -42,10 +42,12 @@ typedef struct sig_msg {
 	uint64_t pad;
 } sig_msg_t;
 
-/* The source buffer: [signal halves 2 x 64 | credit sources 8 x 64 | end halves 2 x 64] */
+/* The source buffer, 64 bytes a slot: signals [the stream's | a stream's
+ * wrong one (EFAB_FAULT_SIGNAL) | a ping-pong's two halves], then 8 credit
+ * sources, then 2 end sources */
 #define SRC_SIGNAL(k) ((size_t)(k)*64)
-#define SRC_CREDIT(k) (128 + (size_t)(k)*64)
-#define SRC_END(k) (640 + (size_t)(k)*64)
+#define SRC_CREDIT(k) (256 + (size_t)(k)*64)
+#define SRC_END(k) (768 + (size_t)(k)*64)
 #define SRC_BYTES 4096
 #define CREDIT_SLOTS 8
 
@@ -74,6 +76,10 @@ static void on_msg(void *arg, const void *buf, size_t len)
 	case MSG_SIGNAL:
 		s->received++;
 		s->last_value = m.value;
+		/* -c, a stream: every signal of a window carries the window's
+		 * message, set before the window (efab_sig_expect: the ranks go in
+		 * lockstep, and a window's check waits for all its signals) */
+		s->wrong += s->expect && m.value != s->expect_value;
 		break;
 	case MSG_CREDIT:
 		if (m.value > s->credit_seen)
@@ -112,12 +118,20 @@ int efab_sig_setup(efab_ctx_t *c)
 		return EFAB_ERR;
 	c->fab.rx_msg_hook = on_msg;
 	c->fab.rx_msg_arg = c;
-	/* credits: at most half the receive slots in flight or unread, less
-	 * one (the other half may be read but not yet reposted: efab_progress
-	 * reposts them once half are free), in eighths */
-	s->limit = (EFAB_RECV_SLOTS / 2) / recvs_per_pair(c);
-	s->chunk = s->limit / CREDIT_SLOTS ? s->limit / CREDIT_SLOTS : 1;
-	s->limit -= s->chunk;
+	/* credits: at most half the receives posted in flight or unread (the
+	 * other half may be read but not yet reposted: efab_progress reposts them
+	 * once half are free), counted in pairs, less the chunk a credit comes
+	 * every (an eighth of that half) */
+	uint64_t half = (uint64_t)c->fab.rx_posted / 2 / recvs_per_pair(c);
+	if (half < 2) {
+		efab_log_error(
+			"--signal-send: %zu receives posted (the provider took no more): too "
+			"few to bound the signals in flight",
+			c->fab.rx_posted);
+		return EFAB_ERR;
+	}
+	s->chunk = half / CREDIT_SLOTS ? half / CREDIT_SLOTS : 1;
+	s->limit = half - s->chunk;
 	if (c->faults.no_credits) /* a test's fault: shows what the credits prevent */
 		s->limit = UINT64_MAX / 2;
 	return EFAB_OK;
@@ -143,10 +157,40 @@ uint64_t efab_sig_fault(const efab_ctx_t *c, uint64_t value)
 int efab_sig_post(efab_ctx_t *c, uint64_t value, int half, const efab_waitfor_t *w)
 {
 	efab_sig_state_t *s = SIG(c);
-	if (send_msg(c, SRC_SIGNAL(half & 1), MSG_SIGNAL, efab_sig_fault(c, value), s->posted, w))
+	uint64_t v = efab_sig_fault(c, value);
+	int rc;
+	if (half >= 0) { /* a ping-pong: its half's last send has completed (src_free) */
+		rc = send_msg(c, SRC_SIGNAL(2 + (half & 1)), MSG_SIGNAL, v, s->posted, w);
+	} else if (v != value) { /* a stream's wrong signal (a test's fault) */
+		rc = send_msg(c, SRC_SIGNAL(1), MSG_SIGNAL, v, 0, w);
+	} else {
+		/* a stream: one source for every signal of the size (or of the
+		 * checked window), written only when the message changes, which
+		 * is after every earlier send completed (a window's end waits
+		 * for them): sends still in flight never see it rewritten */
+		sig_msg_t m = {MSG_SIGNAL, sizeof(m), value, 0, 0};
+		if (!s->src_written || s->src_value != value) {
+			memcpy(s->buf + SRC_SIGNAL(0), &m, sizeof(m));
+			s->src_value = value;
+			s->src_written = 1;
+		}
+		rc = efab_post_send(&c->fab, c->peer, s->buf + SRC_SIGNAL(0), sizeof(m), s->mr.desc,
+				    w);
+	}
+	if (rc)
 		return EFAB_ERR;
 	s->posted++;
 	return EFAB_OK;
+}
+
+/* The peer cannot have counted more pairs than this rank sent. */
+static int credit_sane(const efab_sig_state_t *s)
+{
+	if (s->credit_seen <= s->posted)
+		return EFAB_OK;
+	efab_log_error("the peer counted %llu writedata + signal pairs, this rank sent %llu",
+		       (unsigned long long)s->credit_seen, (unsigned long long)s->posted);
+	return EFAB_ERR;
 }
 
 int efab_sig_room(efab_ctx_t *c, const efab_waitfor_t *w)
@@ -156,7 +200,9 @@ int efab_sig_room(efab_ctx_t *c, const efab_waitfor_t *w)
 		return EFAB_OK;
 	efab_waitfor_t cw = *w;
 	cw.what = "credits from the peer (its count of this rank's writedata + signal pairs)";
-	return efab_wait_count(&c->fab, &s->credit_seen, s->posted + 1 - s->limit, &cw);
+	if (efab_wait_count(&c->fab, &s->credit_seen, s->posted + 1 - s->limit, &cw))
+		return EFAB_ERR;
+	return credit_sane(s);
 }
 
 /* The pairs counted: a writedata and a signal each. */
@@ -192,6 +238,7 @@ static int credit_return(efab_fabric_t *fab, void *arg)
 
 void efab_sig_begin(efab_ctx_t *c)
 {
+	SIG(c)->expect = c->o.check;
 	SIG(c)->paused = 0;
 	SIG(c)->size_start = pairs(c);
 	c->fab.rx_hook = c->initiator ? NULL : credit_return;
@@ -220,12 +267,20 @@ int efab_sig_bad(const efab_ctx_t *c)
 	return EFAB_ERR;
 }
 
+void efab_sig_expect(efab_ctx_t *c, uint64_t value)
+{
+	SIG(c)->expect_value = value;
+}
+
 uint64_t efab_sig_check(efab_ctx_t *c, uint64_t target, uint64_t value, const efab_waitfor_t *w)
 {
 	efab_sig_state_t *s = SIG(c);
+	(void)value; /* (on_msg compared every signal with efab_sig_expect's) */
 	if (efab_wait_count(&c->fab, &s->received, target, w))
 		return UINT64_MAX;
-	return s->last_value != value || s->received != target;
+	uint64_t wrong = s->wrong - s->wrong_seen;
+	s->wrong_seen = s->wrong;
+	return wrong + (s->received != target);
 }
 
 int efab_sig_confirm(efab_ctx_t *c, uint64_t size, uint64_t windows)
@@ -238,7 +293,7 @@ int efab_sig_confirm(efab_ctx_t *c, uint64_t size, uint64_t windows)
 			return EFAB_ERR;
 		s->ends_sent++;
 		w.what = "the peer's count of every writedata + signal pair (its final credit)";
-		if (efab_wait_count(&c->fab, &s->credit_seen, s->posted, &w))
+		if (efab_wait_count(&c->fab, &s->credit_seen, s->posted, &w) || credit_sane(s))
 			return EFAB_ERR;
 		return efab_sig_bad(c);
 	}

@@ -759,9 +759,16 @@ PY
 		-f efa-direct -o writedata --signal-send -m 8 -n 20 -w 2 -c
 	grep -q "signal message carried 4, the writedata before it 3" "$WORK/last.err" ||
 		die "$v: the wrong signal was not named"
-	EFAB_FAULT_SIGNAL=4 expect_rc 1 efa_mpi "$v" 2 -x EFAB_FAULT_SIGNAL "$EBIN/efab_put_bw" -p efa \
-		-f efa-direct -o writedata --signal-send -m 8 -W 4 -n 10 -w 1 -c
-	grep -q "validation failed" "$WORK/last.err" || die "$v: a wrong signal passed the stream's -c"
+	# every 2nd signal wrong, 4 a window: 2 errors in each of the 11 checked windows (a check of
+	# the last signal alone counted 1 a window)
+	EFAB_FAULT_SIGNAL=2 expect_rc 1 efa_mpi "$v" 2 -x EFAB_FAULT_SIGNAL "$EBIN/efab_put_bw" -p efa \
+		-f efa-direct -o writedata --signal-send -m 8 -W 4 -n 10 -w 1 -c --csv "$WORK/sigf.csv"
+	grep -q "validation failed: 22 errors" "$WORK/last.err" || die "$v: not every wrong signal counted"
+	# the efa fabric (its protocol path; each rank its own simulated host): checked, no errors
+	expect_rc 0 efa_mpi "$v" 2 "$EBIN/efab_put_lat" -p efa -f efa -o writedata --signal-send \
+		-m 8:64K:x32 -n 30 -w 3 -c
+	expect_rc 0 efa_mpi "$v" 2 "$EBIN/efab_put_bw" -p efa -f efa -o writedata --signal-send \
+		-m 8:64K:x32 -W 32 -n 10 -w 2 -c
 	local fault rnr
 	for fault in none EFAB_FAULT_NO_CREDITS=1; do
 		EFAB_FAULT_NO_CREDITS=0

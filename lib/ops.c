@@ -192,15 +192,16 @@ int efab_drive_wait_tx(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t
 	WAIT_LOOP_FROM(1, fab->tx_done >= target, 1);
 }
 
-int efab_wait_rxdata(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w)
-{
-	WAIT_LOOP(fab->rx_data_count >= target);
-}
 
 int efab_wait_count(efab_fabric_t *fab, const volatile uint64_t *count, uint64_t target,
 		    const efab_waitfor_t *w)
 {
 	WAIT_LOOP(*count >= target);
+}
+
+int efab_wait_rxdata(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t *w)
+{
+	return efab_wait_count(fab, &fab->rx_data_count, target, w);
 }
 
 int efab_wait_byte(efab_fabric_t *fab, volatile uint8_t *p, uint8_t v, const efab_waitfor_t *w)
@@ -271,6 +272,14 @@ static void *next_ctx(efab_fabric_t *fab)
 	/* The top EFAB_RX_CQ_DATA_DEPTH slots belong to receives. */
 	size_t ring = fab->nctx - EFAB_RX_CQ_DATA_DEPTH;
 	return &fab->ctx[fab->tx_posted % ring];
+}
+
+/* One more operation posted on fab (--eps: counted in its parent too). */
+static inline void count_posted(efab_fabric_t *fab)
+{
+	fab->tx_posted++;
+	if (fab->parent)
+		fab->parent->tx_posted++;
 }
 
 /* Keep in-flight ops below the context ring. */
@@ -344,9 +353,7 @@ int efab_post_write(efab_fabric_t *fab, int peer, const void *buf, size_t len, v
 			  "fi_writedata");
 	else
 		POST_LOOP(fi_write(fab->ep, buf, len, desc, dest, raddr, rkey, ctx), "fi_write");
-	fab->tx_posted++;
-	if (fab->parent)
-		fab->parent->tx_posted++;
+	count_posted(fab);
 	return EFAB_OK;
 }
 
@@ -358,9 +365,7 @@ int efab_post_send(efab_fabric_t *fab, int peer, const void *buf, size_t len, vo
 		return EFAB_ERR;
 	void *ctx = next_ctx(fab);
 	POST_LOOP(fi_send(fab->ep, buf, len, desc, dest, ctx), "fi_send");
-	fab->tx_posted++;
-	if (fab->parent)
-		fab->parent->tx_posted++;
+	count_posted(fab);
 	return EFAB_OK;
 }
 
@@ -398,9 +403,7 @@ int efab_post_rma_msg(efab_fabric_t *fab, int peer, int read, void *buf, size_t 
 		POST_LOOP(fi_readmsg(fab->ep, &msg, flags), "fi_readmsg");
 	else
 		POST_LOOP(fi_writemsg(fab->ep, &msg, flags), "fi_writemsg");
-	fab->tx_posted++;
-	if (fab->parent)
-		fab->parent->tx_posted++;
+	count_posted(fab);
 	return EFAB_OK;
 }
 
@@ -412,9 +415,7 @@ int efab_post_read(efab_fabric_t *fab, int peer, void *buf, size_t len, void *de
 		return EFAB_ERR;
 	void *ctx = next_ctx(fab);
 	POST_LOOP(fi_read(fab->ep, buf, len, desc, dest, raddr, rkey, ctx), "fi_read");
-	fab->tx_posted++;
-	if (fab->parent)
-		fab->parent->tx_posted++;
+	count_posted(fab);
 	return EFAB_OK;
 }
 
@@ -488,9 +489,7 @@ int efab_post_atomic(efab_fabric_t *fab, int peer, int kind, const void *buf, si
 			  "fi_compare_atomic");
 		break;
 	}
-	fab->tx_posted++;
-	if (fab->parent)
-		fab->parent->tx_posted++;
+	count_posted(fab);
 	return EFAB_OK;
 }
 

@@ -60,7 +60,7 @@ static void put_waitfor(efab_ctx_t *c, efab_waitfor_t *w, const char *what, uint
  * (--signal-send: the latest write and its signal). */
 static int src_free(efab_ctx_t *c, efab_waitfor_t *w)
 {
-	uint64_t latest = 1 + (uint64_t)RMA(c)->sig.on;
+	uint64_t latest = 1 + (uint64_t)c->o.signal_send;
 	if (c->fab.tx_posted > c->fab.tx_done + latest)
 		return efab_wait_tx(&c->fab, c->fab.tx_posted - latest, w);
 	return EFAB_OK;
@@ -72,7 +72,7 @@ static int put_send(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_wait
 			    efab_raddr(c, c->peer, RX(c, p)), c->rkeys[c->peer].key,
 			    seq & 0xffffffffu, RMA(c)->put.flags, w))
 		return EFAB_ERR;
-	return RMA(c)->sig.on ? efab_sig_post(c, seq & 0xffffffffu, p, w) : EFAB_OK;
+	return c->o.signal_send ? efab_sig_post(c, seq & 0xffffffffu, p, w) : EFAB_OK;
 }
 
 static int put_arrival(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_waitfor_t *w)
@@ -90,7 +90,7 @@ static int put_arrival(efab_ctx_t *c, uint64_t size, int p, uint64_t seq, efab_w
 			return EFAB_ERR;
 		}
 		/* --signal-send: the write's signal too (either may come first) */
-		return RMA(c)->sig.on ? efab_sig_arrival(c, seq & 0xffffffffu, w) : EFAB_OK;
+		return c->o.signal_send ? efab_sig_arrival(c, seq & 0xffffffffu, w) : EFAB_OK;
 	}
 	return efab_wait_byte(&c->fab, efab_local(c, RX(c, p) + size - 1), efab_tag(seq), w);
 }
@@ -257,7 +257,7 @@ static int bw_begin(efab_ctx_t *c, uint64_t size)
 {
 	RMA(c)->answered = 0;
 	credit_begin(c);
-	if (RMA(c)->sig.on)
+	if (c->o.signal_send)
 		efab_sig_begin(c); /* its own credits, in messages */
 	/* --post-list and --high-pps post through fi_writemsg/fi_readmsg; with
 	 * them and with --pipeline every operation has a completion (no inject:
@@ -280,7 +280,7 @@ static int bw_prepare(efab_ctx_t *c, uint64_t size, uint64_t i)
 	(void)i;
 	if (!c->o.check)
 		return EFAB_OK;
-	if (RMA(c)->sig.on) /* the window's signals carry its message */
+	if (c->o.signal_send) /* the window's signals carry its message */
 		efab_sig_expect(c, c->seq & 0xffffffffu);
 	if (c->op == EFAB_OP_READ) {
 		/* every rank's tx is a read source for its peer (bidir) or not used */
@@ -383,7 +383,7 @@ static int bw_post(efab_ctx_t *c, uint64_t size, uint64_t i)
 	uint64_t data = c->seq & 0xffffffffu;
 	uint64_t credited = c->op == EFAB_OP_WRITEDATA; /* (what the peer's credits count) */
 	/* with inject, every write of the window is injected */
-	int sig = RMA(c)->sig.on;
+	int sig = c->o.signal_send;
 	for (uint64_t injected = c->use_inject ? window : 0; k < injected; k++, slot += step) {
 		if (credit_room(c, 1, &w) || (sig && efab_sig_room(c, &w)) ||
 		    efab_post_write(ep_of(c, i * window + k), c->peer, local + tx + slot, size,
@@ -416,10 +416,10 @@ static uint64_t check_arrived(efab_ctx_t *c, uint64_t size, uint64_t i, uint64_t
 	if (c->op == EFAB_OP_WRITEDATA && arrival) {
 		if (efab_wait_rxdata(&c->fab, rx0 + nops, &w))
 			return UINT64_MAX;
-		/* --signal-send: as many signals, the last carrying the message */
-		if (RMA(c)->sig.on) {
+		/* --signal-send: as many signals, each carrying the message */
+		if (c->o.signal_send) {
 			w.what = "the window's signal messages";
-			uint64_t bad = efab_sig_check(c, rx0 + nops, seq & 0xffffffffu, &w);
+			uint64_t bad = efab_sig_check(c, rx0 + nops, &w);
 			if (bad == UINT64_MAX)
 				return UINT64_MAX;
 			errors += bad;
@@ -1054,7 +1054,7 @@ int efab_rma_stream_setup(efab_ctx_t *c)
 			"count, which ends the loop",
 	};
 	efab_note(c, "end_confirm %s: %s", bw_confirm_name(c), confirm_why[confirm_kind(c)]);
-	if (RMA(c)->sig.on || c->o.signal_send)
+	if (c->o.signal_send)
 		efab_note(c,
 			  "credits (--signal-send): the target sends its count of pairs (writedata "
 			  "+ signal) every eighth of half its %zu posted receives; the initiator "

@@ -6,7 +6,6 @@
 
 /* --signal-send's state (rma_signal.c); counts are ever, across sizes. */
 typedef struct efab_sig_state {
-	int on;
 	uint8_t *buf; /* registered source of the messages this rank sends */
 	efab_mr_t mr;
 	uint64_t posted;   /* signals this rank sent */

@@ -107,7 +107,6 @@ int efab_sig_setup(efab_ctx_t *c)
 	efab_sig_state_t *s = SIG(c);
 	if (!c->o.signal_send)
 		return EFAB_OK;
-	s->on = 1;
 	s->buf = aligned_alloc(4096, SRC_BYTES);
 	if (!s->buf) {
 		efab_log_error("out of memory for --signal-send's messages");
@@ -147,7 +146,8 @@ void efab_sig_teardown(efab_ctx_t *c)
 	s->buf = NULL;
 }
 
-uint64_t efab_sig_fault(const efab_ctx_t *c, uint64_t value)
+/* value, or value + 1 for every EFAB_FAULT_SIGNAL'th signal (a test's fault). */
+static uint64_t sig_fault(const efab_ctx_t *c, uint64_t value)
 {
 	const efab_sig_state_t *s = SIG(c);
 	uint64_t n = c->faults.signal_every;
@@ -157,7 +157,7 @@ uint64_t efab_sig_fault(const efab_ctx_t *c, uint64_t value)
 int efab_sig_post(efab_ctx_t *c, uint64_t value, int half, const efab_waitfor_t *w)
 {
 	efab_sig_state_t *s = SIG(c);
-	uint64_t v = efab_sig_fault(c, value);
+	uint64_t v = sig_fault(c, value);
 	int rc;
 	if (half >= 0) { /* a ping-pong: its half's last send has completed (src_free) */
 		rc = send_msg(c, SRC_SIGNAL(2 + (half & 1)), MSG_SIGNAL, v, s->posted, w);
@@ -212,6 +212,17 @@ static uint64_t pairs(const efab_ctx_t *c)
 	return d < g ? d : g;
 }
 
+/* The target's CREDIT: n pairs counted, from the next of the 8 credit
+ * sources (a source is rewritten 8 returns later, by a larger count: read
+ * then by a send still in flight, it is as true). */
+static int send_credit(efab_ctx_t *c, uint64_t n, const efab_waitfor_t *w)
+{
+	efab_sig_state_t *s = SIG(c);
+	unsigned k = (unsigned)(s->credit_returns % CREDIT_SLOTS);
+	s->credit_sent_at = n;
+	return send_msg(c, SRC_CREDIT(k), MSG_CREDIT, n, s->credit_returns++, w);
+}
+
 /* efab_progress's rx_hook on the target: a CREDIT every chunk of pairs. */
 static int credit_return(efab_fabric_t *fab, void *arg)
 {
@@ -229,11 +240,7 @@ static int credit_return(efab_fabric_t *fab, void *arg)
 	if (n - s->credit_sent_at < s->chunk)
 		return 0;
 	efab_waitfor_t w = {"a credit message to be posted", "writedata+send", 0, c->peer, 0};
-	unsigned k = (unsigned)(s->credit_returns++ % CREDIT_SLOTS);
-	s->credit_sent_at = n;
-	/* a source slot is rewritten 8 returns later, by a larger count: read
-	 * then by a send still in flight, it is as true */
-	return send_msg(c, SRC_CREDIT(k), MSG_CREDIT, n, s->credit_returns - 1, &w) ? -1 : 0;
+	return send_credit(c, n, &w) ? -1 : 0;
 }
 
 void efab_sig_begin(efab_ctx_t *c)
@@ -272,10 +279,10 @@ void efab_sig_expect(efab_ctx_t *c, uint64_t value)
 	SIG(c)->expect_value = value;
 }
 
-uint64_t efab_sig_check(efab_ctx_t *c, uint64_t target, uint64_t value, const efab_waitfor_t *w)
+uint64_t efab_sig_check(efab_ctx_t *c, uint64_t target, const efab_waitfor_t *w)
 {
 	efab_sig_state_t *s = SIG(c);
-	(void)value; /* (on_msg compared every signal with efab_sig_expect's) */
+	/* (on_msg compared every signal with efab_sig_expect's message) */
 	if (efab_wait_count(&c->fab, &s->received, target, w))
 		return UINT64_MAX;
 	uint64_t wrong = s->wrong - s->wrong_seen;
@@ -314,10 +321,8 @@ int efab_sig_confirm(efab_ctx_t *c, uint64_t size, uint64_t windows)
 			       (unsigned long long)s->received, (unsigned long long)need);
 		return EFAB_ERR;
 	}
-	unsigned k = (unsigned)(s->credit_returns++ % CREDIT_SLOTS);
-	s->credit_sent_at = need;
 	w.what = "the final credit to be posted";
-	if (send_msg(c, SRC_CREDIT(k), MSG_CREDIT, need, s->credit_returns - 1, &w))
+	if (send_credit(c, need, &w))
 		return EFAB_ERR;
 	return efab_sig_bad(c);
 }

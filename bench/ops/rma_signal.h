@@ -24,12 +24,10 @@ void efab_sig_expect(efab_ctx_t *c, uint64_t value);
 /* -c, a stream's window: wait until target signals arrived; the errors:
  * each signal that carried another message than the window's, and 1 more
  * where more arrived; UINT64_MAX on a failed wait. */
-uint64_t efab_sig_check(efab_ctx_t *c, uint64_t target, uint64_t value, const efab_waitfor_t *w);
+uint64_t efab_sig_check(efab_ctx_t *c, uint64_t target, const efab_waitfor_t *w);
 /* A stream's confirmed end: END, then the final CREDIT (both ranks). */
 int efab_sig_confirm(efab_ctx_t *c, uint64_t size, uint64_t windows);
 /* EFAB_ERR (said) once a message of no known kind or length arrived. */
 int efab_sig_bad(const efab_ctx_t *c);
-/* value, or value + 1 for every EFAB_FAULT_SIGNAL'th signal (a test's fault). */
-uint64_t efab_sig_fault(const efab_ctx_t *c, uint64_t value);
 
 #endif

@@ -87,6 +87,44 @@ for case in ["erma-write-8", "erma-read-8+pl8", "erma-write-4K", "erma-writedata
 PY
 }
 
+# --callgrind: efabench's waits get the command's limit (--timeout), not their
+# default 30 s, which a rank under valgrind outlasts at a barrier; a run
+# without callgrind, or one that names its own -t, keeps what it had.
+t_sidebyside_callgrind_timeout() {
+	python3 - "$WORK" <<'PY' || die "callgrind timeout"
+import argparse, sys
+from importlib.machinery import SourceFileLoader
+from importlib.util import module_from_spec, spec_from_loader
+loader = SourceFileLoader("sbs", "bench/tools/efab_sidebyside")
+m = module_from_spec(spec_from_loader("sbs", loader))
+loader.exec_module(m)
+a = argparse.Namespace(lib=None, out=sys.argv[1] + "/sbs-cg", taskset=None, efab="/nowhere",
+                       efab_bind="none", timeout=1200, efasim="run:2.6.0")
+r = m.Runner(a)
+seen = []
+class Rc:
+    returncode, stdout, stderr = 1, "", ""
+def sh(cmd, timeout, env=None):
+    seen.append(cmd)
+    return Rc()
+r.sh = sh
+def args_of(argv, cg):
+    try:
+        r.efab("efa-direct", argv, cg=cg, n_override=100 if cg else None)
+    except m.Failed:
+        pass
+    cmd = seen[-1]
+    return cmd[cmd.index("/nowhere/" + argv[0]) + 1:]
+bw = ["efab_get_bw", "-o", "read", "-m", "8", "-W", "64", "-n", "10", "--bidir"]
+got = args_of(bw, "/tmp/x")
+assert "valgrind" in seen[-1][seen[-1].index("mpirun"):], seen[-1]
+assert got[got.index("-t") + 1] == "1200", got
+assert "-t" not in args_of(bw, None), "a timed run changed"
+own = args_of(bw + ["-t", "77"], "/tmp/x")
+assert own.count("-t") == 1 and own[own.index("-t") + 1] == "77", own
+PY
+}
+
 # Issue 62's sitting options on a stub pair (no efasim, no fabric: a stub
 # tests/efasim/run, fi_efa_rma_bw and efab_put_bw/efab_get_bw that print
 # figures and record their CPU set): --ops-scale reaches both tools' counts

@@ -125,6 +125,28 @@ assert own.count("-t") == 1 and own[own.index("-t") + 1] == "77", own
 PY
 }
 
+# --callgrind's "own outside the polling loops" figure leaves out POLLERS: every
+# lib/ops.c function that waits (WAIT_LOOP, or a barrier's spin) must be one,
+# or its spins (as many as the peer is slow) read as work per operation.
+t_sidebyside_pollers() {
+	python3 - <<'PY' || die "pollers"
+import re
+from importlib.machinery import SourceFileLoader
+from importlib.util import module_from_spec, spec_from_loader
+loader = SourceFileLoader("sbs", "bench/tools/efab_sidebyside")
+m = module_from_spec(spec_from_loader("sbs", loader))
+loader.exec_module(m)
+src = open("lib/ops.c").read()
+waiting = set()
+for f in re.finditer(r"^(?:static )?(?:inline )?int (\w+)\([^)]*\)\n\{\n(.*?)^\}", src, re.M | re.S):
+    if re.search(r"\bWAIT_LOOP(_FROM)?\(|for \(unsigned spins", f.group(2)):
+        waiting.add(f.group(1))
+assert len(waiting) >= 8, waiting  # the parse still finds them
+missing = waiting - m.POLLERS
+assert not missing, f"lib/ops.c waits in {sorted(missing)}, not in POLLERS"
+PY
+}
+
 # Issue 62's sitting options on a stub pair (no efasim, no fabric: a stub
 # tests/efasim/run, fi_efa_rma_bw and efab_put_bw/efab_get_bw that print
 # figures and record their CPU set): --ops-scale reaches both tools' counts

@@ -192,7 +192,6 @@ int efab_drive_wait_tx(efab_fabric_t *fab, uint64_t target, const efab_waitfor_t
 	WAIT_LOOP_FROM(1, fab->tx_done >= target, 1);
 }
 
-
 int efab_wait_count(efab_fabric_t *fab, const volatile uint64_t *count, uint64_t target,
 		    const efab_waitfor_t *w)
 {

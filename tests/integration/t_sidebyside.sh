@@ -67,16 +67,26 @@ PY
 		--cases erma-write-8X -o "$o"
 }
 
-# --callgrind's operation counts for the fi_efa_rma_bw cases: the short run
-# moves about 64 MiB at most (a 4 MiB case once asked for 64000 operations,
-# 268 GB under valgrind), never less than one window of 64, the long one 10x.
-t_sidebyside_callgrind_counts() {
-	python3 - <<'PY' || die "callgrind counts"
+# Python on stdin with bench/tools/efab_sidebyside loaded as m (it has no .py
+# name to import); arguments become sys.argv[1:].
+sbs_py() {
+	{
+		cat <<'PY'
 from importlib.machinery import SourceFileLoader
 from importlib.util import module_from_spec, spec_from_loader
 loader = SourceFileLoader("sbs", "bench/tools/efab_sidebyside")
 m = module_from_spec(spec_from_loader("sbs", loader))
 loader.exec_module(m)
+PY
+		cat
+	} | python3 - "$@"
+}
+
+# --callgrind's operation counts for the fi_efa_rma_bw cases: the short run
+# moves about 64 MiB at most (a 4 MiB case once asked for 64000 operations,
+# 268 GB under valgrind), never less than one window of 64, the long one 10x.
+t_sidebyside_callgrind_counts() {
+	sbs_py <<'PY' || die "callgrind counts"
 for case in ["erma-write-8", "erma-read-8+pl8", "erma-write-4K", "erma-writedata-64K+hp",
              "erma-write-1M", "erma-write-4M+pl8", "erma-read-16M"]:
     size = int(m.ERMA.fullmatch(case).group(2)) << {"": 0, "K": 10, "M": 20}[m.ERMA.fullmatch(case).group(3)]
@@ -91,13 +101,8 @@ PY
 # default 30 s, which a rank under valgrind outlasts at a barrier; a run
 # without callgrind, or one that names its own -t, keeps what it had.
 t_sidebyside_callgrind_timeout() {
-	python3 - "$WORK" <<'PY' || die "callgrind timeout"
+	sbs_py "$WORK" <<'PY' || die "callgrind timeout"
 import argparse, sys
-from importlib.machinery import SourceFileLoader
-from importlib.util import module_from_spec, spec_from_loader
-loader = SourceFileLoader("sbs", "bench/tools/efab_sidebyside")
-m = module_from_spec(spec_from_loader("sbs", loader))
-loader.exec_module(m)
 a = argparse.Namespace(lib=None, out=sys.argv[1] + "/sbs-cg", taskset=None, efab="/nowhere",
                        efab_bind="none", timeout=1200, efasim="run:2.6.0")
 r = m.Runner(a)
@@ -129,13 +134,8 @@ PY
 # lib/ops.c function that waits (WAIT_LOOP, or a barrier's spin) must be one,
 # or its spins (as many as the peer is slow) read as work per operation.
 t_sidebyside_pollers() {
-	python3 - <<'PY' || die "pollers"
+	sbs_py <<'PY' || die "pollers"
 import re
-from importlib.machinery import SourceFileLoader
-from importlib.util import module_from_spec, spec_from_loader
-loader = SourceFileLoader("sbs", "bench/tools/efab_sidebyside")
-m = module_from_spec(spec_from_loader("sbs", loader))
-loader.exec_module(m)
 src = open("lib/ops.c").read()
 waiting = set()
 for f in re.finditer(r"^(?:static )?(?:inline )?int (\w+)\([^)]*\)\n\{\n(.*?)^\}", src, re.M | re.S):
@@ -262,12 +262,7 @@ PY
 # --cases erma24: the 24 cases of issue 62 in their fixed order; the deadline's
 # rule (a repeat that the longest so far says would end late does not start)
 t_sidebyside_erma24_deadline_rule() {
-	python3 - <<'PY' || die "erma24 or deadline rule"
-from importlib.machinery import SourceFileLoader
-from importlib.util import module_from_spec, spec_from_loader
-loader = SourceFileLoader("sbs", "bench/tools/efab_sidebyside")
-m = module_from_spec(spec_from_loader("sbs", loader))
-loader.exec_module(m)
+	sbs_py <<'PY' || die "erma24 or deadline rule"
 want = [f"erma-{op}-{size}{mod}" for op in ("write", "writedata", "read")
         for size in ("8", "64K", "4M") for mod in ("", "+pl8", "+hp")]
 want = [c for c in want if not c.startswith("erma-read") or not c.endswith("+hp")]
